@@ -1,0 +1,70 @@
+//! Criterion benches of the metric hot paths at the sizes named in the foundation issue:
+//! classification S = 10, N = 100 000, K = 100; mixture CRPS M = 5, N = 1 000 000.
+//!
+//! Run: `cargo bench -p credence --bench metrics`. Peer comparisons (numpy, properscoring)
+//! are in `benches/compare_peers.py`; numbers in `benches/README.md`.
+
+use std::hint::black_box;
+
+use credence::metrics::{
+    ClassificationOptions, CrpsEstimator, RegressionOptions, crps_points, evaluate_classification, evaluate_regression,
+    summarise,
+};
+use credence::ndarray::{Array2, Array3};
+use credence::{ClassProbs, GaussianMixture, Samples};
+use criterion::{Criterion, criterion_group, criterion_main};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+fn ensemble_probs(s: usize, n: usize, k: usize) -> (ClassProbs<f32>, Vec<usize>) {
+    let mut rng = StdRng::seed_from_u64(1);
+    let logits = Array3::from_shape_simple_fn((s, n, k), || (4.0 * rng.random::<f64>()) as f32);
+    let labels = (0..n).map(|_| rng.random_range(0..k)).collect();
+    (ClassProbs::from_logits(logits).expect("finite logits"), labels)
+}
+
+fn mixture(m: usize, n: usize) -> (GaussianMixture, Vec<f64>) {
+    let mut rng = StdRng::seed_from_u64(2);
+    let means = Array2::from_shape_simple_fn((m, n), || rng.random::<f64>() - 0.5);
+    let sds = Array2::from_shape_simple_fn((m, n), || 0.2 + rng.random::<f64>());
+    let y = (0..n).map(|_| 2.0 * rng.random::<f64>() - 1.0).collect();
+    (GaussianMixture::new(means, sds, None).expect("valid mixture"), y)
+}
+
+fn classification(c: &mut Criterion) {
+    let (probs, labels) = ensemble_probs(10, 100_000, 100);
+    let mut g = c.benchmark_group("classification_s10_n1e5_k100_f32");
+    g.sample_size(10);
+    g.bench_function("fused_summary", |b| b.iter(|| summarise(black_box(&probs), &labels, 1e-12).map(|s| s.nll[0])));
+    g.bench_function("evaluate_all", |b| {
+        b.iter(|| evaluate_classification(black_box(&probs), &labels, &ClassificationOptions::default()))
+    });
+    g.bench_function("validate", |b| b.iter(|| ClassProbs::new(black_box(probs.view().to_owned())).map(|_| ())));
+    g.finish();
+}
+
+fn regression(c: &mut Criterion) {
+    let (mix, y) = mixture(5, 1_000_000);
+    let mut g = c.benchmark_group("mixture_m5_n1e6");
+    g.sample_size(10);
+    g.bench_function("crps", |b| b.iter(|| crps_points(black_box(&mix), &y, CrpsEstimator::Standard)));
+    g.bench_function("evaluate_all", |b| {
+        b.iter(|| evaluate_regression(black_box(&mix), &y, &RegressionOptions::default()))
+    });
+    g.finish();
+
+    let mut rng = StdRng::seed_from_u64(3);
+    let draws = Array2::from_shape_simple_fn((100, 100_000), || rng.random::<f64>());
+    let y: Vec<f64> = (0..100_000).map(|_| rng.random::<f64>()).collect();
+    let samples = Samples::new(draws.clone()).expect("finite draws");
+    let mut g = c.benchmark_group("samples_s100_n1e5");
+    g.sample_size(10);
+    g.bench_function("sort_and_crps", |b| {
+        b.iter(|| Samples::new(black_box(draws.clone())).and_then(|s| crps_points(&s, &y, CrpsEstimator::Fair)))
+    });
+    g.bench_function("crps_presorted", |b| b.iter(|| crps_points(black_box(&samples), &y, CrpsEstimator::Fair)));
+    g.finish();
+}
+
+criterion_group!(benches, classification, regression);
+criterion_main!(benches);

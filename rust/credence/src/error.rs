@@ -1,0 +1,117 @@
+//! Typed errors. Every failure on user input is one of these, with a message that names the
+//! array (or file), the offending index and what was expected; nothing in the crate panics on bad
+//! input.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong when turning user input into metrics.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The file was read but its content is not what the format promises (a broken `.npy`
+    /// header, a CSV cell that is not a number, an unsupported dtype, ...).
+    #[error("{}: {message}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line/column or array name where known.
+        message: String,
+    },
+
+    /// An array has the wrong number of dimensions or a length that does not match another.
+    #[error("{array}: shape {found:?}, expected {expected}")]
+    Shape {
+        /// Role of the array (`probs`, `labels`, `sd`, ...).
+        array: String,
+        /// The shape that was given.
+        found: Vec<usize>,
+        /// What the shape should have been.
+        expected: String,
+    },
+
+    /// One element of an array is invalid (NaN, a negative probability, a label out of range,
+    /// a non-positive standard deviation, ...).
+    #[error("{array}[{index}] = {value}: expected {expected}")]
+    Value {
+        /// Role of the array.
+        array: String,
+        /// Multi-index of the element, e.g. `3, 17, 2`.
+        index: String,
+        /// The value found, formatted.
+        value: String,
+        /// What the value should have been.
+        expected: String,
+    },
+
+    /// A scalar option (level, number of bins, fraction, ...) is out of its domain.
+    #[error("invalid {name} = {value}: expected {expected}")]
+    Argument {
+        /// Name of the option.
+        name: String,
+        /// Its value, formatted.
+        value: String,
+        /// The valid domain.
+        expected: String,
+    },
+
+    /// An error about an array that came from a file; the file name is prepended.
+    #[error("{}: {source}", path.display())]
+    InFile {
+        /// The file the array was read from.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Attaches the file an array came from, so the message names it.
+    pub fn in_file(self, path: impl Into<PathBuf>) -> Self {
+        Error::InFile { path: path.into(), source: Box::new(self) }
+    }
+
+    pub(crate) fn shape(array: &str, found: &[usize], expected: impl Into<String>) -> Self {
+        Error::Shape { array: array.to_owned(), found: found.to_vec(), expected: expected.into() }
+    }
+
+    pub(crate) fn value(
+        array: &str,
+        index: &[usize],
+        value: impl std::fmt::Display,
+        expected: impl Into<String>,
+    ) -> Self {
+        let index = index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        Error::Value { array: array.to_owned(), index, value: value.to_string(), expected: expected.into() }
+    }
+
+    pub(crate) fn argument(name: &str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
+        Error::Argument { name: name.to_owned(), value: value.to_string(), expected: expected.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_array_index_and_expectation() {
+        let e = Error::value("probs", &[3, 17, 2], -0.5, "a probability in [0, 1]").in_file("P.npy");
+        assert_eq!(e.to_string(), "P.npy: probs[3, 17, 2] = -0.5: expected a probability in [0, 1]");
+        let e = Error::shape("sd", &[4, 2], "the shape of mean, [4]");
+        assert_eq!(e.to_string(), "sd: shape [4, 2], expected the shape of mean, [4]");
+    }
+}

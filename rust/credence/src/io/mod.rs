@@ -1,0 +1,169 @@
+//! Reading arrays from `.npy`, `.npz` and CSV files into typed, checked arrays.
+//!
+//! [`read_array`] takes a path with an optional `:name` suffix for `.npz` members and returns
+//! a [`NumArray`] that keeps the stored precision (f32 stays f32). Conversion helpers check
+//! dimensions and name the file in every error.
+
+mod csv_file;
+mod npy;
+
+use std::path::{Path, PathBuf};
+
+use ndarray::{Array2, Array3, ArrayD, Ix1, Ix2, Ix3};
+
+use crate::error::{Error, Result};
+use crate::predictive::{labels_from_f64, labels_from_i64};
+
+pub use csv_file::read_csv;
+pub use npy::{read_npy, read_npz};
+
+/// A numeric array as stored in a file: single or double precision, or integers (all integer
+/// and boolean dtypes are widened to i64).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumArray {
+    /// float32 data.
+    F32(ArrayD<f32>),
+    /// float64 data.
+    F64(ArrayD<f64>),
+    /// Integer or boolean data.
+    I64(ArrayD<i64>),
+}
+
+impl NumArray {
+    /// The array's shape.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            NumArray::F32(a) => a.shape(),
+            NumArray::F64(a) => a.shape(),
+            NumArray::I64(a) => a.shape(),
+        }
+    }
+
+    /// Converts to f64 (exact for f32 and for integers below 2^53).
+    pub fn into_f64(self) -> ArrayD<f64> {
+        match self {
+            NumArray::F32(a) => a.mapv(f64::from),
+            NumArray::F64(a) => a,
+            NumArray::I64(a) => a.mapv(|v| v as f64),
+        }
+    }
+
+    fn check_ndim(&self, name: &str, ndim: usize, what: &str) -> Result<()> {
+        if self.shape().len() == ndim { Ok(()) } else { Err(Error::shape(name, self.shape(), what)) }
+    }
+
+    /// A 1-D f64 vector (role `name` in errors).
+    pub fn into_vec(self, name: &str) -> Result<Vec<f64>> {
+        self.check_ndim(name, 1, "a 1-D array")?;
+        let a = self.into_f64().into_dimensionality::<Ix1>().map_err(|_| Error::shape(name, &[], "a 1-D array"))?;
+        Ok(a.to_vec())
+    }
+
+    /// A 2-D f64 matrix.
+    pub fn into_matrix(self, name: &str) -> Result<Array2<f64>> {
+        self.check_ndim(name, 2, "a 2-D array")?;
+        self.into_f64().into_dimensionality::<Ix2>().map_err(|_| Error::shape(name, &[], "a 2-D array"))
+    }
+
+    /// Class labels: a 1-D array of non-negative integers (integer dtypes, or floats with
+    /// integral values).
+    pub fn into_labels(self) -> Result<Vec<usize>> {
+        self.check_ndim("labels", 1, "a 1-D array of class indices")?;
+        match self {
+            NumArray::I64(a) => labels_from_i64(&a.iter().copied().collect::<Vec<_>>()),
+            other => labels_from_f64(&other.into_f64().iter().copied().collect::<Vec<_>>()),
+        }
+    }
+}
+
+/// Probabilities or logits in their stored precision, as S x N x K (a 2-D N x K array gets
+/// S = 1). Integer arrays are rejected.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProbArray {
+    /// float32 data.
+    F32(Array3<f32>),
+    /// float64 data.
+    F64(Array3<f64>),
+}
+
+impl ProbArray {
+    /// From a 2-D (N x K) or 3-D (S x N x K) float array.
+    pub fn from_num(a: NumArray, name: &str) -> Result<Self> {
+        fn lift<T: Clone>(a: ArrayD<T>, name: &str) -> Result<Array3<T>> {
+            let shape = a.shape().to_vec();
+            let a = if shape.len() == 2 { a.insert_axis(ndarray::Axis(0)) } else { a };
+            a.into_dimensionality::<Ix3>().map_err(|_| Error::shape(name, &shape, "N x K or S x N x K"))
+        }
+        match a {
+            NumArray::F32(a) => Ok(ProbArray::F32(lift(a, name)?)),
+            NumArray::F64(a) => Ok(ProbArray::F64(lift(a, name)?)),
+            NumArray::I64(a) => {
+                Err(Error::shape(name, a.shape(), "floating-point probabilities (got an integer dtype)"))
+            }
+        }
+    }
+}
+
+/// Reads an array from `spec`: `file.npy`, `file.npz` (its only array), `file.npz:name`, or a
+/// numeric `file.csv` (a header row is detected and skipped; one column gives a 1-D array).
+///
+/// Every error names the file.
+pub fn read_array(spec: &str) -> Result<NumArray> {
+    let (path, member) = split_spec(spec);
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let result = match ext.as_deref() {
+        Some("npy") => read_npy(&path),
+        Some("npz") => read_npz(&path, member.as_deref()),
+        Some("csv") | Some("txt") | Some("tsv") => read_csv(&path),
+        _ => Err(Error::Format {
+            path: path.clone(),
+            message: "unknown file type: expected .npy, .npz[:name] or .csv".into(),
+        }),
+    };
+    result.map_err(|e| match e {
+        e @ (Error::Io { .. } | Error::Format { .. } | Error::InFile { .. }) => e,
+        other => other.in_file(path),
+    })
+}
+
+/// Splits `archive.npz:member`; other paths are returned whole.
+fn split_spec(spec: &str) -> (PathBuf, Option<String>) {
+    if let Some(pos) = spec.to_ascii_lowercase().rfind(".npz:") {
+        let (file, rest) = spec.split_at(pos + 4);
+        return (PathBuf::from(file), Some(rest[1..].to_owned()));
+    }
+    (PathBuf::from(spec), None)
+}
+
+pub(crate) fn format_error(path: &Path, message: impl Into<String>) -> Error {
+    Error::Format { path: path.to_owned(), message: message.into() }
+}
+
+pub(crate) fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io { path: path.to_owned(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npz_member_syntax() {
+        assert_eq!(split_spec("a/b.npz:probs"), (PathBuf::from("a/b.npz"), Some("probs".into())));
+        assert_eq!(split_spec("a/b.NPZ:x"), (PathBuf::from("a/b.NPZ"), Some("x".into())));
+        assert_eq!(split_spec("c:/x.npy"), (PathBuf::from("c:/x.npy"), None));
+    }
+
+    #[test]
+    fn conversions_check_dimensions() {
+        let a = NumArray::F64(ArrayD::zeros(vec![2, 3]));
+        assert!(a.clone().into_vec("y").is_err());
+        assert_eq!(a.clone().into_matrix("m").unwrap().dim(), (2, 3));
+        assert!(matches!(ProbArray::from_num(a, "probs").unwrap(), ProbArray::F64(p) if p.dim() == (1, 2, 3)));
+        let ints = NumArray::I64(ArrayD::from_shape_vec(vec![3], vec![0, 2, 1]).unwrap());
+        assert!(ProbArray::from_num(ints.clone(), "probs").is_err());
+        assert_eq!(ints.into_labels().unwrap(), vec![0, 2, 1]);
+        let e = read_array("x.parquet").unwrap_err();
+        assert!(e.to_string().starts_with("x.parquet: unknown file type"));
+    }
+}

@@ -1,0 +1,199 @@
+//! NumPy `.npy` and `.npz` reading through the `npyz` crate.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use ndarray::{ArrayD, IxDyn};
+use npyz::{DType, NpyFile, Order, TypeChar};
+
+use super::{NumArray, format_error, io_error};
+use crate::error::Result;
+
+/// Reads a `.npy` file (float32/float64, signed/unsigned integers of any width, bool; C or
+/// Fortran order, either endianness). Fortran-ordered data are transposed explicitly into
+/// row-major layout, so the logical array is exactly what NumPy shows.
+pub fn read_npy(path: &Path) -> Result<NumArray> {
+    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    let npy =
+        NpyFile::new(BufReader::new(file)).map_err(|e| format_error(path, format!("not a valid .npy file: {e}")))?;
+    decode(npy, path, "")
+}
+
+/// Reads one member of a `.npz` archive; with `member = None` the archive must hold exactly one
+/// array.
+pub fn read_npz(path: &Path, member: Option<&str>) -> Result<NumArray> {
+    let mut archive = npyz::npz::NpzArchive::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => io_error(path, e),
+        _ => format_error(path, format!("not a valid .npz archive: {e}")),
+    })?;
+    let mut names: Vec<String> = archive.array_names().map(str::to_owned).collect();
+    names.sort();
+    let name = match member {
+        Some(m) => m.to_owned(),
+        None if names.len() == 1 => names[0].clone(),
+        None => {
+            return Err(format_error(
+                path,
+                format!("holds {} arrays {names:?}: name one as {}:NAME", names.len(), path.display()),
+            ));
+        }
+    };
+    let npy = archive
+        .by_name(&name)
+        .map_err(|e| format_error(path, format!("cannot read array '{name}': {e}")))?
+        .ok_or_else(|| format_error(path, format!("no array named '{name}' (arrays: {names:?})")))?;
+    decode(npy, path, &name)
+}
+
+fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str) -> Result<NumArray> {
+    let at = if member.is_empty() { String::new() } else { format!("array '{member}': ") };
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let order = npy.order();
+    let DType::Plain(ts) = npy.dtype() else {
+        return Err(format_error(
+            path,
+            format!("{at}structured dtypes are not supported: expected a plain numeric array"),
+        ));
+    };
+    let bad = |e: std::io::Error| format_error(path, format!("{at}cannot read data: {e}"));
+    macro_rules! ints {
+        ($t:ty) => {
+            NumArray::I64(build(
+                npy.into_vec::<$t>().map_err(bad)?.into_iter().map(|v| v as i64).collect(),
+                &shape,
+                order,
+                path,
+                &at,
+            )?)
+        };
+    }
+    Ok(match (ts.type_char(), ts.size_field()) {
+        (TypeChar::Float, 4) => NumArray::F32(build(npy.into_vec::<f32>().map_err(bad)?, &shape, order, path, &at)?),
+        (TypeChar::Float, 8) => NumArray::F64(build(npy.into_vec::<f64>().map_err(bad)?, &shape, order, path, &at)?),
+        (TypeChar::Int, 1) => ints!(i8),
+        (TypeChar::Int, 2) => ints!(i16),
+        (TypeChar::Int, 4) => ints!(i32),
+        (TypeChar::Int, 8) => ints!(i64),
+        (TypeChar::Uint, 1) => ints!(u8),
+        (TypeChar::Uint, 2) => ints!(u16),
+        (TypeChar::Uint, 4) => ints!(u32),
+        (TypeChar::Uint, 8) => {
+            let v = npy.into_vec::<u64>().map_err(bad)?;
+            if let Some(i) = v.iter().position(|&x| x > i64::MAX as u64) {
+                return Err(format_error(
+                    path,
+                    format!("{at}element {i} = {} exceeds the supported integer range", v[i]),
+                ));
+            }
+            NumArray::I64(build(v.into_iter().map(|x| x as i64).collect(), &shape, order, path, &at)?)
+        }
+        (TypeChar::Bool, 1) => NumArray::I64(build(
+            npy.into_vec::<bool>().map_err(bad)?.into_iter().map(i64::from).collect(),
+            &shape,
+            order,
+            path,
+            &at,
+        )?),
+        _ => {
+            return Err(format_error(
+                path,
+                format!("{at}unsupported dtype '{ts}': expected float32, float64, integer or bool"),
+            ));
+        }
+    })
+}
+
+/// Shapes flat data; Fortran order is read as the reversed shape, then transposed.
+fn build<T: Clone>(data: Vec<T>, shape: &[usize], order: Order, path: &Path, at: &str) -> Result<ArrayD<T>> {
+    let mismatch = |_| format_error(path, format!("{at}data length does not match the header shape {shape:?}"));
+    match order {
+        Order::C => ArrayD::from_shape_vec(IxDyn(shape), data).map_err(mismatch),
+        Order::Fortran => {
+            let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+            let a = ArrayD::from_shape_vec(IxDyn(&reversed), data).map_err(mismatch)?;
+            Ok(a.reversed_axes().as_standard_layout().into_owned())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Writes a raw .npy (version 1.0) with the given header dict and little-endian payload.
+    pub(crate) fn write_raw_npy(path: &Path, descr: &str, fortran: bool, shape: &str, payload: &[u8]) {
+        let dict = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        let mut header = dict.into_bytes();
+        let total = 10 + header.len() + 1;
+        header.extend(std::iter::repeat_n(b' ', (64 - total % 64) % 64));
+        header.push(b'\n');
+        let mut f = File::create(path).unwrap();
+        f.write_all(b"\x93NUMPY\x01\x00").unwrap();
+        f.write_all(&(header.len() as u16).to_le_bytes()).unwrap();
+        f.write_all(&header).unwrap();
+        f.write_all(payload).unwrap();
+    }
+
+    #[test]
+    fn reads_dtypes_and_fortran_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npy");
+        // [[1, 2, 3], [4, 5, 6]] in Fortran order is stored column by column: 1 4 2 5 3 6.
+        let payload: Vec<u8> = [1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_raw_npy(&p, "<f8", true, "(2, 3)", &payload);
+        let NumArray::F64(a) = read_npy(&p).unwrap() else { panic!("expected f64") };
+        assert_eq!(a, ndarray::array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]].into_dyn());
+        assert!(a.is_standard_layout());
+
+        let payload: Vec<u8> = [3i32, -1].iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_raw_npy(&p, "<i4", false, "(2,)", &payload);
+        assert_eq!(read_npy(&p).unwrap(), NumArray::I64(ndarray::array![3, -1].into_dyn()));
+
+        let payload: Vec<u8> = [0.5f32].iter().flat_map(|v| v.to_be_bytes()).collect();
+        write_raw_npy(&p, ">f4", false, "(1,)", &payload);
+        assert_eq!(read_npy(&p).unwrap(), NumArray::F32(ndarray::array![0.5f32].into_dyn()));
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.npy");
+        write_raw_npy(&p, "<c16", false, "(1,)", &[0u8; 16]);
+        let e = read_npy(&p).unwrap_err().to_string();
+        assert!(e.contains("c.npy") && e.contains("unsupported dtype"), "{e}");
+
+        write_raw_npy(&p, "<f8", false, "(4,)", &[0u8; 16]);
+        let e = read_npy(&p).unwrap_err().to_string();
+        assert!(e.contains("c.npy") && e.contains("cannot read data"), "{e}");
+
+        std::fs::write(&p, b"not numpy").unwrap();
+        assert!(read_npy(&p).unwrap_err().to_string().contains("not a valid .npy"));
+        let missing = dir.path().join("missing.npy");
+        assert!(read_npy(&missing).unwrap_err().to_string().contains("missing.npy"));
+    }
+
+    #[test]
+    fn npz_members_by_name() {
+        use npyz::WriterBuilder;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("z.npz");
+        let mut w = npyz::npz::NpzWriter::create(&p).unwrap();
+        let opts = npyz::zip::write::FileOptions::default();
+        let mut a = w.array::<f64>("probs", opts).unwrap().default_dtype().shape(&[2]).begin_nd().unwrap();
+        a.extend([0.25, 0.75]).unwrap();
+        a.finish().unwrap();
+        let mut b = w.array::<i64>("labels", opts).unwrap().default_dtype().shape(&[1]).begin_nd().unwrap();
+        b.extend([1]).unwrap();
+        b.finish().unwrap();
+        drop(w);
+        assert_eq!(read_npz(&p, Some("labels")).unwrap(), NumArray::I64(ndarray::array![1].into_dyn()));
+        let e = read_npz(&p, None).unwrap_err().to_string();
+        assert!(e.contains("holds 2 arrays"), "{e}");
+        assert!(read_npz(&p, Some("nope")).unwrap_err().to_string().contains("no array named 'nope'"));
+    }
+}

@@ -1,0 +1,44 @@
+//! # credence
+//!
+//! Uncertainty-aware evaluation of uncertainty-aware models. Data flow one way:
+//! inputs ([`io`]) -> predictive distributions ([`predictive`]) -> metrics ([`metrics`]) ->
+//! (later) hierarchical comparison and reports.
+//!
+//! ```
+//! use ndarray::array;
+//! use credence::{ClassProbs, GaussianMixture};
+//! use credence::metrics::{evaluate_classification, evaluate_regression, ClassificationOptions, RegressionOptions};
+//!
+//! // A two-member ensemble regressor on three test points (members x points).
+//! let means = array![[0.0, 1.0, 2.0], [0.2, 1.1, 2.5]];
+//! let sds = array![[0.5, 0.5, 1.0], [0.4, 0.6, 1.0]];
+//! let ensemble = GaussianMixture::new(means, sds, None)?;
+//! let r = evaluate_regression(&ensemble, &[0.1, 0.9, 4.0], &RegressionOptions::default())?;
+//! println!("CRPS {:.3}  NLL {:.3}  PICP {:.2}", r.metrics.crps.unwrap(), r.metrics.nll.unwrap(), r.metrics.picp);
+//!
+//! // Three MC-dropout samples of a 2-class classifier on two points (samples x points x classes).
+//! let probs = ClassProbs::new(array![
+//!     [[0.9, 0.1], [0.4, 0.6]],
+//!     [[0.8, 0.2], [0.6, 0.4]],
+//!     [[0.7, 0.3], [0.5, 0.5]],
+//! ])?;
+//! let c = evaluate_classification(&probs, &[0, 1], &ClassificationOptions::default())?;
+//! assert!(c.metrics.mutual_information > 0.0);
+//! # Ok::<(), credence::Error>(())
+//! ```
+//!
+//! Every constructor validates its input and returns a typed [`Error`] that names the array,
+//! the index and the expectation; no function panics on user data. Parallel work uses rayon,
+//! and every aggregate is summed in a fixed order, so results do not depend on the number of
+//! threads.
+
+pub mod error;
+pub mod io;
+pub mod metrics;
+pub mod predictive;
+pub mod special;
+
+pub use error::{Error, Result};
+/// The array crate used in the public API, re-exported so callers need not match versions.
+pub use ndarray;
+pub use predictive::{ClassProbs, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};

@@ -1,0 +1,218 @@
+//! Selective prediction: referral curves (keep the most certain points) and
+//! confidence-vs-accuracy / count-vs-confidence curves.
+
+use serde::{Deserialize, Serialize};
+
+use super::classification::PointSummary;
+use super::roc::auroc_classifier;
+use crate::error::{Error, Result};
+use crate::predictive::check_labels;
+
+/// Which per-point uncertainty orders the points of a referral curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Uncertainty {
+    /// Predictive entropy H(p_bar) (default).
+    #[default]
+    Entropy,
+    /// Expected entropy mean_s H(p_s).
+    ExpectedEntropy,
+    /// Mutual information.
+    MutualInformation,
+    /// Bernoulli sd sqrt(p_bar (1 - p_bar)); binary tasks only.
+    BernoulliSd,
+    /// sd over samples of p_s(class 1); binary tasks only.
+    SampleSd,
+    /// 1 - max_k p_bar.
+    OneMinusConfidence,
+}
+
+impl Uncertainty {
+    /// The per-point values of this measure.
+    pub fn values(self, s: &PointSummary) -> Result<Vec<f64>> {
+        let binary_only = |v: &Option<Vec<f64>>, name: &str| {
+            v.clone().ok_or_else(|| {
+                Error::argument("uncertainty", name, format!("a binary task (K = 2), got K = {}", s.n_classes()))
+            })
+        };
+        Ok(match self {
+            Uncertainty::Entropy => s.entropy.clone(),
+            Uncertainty::ExpectedEntropy => s.expected_entropy.clone(),
+            Uncertainty::MutualInformation => s.mutual_information.clone(),
+            Uncertainty::BernoulliSd => binary_only(&s.bernoulli_sd, "bernoulli_sd")?,
+            Uncertainty::SampleSd => binary_only(&s.sample_sd, "sample_sd")?,
+            Uncertainty::OneMinusConfidence => s.confidence.iter().map(|c| 1.0 - c).collect(),
+        })
+    }
+}
+
+/// One point of a referral curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReferralPoint {
+    /// Retained fraction f.
+    pub fraction: f64,
+    /// Number of retained points, floor(N f).
+    pub n: usize,
+    /// Accuracy on the retained points (`None` if none are retained).
+    pub accuracy: Option<f64>,
+    /// Classifier AUROC on the retained points (`None` if a class is missing among them).
+    pub auroc: Option<f64>,
+}
+
+/// Referral curve (Leibig et al. 2017): sort points by `uncertainty` ascending (ties by index),
+/// keep the first floor(N f) for each retained fraction f, and score accuracy and AUROC on them.
+/// N f is rounded to 1e-9 before the floor so that, e.g., f = 0.29 of 100 points keeps 29
+/// (plain floating point gives 28.999...).
+pub fn referral_curve(
+    summary: &PointSummary,
+    labels: &[usize],
+    uncertainty: &[f64],
+    fractions: &[f64],
+) -> Result<Vec<ReferralPoint>> {
+    let n = summary.n_points();
+    check_labels(labels, n, summary.n_classes())?;
+    if uncertainty.len() != n {
+        return Err(Error::shape("uncertainty", &[uncertainty.len()], format!("[{n}], one value per point")));
+    }
+    if let Some(i) = uncertainty.iter().position(|u| u.is_nan()) {
+        return Err(Error::value("uncertainty", &[i], uncertainty[i], "a number (not NaN)"));
+    }
+    if let Some(&f) = fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
+        return Err(Error::argument("referral fraction", f, "a fraction in [0, 1]"));
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| uncertainty[a].total_cmp(&uncertainty[b])); // stable: ties by index
+    Ok(fractions
+        .iter()
+        .map(|&fraction| {
+            let keep = ((n as f64 * fraction * 1e9).round() / 1e9).floor() as usize;
+            let kept = &order[..keep.min(n)];
+            let correct = kept.iter().filter(|&&i| summary.correct[i]).count();
+            ReferralPoint {
+                fraction,
+                n: kept.len(),
+                accuracy: (!kept.is_empty()).then(|| correct as f64 / kept.len() as f64),
+                auroc: auroc_classifier(summary.mean_probs.view(), labels, kept),
+            }
+        })
+        .collect())
+}
+
+/// One point of a confidence-vs-accuracy / count-vs-confidence curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConfidencePoint {
+    /// Confidence threshold tau; points with confidence >= tau are kept.
+    pub threshold: f64,
+    /// Number of kept points.
+    pub count: usize,
+    /// Kept share of all points.
+    pub fraction: f64,
+    /// Accuracy on the kept points (`None` when none are kept).
+    pub accuracy: Option<f64>,
+}
+
+/// Accuracy and count of the points with confidence >= tau for each threshold (Lakshminarayanan
+/// et al. 2017, Fig. 3), in O((N + T) log N).
+///
+/// ```
+/// let c = credence::metrics::confidence_curve(&[0.9, 0.6, 0.8], &[true, false, false], &[0.0, 0.7, 0.95]).unwrap();
+/// assert_eq!(c[1].count, 2);
+/// assert_eq!(c[1].accuracy, Some(0.5));
+/// assert_eq!(c[2].accuracy, None);
+/// ```
+pub fn confidence_curve(confidence: &[f64], correct: &[bool], thresholds: &[f64]) -> Result<Vec<ConfidencePoint>> {
+    let n = confidence.len();
+    if correct.len() != n {
+        return Err(Error::shape("correct", &[correct.len()], format!("[{n}], the length of confidence")));
+    }
+    if let Some(i) = confidence.iter().position(|c| c.is_nan()) {
+        return Err(Error::value("confidence", &[i], confidence[i], "a number (not NaN)"));
+    }
+    if let Some(&t) = thresholds.iter().find(|t| t.is_nan()) {
+        return Err(Error::argument("threshold", t, "a number"));
+    }
+    let mut pairs: Vec<(f64, bool)> = confidence.iter().copied().zip(correct.iter().copied()).collect();
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // correct_from[i] = number correct among pairs[i..].
+    let mut correct_from = vec![0usize; n + 1];
+    for i in (0..n).rev() {
+        correct_from[i] = correct_from[i + 1] + usize::from(pairs[i].1);
+    }
+    Ok(thresholds
+        .iter()
+        .map(|&threshold| {
+            let first = pairs.partition_point(|p| p.0 < threshold);
+            let count = n - first;
+            ConfidencePoint {
+                threshold,
+                count,
+                fraction: if n > 0 { count as f64 / n as f64 } else { 0.0 },
+                accuracy: (count > 0).then(|| correct_from[first] as f64 / count as f64),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClassProbs;
+    use crate::metrics::{DEFAULT_NLL_EPS, summarise};
+    use ndarray::array;
+
+    #[test]
+    fn referral_keeps_most_certain_points_with_stable_ties() {
+        let p = array![[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.5, 0.5], [0.95, 0.05]];
+        let y = [0, 1, 1, 0, 1];
+        let s = summarise(&ClassProbs::from_single(p).unwrap(), &y, DEFAULT_NLL_EPS).unwrap();
+        let u = Uncertainty::OneMinusConfidence.values(&s).unwrap();
+        let curve = referral_curve(&s, &y, &u, &[0.0, 0.4, 0.6, 1.0]).unwrap();
+        assert_eq!(curve[0].n, 0);
+        assert_eq!(curve[0].accuracy, None);
+        // Most certain: point 4 (0.95, wrong), point 0 (0.9, right).
+        assert_eq!(curve[1].n, 2);
+        assert_eq!(curve[1].accuracy, Some(0.5));
+        assert_eq!(curve[2].n, 3); // adds point 2 (0.8, right)
+        assert!((curve[2].accuracy.unwrap() - 2.0 / 3.0).abs() < 1e-15);
+        assert_eq!(curve[3].n, 5);
+        assert_eq!(curve[3].accuracy, Some(s.accuracy()));
+        // Ties: equal uncertainty keeps the lower index first.
+        let tied = vec![0.0; 5];
+        let c = referral_curve(&s, &y, &tied, &[0.2]).unwrap();
+        assert_eq!(c[0].accuracy, Some(1.0)); // point 0 only
+        assert!(referral_curve(&s, &y, &u, &[1.5]).is_err());
+    }
+
+    #[test]
+    fn floor_of_fraction_is_robust_to_round_off() {
+        let n = 100;
+        let p = ndarray::Array2::from_shape_fn((n, 2), |(_, k)| if k == 0 { 0.7 } else { 0.3 });
+        let y = vec![0; n];
+        let s = summarise(&ClassProbs::from_single(p).unwrap(), &y, DEFAULT_NLL_EPS).unwrap();
+        let c = referral_curve(&s, &y, &s.entropy, &[0.29, 0.57]).unwrap();
+        assert_eq!((c[0].n, c[1].n), (29, 57));
+    }
+
+    #[test]
+    fn binary_measures_need_two_classes() {
+        let p = array![[0.2, 0.3, 0.5]];
+        let s = summarise(&ClassProbs::from_single(p).unwrap(), &[2], DEFAULT_NLL_EPS).unwrap();
+        assert!(Uncertainty::BernoulliSd.values(&s).is_err());
+        assert!(Uncertainty::MutualInformation.values(&s).is_ok());
+    }
+
+    #[test]
+    fn confidence_curve_matches_direct_filtering() {
+        let conf = [0.3, 0.9, 0.5, 0.5, 0.75, 0.99];
+        let hit = [false, true, true, false, true, true];
+        let taus = [0.0, 0.5, 0.6, 0.99, 1.0];
+        let c = confidence_curve(&conf, &hit, &taus).unwrap();
+        for (pt, &t) in c.iter().zip(&taus) {
+            let kept: Vec<usize> = (0..6).filter(|&i| conf[i] >= t).collect();
+            assert_eq!(pt.count, kept.len());
+            let acc = (!kept.is_empty()).then(|| kept.iter().filter(|&&i| hit[i]).count() as f64 / kept.len() as f64);
+            assert_eq!(pt.accuracy, acc);
+        }
+        assert!(confidence_curve(&[], &[], &[0.5]).unwrap()[0].accuracy.is_none());
+    }
+}

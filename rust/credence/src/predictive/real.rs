@@ -1,0 +1,40 @@
+//! The element types a probability array may have.
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// A floating-point element type accepted for large input arrays (`f32` or `f64`).
+///
+/// Large ensembles are often stored in single precision; metrics read them as they are and
+/// accumulate in `f64`, so an `f32` array never has to be copied to `f64`.
+pub trait Real: sealed::Sealed + Copy + Send + Sync + PartialOrd + Into<f64> + std::fmt::Display + 'static {
+    /// Converts from `f64`, rounding to the nearest representable value.
+    fn from_f64(x: f64) -> Self;
+    /// `true` if the value is neither infinite nor NaN.
+    fn finite(self) -> bool;
+}
+
+impl Real for f32 {
+    #[inline]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl Real for f64 {
+    #[inline]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    #[inline]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}

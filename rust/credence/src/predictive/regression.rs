@@ -1,0 +1,408 @@
+//! Regression predictive distributions, one per test point.
+
+use ndarray::{Array2, ArrayView1, Axis};
+use rayon::prelude::*;
+
+use super::validate;
+use crate::error::{Error, Result};
+use crate::metrics::crps::{self, CrpsEstimator};
+use crate::metrics::interval::{mixture_quantile, sample_quantile};
+use crate::metrics::nll;
+use crate::special::norm_quantile;
+
+/// What every regression prediction can answer for test point `i`; the metric functions in
+/// [`crate::metrics`] are written once against this trait.
+pub trait RegressionPredictive: Sync {
+    /// Number of test points N.
+    fn n_points(&self) -> usize;
+    /// Predictive mean (point prediction) at point `i`.
+    fn point_mean(&self, i: usize) -> f64;
+    /// CRPS at point `i` for outcome `y`; `None` where the prediction does not define a
+    /// distribution (bare intervals).
+    fn crps(&self, i: usize, y: f64, estimator: CrpsEstimator) -> Option<f64>;
+    /// Negative log density at `y`, each standard deviation floored at `sd_floor` (0 for none);
+    /// `None` where no density exists (samples, bare intervals).
+    fn nll(&self, i: usize, y: f64, sd_floor: f64) -> Option<f64>;
+    /// Central interval `(lower, upper)` with probability `level` (e.g. 0.9).
+    fn central_interval(&self, i: usize, level: f64) -> (f64, f64);
+    /// The one level this prediction can give intervals for, if it is fixed (bare intervals).
+    fn fixed_level(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// A Gaussian predictive distribution N(mean, sd^2) per point: heteroscedastic networks, a
+/// moment-matched ensemble, or the Gaussian implied by an interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gaussian {
+    mean: Vec<f64>,
+    sd: Vec<f64>,
+}
+
+impl Gaussian {
+    /// Builds from per-point means and standard deviations; every sd must be finite and > 0.
+    ///
+    /// ```
+    /// let g = credence::Gaussian::new(vec![0.0, 1.0], vec![1.0, 0.5]).unwrap();
+    /// assert_eq!(g.mean(), &[0.0, 1.0]);
+    /// assert!(credence::Gaussian::new(vec![0.0], vec![0.0]).is_err());
+    /// ```
+    pub fn new(mean: Vec<f64>, sd: Vec<f64>) -> Result<Self> {
+        validate::non_empty("mean", &[mean.len()])?;
+        validate::same_len("sd", sd.len(), "mean", mean.len())?;
+        validate::finite("mean", &mean)?;
+        validate::positive("sd", &sd)?;
+        Ok(Self { mean, sd })
+    }
+
+    /// Per-point means.
+    pub fn mean(&self) -> &[f64] {
+        &self.mean
+    }
+
+    /// Per-point standard deviations.
+    pub fn sd(&self) -> &[f64] {
+        &self.sd
+    }
+}
+
+impl RegressionPredictive for Gaussian {
+    fn n_points(&self) -> usize {
+        self.mean.len()
+    }
+    fn point_mean(&self, i: usize) -> f64 {
+        self.mean[i]
+    }
+    fn crps(&self, i: usize, y: f64, _: CrpsEstimator) -> Option<f64> {
+        Some(crps::crps_gaussian(self.mean[i], self.sd[i], y))
+    }
+    fn nll(&self, i: usize, y: f64, sd_floor: f64) -> Option<f64> {
+        Some(nll::nll_gaussian(self.mean[i], self.sd[i].max(sd_floor), y))
+    }
+    fn central_interval(&self, i: usize, level: f64) -> (f64, f64) {
+        let half = norm_quantile(0.5 + 0.5 * level) * self.sd[i];
+        (self.mean[i] - half, self.mean[i] + half)
+    }
+}
+
+/// A mixture of M Gaussians per point with member weights shared by all points: deep
+/// ensembles, and MC dropout / SWAG / Bayes-by-backprop draws of a Gaussian head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GaussianMixture {
+    // Point-major (N x M) so the O(M^2) per-point work reads contiguous memory.
+    means: Array2<f64>,
+    sds: Array2<f64>,
+    weights: Vec<f64>,
+}
+
+impl GaussianMixture {
+    /// Builds from member means and sds of shape M x N (member-major, as ensembles are usually
+    /// stored) and optional weights of length M (default 1/M). Weights must be >= 0 and sum to 1
+    /// within 1e-6.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// let means = array![[0.0, 1.0], [0.5, 2.0]]; // 2 members x 2 points
+    /// let sds = array![[1.0, 1.0], [1.0, 0.5]];
+    /// let mix = credence::GaussianMixture::new(means, sds, None).unwrap();
+    /// assert_eq!(mix.n_members(), 2);
+    /// ```
+    pub fn new(means: Array2<f64>, sds: Array2<f64>, weights: Option<Vec<f64>>) -> Result<Self> {
+        let (m, n) = means.dim();
+        validate::non_empty("means", means.shape())?;
+        if sds.dim() != (m, n) {
+            return Err(Error::shape("sds", sds.shape(), format!("{:?}, the shape of means", [m, n])));
+        }
+        if let Some(i) = means.iter().position(|v| !v.is_finite()) {
+            return Err(Error::value(
+                "means",
+                &validate::unravel(i, &[m, n]),
+                means.iter().nth(i).copied().unwrap_or(f64::NAN),
+                "a finite number",
+            ));
+        }
+        if let Some(i) = sds.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(Error::value(
+                "sds",
+                &validate::unravel(i, &[m, n]),
+                sds.iter().nth(i).copied().unwrap_or(f64::NAN),
+                "a finite number > 0",
+            ));
+        }
+        let weights = match weights {
+            None => vec![1.0 / m as f64; m],
+            Some(w) => {
+                validate::same_len("weights", w.len(), "the member axis of means", m)?;
+                if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+                    return Err(Error::value("weights", &[i], w[i], "a finite number >= 0"));
+                }
+                let total: f64 = w.iter().sum();
+                if (total - 1.0).abs() > 1e-6 {
+                    return Err(Error::argument("sum(weights)", total, "1 within 1e-6"));
+                }
+                w
+            }
+        };
+        Ok(Self {
+            means: means.reversed_axes().as_standard_layout().into_owned(),
+            sds: sds.reversed_axes().as_standard_layout().into_owned(),
+            weights,
+        })
+    }
+
+    /// Number of mixture members M.
+    pub fn n_members(&self) -> usize {
+        self.weights.len()
+    }
+
+    /// Member weights (length M, summing to 1).
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// Member means at point `i`.
+    pub fn point_means(&self, i: usize) -> ArrayView1<'_, f64> {
+        self.means.row(i)
+    }
+
+    /// Member sds at point `i`.
+    pub fn point_sds(&self, i: usize) -> ArrayView1<'_, f64> {
+        self.sds.row(i)
+    }
+
+    fn row(a: &Array2<f64>, i: usize) -> &[f64] {
+        // Rows of a standard-layout array are contiguous.
+        a.row(i).to_slice().unwrap_or(&[])
+    }
+
+    /// Moment-matched Gaussian (mixture mean and total variance), e.g. to compare an ensemble
+    /// with its Gaussian approximation.
+    pub fn moment_matched(&self) -> Gaussian {
+        let (mean, sd) = (0..self.n_points())
+            .map(|i| {
+                let (m, s) = (Self::row(&self.means, i), Self::row(&self.sds, i));
+                let mu: f64 = self.weights.iter().zip(m).map(|(w, m)| w * m).sum();
+                let second: f64 = self.weights.iter().zip(m.iter().zip(s)).map(|(w, (m, s))| w * (s * s + m * m)).sum();
+                (mu, (second - mu * mu).max(0.0).sqrt())
+            })
+            .unzip();
+        Gaussian { mean, sd }
+    }
+}
+
+impl RegressionPredictive for GaussianMixture {
+    fn n_points(&self) -> usize {
+        self.means.nrows()
+    }
+    fn point_mean(&self, i: usize) -> f64 {
+        self.weights.iter().zip(Self::row(&self.means, i)).map(|(w, m)| w * m).sum()
+    }
+    fn crps(&self, i: usize, y: f64, _: CrpsEstimator) -> Option<f64> {
+        Some(crps::crps_mixture(&self.weights, Self::row(&self.means, i), Self::row(&self.sds, i), y))
+    }
+    fn nll(&self, i: usize, y: f64, sd_floor: f64) -> Option<f64> {
+        Some(nll::nll_mixture(&self.weights, Self::row(&self.means, i), Self::row(&self.sds, i), y, sd_floor))
+    }
+    fn central_interval(&self, i: usize, level: f64) -> (f64, f64) {
+        let (m, s) = (Self::row(&self.means, i), Self::row(&self.sds, i));
+        let tail = 0.5 * (1.0 - level);
+        (mixture_quantile(&self.weights, m, s, tail), mixture_quantile(&self.weights, m, s, 1.0 - tail))
+    }
+}
+
+/// S predictive draws per point (MC samples without a likelihood head, quantile regressors'
+/// samples, ...). Stored sorted per point, which the O(S log S) CRPS and quantiles need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Samples {
+    sorted: Array2<f64>, // N x S, each row ascending
+}
+
+impl Samples {
+    /// Builds from draws of shape S x N; every draw must be finite.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// let s = credence::Samples::new(array![[0.0, 1.0], [2.0, 3.0], [1.0, 2.0]]).unwrap();
+    /// assert_eq!((s.n_draws(), credence::RegressionPredictive::n_points(&s)), (3, 2));
+    /// ```
+    pub fn new(draws: Array2<f64>) -> Result<Self> {
+        let (s, n) = draws.dim();
+        validate::non_empty("samples", draws.shape())?;
+        if let Some(i) = draws.iter().position(|v| !v.is_finite()) {
+            return Err(Error::value(
+                "samples",
+                &validate::unravel(i, &[s, n]),
+                draws.iter().nth(i).copied().unwrap_or(f64::NAN),
+                "a finite number",
+            ));
+        }
+        let mut sorted = draws.reversed_axes().as_standard_layout().into_owned();
+        sorted.axis_iter_mut(Axis(0)).into_par_iter().for_each(|mut row| {
+            if let Some(r) = row.as_slice_mut() {
+                r.sort_unstable_by(f64::total_cmp);
+            }
+        });
+        Ok(Self { sorted })
+    }
+
+    /// Number of draws S per point.
+    pub fn n_draws(&self) -> usize {
+        self.sorted.ncols()
+    }
+
+    /// The draws of point `i`, ascending.
+    pub fn sorted_draws(&self, i: usize) -> &[f64] {
+        self.sorted.row(i).to_slice().unwrap_or(&[])
+    }
+}
+
+impl RegressionPredictive for Samples {
+    fn n_points(&self) -> usize {
+        self.sorted.nrows()
+    }
+    fn point_mean(&self, i: usize) -> f64 {
+        let d = self.sorted_draws(i);
+        d.iter().sum::<f64>() / d.len() as f64
+    }
+    fn crps(&self, i: usize, y: f64, estimator: CrpsEstimator) -> Option<f64> {
+        Some(crps::crps_sorted_samples(self.sorted_draws(i), y, estimator))
+    }
+    fn nll(&self, _: usize, _: f64, _: f64) -> Option<f64> {
+        None
+    }
+    fn central_interval(&self, i: usize, level: f64) -> (f64, f64) {
+        let d = self.sorted_draws(i);
+        let tail = 0.5 * (1.0 - level);
+        (sample_quantile(d, tail), sample_quantile(d, 1.0 - tail))
+    }
+}
+
+/// Central prediction intervals at one fixed level, as produced by conformal prediction.
+/// They define coverage, width and interval score but no CRPS or likelihood; use
+/// [`Intervals::to_gaussian`] for the Gaussian whose central interval matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Intervals {
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+    level: f64,
+}
+
+impl Intervals {
+    /// Builds from per-point bounds (finite, lower <= upper) at probability `level` in (0, 1).
+    pub fn new(lower: Vec<f64>, upper: Vec<f64>, level: f64) -> Result<Self> {
+        if !(level > 0.0 && level < 1.0) {
+            return Err(Error::argument("level", level, "a probability in (0, 1)"));
+        }
+        validate::non_empty("lower", &[lower.len()])?;
+        validate::same_len("upper", upper.len(), "lower", lower.len())?;
+        validate::finite("lower", &lower)?;
+        validate::finite("upper", &upper)?;
+        if let Some(i) = lower.iter().zip(&upper).position(|(l, u)| u < l) {
+            return Err(Error::value("upper", &[i], upper[i], format!("a bound >= lower[{i}] = {}", lower[i])));
+        }
+        Ok(Self { lower, upper, level })
+    }
+
+    /// Lower bounds.
+    pub fn lower(&self) -> &[f64] {
+        &self.lower
+    }
+    /// Upper bounds.
+    pub fn upper(&self) -> &[f64] {
+        &self.upper
+    }
+    /// The central probability of the intervals.
+    pub fn level(&self) -> f64 {
+        self.level
+    }
+
+    /// The Gaussian per point whose central `level` interval is this one: mean at the midpoint,
+    /// sd = width / (2 z), z = Phi^-1((1 + level) / 2). Zero-width intervals are an error
+    /// (the Gaussian would be degenerate).
+    pub fn to_gaussian(&self) -> Result<Gaussian> {
+        let z = norm_quantile(0.5 + 0.5 * self.level);
+        let mean = self.lower.iter().zip(&self.upper).map(|(l, u)| 0.5 * (l + u)).collect();
+        let sd: Vec<f64> = self.lower.iter().zip(&self.upper).map(|(l, u)| (u - l) / (2.0 * z)).collect();
+        validate::positive("interval half-width", &sd)?;
+        Gaussian::new(mean, sd)
+    }
+}
+
+impl RegressionPredictive for Intervals {
+    fn n_points(&self) -> usize {
+        self.lower.len()
+    }
+    /// The midpoint of the interval.
+    fn point_mean(&self, i: usize) -> f64 {
+        0.5 * (self.lower[i] + self.upper[i])
+    }
+    fn crps(&self, _: usize, _: f64, _: CrpsEstimator) -> Option<f64> {
+        None
+    }
+    fn nll(&self, _: usize, _: f64, _: f64) -> Option<f64> {
+        None
+    }
+    fn central_interval(&self, i: usize, _: f64) -> (f64, f64) {
+        (self.lower[i], self.upper[i])
+    }
+    fn fixed_level(&self) -> Option<f64> {
+        Some(self.level)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn constructors_reject_bad_values_with_index() {
+        let e =
+            GaussianMixture::new(array![[0.0, 1.0], [0.0, 1.0]], array![[1.0, 1.0], [1.0, -2.0]], None).unwrap_err();
+        assert_eq!(e.to_string(), "sds[1, 1] = -2: expected a finite number > 0");
+        let e = GaussianMixture::new(array![[0.0, 1.0]], array![[1.0, 1.0, 1.0]], None).unwrap_err();
+        assert!(e.to_string().starts_with("sds: shape [1, 3]"), "{e}");
+        assert!(GaussianMixture::new(array![[0.0], [1.0]], array![[1.0], [1.0]], Some(vec![0.7, 0.7])).is_err());
+        let e = Samples::new(array![[0.0, f64::INFINITY]]).unwrap_err();
+        assert_eq!(e.to_string(), "samples[0, 1] = inf: expected a finite number");
+        let e = Intervals::new(vec![0.0, 1.0], vec![1.0, 0.5], 0.9).unwrap_err();
+        assert!(e.to_string().starts_with("upper[1] = 0.5"), "{e}");
+        assert!(Intervals::new(vec![0.0], vec![1.0], 1.0).is_err());
+        assert!(Gaussian::new(vec![], vec![]).is_err());
+    }
+
+    #[test]
+    fn mixture_of_identical_members_is_the_gaussian() {
+        let g = Gaussian::new(vec![0.3, -2.0], vec![0.7, 2.5]).unwrap();
+        let mix = GaussianMixture::new(
+            array![[0.3, -2.0], [0.3, -2.0], [0.3, -2.0]],
+            array![[0.7, 2.5], [0.7, 2.5], [0.7, 2.5]],
+            None,
+        )
+        .unwrap();
+        for i in 0..2 {
+            let y = 0.9;
+            let (a, b) =
+                (g.crps(i, y, CrpsEstimator::Standard).unwrap(), mix.crps(i, y, CrpsEstimator::Standard).unwrap());
+            assert!((a - b).abs() < 1e-14, "crps {a} vs {b}");
+            assert!((g.nll(i, y, 0.0).unwrap() - mix.nll(i, y, 0.0).unwrap()).abs() < 1e-13);
+            let (gl, gu) = g.central_interval(i, 0.9);
+            let (ml, mu) = mix.central_interval(i, 0.9);
+            assert!((gl - ml).abs() < 1e-12 && (gu - mu).abs() < 1e-12);
+        }
+        let mm = mix.moment_matched();
+        assert!((mm.sd()[1] - 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn interval_to_gaussian_round_trips() {
+        let g = Gaussian::new(vec![1.0, -3.0], vec![0.2, 4.0]).unwrap();
+        let (lower, upper) = (0..2).map(|i| g.central_interval(i, 0.8)).unzip();
+        let back = Intervals::new(lower, upper, 0.8).unwrap().to_gaussian().unwrap();
+        for i in 0..2 {
+            assert!((back.mean()[i] - g.mean()[i]).abs() < 1e-12);
+            assert!((back.sd()[i] - g.sd()[i]).abs() < 1e-12);
+        }
+        assert!(Intervals::new(vec![1.0], vec![1.0], 0.9).unwrap().to_gaussian().is_err());
+    }
+}

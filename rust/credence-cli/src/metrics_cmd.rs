@@ -1,0 +1,292 @@
+//! `credence metrics classification|regression`.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use credence::io::{ProbArray, read_array};
+use credence::metrics::{
+    Binning, BrierScale, ClassificationOptions, CrpsEstimator, RegressionOptions, Uncertainty, evaluate_classification,
+    evaluate_regression,
+};
+use credence::{ClassProbs, Error, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};
+use serde_json::{Value, json};
+
+use crate::table::{number, render};
+
+/// Which metrics to compute.
+#[derive(Debug, Subcommand)]
+pub enum MetricsCommand {
+    /// Classification metrics from probabilities (N x K, or S x N x K for ensembles/MC samples).
+    Classification(ClassificationArgs),
+    /// Regression metrics from Gaussian, mixture, sample or interval predictions.
+    Regression(RegressionArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BinningKind {
+    /// Equal-width bins (lo, hi].
+    Width,
+    /// Equal-count bins.
+    Mass,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum UncertaintyArg {
+    Entropy,
+    ExpectedEntropy,
+    MutualInformation,
+    BernoulliSd,
+    SampleSd,
+    OneMinusConfidence,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BrierArg {
+    Sum,
+    Half,
+    PerClass,
+}
+
+/// Arguments of `credence metrics classification`.
+#[derive(Debug, Args)]
+pub struct ClassificationArgs {
+    /// Probabilities: .npy, .npz[:name] or .csv; N x K or S x N x K.
+    #[arg(long, required_unless_present = "logits", conflicts_with = "logits")]
+    probs: Option<String>,
+    /// Logits instead of probabilities (softmaxed over the last axis).
+    #[arg(long)]
+    logits: Option<String>,
+    /// Integer class labels, length N.
+    #[arg(long)]
+    labels: String,
+    /// Number of calibration bins.
+    #[arg(long, default_value_t = 15)]
+    bins: usize,
+    /// Equal-width or equal-mass calibration bins.
+    #[arg(long, value_enum, default_value = "width")]
+    binning: BinningKind,
+    /// Retained fractions for a referral curve, e.g. 0.5,0.7,1.0.
+    #[arg(long, value_delimiter = ',')]
+    referral: Option<Vec<f64>>,
+    /// Uncertainty ordering the referral curve.
+    #[arg(long, value_enum, default_value = "entropy")]
+    uncertainty: UncertaintyArg,
+    /// Scale of the Brier score.
+    #[arg(long, value_enum, default_value = "sum")]
+    brier_scale: BrierArg,
+    /// Tolerance for probabilities outside [0, 1] and row sums away from 1.
+    #[arg(long, default_value_t = credence::predictive::DEFAULT_PROB_TOLERANCE)]
+    tolerance: f64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `credence metrics regression`.
+#[derive(Debug, Args)]
+pub struct RegressionArgs {
+    /// Predictive means: N (Gaussian) or M x N (mixture members).
+    #[arg(long, requires = "sd", conflicts_with_all = ["samples", "lower"])]
+    mean: Option<String>,
+    /// Predictive sds, same shape as --mean.
+    #[arg(long, requires = "mean")]
+    sd: Option<String>,
+    /// Mixture member weights, length M (default equal).
+    #[arg(long, requires = "mean")]
+    weights: Option<String>,
+    /// Predictive samples, S x N.
+    #[arg(long, conflicts_with = "lower")]
+    samples: Option<String>,
+    /// Lower interval bounds (with --upper), length N, at probability --level.
+    #[arg(long, requires = "upper")]
+    lower: Option<String>,
+    /// Upper interval bounds.
+    #[arg(long, requires = "lower")]
+    upper: Option<String>,
+    /// Observed targets, length N.
+    #[arg(long)]
+    y: String,
+    /// Central probability of the prediction interval.
+    #[arg(long, default_value_t = 0.9)]
+    level: f64,
+    /// Floor for predictive sds in the NLL (e.g. 0.05).
+    #[arg(long)]
+    sd_floor: Option<f64>,
+    /// Sample CRPS estimator.
+    #[arg(long, value_enum, default_value = "standard")]
+    crps_estimator: EstimatorArg,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EstimatorArg {
+    Standard,
+    Fair,
+}
+
+/// Runs a metrics subcommand.
+pub fn run(cmd: MetricsCommand) -> Result<()> {
+    match cmd {
+        MetricsCommand::Classification(a) => classification(a),
+        MetricsCommand::Regression(a) => regression(a),
+    }
+}
+
+/// Attaches the file name to errors raised while validating an array read from it.
+fn from_file<T>(r: credence::Result<T>, path: &str) -> credence::Result<T> {
+    r.map_err(|e| match e {
+        e @ (Error::Io { .. } | Error::Format { .. } | Error::InFile { .. }) => e,
+        e => e.in_file(path),
+    })
+}
+
+fn classification(a: ClassificationArgs) -> Result<()> {
+    let (path, logits) = match (&a.probs, &a.logits) {
+        (Some(p), _) => (p.as_str(), false),
+        (None, Some(l)) => (l.as_str(), true),
+        (None, None) => bail!("one of --probs or --logits is required"),
+    };
+    let array = from_file(ProbArray::from_num(read_array(path)?, if logits { "logits" } else { "probs" }), path)?;
+    let labels = from_file(read_array(&a.labels)?.into_labels(), &a.labels)?;
+    let opts = ClassificationOptions {
+        binning: match a.binning {
+            BinningKind::Width => Binning::EqualWidth(a.bins),
+            BinningKind::Mass => Binning::EqualMass(a.bins),
+        },
+        brier_scale: match a.brier_scale {
+            BrierArg::Sum => BrierScale::Sum,
+            BrierArg::Half => BrierScale::Half,
+            BrierArg::PerClass => BrierScale::PerClass,
+        },
+        referral: a.referral.clone(),
+        referral_uncertainty: match a.uncertainty {
+            UncertaintyArg::Entropy => Uncertainty::Entropy,
+            UncertaintyArg::ExpectedEntropy => Uncertainty::ExpectedEntropy,
+            UncertaintyArg::MutualInformation => Uncertainty::MutualInformation,
+            UncertaintyArg::BernoulliSd => Uncertainty::BernoulliSd,
+            UncertaintyArg::SampleSd => Uncertainty::SampleSd,
+            UncertaintyArg::OneMinusConfidence => Uncertainty::OneMinusConfidence,
+        },
+        ..Default::default()
+    };
+    let report = match array {
+        ProbArray::F32(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
+        ProbArray::F64(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
+    };
+    let mut out = serde_json::to_value(&report.metrics)?;
+    out["reliability"] = serde_json::to_value(&report.calibration.bins)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let m = &report.metrics;
+    let mut rows = vec![vec!["metric".into(), "value".into()]];
+    for (name, v) in [
+        ("accuracy", Some(m.accuracy)),
+        ("nll", Some(m.nll)),
+        ("brier", Some(m.brier)),
+        ("ece", Some(m.ece)),
+        ("mce", Some(m.mce)),
+        ("entropy", Some(m.entropy)),
+        ("expected_entropy", Some(m.expected_entropy)),
+        ("mutual_information", Some(m.mutual_information)),
+        ("auroc", m.auroc),
+    ] {
+        rows.push(vec![name.into(), number(v)]);
+    }
+    println!("{} points, {} classes, {} member(s)\n", m.n, m.n_classes, m.n_samples);
+    print!("{}", render(&rows));
+    if let Some(referral) = &m.referral {
+        let mut rows = vec![vec!["retained".into(), "n".into(), "accuracy".into(), "auroc".into()]];
+        rows.extend(
+            referral
+                .iter()
+                .map(|r| vec![format!("{:.3}", r.fraction), r.n.to_string(), number(r.accuracy), number(r.auroc)]),
+        );
+        println!("\nreferral curve (ordered by {:?})", a.uncertainty);
+        print!("{}", render(&rows));
+    }
+    Ok(())
+}
+
+fn classify<T: Real>(
+    p: credence::ndarray::Array3<T>,
+    logits: bool,
+    labels: &[usize],
+    opts: &ClassificationOptions,
+    tol: f64,
+    path: &str,
+) -> Result<credence::metrics::ClassificationReport> {
+    let probs = from_file(if logits { ClassProbs::from_logits(p) } else { ClassProbs::with_tolerance(p, tol) }, path)?;
+    Ok(evaluate_classification(&probs, labels, opts)?)
+}
+
+fn regression(a: RegressionArgs) -> Result<()> {
+    let y = from_file(read_array(&a.y)?.into_vec("y"), &a.y)?;
+    let opts = RegressionOptions {
+        level: a.level,
+        sd_floor: a.sd_floor,
+        crps_estimator: match a.crps_estimator {
+            EstimatorArg::Standard => CrpsEstimator::Standard,
+            EstimatorArg::Fair => CrpsEstimator::Fair,
+        },
+    };
+    let (kind, metrics) = if let (Some(mp), Some(sp)) = (&a.mean, &a.sd) {
+        let (mean, sd) = (read_array(mp)?, read_array(sp)?);
+        match mean.shape().len() {
+            1 => {
+                let g = Gaussian::new(from_file(mean.into_vec("mean"), mp)?, from_file(sd.into_vec("sd"), sp)?)
+                    .with_context(|| format!("{mp} / {sp}"))?;
+                ("gaussian", evaluate(&g, &y, &opts)?)
+            }
+            2 => {
+                let weights = match &a.weights {
+                    Some(w) => Some(from_file(read_array(w)?.into_vec("weights"), w)?),
+                    None => None,
+                };
+                let mix = GaussianMixture::new(
+                    from_file(mean.into_matrix("mean"), mp)?,
+                    from_file(sd.into_matrix("sd"), sp)?,
+                    weights,
+                )
+                .with_context(|| format!("{mp} / {sp}"))?;
+                ("mixture", evaluate(&mix, &y, &opts)?)
+            }
+            _ => bail!("{mp}: mean has shape {:?}, expected N or M x N", mean.shape()),
+        }
+    } else if let Some(sp) = &a.samples {
+        let s = from_file(Samples::new(from_file(read_array(sp)?.into_matrix("samples"), sp)?), sp)?;
+        ("samples", evaluate(&s, &y, &opts)?)
+    } else if let (Some(lp), Some(up)) = (&a.lower, &a.upper) {
+        let lower = from_file(read_array(lp)?.into_vec("lower"), lp)?;
+        let upper = from_file(read_array(up)?.into_vec("upper"), up)?;
+        let iv = Intervals::new(lower, upper, a.level).with_context(|| format!("{lp} / {up}"))?;
+        ("intervals", evaluate(&iv, &y, &opts)?)
+    } else {
+        bail!("give a prediction: --mean/--sd, --samples, or --lower/--upper");
+    };
+    if a.json {
+        let mut out = metrics;
+        out["prediction"] = json!(kind);
+        out["level"] = json!(a.level);
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let mut rows = vec![vec!["metric".into(), "value".into()]];
+    for key in ["crps", "nll", "picp", "mpiw", "interval_score", "rmse", "covered", "n"] {
+        let cell = match metrics[key].as_u64() {
+            Some(count) => count.to_string(),
+            None => number(metrics[key].as_f64()),
+        };
+        rows.push(vec![key.into(), cell]);
+    }
+    println!("{kind} prediction, central {:.0}% interval\n", 100.0 * a.level);
+    print!("{}", render(&rows));
+    Ok(())
+}
+
+fn evaluate<P: RegressionPredictive>(pred: &P, y: &[f64], opts: &RegressionOptions) -> Result<Value> {
+    let report = evaluate_regression(pred, y, opts)?;
+    Ok(serde_json::to_value(report.metrics)?)
+}

@@ -1,0 +1,45 @@
+//! Plain aligned text tables for terminal output.
+
+/// Formats rows of cells as left-aligned columns separated by two spaces; the first row is a
+/// header underlined with dashes.
+pub fn render(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let line = |r: &Vec<String>| {
+        let cells: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
+        cells.join("  ").trim_end().to_owned()
+    };
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        out.push_str(&line(r));
+        out.push('\n');
+        if i == 0 {
+            let total = widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1);
+            out.push_str(&"-".repeat(total));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A metric value with six significant decimals, or `NA` when missing.
+pub fn number(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.6}"),
+        Some(x) => x.to_string(),
+        None => "NA".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align() {
+        let rows = vec![vec!["metric".into(), "value".into()], vec!["nll".into(), number(Some(0.5))]];
+        assert_eq!(render(&rows), "metric  value\n----------------\nnll     0.500000\n");
+        assert_eq!(number(None), "NA");
+    }
+}

@@ -1,0 +1,205 @@
+//! End-to-end tests of `credence metrics`: files in, JSON/table out, errors as messages.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use npyz::WriterBuilder;
+use serde_json::Value;
+
+fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+fn credence(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn json(args: &[&str]) -> Value {
+    let (ok, stdout, stderr) = credence(args);
+    assert!(ok, "credence {args:?} failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+fn close(v: &Value, want: f64, tol: f64) {
+    let got = v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
+    assert!((got - want).abs() <= tol, "{got} vs {want}");
+}
+
+struct Files {
+    dir: tempfile::TempDir,
+}
+
+impl Files {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn f64(&self, name: &str, shape: &[u64], data: &[f64]) -> String {
+        let p = self.path(name);
+        write_npy(&p, shape, data);
+        p.to_string_lossy().into()
+    }
+    fn f32(&self, name: &str, shape: &[u64], data: &[f32]) -> String {
+        let p = self.path(name);
+        write_npy(&p, shape, data);
+        p.to_string_lossy().into()
+    }
+    fn i64(&self, name: &str, data: &[i64]) -> String {
+        let p = self.path(name);
+        write_npy(&p, &[data.len() as u64], data);
+        p.to_string_lossy().into()
+    }
+}
+
+#[test]
+fn classification_json_has_the_contracted_keys_and_known_values() {
+    let f = Files::new();
+    let probs = f.f64("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
+    let labels = f.i64("y.npy", &[2, 0, 1, 0]);
+    let v = json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--json"]);
+    for key in ["accuracy", "nll", "brier", "ece", "mce", "entropy", "expected_entropy", "mutual_information", "auroc"]
+    {
+        assert!(v.get(key).is_some(), "missing key {key}");
+    }
+    close(&v["accuracy"], 0.5, 1e-15);
+    close(&v["nll"], 0.965_808_2, 5e-8);
+    close(&v["brier"], 0.61, 1e-12);
+    close(&v["ece"], 0.1, 1e-12);
+    close(&v["entropy"], (0.801_818_6 + 1.029_653_0) / 2.0, 5e-8);
+    assert!(v.get("referral").is_none());
+    for bins in ["1", "10"] {
+        let v = json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--bins", bins, "--json"]);
+        close(&v["ece"], 0.1, 1e-12);
+    }
+}
+
+#[test]
+fn ensemble_input_and_referral_curve() {
+    let f = Files::new();
+    // Binary MC samples p(class 1) = 0.9, 0.8, 0.7 for one point, plus a confident second point.
+    let data: Vec<f32> = [0.9f32, 0.8, 0.7].iter().flat_map(|&p| [1.0 - p, p, 0.95, 0.05]).collect();
+    let probs = f.f32("s.npy", &[3, 2, 2], &data);
+    let labels = f.i64("y.npy", &[1, 0]);
+    let v =
+        json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0", "--json"]);
+    // Point 1: H(0.8) = 0.5004024, expected 0.4787832, MI 0.0216192; point 2: no MI.
+    let h2 = -(0.95f64 * 0.95f64.ln() + 0.05 * 0.05f64.ln());
+    close(&v["entropy"], (0.500_402_4 + h2) / 2.0, 1e-6);
+    close(&v["mutual_information"], 0.021_619_2 / 2.0, 1e-6);
+    let referral = v["referral"].as_array().unwrap();
+    assert_eq!(referral.len(), 2);
+    close(&referral[0]["fraction"], 0.5, 0.0);
+    assert_eq!(referral[0]["n"], 1);
+    close(&referral[0]["accuracy"], 1.0, 0.0); // the confident point is kept first
+    assert!(referral[0]["auroc"].is_null()); // one point: AUROC undefined, not a panic
+    assert_eq!(referral[1]["n"], 2);
+    assert_eq!(v["n_samples"], 3);
+}
+
+#[test]
+fn regression_gaussian_and_mixture_json() {
+    let f = Files::new();
+    let y = f.f64("y.npy", &[3], &[0.1, 0.9, 5.0]);
+    let mean = f.f64("m.npy", &[3], &[0.0, 1.0, 2.0]);
+    let sd = f.f64("s.npy", &[3], &[1.0, 1.0, 1.0]);
+    let v = json(&["metrics", "regression", "--mean", &mean, "--sd", &sd, "--y", &y, "--json"]);
+    for key in ["crps", "nll", "picp", "mpiw", "interval_score", "rmse"] {
+        assert!(v[key].is_number(), "missing {key}");
+    }
+    let z = 1.644_853_626_951_472_2;
+    close(&v["picp"], 2.0 / 3.0, 1e-15);
+    close(&v["mpiw"], 2.0 * z, 1e-12);
+    close(&v["rmse"], ((0.01 + 0.01 + 9.0) / 3.0f64).sqrt(), 1e-12);
+
+    // Two identical members form the same Gaussian.
+    let means = f.f64("mm.npy", &[2, 3], &[0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    let sds = f.f64("ss.npy", &[2, 3], &[1.0; 6]);
+    let w = json(&["metrics", "regression", "--mean", &means, "--sd", &sds, "--y", &y, "--json"]);
+    for key in ["crps", "nll", "picp", "mpiw", "interval_score"] {
+        close(&w[key], v[key].as_f64().unwrap(), 1e-10);
+    }
+    assert_eq!(w["prediction"], "mixture");
+}
+
+#[test]
+fn regression_samples_and_intervals() {
+    let f = Files::new();
+    let y = f.f64("y.npy", &[2], &[0.0, 3.0]);
+    let samples = f.f64("x.npy", &[3, 2], &[-1.0, 1.0, 0.0, 2.0, 1.0, 3.0]);
+    let v = json(&["metrics", "regression", "--samples", &samples, "--y", &y, "--json"]);
+    assert!(v["nll"].is_null());
+    assert!(v["crps"].is_number());
+    let lo = f.f64("lo.npy", &[2], &[-1.0, 0.0]);
+    let hi = f.f64("hi.npy", &[2], &[1.0, 2.0]);
+    let v = json(&["metrics", "regression", "--lower", &lo, "--upper", &hi, "--y", &y, "--json"]);
+    assert!(v["crps"].is_null());
+    close(&v["picp"], 0.5, 0.0);
+    close(&v["interval_score"], (2.0 + 2.0 + 20.0) / 2.0, 1e-12);
+}
+
+#[test]
+fn table_output_is_aligned_text() {
+    let f = Files::new();
+    let probs = f.f64("p.npy", &[2, 2], &[0.8, 0.2, 0.3, 0.7]);
+    let labels = f.i64("y.npy", &[0, 1]);
+    let (ok, stdout, _) = credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels]);
+    assert!(ok);
+    assert!(stdout.contains("accuracy            1.000000"), "{stdout}");
+    assert!(stdout.contains("2 points, 2 classes, 1 member(s)"));
+}
+
+#[test]
+fn bad_input_fails_with_a_message_naming_file_and_index() {
+    let f = Files::new();
+    let probs = f.f64("bad.npy", &[2, 2], &[0.8, 0.2, 1.3, -0.3]);
+    let labels = f.i64("y.npy", &[0, 1]);
+    let (ok, _, stderr) = credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels]);
+    assert!(!ok);
+    assert!(stderr.contains("bad.npy: probs[0, 1, 0] = 1.3: expected a probability"), "{stderr}");
+
+    let good = f.f64("p.npy", &[2, 2], &[0.8, 0.2, 0.3, 0.7]);
+    let out_of_range = f.i64("y3.npy", &[0, 2]);
+    let (ok, _, stderr) = credence(&["metrics", "classification", "--probs", &good, "--labels", &out_of_range]);
+    assert!(!ok);
+    assert!(stderr.contains("labels[1] = 2: expected a class index in 0..2"), "{stderr}");
+
+    let y = f.f64("y.npy", &[2], &[0.0, 1.0]);
+    let mean = f.f64("m.npy", &[2], &[0.0, 1.0]);
+    let sd = f.f64("s.npy", &[2], &[1.0, 0.0]);
+    let (ok, _, stderr) = credence(&["metrics", "regression", "--mean", &mean, "--sd", &sd, "--y", &y]);
+    assert!(!ok);
+    assert!(stderr.contains("sd[1] = 0: expected a finite number > 0"), "{stderr}");
+
+    let short_y = f.f64("y1.npy", &[1], &[0.0]);
+    let sd_ok = f.f64("s2.npy", &[2], &[1.0, 1.0]);
+    let (ok, _, stderr) = credence(&["metrics", "regression", "--mean", &mean, "--sd", &sd_ok, "--y", &short_y]);
+    assert!(!ok);
+    assert!(stderr.contains("y: shape [1], expected [2]"), "{stderr}");
+
+    let (ok, _, stderr) = credence(&["metrics", "regression", "--mean", "missing.npy", "--sd", &sd_ok, "--y", &y]);
+    assert!(!ok);
+    assert!(stderr.contains("missing.npy"), "{stderr}");
+}
+
+#[test]
+fn csv_input_works_and_bad_cells_are_located() {
+    let f = Files::new();
+    let p = f.path("p.csv");
+    std::fs::write(&p, "c0,c1\n0.8,0.2\n0.3,0.7\n").unwrap();
+    let y = f.path("y.csv");
+    std::fs::write(&y, "label\n0\n1\n").unwrap();
+    let v =
+        json(&["metrics", "classification", "--probs", p.to_str().unwrap(), "--labels", y.to_str().unwrap(), "--json"]);
+    close(&v["accuracy"], 1.0, 0.0);
+    std::fs::write(&p, "c0,c1\n0.8,0.2\n0.3,x\n").unwrap();
+    let (ok, _, stderr) =
+        credence(&["metrics", "classification", "--probs", p.to_str().unwrap(), "--labels", y.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("p.csv: line 3, column 2 ('c1'): 'x' is not a number"), "{stderr}");
+}

@@ -36,6 +36,7 @@ pub mod error;
 pub mod io;
 pub mod metrics;
 pub mod predictive;
+mod simd;
 pub mod special;
 
 pub use error::{Error, Result};

@@ -76,69 +76,20 @@ pub fn summarise<T: Real>(probs: &ClassProbs<T>, labels: &[usize], nll_eps: f64)
     let binary = k == 2;
     let inv_s = 1.0 / s as f64;
 
-    struct Point {
-        predicted: usize,
-        confidence: f64,
-        nll: f64,
-        brier: f64,
-        entropy: f64,
-        expected_entropy: f64,
-        sample_sd: f64,
-    }
     let mut mean_probs = Array2::<f64>::zeros((n, k));
-    let points: Vec<Point> = mean_probs
-        .axis_iter_mut(Axis(0))
+    let input = Input { flat, n, k, s, labels, binary, inv_s, nll_eps };
+    // Blocks of points per task: enough work to amortise the dispatch, small enough to balance.
+    let blocks: Vec<Vec<Point>> = mean_probs
+        .axis_chunks_iter_mut(Axis(0), POINT_BLOCK)
         .into_par_iter()
         .enumerate()
-        .map(|(i, mut acc)| {
-            let acc = acc.as_slice_mut().unwrap_or(&mut []);
-            let mut member_entropy = 0.0;
-            let (mut p1_sum, mut p1_sq) = (0.0, 0.0);
-            for m in 0..s {
-                let row = &flat[(m * n + i) * k..(m * n + i + 1) * k];
-                let mut h = 0.0;
-                for (a, &p) in acc.iter_mut().zip(row) {
-                    let p: f64 = p.into();
-                    *a += p;
-                    h += neg_p_ln_p(p);
-                }
-                member_entropy += h;
-                if binary {
-                    let p1: f64 = row[1].into();
-                    p1_sum += p1;
-                    p1_sq += p1 * p1;
-                }
-            }
-            let y = labels[i];
-            let (mut predicted, mut confidence) = (0, f64::NEG_INFINITY);
-            let (mut brier, mut entropy) = (0.0, 0.0);
-            for (c, a) in acc.iter_mut().enumerate() {
-                *a *= inv_s;
-                let p = *a;
-                if p > confidence {
-                    (predicted, confidence) = (c, p);
-                }
-                let target = if c == y { 1.0 } else { 0.0 };
-                brier += (p - target) * (p - target);
-                entropy += neg_p_ln_p(p);
-            }
-            let sample_sd = if binary {
-                let mean = p1_sum * inv_s;
-                (p1_sq * inv_s - mean * mean).max(0.0).sqrt()
-            } else {
-                0.0
-            };
-            Point {
-                predicted,
-                confidence,
-                nll: -acc[y].max(nll_eps).ln(),
-                brier,
-                entropy,
-                expected_entropy: member_entropy * inv_s,
-                sample_sd,
-            }
+        // One scratch buffer per worker, not per block: large per-block allocations become
+        // mmap/munmap pairs whose TLB shootdowns stall every other thread.
+        .map_init(Scratch::default, |scratch, (b, mut block)| {
+            fused_block(&input, b * POINT_BLOCK, block.as_slice_mut().unwrap_or(&mut []), scratch)
         })
         .collect();
+    let points: Vec<Point> = blocks.into_iter().flatten().collect();
 
     let bernoulli_sd = binary.then(|| mean_probs.column(1).iter().map(|&p| (p * (1.0 - p)).max(0.0).sqrt()).collect());
     Ok(PointSummary {
@@ -154,6 +105,143 @@ pub fn summarise<T: Real>(probs: &ClassProbs<T>, labels: &[usize], nll_eps: f64)
         sample_sd: binary.then(|| points.iter().map(|p| p.sample_sd).collect()),
         mean_probs,
     })
+}
+
+/// Points per parallel task in [`summarise`].
+const POINT_BLOCK: usize = 256;
+
+/// Per-point results of the fused pass.
+struct Point {
+    predicted: usize,
+    confidence: f64,
+    nll: f64,
+    brier: f64,
+    entropy: f64,
+    expected_entropy: f64,
+    sample_sd: f64,
+}
+
+/// Per-worker buffers of entropy terms: members' in the input precision, p_bar's in f64.
+#[derive(Default)]
+struct Scratch<T> {
+    members: Vec<T>,
+    mean: Vec<f64>,
+}
+
+/// What the fused pass reads.
+struct Input<'a, T> {
+    flat: &'a [T],
+    n: usize,
+    k: usize,
+    s: usize,
+    labels: &'a [usize],
+    binary: bool,
+    inv_s: f64,
+    nll_eps: f64,
+}
+
+crate::simd::avx2_dispatch! {
+    /// The fused pass over points `first..` whose p_bar rows make up `block` (row-major, zeroed).
+    fn fused_block<T: Real>(input: &Input<'_, T>, first: usize, block: &mut [f64], scratch: &mut Scratch<T>) -> Vec<Point> => fused_block_portable
+}
+
+/// Works member by member on the block's contiguous slab of S x (rows x K) values, so each
+/// inner loop is one long vectorisable stream rather than many short K-length rows.
+#[inline(always)]
+fn fused_block_portable<T: Real>(
+    input: &Input<'_, T>,
+    first: usize,
+    block: &mut [f64],
+    scratch: &mut Scratch<T>,
+) -> Vec<Point> {
+    let Input { flat, n, k, s, labels, binary, inv_s, nll_eps } = *input;
+    let rows = block.len() / k;
+    scratch.members.resize(block.len(), T::default());
+    scratch.mean.resize(block.len(), 0.0);
+    let terms = &mut scratch.members[..block.len()];
+    let mean_terms = &mut scratch.mean[..block.len()];
+    let mut member_entropy = vec![0.0f64; rows];
+    let (mut p1_sum, mut p1_sq) = (vec![0.0f64; rows], vec![0.0f64; rows]);
+    for m in 0..s {
+        let slab = &flat[(m * n + first) * k..(m * n + first + rows) * k];
+        for ((a, t), &p) in block.iter_mut().zip(terms.iter_mut()).zip(slab) {
+            *a += p.into();
+            *t = p.neg_p_ln_p();
+        }
+        for (h, row_terms) in member_entropy.iter_mut().zip(terms.chunks_exact(k)) {
+            *h += lane_sum(row_terms);
+        }
+        if binary {
+            for (j, row) in slab.chunks_exact(k).enumerate() {
+                let p1: f64 = row[1].into();
+                p1_sum[j] += p1;
+                p1_sq[j] += p1 * p1;
+            }
+        }
+    }
+    // Entropy of p_bar in f64 whatever the input type.
+    for (a, t) in block.iter_mut().zip(mean_terms.iter_mut()) {
+        *a *= inv_s;
+        *t = neg_p_ln_p(*a);
+    }
+    let mut out = Vec::with_capacity(rows);
+    for (j, (p, row_terms)) in block.chunks_exact(k).zip(mean_terms.chunks_exact(k)).enumerate() {
+        let y = labels[first + j];
+        let (mut predicted, mut confidence) = (0, f64::NEG_INFINITY);
+        for (c, &v) in p.iter().enumerate() {
+            if v > confidence {
+                (predicted, confidence) = (c, v);
+            }
+        }
+        let sample_sd = if binary {
+            let mean = p1_sum[j] * inv_s;
+            (p1_sq[j] * inv_s - mean * mean).max(0.0).sqrt()
+        } else {
+            0.0
+        };
+        out.push(Point {
+            predicted,
+            confidence,
+            nll: -p[y].max(nll_eps).ln(),
+            // sum_k (p_k - 1{k=y})^2 = sum_k p_k^2 - 2 p_y + 1
+            brier: (lane_sum_squares(p) - 2.0 * p[y] + 1.0).max(0.0),
+            entropy: lane_sum(row_terms),
+            expected_entropy: member_entropy[j] * inv_s,
+            sample_sd,
+        });
+    }
+    out
+}
+
+/// Width of the independent partial sums below: wide enough for AVX, and fixed, so results
+/// are identical on every CPU and thread count.
+const LANES: usize = 8;
+
+/// Sum in f64 over `LANES` independent partial sums (a single running sum would force strict
+/// sequential order on the compiler and stop vectorisation).
+#[inline(always)]
+fn lane_sum<T: Real>(x: &[T]) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    let (chunks, tail) = x.as_chunks::<LANES>();
+    for c in chunks {
+        for j in 0..LANES {
+            lanes[j] += c[j].into();
+        }
+    }
+    lanes.iter().sum::<f64>() + tail.iter().map(|&v| v.into()).sum::<f64>()
+}
+
+/// Sum of squares, laid out like [`lane_sum`].
+#[inline(always)]
+fn lane_sum_squares(x: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    let (chunks, tail) = x.as_chunks::<LANES>();
+    for c in chunks {
+        for j in 0..LANES {
+            lanes[j] += c[j] * c[j];
+        }
+    }
+    lanes.iter().sum::<f64>() + tail.iter().map(|v| v * v).sum::<f64>()
 }
 
 /// How the Brier score is scaled.
@@ -249,6 +337,90 @@ mod tests {
         assert!((s.bernoulli_sd.as_ref().unwrap()[0] - 0.4).abs() < 1e-12);
         // population sd of (0.9, 0.8, 0.7) = sqrt(2/300)
         assert!((s.sample_sd.as_ref().unwrap()[0] - (2.0f64 / 300.0).sqrt()).abs() < 1e-12);
+    }
+
+    /// Deterministic pseudo-random S x N x K probabilities with some exact zeros.
+    fn random_probs(s: usize, n: usize, k: usize, seed: u64) -> (ndarray::Array3<f64>, Vec<usize>) {
+        let mut state = seed;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut p = ndarray::Array3::from_shape_simple_fn((s, n, k), || {
+            let u = next();
+            if u < 0.05 { 0.0 } else { u.powi(3) }
+        });
+        for mut row in p.rows_mut() {
+            let t = row.sum().max(1e-300);
+            row.mapv_inplace(|v| v / t);
+        }
+        let labels = (0..n).map(|_| (next() * k as f64) as usize).collect();
+        (p, labels)
+    }
+
+    /// The textbook computation, one point at a time, with the standard library's log.
+    fn naive(p: &ndarray::Array3<f64>, labels: &[usize]) -> Vec<(f64, f64, f64, f64, f64)> {
+        let (s, n, k) = p.dim();
+        let h = |v: &[f64]| -v.iter().map(|&x| if x > 0.0 { x * x.ln() } else { 0.0 }).sum::<f64>();
+        (0..n)
+            .map(|i| {
+                let pbar: Vec<f64> = (0..k).map(|c| (0..s).map(|m| p[[m, i, c]]).sum::<f64>() / s as f64).collect();
+                let eh = (0..s).map(|m| h(&p.slice(ndarray::s![m, i, ..]).to_vec())).sum::<f64>() / s as f64;
+                let brier: f64 = (0..k).map(|c| (pbar[c] - f64::from(u8::from(c == labels[i]))).powi(2)).sum();
+                (h(&pbar), eh, brier, -pbar[labels[i]].max(1e-12).ln(), pbar[labels[i]])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fused_pass_matches_textbook_computation() {
+        // K = 37 and N = 700 exercise the SIMD tails and several point blocks.
+        let (p, y) = random_probs(5, 700, 37, 3);
+        let want = naive(&p, &y);
+        let s64 = summarise(&ClassProbs::new(p.clone()).unwrap(), &y, DEFAULT_NLL_EPS).unwrap();
+        let s32 = summarise(&ClassProbs::new(p.mapv(|v| v as f32)).unwrap(), &y, DEFAULT_NLL_EPS).unwrap();
+        for (i, w) in want.iter().enumerate() {
+            for (got, tol) in [(&s64, 1e-13), (&s32, 2e-6)] {
+                assert!((got.entropy[i] - w.0).abs() < tol, "entropy {i}: {} vs {}", got.entropy[i], w.0);
+                assert!((got.expected_entropy[i] - w.1).abs() < tol, "expected entropy {i}");
+                assert!((got.brier[i] - w.2).abs() < tol, "brier {i}");
+                assert!((got.nll[i] - w.3).abs() < tol * 1e3, "nll {i}");
+                assert!((got.mean_probs[[i, y[i]]] - w.4).abs() < tol);
+            }
+        }
+    }
+
+    #[test]
+    fn fused_pass_is_identical_for_any_thread_count_and_cpu_path() {
+        let (p, y) = random_probs(3, 1000, 10, 9);
+        let probs = ClassProbs::new(p.mapv(|v| v as f32)).unwrap();
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| summarise(&probs, &y, DEFAULT_NLL_EPS).unwrap())
+        };
+        let (a, b) = (run(1), run(3));
+        assert_eq!(a, b);
+        // The portable (SSE2) copy of the kernel agrees bit for bit with the dispatched one.
+        let input = Input {
+            flat: probs.as_slice(),
+            n: 1000,
+            k: 10,
+            s: 3,
+            labels: &y,
+            binary: false,
+            inv_s: 1.0 / 3.0,
+            nll_eps: DEFAULT_NLL_EPS,
+        };
+        let (mut x, mut z) = (vec![0.0; 100 * 10], vec![0.0; 100 * 10]);
+        let fast = fused_block(&input, 200, &mut x, &mut Scratch::default());
+        let portable = fused_block_portable(&input, 200, &mut z, &mut Scratch::default());
+        assert_eq!(x, z);
+        for (f, p) in fast.iter().zip(&portable) {
+            assert_eq!(
+                (f.entropy.to_bits(), f.expected_entropy.to_bits(), f.brier.to_bits()),
+                (p.entropy.to_bits(), p.expected_entropy.to_bits(), p.brier.to_bits())
+            );
+        }
     }
 
     #[test]

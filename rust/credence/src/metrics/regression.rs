@@ -95,10 +95,10 @@ pub fn evaluate_regression<P: RegressionPredictive>(
     if !(opts.level > 0.0 && opts.level < 1.0) {
         return Err(Error::argument("level", opts.level, "a probability in (0, 1)"));
     }
-    if let Some(fixed) = pred.fixed_level() {
-        if (fixed - opts.level).abs() > 1e-12 {
-            return Err(Error::argument("level", opts.level, format!("{fixed}, the level of the given intervals")));
-        }
+    if let Some(fixed) = pred.fixed_level()
+        && (fixed - opts.level).abs() > 1e-12
+    {
+        return Err(Error::argument("level", opts.level, format!("{fixed}, the level of the given intervals")));
     }
     let floor = match opts.sd_floor {
         None => 0.0,

@@ -10,11 +10,15 @@ mod sealed {
 ///
 /// Large ensembles are often stored in single precision; metrics read them as they are and
 /// accumulate in `f64`, so an `f32` array never has to be copied to `f64`.
-pub trait Real: sealed::Sealed + Copy + Send + Sync + PartialOrd + Into<f64> + std::fmt::Display + 'static {
+pub trait Real:
+    sealed::Sealed + Copy + Default + Send + Sync + PartialOrd + Into<f64> + std::fmt::Display + 'static
+{
     /// Converts from `f64`, rounding to the nearest representable value.
     fn from_f64(x: f64) -> Self;
     /// `true` if the value is neither infinite nor NaN.
     fn finite(self) -> bool;
+    /// The entropy term -p ln p (0 for p <= 0), computed in this type's precision.
+    fn neg_p_ln_p(self) -> Self;
 }
 
 impl Real for f32 {
@@ -26,6 +30,10 @@ impl Real for f32 {
     fn finite(self) -> bool {
         self.is_finite()
     }
+    #[inline(always)]
+    fn neg_p_ln_p(self) -> Self {
+        crate::special::neg_p_ln_p_f32(self)
+    }
 }
 
 impl Real for f64 {
@@ -36,5 +44,9 @@ impl Real for f64 {
     #[inline]
     fn finite(self) -> bool {
         self.is_finite()
+    }
+    #[inline(always)]
+    fn neg_p_ln_p(self) -> Self {
+        crate::special::neg_p_ln_p(self)
     }
 }

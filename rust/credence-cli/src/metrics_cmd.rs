@@ -7,6 +7,7 @@ use credence::metrics::{
     Binning, BrierScale, ClassificationOptions, CrpsEstimator, RegressionOptions, Uncertainty, evaluate_classification,
     evaluate_regression,
 };
+use credence::predictive::{check_labels, check_outcomes};
 use credence::{ClassProbs, Error, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};
 use serde_json::{Value, json};
 
@@ -170,6 +171,11 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         },
         ..Default::default()
     };
+    let (n, k) = match &array {
+        ProbArray::F32(p) => (p.dim().1, p.dim().2),
+        ProbArray::F64(p) => (p.dim().1, p.dim().2),
+    };
+    from_file(check_labels(&labels, n, k), &a.labels)?;
     let report = match array {
         ProbArray::F32(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
         ProbArray::F64(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
@@ -238,7 +244,7 @@ fn regression(a: RegressionArgs) -> Result<()> {
             1 => {
                 let g = Gaussian::new(from_file(mean.into_vec("mean"), mp)?, from_file(sd.into_vec("sd"), sp)?)
                     .with_context(|| format!("{mp} / {sp}"))?;
-                ("gaussian", evaluate(&g, &y, &opts)?)
+                ("gaussian", evaluate(&g, &y, &opts, &a.y)?)
             }
             2 => {
                 let weights = match &a.weights {
@@ -251,18 +257,18 @@ fn regression(a: RegressionArgs) -> Result<()> {
                     weights,
                 )
                 .with_context(|| format!("{mp} / {sp}"))?;
-                ("mixture", evaluate(&mix, &y, &opts)?)
+                ("mixture", evaluate(&mix, &y, &opts, &a.y)?)
             }
             _ => bail!("{mp}: mean has shape {:?}, expected N or M x N", mean.shape()),
         }
     } else if let Some(sp) = &a.samples {
         let s = from_file(Samples::new(from_file(read_array(sp)?.into_matrix("samples"), sp)?), sp)?;
-        ("samples", evaluate(&s, &y, &opts)?)
+        ("samples", evaluate(&s, &y, &opts, &a.y)?)
     } else if let (Some(lp), Some(up)) = (&a.lower, &a.upper) {
         let lower = from_file(read_array(lp)?.into_vec("lower"), lp)?;
         let upper = from_file(read_array(up)?.into_vec("upper"), up)?;
         let iv = Intervals::new(lower, upper, a.level).with_context(|| format!("{lp} / {up}"))?;
-        ("intervals", evaluate(&iv, &y, &opts)?)
+        ("intervals", evaluate(&iv, &y, &opts, &a.y)?)
     } else {
         bail!("give a prediction: --mean/--sd, --samples, or --lower/--upper");
     };
@@ -286,7 +292,8 @@ fn regression(a: RegressionArgs) -> Result<()> {
     Ok(())
 }
 
-fn evaluate<P: RegressionPredictive>(pred: &P, y: &[f64], opts: &RegressionOptions) -> Result<Value> {
+fn evaluate<P: RegressionPredictive>(pred: &P, y: &[f64], opts: &RegressionOptions, y_path: &str) -> Result<Value> {
+    from_file(check_outcomes(y, pred.n_points()), y_path)?;
     let report = evaluate_regression(pred, y, opts)?;
     Ok(serde_json::to_value(report.metrics)?)
 }

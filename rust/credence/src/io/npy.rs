@@ -20,14 +20,18 @@ pub fn read_npy(path: &Path) -> Result<NumArray> {
     decode(npy, path, "")
 }
 
-/// Reads one member of a `.npz` archive; with `member = None` the archive must hold exactly one
-/// array.
+/// Reads one member of a `.npz` archive (stored or deflate-compressed, as written by
+/// `numpy.savez` and `numpy.savez_compressed`); with `member = None` the archive must hold
+/// exactly one array.
 pub fn read_npz(path: &Path, member: Option<&str>) -> Result<NumArray> {
-    let mut archive = npyz::npz::NpzArchive::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => io_error(path, e),
-        _ => format_error(path, format!("not a valid .npz archive: {e}")),
-    })?;
-    let mut names: Vec<String> = archive.array_names().map(str::to_owned).collect();
+    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    let mut archive = zip::ZipArchive::new(BufReader::new(file))
+        .map_err(|e| format_error(path, format!("not a valid .npz archive: {e}")))?;
+    let mut names: Vec<String> = archive
+        .file_names()
+        .filter_map(|f| f.ok())
+        .filter_map(|f| npyz::npz::array_name_from_file_name(&f).map(str::to_owned))
+        .collect();
     names.sort();
     let name = match member {
         Some(m) => m.to_owned(),
@@ -39,10 +43,15 @@ pub fn read_npz(path: &Path, member: Option<&str>) -> Result<NumArray> {
             ));
         }
     };
-    let npy = archive
-        .by_name(&name)
-        .map_err(|e| format_error(path, format!("cannot read array '{name}': {e}")))?
-        .ok_or_else(|| format_error(path, format!("no array named '{name}' (arrays: {names:?})")))?;
+    let entry = match archive.by_name(&npyz::npz::file_name_from_array_name(&name)) {
+        Ok(entry) => entry,
+        Err(zip::result::ZipError::FileNotFound) => {
+            return Err(format_error(path, format!("no array named '{name}' (arrays: {names:?})")));
+        }
+        Err(e) => return Err(format_error(path, format!("cannot read array '{name}': {e}"))),
+    };
+    let npy =
+        NpyFile::new(entry).map_err(|e| format_error(path, format!("array '{name}' is not a valid .npy: {e}")))?;
     decode(npy, path, &name)
 }
 
@@ -178,22 +187,31 @@ mod tests {
     }
 
     #[test]
-    fn npz_members_by_name() {
-        use npyz::WriterBuilder;
+    fn npz_members_by_name_stored_and_deflated() {
+        use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("z.npz");
-        let mut w = npyz::npz::NpzWriter::create(&p).unwrap();
-        let opts = npyz::zip::write::FileOptions::default();
-        let mut a = w.array::<f64>("probs", opts).unwrap().default_dtype().shape(&[2]).begin_nd().unwrap();
-        a.extend([0.25, 0.75]).unwrap();
-        a.finish().unwrap();
-        let mut b = w.array::<i64>("labels", opts).unwrap().default_dtype().shape(&[1]).begin_nd().unwrap();
-        b.extend([1]).unwrap();
-        b.finish().unwrap();
-        drop(w);
+        let npy = |descr: &str, shape: &str, payload: &[u8]| {
+            let tmp = dir.path().join("member.npy");
+            write_raw_npy(&tmp, descr, false, shape, payload);
+            std::fs::read(tmp).unwrap()
+        };
+        let probs = npy("<f8", "(2,)", &[0.25f64, 0.75].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>());
+        let labels = npy("<i8", "(1,)", &1i64.to_le_bytes());
+        let mut w = zip::ZipWriter::new(File::create(&p).unwrap());
+        let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        w.start_file("probs.npy", stored).unwrap();
+        w.write_all(&probs).unwrap();
+        let deflated = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        w.start_file("labels.npy", deflated).unwrap();
+        w.write_all(&labels).unwrap();
+        w.finish().unwrap();
         assert_eq!(read_npz(&p, Some("labels")).unwrap(), NumArray::I64(ndarray::array![1].into_dyn()));
+        assert_eq!(read_npz(&p, Some("probs")).unwrap(), NumArray::F64(ndarray::array![0.25, 0.75].into_dyn()));
         let e = read_npz(&p, None).unwrap_err().to_string();
         assert!(e.contains("holds 2 arrays"), "{e}");
         assert!(read_npz(&p, Some("nope")).unwrap_err().to_string().contains("no array named 'nope'"));
+        std::fs::write(&p, b"PK broken").unwrap();
+        assert!(read_npz(&p, None).unwrap_err().to_string().contains("not a valid .npz"));
     }
 }

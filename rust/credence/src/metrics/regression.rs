@@ -91,7 +91,7 @@ pub fn evaluate_regression<P: RegressionPredictive>(
     opts: &RegressionOptions,
 ) -> Result<RegressionReport> {
     let n = pred.n_points();
-    crate::predictive::validate_outcomes(y, n)?;
+    crate::predictive::check_outcomes(y, n)?;
     if !(opts.level > 0.0 && opts.level < 1.0) {
         return Err(Error::argument("level", opts.level, "a probability in (0, 1)"));
     }
@@ -159,14 +159,14 @@ pub fn evaluate_regression<P: RegressionPredictive>(
 /// CRPS of every point (parallel over points), e.g. to score a mixture without the interval
 /// work of [`evaluate_regression`]. `None` for predictions without a CRPS (bare intervals).
 pub fn crps_points<P: RegressionPredictive>(pred: &P, y: &[f64], estimator: CrpsEstimator) -> Result<Option<Vec<f64>>> {
-    crate::predictive::validate_outcomes(y, pred.n_points())?;
+    crate::predictive::check_outcomes(y, pred.n_points())?;
     Ok((0..pred.n_points()).into_par_iter().map(|i| pred.crps(i, y[i], estimator)).collect())
 }
 
 /// NLL of every point with sds floored at `sd_floor` (0 for none); `None` for predictions
 /// without a density (samples, bare intervals).
 pub fn nll_points<P: RegressionPredictive>(pred: &P, y: &[f64], sd_floor: f64) -> Result<Option<Vec<f64>>> {
-    crate::predictive::validate_outcomes(y, pred.n_points())?;
+    crate::predictive::check_outcomes(y, pred.n_points())?;
     if !(sd_floor >= 0.0 && sd_floor.is_finite()) {
         return Err(Error::argument("sd_floor", sd_floor, "a finite number >= 0"));
     }

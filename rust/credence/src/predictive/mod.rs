@@ -14,4 +14,4 @@ mod validate;
 pub use classification::{ClassProbs, DEFAULT_PROB_TOLERANCE, check_labels, labels_from_f64, labels_from_i64};
 pub use real::Real;
 pub use regression::{Gaussian, GaussianMixture, Intervals, RegressionPredictive, Samples};
-pub(crate) use validate::outcomes as validate_outcomes;
+pub use validate::check_outcomes;

@@ -28,8 +28,8 @@ pub(crate) fn non_empty(array: &str, shape: &[usize]) -> Result<()> {
     if shape.iter().all(|&d| d > 0) { Ok(()) } else { Err(Error::shape(array, shape, "no empty dimension")) }
 }
 
-/// Observed regression outcomes: one finite value per test point.
-pub(crate) fn outcomes(y: &[f64], n: usize) -> Result<()> {
+/// Checks observed regression outcomes: one finite value per test point.
+pub fn check_outcomes(y: &[f64], n: usize) -> Result<()> {
     same_len("y", y.len(), "the prediction", n)?;
     finite("y", y)
 }

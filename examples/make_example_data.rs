@@ -1,0 +1,89 @@
+//! Writes the small example predictions under `examples/data/` used by the README quick start.
+//!
+//! `cargo run -p credence --example make_example_data` regenerates them bit for bit (fixed
+//! seed, portable generator), so the committed files can always be checked.
+//!
+//! - `ensemble_probs.npy` (float32, 5 x 300 x 3) and `labels.npy` (int64, 300): a 5-member
+//!   ensemble of 3-class classifiers; members agree on easy points and disagree on the last 60
+//!   ("shifted") points, where they are also less accurate.
+//! - `ens_mean.npy`, `ens_sd.npy` (float64, 5 x 200) and `y.npy` (200): a 5-member ensemble of
+//!   Gaussian regressors (deep-ensemble style mean and sd heads) and the observed targets.
+
+use std::path::Path;
+
+use npyz::WriterBuilder;
+
+/// SplitMix64: tiny, portable and seedable.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        // Box-Muller; 1 - u keeps the log argument in (0, 1].
+        let (u, v) = (1.0 - self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+fn save<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).expect("create file"));
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().expect("npy header");
+    w.extend(data.iter().copied()).expect("npy data");
+    w.finish().expect("npy finish");
+}
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data");
+    std::fs::create_dir_all(&dir).expect("create examples/data");
+    let mut rng = Rng(20261122);
+
+    let (members, n, k) = (5usize, 300usize, 3usize);
+    let mut labels = Vec::with_capacity(n);
+    let mut logits = vec![[0.0f64; 3]; n];
+    for (i, l) in logits.iter_mut().enumerate() {
+        let y = (rng.next_u64() % k as u64) as usize;
+        labels.push(y as i64);
+        let margin = if i < 240 { 2.5 } else { 0.6 };
+        for (c, v) in l.iter_mut().enumerate() {
+            *v = if c == y { margin } else { 0.0 } + 0.8 * rng.normal();
+        }
+    }
+    let mut probs = Vec::with_capacity(members * n * k);
+    for _ in 0..members {
+        for (i, l) in logits.iter().enumerate() {
+            let spread = if i < 240 { 0.3 } else { 1.5 };
+            let z: Vec<f64> = l.iter().map(|v| v + spread * rng.normal()).collect();
+            let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = z.iter().map(|v| (v - max).exp()).collect();
+            let total: f64 = e.iter().sum();
+            probs.extend(e.iter().map(|v| (v / total) as f32));
+        }
+    }
+    save(&dir.join("ensemble_probs.npy"), &[members as u64, n as u64, k as u64], &probs);
+    save(&dir.join("labels.npy"), &[n as u64], &labels);
+
+    let n = 200usize;
+    let x: Vec<f64> = (0..n).map(|_| 4.0 * rng.uniform() - 2.0).collect();
+    let y: Vec<f64> = x.iter().map(|&x| x.sin() + (0.1 + 0.2 * x.abs()) * rng.normal()).collect();
+    let (mut mean, mut sd) = (Vec::new(), Vec::new());
+    for _ in 0..members {
+        let bias = 0.1 * rng.normal();
+        for &x in &x {
+            mean.push(x.sin() + bias + 0.05 * rng.normal());
+            sd.push((0.1 + 0.2 * x.abs()) * (0.8 + 0.4 * rng.uniform()));
+        }
+    }
+    save(&dir.join("ens_mean.npy"), &[members as u64, n as u64], &mean);
+    save(&dir.join("ens_sd.npy"), &[members as u64, n as u64], &sd);
+    save(&dir.join("y.npy"), &[n as u64], &y);
+    println!("wrote example data to {}", dir.display());
+}

@@ -1,7 +1,7 @@
 //! Writes the small example predictions under `examples/data/` used by the README quick start.
 //!
-//! `cargo run -p credence --example make_example_data` regenerates them bit for bit (fixed
-//! seed, portable generator), so the committed files can always be checked.
+//! `cargo run -p credence --example make_example_data [DIR]` regenerates them bit for bit
+//! (fixed seed, portable generator; DIR defaults to `examples/data`), which the test run checks.
 //!
 //! - `ensemble_probs.npy` (float32, 5 x 300 x 3) and `labels.npy` (int64, 300): a 5-member
 //!   ensemble of 3-class classifiers; members agree on easy points and disagree on the last 60
@@ -42,8 +42,10 @@ fn save<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u
 }
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data");
-    std::fs::create_dir_all(&dir).expect("create examples/data");
+    let dir = std::env::args()
+        .nth(1)
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data"), Into::into);
+    std::fs::create_dir_all(&dir).expect("create the output directory");
     let mut rng = Rng(20261122);
 
     let (members, n, k) = (5usize, 300usize, 3usize);

@@ -50,7 +50,7 @@ enum BrierArg {
 /// Arguments of `credence metrics classification`.
 #[derive(Debug, Args)]
 pub struct ClassificationArgs {
-    /// Probabilities: .npy, .npz[:name] or .csv; N x K or S x N x K.
+    /// Probabilities: .npy, .npz (`FILE.npz:NAME` for one member) or .csv; N x K or S x N x K.
     #[arg(long, required_unless_present = "logits", conflicts_with = "logits")]
     probs: Option<String>,
     /// Logits instead of probabilities (softmaxed over the last axis).

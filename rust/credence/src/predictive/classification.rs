@@ -42,17 +42,11 @@ impl<T: Real> ClassProbs<T> {
         let probs = check_shape(probs, "probs")?;
         let k = probs.dim().2;
         let flat = probs.as_slice().unwrap_or(&[]);
-        let bad_row = flat.par_chunks(k).position_first(|row| {
-            let mut sum = 0.0;
-            for &p in row {
-                let p: f64 = p.into();
-                if !(p.is_finite() && p >= -tol && p <= 1.0 + tol) {
-                    return true;
-                }
-                sum += p;
-            }
-            (sum - 1.0).abs() > tol
-        });
+        let rows_per_task = (8192 / k).max(1);
+        let bad_row = flat
+            .par_chunks(rows_per_task * k)
+            .enumerate()
+            .find_map_first(|(b, block)| first_bad_row(block, k, tol).map(|r| b * rows_per_task + r));
         if let Some(r) = bad_row {
             let row = &flat[r * k..(r + 1) * k];
             let (s, n) = (r / probs.dim().1, r % probs.dim().1);
@@ -157,6 +151,38 @@ impl<T: Real> ClassProbs<T> {
         }
         out / s
     }
+}
+
+crate::simd::avx2_dispatch! {
+    /// Index of the first row of `block` (rows of length `k`) with a value outside
+    /// [-tol, 1 + tol] (NaN included) or a sum away from 1 by more than tol.
+    fn first_bad_row<T: Real>(block: &[T], k: usize, tol: f64) -> Option<usize> => first_bad_row_portable
+}
+
+/// Branch-free per row (no early exit inside a row), lane sums, so the checks vectorise.
+#[inline(always)]
+fn first_bad_row_portable<T: Real>(block: &[T], k: usize, tol: f64) -> Option<usize> {
+    const LANES: usize = 8;
+    block.chunks_exact(k).position(|row| {
+        let (chunks, tail) = row.as_chunks::<LANES>();
+        let mut sums = [0.0f64; LANES];
+        let mut ok = [true; LANES];
+        for c in chunks {
+            for j in 0..LANES {
+                let p: f64 = c[j].into();
+                ok[j] &= (p >= -tol) & (p <= 1.0 + tol); // false for NaN
+                sums[j] += p;
+            }
+        }
+        let mut all_ok = ok.iter().all(|&o| o);
+        let mut sum = sums.iter().sum::<f64>();
+        for &p in tail {
+            let p: f64 = p.into();
+            all_ok &= (p >= -tol) & (p <= 1.0 + tol);
+            sum += p;
+        }
+        !(all_ok && (sum - 1.0).abs() <= tol)
+    })
 }
 
 /// Standard layout, three non-empty axes.

@@ -86,8 +86,8 @@ def main():
     n_samples, n_draws = (100_000, 100) if not args.small else (1000, 20)
 
     with tempfile.TemporaryDirectory() as d:
-        logits = (4.0 * rng.random((s, n, k))).astype(np.float32)
-        probs = special.softmax(logits, axis=2).astype(np.float32)
+        probs64 = special.softmax(4.0 * rng.random((s, n, k)), axis=2)
+        probs = probs64.astype(np.float32)
         labels = rng.integers(0, k, n)
         means = rng.random((m, n_mix)) - 0.5
         sds = 0.2 + rng.random((m, n_mix))
@@ -95,7 +95,7 @@ def main():
         g_mean, g_sd, y_g = rng.normal(size=n_mix), 0.1 + rng.random(n_mix), rng.normal(size=n_mix)
         draws = rng.random((n_draws, n_samples))
         y_s = rng.random(n_samples)
-        for name, arr in [("probs", probs), ("labels", labels), ("mix_means", means), ("mix_sds", sds),
+        for name, arr in [("probs32", probs), ("probs64", probs64), ("labels", labels), ("mix_means", means), ("mix_sds", sds),
                           ("y_mix", y_mix), ("gauss_mean", g_mean), ("gauss_sd", g_sd), ("y_gauss", y_g),
                           ("samples", draws), ("y_samples", y_s)]:
             np.save(os.path.join(d, name + ".npy"), arr)
@@ -104,14 +104,15 @@ def main():
         ours_all = run_credence(d, args.repeats, None)
         ours_one = run_credence(d, args.repeats, 1)
 
-        t, ref = best_of(args.repeats, lambda: numpy_classification(probs, labels))
-        for key, val in ref.items():
-            got = ours_all["classification"][key]
-            if abs(got - val) > 1e-5 * max(1.0, abs(val)):
-                print(f"MISMATCH classification {key}: credence {got} numpy {val}", file=sys.stderr)
-                ok = False
-        rows.append(("classification fused (S=%d, N=%d, K=%d, f32)" % (s, n, k), "numpy + scipy.special.entr", t,
-                     ours_one["classification"]["seconds"], ours_all["classification"]["seconds"]))
+        for key, arr, dtype, tol in [("classification_f32", probs, "f32", 1e-5), ("classification_f64", probs64, "f64", 1e-9)]:
+            t, ref = best_of(args.repeats, lambda: numpy_classification(arr, labels))
+            for name, val in ref.items():
+                got = ours_all[key][name]
+                if abs(got - val) > tol * max(1.0, abs(val)):
+                    print(f"MISMATCH {key} {name}: credence {got} numpy {val}", file=sys.stderr)
+                    ok = False
+            rows.append(("classification fused (S=%d, N=%d, K=%d, %s)" % (s, n, k, dtype), "numpy + scipy.special.entr",
+                         t, ours_one[key]["seconds"], ours_all[key]["seconds"]))
 
         for label, key, peer, f in [
             ("mixture CRPS (M=%d, N=%d)" % (m, n_mix), "crps_mixture", "numpy + scipy.special.erf",

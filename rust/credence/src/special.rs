@@ -400,6 +400,42 @@ pub fn from_order_key(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 
+/// A zero-filled vector whose pages are written here, by one thread. `vec![0.0; n]` returns
+/// untouched (calloc) memory whose first-touch page faults then land inside the parallel
+/// kernels, where concurrent faults cost several times more (measured on the 2-core reference
+/// VM: about 300 ms against 50 ms for 80 MB). On Linux, large buffers are also offered to
+/// transparent huge pages, which cuts the remaining fault cost about fourfold.
+pub(crate) fn prefaulted_zeros(len: usize) -> Vec<f64> {
+    let mut v: Vec<f64> = Vec::with_capacity(len);
+    #[cfg(target_os = "linux")]
+    advise_huge_pages(&v);
+    v.resize(len, 0.0);
+    v
+}
+
+/// `madvise(MADV_HUGEPAGE)` on the whole 2 MiB pages inside `v`'s allocation (large buffers
+/// only); a no-op where transparent huge pages are disabled.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(v: &Vec<f64>) {
+    const HUGE: usize = 2 << 20;
+    let bytes = v.capacity() * std::mem::size_of::<f64>();
+    if bytes < 4 * HUGE {
+        return;
+    }
+    let start = v.as_ptr() as usize;
+    let aligned = start.next_multiple_of(HUGE);
+    let len = (start + bytes).saturating_sub(aligned) / HUGE * HUGE;
+    if len > 0 {
+        // SAFETY: [aligned, aligned + len) lies inside the live allocation of `v` (capacity
+        // `bytes` from `start`), and MADV_HUGEPAGE only changes how the kernel backs those
+        // pages, never their contents or validity. A failure (e.g. THP disabled) is harmless.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
 /// Block size for deterministic parallel reductions: partial sums over fixed blocks are added in
 /// block order, so the result does not depend on the number of threads.
 const SUM_BLOCK: usize = 4096;

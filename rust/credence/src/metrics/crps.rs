@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
 
-use crate::special::{FRAC_1_SQRT_PI, norm_cdf_pdf_bf};
+use crate::special::{FRAC_1_SQRT_PI, norm_cdf_pdf_bf, prefaulted_zeros};
 
 /// Which estimator the sample-based CRPS uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -70,7 +70,7 @@ const BLOCK: usize = 1024;
 
 /// Gaussian CRPS of every point (parallel over blocks, vectorised within).
 pub(crate) fn gaussian_crps_all(mean: &[f64], sd: &[f64], y: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; y.len()];
+    let mut out = prefaulted_zeros(y.len());
     out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, o)| {
         let r = b * BLOCK..b * BLOCK + o.len();
         gaussian_crps_block(&mean[r.clone()], &sd[r.clone()], &y[r], o);
@@ -91,7 +91,7 @@ fn gaussian_crps_portable(mean: &[f64], sd: &[f64], y: &[f64], out: &mut [f64]) 
 
 /// Mixture CRPS of every point.
 pub(crate) fn mixture_crps_all(mix: &MixtureView<'_>, y: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; y.len()];
+    let mut out = prefaulted_zeros(y.len());
     out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, o)| mixture_crps_block(mix, y, b * BLOCK, o));
     out
 }

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use super::crps::MixtureView;
-use crate::special::{HALF_LN_2PI, exp_bf, ln_normal};
+use crate::special::{HALF_LN_2PI, exp_bf, ln_normal, prefaulted_zeros};
 
 /// -ln N(y; mean, sd^2) = ln(sd) + ln(2 pi)/2 + (y - mean)^2 / (2 sd^2).
 ///
@@ -41,7 +41,7 @@ const BLOCK: usize = 1024;
 
 /// Gaussian NLL of every point with sds floored at `sd_floor`.
 pub(crate) fn gaussian_nll_all(mean: &[f64], sd: &[f64], y: &[f64], sd_floor: f64) -> Vec<f64> {
-    let mut out = vec![0.0; y.len()];
+    let mut out = prefaulted_zeros(y.len());
     out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, o)| {
         let r = b * BLOCK..b * BLOCK + o.len();
         gaussian_nll_block(&mean[r.clone()], &sd[r.clone()], &y[r], sd_floor, o);
@@ -62,7 +62,7 @@ fn gaussian_nll_portable(mean: &[f64], sd: &[f64], y: &[f64], sd_floor: f64, out
 
 /// Mixture NLL of every point.
 pub(crate) fn mixture_nll_all(mix: &MixtureView<'_>, y: &[f64], sd_floor: f64) -> Vec<f64> {
-    let mut out = vec![0.0; y.len()];
+    let mut out = prefaulted_zeros(y.len());
     out.par_chunks_mut(BLOCK)
         .enumerate()
         .for_each_init(|| vec![0.0; BLOCK], |max, (b, o)| mixture_nll_block(mix, y, sd_floor, b * BLOCK, o, max));

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::metrics::crps::{self, CrpsEstimator};
 use crate::metrics::interval::{mixture_quantile, sample_quantile};
 use crate::metrics::nll;
-use crate::special::{from_order_key, norm_quantile, order_key};
+use crate::special::{from_order_key, norm_quantile, order_key, prefaulted_zeros};
 
 /// What every regression prediction can answer; the metric functions in [`crate::metrics`] are
 /// written once against this trait. The whole-array methods let each distribution use its own
@@ -244,7 +244,7 @@ impl Samples {
         // Transpose in blocks of points (each read is a contiguous run of one draw row), then
         // sort each point's draws while the block is still in cache.
         const POINTS: usize = 64;
-        let mut sorted = vec![0.0; s * n];
+        let mut sorted = prefaulted_zeros(s * n);
         sorted.par_chunks_mut(POINTS * s).enumerate().for_each_init(Vec::new, |keys, (b, out)| {
             let (first, count) = (b * POINTS, out.len() / s);
             keys.resize(out.len(), 0u64);

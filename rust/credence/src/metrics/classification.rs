@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::predictive::{ClassProbs, Real, check_labels};
-use crate::special::{det_mean, neg_p_ln_p, prefaulted_zeros};
+use crate::special::{det_mean, prefaulted_zeros};
 
 /// Default guard for the log of the probability given to the true class.
 pub const DEFAULT_NLL_EPS: f64 = 1e-12;
@@ -125,11 +125,11 @@ struct Point {
     sample_sd: f64,
 }
 
-/// Per-worker buffers of entropy terms: members' in the input precision, p_bar's in f64.
+/// Per-worker buffers of entropy terms (members' and p_bar's), in the input precision.
 #[derive(Default)]
 struct Scratch<T> {
     members: Vec<T>,
-    mean: Vec<f64>,
+    mean: Vec<T>,
 }
 
 /// What the fused pass reads.
@@ -161,7 +161,7 @@ fn fused_block_portable<T: Real>(
     let Input { flat, n, k, s, labels, binary, inv_s, nll_eps } = *input;
     let rows = block.len() / k;
     scratch.members.resize(block.len(), T::default());
-    scratch.mean.resize(block.len(), 0.0);
+    scratch.mean.resize(block.len(), T::default());
     let terms = &mut scratch.members[..block.len()];
     let mean_terms = &mut scratch.mean[..block.len()];
     let mut member_entropy = vec![0.0f64; rows];
@@ -187,20 +187,20 @@ fn fused_block_portable<T: Real>(
             }
         }
     }
-    // Entropy of p_bar in f64 whatever the input type.
+    // Entropy terms of p_bar in the input precision, like the members' ones: the entropy
+    // decomposition then compares like with like (for S = 1 the mutual information is exactly
+    // 0), and f32 input gets the wide f32 log.
     for (a, t) in block.iter_mut().zip(mean_terms.iter_mut()) {
         *a *= inv_s;
-        *t = neg_p_ln_p(*a);
+        *t = T::from_f64(*a).neg_p_ln_p();
     }
     let mut out = Vec::with_capacity(rows);
     for (j, (p, row_terms)) in block.chunks_exact(k).zip(mean_terms.chunks_exact(k)).enumerate() {
         let y = labels[first + j];
-        let (mut predicted, mut confidence) = (0, f64::NEG_INFINITY);
-        for (c, &v) in p.iter().enumerate() {
-            if v > confidence {
-                (predicted, confidence) = (c, v);
-            }
-        }
+        // Max by lanes (vectorised), then the first class attaining it: the first-maximum
+        // argmax convention without a data-dependent branch per class.
+        let confidence = lane_max(p);
+        let predicted = p.iter().position(|&v| v == confidence).unwrap_or(0);
         let sample_sd = if binary {
             let mean = p1_sum[j] * inv_s;
             (p1_sq[j] * inv_s - mean * mean).max(0.0).sqrt()
@@ -237,6 +237,19 @@ fn lane_sum<T: Real>(x: &[T]) -> f64 {
         }
     }
     lanes.iter().sum::<f64>() + tail.iter().map(|&v| v.into()).sum::<f64>()
+}
+
+/// Maximum, laid out like [`lane_sum`] (values are finite probabilities).
+#[inline(always)]
+fn lane_max(x: &[f64]) -> f64 {
+    let mut lanes = [f64::NEG_INFINITY; LANES];
+    let (chunks, tail) = x.as_chunks::<LANES>();
+    for c in chunks {
+        for j in 0..LANES {
+            lanes[j] = if c[j] > lanes[j] { c[j] } else { lanes[j] };
+        }
+    }
+    lanes.iter().chain(tail).fold(f64::NEG_INFINITY, |m, &v| if v > m { v } else { m })
 }
 
 /// Sum of squares, laid out like [`lane_sum`].
@@ -329,8 +342,12 @@ mod tests {
         for (h, want) in s.entropy.iter().zip([0.801_818_6, 1.029_653_0, 0.801_818_6, 1.029_653_0]) {
             assert!((h - want).abs() < 5e-8);
         }
-        // A single model has no epistemic part.
+        // A single model has no epistemic part, in either precision.
         assert!(s.mutual_information.iter().all(|&m| m == 0.0));
+        let p32 = ClassProbs::new(p.view().mapv(|v| v as f32)).unwrap();
+        let s32 = summarise(&p32, &y, DEFAULT_NLL_EPS).unwrap();
+        assert!(s32.mutual_information.iter().all(|&m| m == 0.0));
+        assert_eq!(s32.entropy, s32.expected_entropy);
         assert_eq!(s.bernoulli_sd, None);
     }
 

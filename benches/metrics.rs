@@ -33,12 +33,17 @@ fn mixture(m: usize, n: usize) -> (GaussianMixture, Vec<f64>) {
 
 fn classification(c: &mut Criterion) {
     let (probs, labels) = ensemble_probs(10, 100_000, 100);
-    let mut g = c.benchmark_group("classification_s10_n1e5_k100_f32");
+    let mut g = c.benchmark_group("classification_s10_n1e5_k100");
     g.sample_size(10);
     g.bench_function("fused_summary", |b| b.iter(|| summarise(black_box(&probs), &labels, 1e-12).map(|s| s.nll[0])));
     g.bench_function("evaluate_all", |b| {
         b.iter(|| evaluate_classification(black_box(&probs), &labels, &ClassificationOptions::default()))
     });
+    let probs64 = ClassProbs::new(probs.view().mapv(f64::from)).expect("valid");
+    g.bench_function("fused_summary_f64_input", |b| {
+        b.iter(|| summarise(black_box(&probs64), &labels, 1e-12).map(|s| s.nll[0]))
+    });
+    drop(probs64);
     g.bench_function("validate", |b| {
         b.iter_batched(|| probs.view().to_owned(), |p| ClassProbs::new(p).map(|_| ()), BatchSize::LargeInput)
     });

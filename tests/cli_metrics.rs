@@ -203,3 +203,60 @@ fn csv_input_works_and_bad_cells_are_located() {
     assert!(!ok);
     assert!(stderr.contains("p.csv: line 3, column 2 ('c1'): 'x' is not a number"), "{stderr}");
 }
+
+#[test]
+fn optional_classification_outputs() {
+    let f = Files::new();
+    let probs = f.f64("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
+    let labels = f.i64("y.npy", &[2, 0, 1, 0]);
+    let v = json(&[
+        "metrics",
+        "classification",
+        "--probs",
+        &probs,
+        "--labels",
+        &labels,
+        "--top-k",
+        "2",
+        "--confidence-thresholds",
+        "0.6,0.9",
+        "--json",
+    ]);
+    assert_eq!(v["top_k_accuracy"]["k"], 2);
+    close(&v["top_k_accuracy"]["accuracy"], 1.0, 0.0);
+    let curve = v["confidence_curve"].as_array().unwrap();
+    assert_eq!(curve[0]["count"], 2); // confidences .7 and .7
+    close(&curve[0]["accuracy"], 0.5, 0.0);
+    assert!(curve[1]["accuracy"].is_null());
+    let d = &v["brier_decomposition"];
+    let identity = d["reliability"].as_f64().unwrap() - d["resolution"].as_f64().unwrap()
+        + d["uncertainty"].as_f64().unwrap()
+        + d["within_bin"].as_f64().unwrap();
+    close(&v["brier"], identity, 1e-12);
+    // Sensitivity/specificity need a binary task.
+    let (ok, _, stderr) =
+        credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--threshold", "0.5"]);
+    assert!(!ok && stderr.contains("binary task"), "{stderr}");
+    let binary = f.f64("b.npy", &[4, 2], &[0.9, 0.1, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8]);
+    let yb = f.i64("yb.npy", &[0, 1, 1, 0]);
+    let v = json(&["metrics", "classification", "--probs", &binary, "--labels", &yb, "--threshold", "0.5", "--json"]);
+    // p1 = .1 .7 .4 .8 against labels 0 1 1 0: TP 1, FN 1, TN 1, FP 1.
+    close(&v["sensitivity_specificity"]["sensitivity"], 0.5, 0.0);
+    close(&v["sensitivity_specificity"]["specificity"], 0.5, 0.0);
+}
+
+#[test]
+fn temperature_fit_reduces_validation_nll() {
+    let f = Files::new();
+    // Overconfident logits: a large margin, but the top class is right only 3 times in 5.
+    let logits = f.f64("l.npy", &[5, 2], &[6.0, 0.0, 0.0, 6.0, 6.0, 0.0, 0.0, 6.0, 6.0, 0.0]);
+    let labels = f.i64("y.npy", &[0, 1, 1, 0, 0]);
+    let v = json(&["metrics", "temperature", "--logits", &logits, "--labels", &labels, "--json"]);
+    let t = v["temperature"].as_f64().unwrap();
+    assert!(t > 1.0, "overconfident logits need T > 1, got {t}");
+    assert!(v["nll_after"].as_f64().unwrap() < v["nll_before"].as_f64().unwrap());
+    // With accuracy 3/5 and equal margins the optimum makes p(top) = 3/5: 6/T = ln(3/2).
+    close(&v["temperature"], 6.0 / 1.5f64.ln(), 1e-9);
+    let (ok, _, stderr) = credence(&["metrics", "temperature", "--probs", &logits, "--labels", &labels]);
+    assert!(!ok && stderr.contains("l.npy"), "logits given as --probs must be rejected: {stderr}");
+}

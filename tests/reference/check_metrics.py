@@ -21,6 +21,10 @@ Classification (`credence metrics classification`)
                         a plain numpy loop over top-label bins: equal-width bins (lo, hi]
                         (np.digitize(..., right=True)), equal-mass bins = np.array_split of
                         the stably sorted confidences
+    top_k_accuracy      sklearn.metrics.top_k_accuracy_score
+    sensitivity_specificity
+                        sklearn.metrics.confusion_matrix at the threshold (binary)
+    brier_decomposition the exact identity and uncertainty = sum_k base_k (1 - base_k)
     referral            points sorted by uncertainty (stable), first floor(N f) kept, then
                         the accuracy and AUROC references above on the kept points
     Inputs: float64 S x N x K, float32, N x K, binary K = 2, logits (scipy.special.softmax),
@@ -63,7 +67,14 @@ import time
 import numpy as np
 import properscoring
 from scipy import integrate, optimize, special, stats
-from sklearn.metrics import accuracy_score, brier_score_loss, log_loss, roc_auc_score
+from sklearn.metrics import (
+    accuracy_score,
+    brier_score_loss,
+    confusion_matrix,
+    log_loss,
+    roc_auc_score,
+    top_k_accuracy_score,
+)
 
 RTOL = 1e-9  # float64 paths with an exact reference
 ATOL = 1e-12  # absolute floor for values near zero (MI, ECE of small bins)
@@ -326,6 +337,18 @@ def check_classification(c, cli):
     if out is not None:
         c.close(f"{name}: auroc vs sklearn multi_class='ovr' macro", out["auroc"],
                 roc_auc_score(y, ref["pbar"], multi_class="ovr", average="macro", labels=list(range(k))))
+    # Top-k accuracy vs sklearn (continuous random probabilities, so no ties to break).
+    for top in (2, 5):
+        out = cli.json(c, f"{name} top-{top}", "classification", "--probs", pp, "--labels", yp, "--top-k", top)
+        if out is not None:
+            c.close(f"{name}: top-{top} accuracy vs sklearn top_k_accuracy_score", out["top_k_accuracy"]["accuracy"],
+                    top_k_accuracy_score(y, ref["pbar"], k=top, labels=list(range(k))))
+            d = out["brier_decomposition"]
+            c.close(f"{name}: brier decomposition identity", d["reliability"] - d["resolution"] + d["uncertainty"]
+                    + d["within_bin"], out["brier"])
+            base = np.bincount(y, minlength=k) / len(y)
+            c.close(f"{name}: brier uncertainty = sum_k base_k (1 - base_k)", d["uncertainty"],
+                    float((base * (1 - base)).sum()))
     for bins in (1, 10):
         out = cli.json(c, f"{name} {bins} bins", "classification", "--probs", pp, "--labels", yp, "--bins", bins)
         check_calibration(c, name, out, ref, bins, "width")
@@ -427,6 +450,15 @@ def check_classification(c, cli):
                 brier_score_loss(yb, refb["pbar"][:, 1]))
     out = cli.json(c, "binary mass", "classification", "--probs", bp, "--labels", byp, "--binning", "mass")
     check_calibration(c, "binary", out, refb, 15, "mass")
+    # Sensitivity / specificity at a threshold on p_bar[:, 1] vs sklearn's confusion matrix.
+    for t in (0.3, 0.5, 0.8):
+        out = cli.json(c, f"binary threshold {t}", "classification", "--probs", bp, "--labels", byp, "--threshold", t)
+        if out is not None:
+            tn, fp, fn, tp = confusion_matrix(yb, (refb["pbar"][:, 1] >= t).astype(int), labels=[0, 1]).ravel()
+            c.close(f"binary: sensitivity@{t} vs sklearn confusion_matrix", out["sensitivity_specificity"]["sensitivity"],
+                    tp / (tp + fn))
+            c.close(f"binary: specificity@{t} vs sklearn confusion_matrix", out["sensitivity_specificity"]["specificity"],
+                    tn / (tn + fp))
 
     # A class with no examples: AUROC averages over the classes that have both outcomes.
     pa = random_probs(rng, 3, 1000, 5)

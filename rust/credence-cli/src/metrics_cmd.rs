@@ -4,8 +4,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use credence::io::{ProbArray, read_array};
 use credence::metrics::{
-    Binning, BrierScale, ClassificationOptions, CrpsEstimator, RegressionOptions, Uncertainty, evaluate_classification,
-    evaluate_regression,
+    Binning, BrierScale, ClassificationOptions, CrpsEstimator, DEFAULT_NLL_EPS, RegressionOptions, Uncertainty,
+    evaluate_classification, evaluate_regression, fit_temperature, logits_from_probs,
 };
 use credence::predictive::{check_labels, check_outcomes};
 use credence::{ClassProbs, Error, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};
@@ -20,6 +20,25 @@ pub enum MetricsCommand {
     Classification(ClassificationArgs),
     /// Regression metrics from Gaussian, mixture, sample or interval predictions.
     Regression(RegressionArgs),
+    /// Fit a temperature T on validation logits (softmax(logits / T) minimises the NLL).
+    Temperature(TemperatureArgs),
+}
+
+/// Arguments of `credence metrics temperature`.
+#[derive(Debug, Args)]
+pub struct TemperatureArgs {
+    /// Validation logits, N x K (or --probs, whose logs are used as logits).
+    #[arg(long, required_unless_present = "probs", conflicts_with = "probs")]
+    logits: Option<String>,
+    /// Validation probabilities, N x K.
+    #[arg(long)]
+    probs: Option<String>,
+    /// Integer class labels, length N.
+    #[arg(long)]
+    labels: String,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -71,9 +90,18 @@ pub struct ClassificationArgs {
     /// Uncertainty ordering the referral curve.
     #[arg(long, value_enum, default_value = "entropy")]
     uncertainty: UncertaintyArg,
-    /// Scale of the Brier score.
+    /// Scale of the Brier score (and of its decomposition).
     #[arg(long, value_enum, default_value = "sum")]
     brier_scale: BrierArg,
+    /// Also report top-k accuracy for this k.
+    #[arg(long)]
+    top_k: Option<usize>,
+    /// Confidence thresholds for a confidence-vs-accuracy / count curve, e.g. 0.5,0.8,0.9.
+    #[arg(long, value_delimiter = ',')]
+    confidence_thresholds: Option<Vec<f64>>,
+    /// Binary tasks: sensitivity and specificity when p(class 1) >= this threshold.
+    #[arg(long)]
+    threshold: Option<f64>,
     /// Tolerance for probabilities outside [0, 1] and row sums away from 1.
     #[arg(long, default_value_t = credence::predictive::DEFAULT_PROB_TOLERANCE)]
     tolerance: f64,
@@ -131,6 +159,7 @@ pub fn run(cmd: MetricsCommand) -> Result<()> {
     match cmd {
         MetricsCommand::Classification(a) => classification(a),
         MetricsCommand::Regression(a) => regression(a),
+        MetricsCommand::Temperature(a) => temperature(a),
     }
 }
 
@@ -169,6 +198,9 @@ fn classification(a: ClassificationArgs) -> Result<()> {
             UncertaintyArg::SampleSd => Uncertainty::SampleSd,
             UncertaintyArg::OneMinusConfidence => Uncertainty::OneMinusConfidence,
         },
+        top_k: a.top_k,
+        confidence_thresholds: a.confidence_thresholds.clone(),
+        threshold: a.threshold,
         ..Default::default()
     };
     let (n, k) = match &array {
@@ -201,8 +233,32 @@ fn classification(a: ClassificationArgs) -> Result<()> {
     ] {
         rows.push(vec![name.into(), number(v)]);
     }
+    if let Some(t) = &m.top_k_accuracy {
+        rows.push(vec![format!("top_{}_accuracy", t.k), number(Some(t.accuracy))]);
+    }
+    if let Some(s) = &m.sensitivity_specificity {
+        rows.push(vec![format!("sensitivity@{}", s.threshold), number(s.sensitivity)]);
+        rows.push(vec![format!("specificity@{}", s.threshold), number(s.specificity)]);
+    }
+    let d = &m.brier_decomposition;
+    for (name, v) in [
+        ("brier reliability", d.reliability),
+        ("brier resolution", d.resolution),
+        ("brier uncertainty", d.uncertainty),
+        ("brier within-bin", d.within_bin),
+    ] {
+        rows.push(vec![name.into(), number(Some(v))]);
+    }
     println!("{} points, {} classes, {} member(s)\n", m.n, m.n_classes, m.n_samples);
     print!("{}", render(&rows));
+    if let Some(curve) = &m.confidence_curve {
+        let mut rows = vec![vec!["confidence >=".into(), "count".into(), "fraction".into(), "accuracy".into()]];
+        rows.extend(curve.iter().map(|c| {
+            vec![format!("{:.3}", c.threshold), c.count.to_string(), number(Some(c.fraction)), number(c.accuracy)]
+        }));
+        println!("\nconfidence curve");
+        print!("{}", render(&rows));
+    }
     if let Some(referral) = &m.referral {
         let mut rows = vec![vec!["retained".into(), "n".into(), "accuracy".into(), "auroc".into()]];
         rows.extend(
@@ -212,6 +268,40 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         );
         println!("\nreferral curve (ordered by {:?})", a.uncertainty);
         print!("{}", render(&rows));
+    }
+    Ok(())
+}
+
+fn temperature(a: TemperatureArgs) -> Result<()> {
+    let (path, is_logits) = match (&a.logits, &a.probs) {
+        (Some(l), _) => (l.as_str(), true),
+        (None, Some(p)) => (p.as_str(), false),
+        (None, None) => bail!("one of --logits or --probs is required"),
+    };
+    let x = from_file(read_array(path)?.into_matrix(if is_logits { "logits" } else { "probs" }), path)?;
+    let labels = from_file(read_array(&a.labels)?.into_labels(), &a.labels)?;
+    from_file(check_labels(&labels, x.nrows(), x.ncols()), &a.labels)?;
+    let logits = if is_logits {
+        x
+    } else {
+        // Validate as probabilities first, so that logits passed as --probs are caught.
+        let probs = from_file(ClassProbs::from_single(x), path)?;
+        logits_from_probs(probs.mean_probs().view(), DEFAULT_NLL_EPS)
+    };
+    let fit = from_file(fit_temperature(logits.view(), &labels), path)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&fit)?);
+        return Ok(());
+    }
+    let rows = vec![
+        vec!["quantity".into(), "value".into()],
+        vec!["temperature".into(), number(Some(fit.temperature))],
+        vec!["nll at T = 1".into(), number(Some(fit.nll_before))],
+        vec!["nll at fitted T".into(), number(Some(fit.nll_after))],
+    ];
+    print!("{}", render(&rows));
+    if fit.at_bound {
+        println!("\nwarning: the optimum lies at a search bound (T in [1e-3, 1e3]); the data may be separable");
     }
     Ok(())
 }

@@ -52,6 +52,12 @@ pub struct ClassificationOptions {
     pub referral: Option<Vec<f64>>,
     /// Uncertainty that orders the referral curve (default predictive entropy).
     pub referral_uncertainty: Uncertainty,
+    /// Also report top-k accuracy for this k (none by default).
+    pub top_k: Option<usize>,
+    /// Confidence thresholds for a confidence-vs-accuracy / count-vs-confidence curve.
+    pub confidence_thresholds: Option<Vec<f64>>,
+    /// Binary tasks: sensitivity and specificity when p(class 1) >= this threshold.
+    pub threshold: Option<f64>,
 }
 
 impl Default for ClassificationOptions {
@@ -62,6 +68,9 @@ impl Default for ClassificationOptions {
             brier_scale: BrierScale::Sum,
             referral: None,
             referral_uncertainty: Uncertainty::Entropy,
+            top_k: None,
+            confidence_thresholds: None,
+            threshold: None,
         }
     }
 }
@@ -87,15 +96,36 @@ pub struct ClassificationMetrics {
     pub mutual_information: f64,
     /// AUROC: p(class 1) for binary tasks, one-vs-rest macro average otherwise.
     pub auroc: Option<f64>,
+    /// Brier decomposition on the same scale as `brier`, class probabilities binned like the
+    /// calibration bins (equal-width, same count).
+    pub brier_decomposition: BrierDecomposition,
     /// Referral curve, when fractions were requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub referral: Option<Vec<ReferralPoint>>,
+    /// Top-k accuracy, when a k was requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_k_accuracy: Option<TopK>,
+    /// Confidence curve, when thresholds were requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence_curve: Option<Vec<ConfidencePoint>>,
+    /// Sensitivity and specificity, when a threshold was requested (binary tasks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensitivity_specificity: Option<SensSpec>,
     /// Number of points.
     pub n: usize,
     /// Number of classes.
     pub n_classes: usize,
     /// Number of members/samples averaged.
     pub n_samples: usize,
+}
+
+/// Top-k accuracy with its k.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TopK {
+    /// The k.
+    pub k: usize,
+    /// Share of points whose label is among the k most probable classes.
+    pub accuracy: f64,
 }
 
 /// Aggregates with the per-point summary and the reliability diagram behind them.
@@ -135,6 +165,41 @@ pub fn evaluate_classification<T: Real>(
         }
         None => None,
     };
+    let mean_probs = points.mean_probs.view();
+    let scale = opts.brier_scale.factor(points.n_classes());
+    let bins = match opts.binning {
+        Binning::EqualWidth(b) | Binning::EqualMass(b) => b,
+    };
+    let raw = brier_decomposition(mean_probs, labels, bins)?;
+    let brier_decomposition = BrierDecomposition {
+        brier: raw.brier * scale,
+        reliability: raw.reliability * scale,
+        resolution: raw.resolution * scale,
+        uncertainty: raw.uncertainty * scale,
+        within_bin: raw.within_bin * scale,
+    };
+    let top_k_accuracy = match opts.top_k {
+        Some(k) => Some(TopK { k, accuracy: top_k_accuracy(mean_probs, labels, k)? }),
+        None => None,
+    };
+    let confidence_curve = match &opts.confidence_thresholds {
+        Some(t) => Some(confidence_curve(&points.confidence, &points.correct, t)?),
+        None => None,
+    };
+    let sensitivity_specificity = match opts.threshold {
+        Some(t) if points.n_classes() == 2 => {
+            let positive: Vec<bool> = labels.iter().map(|&y| y == 1).collect();
+            Some(sensitivity_specificity(&mean_probs.column(1).to_vec(), &positive, t)?)
+        }
+        Some(t) => {
+            return Err(crate::Error::argument(
+                "threshold",
+                t,
+                format!("a binary task (K = 2) for sensitivity/specificity, got K = {}", points.n_classes()),
+            ));
+        }
+        None => None,
+    };
     let metrics = ClassificationMetrics {
         accuracy: points.accuracy(),
         nll: det_mean(&points.nll),
@@ -144,8 +209,12 @@ pub fn evaluate_classification<T: Real>(
         entropy: det_mean(&points.entropy),
         expected_entropy: det_mean(&points.expected_entropy),
         mutual_information: det_mean(&points.mutual_information),
-        auroc: auroc_ovr(points.mean_probs.view(), labels)?,
+        auroc: auroc_ovr(mean_probs, labels)?,
+        brier_decomposition,
         referral,
+        top_k_accuracy,
+        confidence_curve,
+        sensitivity_specificity,
         n: points.n_points(),
         n_classes: points.n_classes(),
         n_samples: probs.n_samples(),

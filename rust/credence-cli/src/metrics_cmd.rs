@@ -1,7 +1,7 @@
 //! `credence metrics classification|regression`.
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use credence::io::{ProbArray, read_array};
 use credence::metrics::{
     Binning, BrierScale, ClassificationOptions, CrpsEstimator, DEFAULT_NLL_EPS, RegressionOptions, Uncertainty,
@@ -41,31 +41,6 @@ pub struct TemperatureArgs {
     json: bool,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum BinningKind {
-    /// Equal-width bins (lo, hi].
-    Width,
-    /// Equal-count bins.
-    Mass,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum UncertaintyArg {
-    Entropy,
-    ExpectedEntropy,
-    MutualInformation,
-    BernoulliSd,
-    SampleSd,
-    OneMinusConfidence,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum BrierArg {
-    Sum,
-    Half,
-    PerClass,
-}
-
 /// Arguments of `credence metrics classification`.
 #[derive(Debug, Args)]
 pub struct ClassificationArgs {
@@ -81,18 +56,19 @@ pub struct ClassificationArgs {
     /// Number of calibration bins.
     #[arg(long, default_value_t = 15)]
     bins: usize,
-    /// Equal-width or equal-mass calibration bins.
-    #[arg(long, value_enum, default_value = "width")]
-    binning: BinningKind,
+    /// Calibration bins: `width` (equal-width, (lo, hi]) or `mass` (equal-count).
+    #[arg(long, default_value = "width")]
+    binning: String,
     /// Retained fractions for a referral curve, e.g. 0.5,0.7,1.0.
     #[arg(long, value_delimiter = ',')]
     referral: Option<Vec<f64>>,
-    /// Uncertainty ordering the referral curve.
-    #[arg(long, value_enum, default_value = "entropy")]
-    uncertainty: UncertaintyArg,
-    /// Scale of the Brier score (and of its decomposition).
-    #[arg(long, value_enum, default_value = "sum")]
-    brier_scale: BrierArg,
+    /// Uncertainty ordering the referral curve: entropy, expected_entropy,
+    /// mutual_information, bernoulli_sd, sample_sd or one_minus_confidence.
+    #[arg(long, default_value = "entropy")]
+    uncertainty: Uncertainty,
+    /// Scale of the Brier score (and of its decomposition): sum, half or per_class.
+    #[arg(long, default_value = "sum")]
+    brier_scale: BrierScale,
     /// Also report top-k accuracy for this k.
     #[arg(long)]
     top_k: Option<usize>,
@@ -140,18 +116,12 @@ pub struct RegressionArgs {
     /// Floor for predictive sds in the NLL (e.g. 0.05).
     #[arg(long)]
     sd_floor: Option<f64>,
-    /// Sample CRPS estimator.
-    #[arg(long, value_enum, default_value = "standard")]
-    crps_estimator: EstimatorArg,
+    /// Sample CRPS estimator: standard or fair.
+    #[arg(long, default_value = "standard")]
+    crps_estimator: CrpsEstimator,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum EstimatorArg {
-    Standard,
-    Fair,
 }
 
 /// Runs a metrics subcommand.
@@ -180,24 +150,10 @@ fn classification(a: ClassificationArgs) -> Result<()> {
     let array = from_file(ProbArray::from_num(read_array(path)?, if logits { "logits" } else { "probs" }), path)?;
     let labels = from_file(read_array(&a.labels)?.into_labels(), &a.labels)?;
     let opts = ClassificationOptions {
-        binning: match a.binning {
-            BinningKind::Width => Binning::EqualWidth(a.bins),
-            BinningKind::Mass => Binning::EqualMass(a.bins),
-        },
-        brier_scale: match a.brier_scale {
-            BrierArg::Sum => BrierScale::Sum,
-            BrierArg::Half => BrierScale::Half,
-            BrierArg::PerClass => BrierScale::PerClass,
-        },
+        binning: Binning::from_kind(&a.binning, a.bins)?,
+        brier_scale: a.brier_scale,
         referral: a.referral.clone(),
-        referral_uncertainty: match a.uncertainty {
-            UncertaintyArg::Entropy => Uncertainty::Entropy,
-            UncertaintyArg::ExpectedEntropy => Uncertainty::ExpectedEntropy,
-            UncertaintyArg::MutualInformation => Uncertainty::MutualInformation,
-            UncertaintyArg::BernoulliSd => Uncertainty::BernoulliSd,
-            UncertaintyArg::SampleSd => Uncertainty::SampleSd,
-            UncertaintyArg::OneMinusConfidence => Uncertainty::OneMinusConfidence,
-        },
+        referral_uncertainty: a.uncertainty,
         top_k: a.top_k,
         confidence_thresholds: a.confidence_thresholds.clone(),
         threshold: a.threshold,
@@ -320,14 +276,7 @@ fn classify<T: Real>(
 
 fn regression(a: RegressionArgs) -> Result<()> {
     let y = from_file(read_array(&a.y)?.into_vec("y"), &a.y)?;
-    let opts = RegressionOptions {
-        level: a.level,
-        sd_floor: a.sd_floor,
-        crps_estimator: match a.crps_estimator {
-            EstimatorArg::Standard => CrpsEstimator::Standard,
-            EstimatorArg::Fair => CrpsEstimator::Fair,
-        },
-    };
+    let opts = RegressionOptions { level: a.level, sd_floor: a.sd_floor, crps_estimator: a.crps_estimator };
     let (kind, metrics) = if let (Some(mp), Some(sp)) = (&a.mean, &a.sd) {
         let (mean, sd) = (read_array(mp)?, read_array(sp)?);
         match mean.shape().len() {

@@ -103,6 +103,17 @@ impl Error {
     }
 }
 
+/// Parses `value` as one of the snake_case `choices` (for option enums parsed from strings by
+/// the CLI and the R package); `-` is read as `_`, so kebab-case works too. The error lists the
+/// valid names.
+pub(crate) fn parse_choice<T: Copy>(option: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
+    let wanted = value.replace('-', "_");
+    choices.iter().find(|(name, _)| *name == wanted).map(|&(_, v)| v).ok_or_else(|| {
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        Error::argument(option, value, format!("one of {}", names.join(", ")))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +122,10 @@ mod tests {
     fn messages_name_array_index_and_expectation() {
         let e = Error::value("probs", &[3, 17, 2], -0.5, "a probability in [0, 1]").in_file("P.npy");
         assert_eq!(e.to_string(), "P.npy: probs[3, 17, 2] = -0.5: expected a probability in [0, 1]");
+        let e = parse_choice("colour", "mauve", &[("red", 1), ("blue", 2)]).unwrap_err();
+        assert_eq!(e.to_string(), "invalid colour = mauve: expected one of red, blue");
+        assert_eq!(parse_choice("colour", "blue", &[("red", 1), ("blue", 2)]).unwrap(), 2);
+        assert_eq!(parse_choice("colour", "dark-red", &[("dark_red", 1)]).unwrap(), 1);
         let e = Error::shape("sd", &[4, 2], "the shape of mean, [4]");
         assert_eq!(e.to_string(), "sd: shape [4, 2], expected the shape of mean, [4]");
     }

@@ -27,7 +27,18 @@ impl Default for Binning {
 }
 
 impl Binning {
-    fn n_bins(self) -> usize {
+    /// Binning from a kind name (`width` or `mass`) and a number of bins.
+    pub fn from_kind(kind: &str, bins: usize) -> Result<Self> {
+        let make: fn(usize) -> Binning = crate::error::parse_choice(
+            "binning",
+            kind,
+            &[("width", Binning::EqualWidth as fn(usize) -> Binning), ("mass", Binning::EqualMass)],
+        )?;
+        Ok(make(bins))
+    }
+
+    /// Number of bins.
+    pub fn n_bins(self) -> usize {
         match self {
             Binning::EqualWidth(b) | Binning::EqualMass(b) => b,
         }

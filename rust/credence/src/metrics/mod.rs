@@ -167,10 +167,7 @@ pub fn evaluate_classification<T: Real>(
     };
     let mean_probs = points.mean_probs.view();
     let scale = opts.brier_scale.factor(points.n_classes());
-    let bins = match opts.binning {
-        Binning::EqualWidth(b) | Binning::EqualMass(b) => b,
-    };
-    let raw = brier_decomposition(mean_probs, labels, bins)?;
+    let raw = brier_decomposition(mean_probs, labels, opts.binning.n_bins())?;
     let brier_decomposition = BrierDecomposition {
         brier: raw.brier * scale,
         reliability: raw.reliability * scale,

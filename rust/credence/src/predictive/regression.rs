@@ -51,8 +51,8 @@ impl Gaussian {
     pub fn new(mean: Vec<f64>, sd: Vec<f64>) -> Result<Self> {
         validate::non_empty("mean", &[mean.len()])?;
         validate::same_len("sd", sd.len(), "mean", mean.len())?;
-        validate::finite("mean", &mean)?;
-        validate::positive("sd", &sd)?;
+        validate::finite("mean", &ArrayView1::from(&mean))?;
+        validate::positive("sd", &ArrayView1::from(&sd))?;
         Ok(Self { mean, sd })
     }
 
@@ -115,22 +115,8 @@ impl GaussianMixture {
         if sds.dim() != (m, n) {
             return Err(Error::shape("sds", sds.shape(), format!("{:?}, the shape of means", [m, n])));
         }
-        if let Some(i) = means.iter().position(|v| !v.is_finite()) {
-            return Err(Error::value(
-                "means",
-                &validate::unravel(i, &[m, n]),
-                means.iter().nth(i).copied().unwrap_or(f64::NAN),
-                "a finite number",
-            ));
-        }
-        if let Some(i) = sds.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(Error::value(
-                "sds",
-                &validate::unravel(i, &[m, n]),
-                sds.iter().nth(i).copied().unwrap_or(f64::NAN),
-                "a finite number > 0",
-            ));
-        }
+        validate::finite("means", &means)?;
+        validate::positive("sds", &sds)?;
         let weights = match weights {
             None => vec![1.0 / m as f64; m],
             Some(w) => {
@@ -231,14 +217,7 @@ impl Samples {
     pub fn new(draws: Array2<f64>) -> Result<Self> {
         let (s, n) = draws.dim();
         validate::non_empty("samples", draws.shape())?;
-        if let Some(i) = draws.iter().position(|v| !v.is_finite()) {
-            return Err(Error::value(
-                "samples",
-                &validate::unravel(i, &[s, n]),
-                draws.iter().nth(i).copied().unwrap_or(f64::NAN),
-                "a finite number",
-            ));
-        }
+        validate::finite("samples", &draws)?;
         let draws = draws.as_standard_layout();
         let flat = draws.as_slice().unwrap_or(&[]);
         // Transpose in blocks of points (each read is a contiguous run of one draw row), then
@@ -319,8 +298,8 @@ impl Intervals {
         }
         validate::non_empty("lower", &[lower.len()])?;
         validate::same_len("upper", upper.len(), "lower", lower.len())?;
-        validate::finite("lower", &lower)?;
-        validate::finite("upper", &upper)?;
+        validate::finite("lower", &ArrayView1::from(&lower))?;
+        validate::finite("upper", &ArrayView1::from(&upper))?;
         if let Some(i) = lower.iter().zip(&upper).position(|(l, u)| u < l) {
             return Err(Error::value("upper", &[i], upper[i], format!("a bound >= lower[{i}] = {}", lower[i])));
         }
@@ -347,7 +326,7 @@ impl Intervals {
         let z = norm_quantile(0.5 + 0.5 * self.level);
         let mean = self.lower.iter().zip(&self.upper).map(|(l, u)| 0.5 * (l + u)).collect();
         let sd: Vec<f64> = self.lower.iter().zip(&self.upper).map(|(l, u)| (u - l) / (2.0 * z)).collect();
-        validate::positive("interval half-width", &sd)?;
+        validate::positive("interval half-width", &ArrayView1::from(&sd))?;
         Gaussian::new(mean, sd)
     }
 }

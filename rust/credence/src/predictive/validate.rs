@@ -1,21 +1,33 @@
 //! Element checks shared by the predictive constructors.
 
+use ndarray::{ArrayBase, ArrayView1, Data, Dimension};
+
 use crate::error::{Error, Result};
 
-/// Every value finite.
-pub(crate) fn finite(array: &str, x: &[f64]) -> Result<()> {
-    match x.iter().position(|v| !v.is_finite()) {
-        Some(i) => Err(Error::value(array, &[i], x[i], "a finite number")),
+/// The first element of `a` (any shape) failing `ok`, as an error naming its multi-index.
+fn check_all<S: Data<Elem = f64>, D: Dimension>(
+    array: &str,
+    a: &ArrayBase<S, D>,
+    ok: impl Fn(f64) -> bool,
+    expected: &str,
+) -> Result<()> {
+    match a.iter().position(|&v| !ok(v)) {
+        Some(i) => {
+            let index = if a.ndim() == 1 { vec![i] } else { unravel(i, a.shape()) };
+            Err(Error::value(array, &index, a.iter().nth(i).copied().unwrap_or(f64::NAN), expected))
+        }
         None => Ok(()),
     }
 }
 
+/// Every value finite.
+pub(crate) fn finite<S: Data<Elem = f64>, D: Dimension>(array: &str, a: &ArrayBase<S, D>) -> Result<()> {
+    check_all(array, a, f64::is_finite, "a finite number")
+}
+
 /// Every value finite and strictly positive (standard deviations).
-pub(crate) fn positive(array: &str, x: &[f64]) -> Result<()> {
-    match x.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-        Some(i) => Err(Error::value(array, &[i], x[i], "a finite number > 0")),
-        None => Ok(()),
-    }
+pub(crate) fn positive<S: Data<Elem = f64>, D: Dimension>(array: &str, a: &ArrayBase<S, D>) -> Result<()> {
+    check_all(array, a, |v| v.is_finite() && v > 0.0, "a finite number > 0")
 }
 
 /// Same length as the reference array.
@@ -31,7 +43,7 @@ pub(crate) fn non_empty(array: &str, shape: &[usize]) -> Result<()> {
 /// Checks observed regression outcomes: one finite value per test point.
 pub fn check_outcomes(y: &[f64], n: usize) -> Result<()> {
     same_len("y", y.len(), "the prediction", n)?;
-    finite("y", y)
+    finite("y", &ArrayView1::from(y))
 }
 
 /// Converts a flat row-major index into a multi-index for error messages.
@@ -59,9 +71,11 @@ mod tests {
 
     #[test]
     fn checks_report_first_bad_index() {
-        let e = positive("sd", &[1.0, 0.5, 0.0, -1.0]).unwrap_err();
+        let e = positive("sd", &ndarray::array![1.0, 0.5, 0.0, -1.0]).unwrap_err();
         assert_eq!(e.to_string(), "sd[2] = 0: expected a finite number > 0");
-        assert!(finite("mean", &[1.0, f64::NAN]).is_err());
+        assert!(finite("mean", &ndarray::array![1.0, f64::NAN]).is_err());
+        let e = finite("means", &ndarray::array![[1.0, 2.0], [f64::INFINITY, 0.0]]).unwrap_err();
+        assert_eq!(e.to_string(), "means[1, 0] = inf: expected a finite number");
         assert!(same_len("y", 3, "mean", 4).is_err());
     }
 }

@@ -59,12 +59,19 @@ fn abs_normal_mean(mu: f64, sigma: f64) -> f64 {
 /// sum_i w_i E|N(y - m_i, s_i^2)| - 1/2 sum_ij w_i w_j E|N(m_i - m_j, s_i^2 + s_j^2)|,
 /// O(M^2) per point; the pair sum uses its symmetry (M(M-1)/2 evaluations).
 ///
-/// Slices must have equal length M >= 1 with positive sds and weights summing to 1; the
-/// [`GaussianMixture`](crate::GaussianMixture) constructor guarantees this.
-pub fn crps_mixture(weights: &[f64], means: &[f64], sds: &[f64], y: f64) -> f64 {
+/// The slices hold one point's M members; they must have equal length M >= 1, finite means,
+/// positive sds and weights summing to 1 (else a typed error).
+///
+/// ```
+/// let c = credence::metrics::crps_mixture(&[0.5, 0.5], &[0.0, 0.0], &[1.0, 1.0], 0.0).unwrap();
+/// assert!((c - credence::metrics::crps_gaussian(0.0, 1.0, 0.0)).abs() < 1e-15);
+/// assert!(credence::metrics::crps_mixture(&[1.0], &[0.0, 1.0], &[1.0], 0.0).is_err());
+/// ```
+pub fn crps_mixture(weights: &[f64], means: &[f64], sds: &[f64], y: f64) -> crate::Result<f64> {
+    crate::predictive::mixture_slices(weights, means, sds)?;
     let mut out = [0.0];
     mixture_crps_block_portable(&MixtureView { weights, means, sds, n: 1 }, &[y], 0, &mut out);
-    out[0]
+    Ok(out[0])
 }
 
 /// A Gaussian mixture's arrays as the kernels read them: member-major means and sds
@@ -202,7 +209,7 @@ mod tests {
         let cdf = |x: f64| (0..3).map(|i| w[i] * norm_cdf((x - m[i]) / s[i])).sum::<f64>();
         for &y in &[-3.0, 0.0, 0.7, 3.1, 8.0] {
             let q = crps_by_quadrature(cdf, y, -20.0, 20.0);
-            let c = crps_mixture(&w, &m, &s, y);
+            let c = crps_mixture(&w, &m, &s, y).unwrap();
             assert!((c - q).abs() < 1e-9, "y={y}: {c} vs {q}");
         }
     }

@@ -23,7 +23,17 @@ pub fn interval_score(lower: f64, upper: f64, y: f64, alpha: f64) -> f64 {
 /// Newton steps on F(x) - p fall back to bisection whenever they leave the bracket or stall,
 /// so convergence is guaranteed (to ~1e-14 relative in x); it starts from the moment-matched
 /// Gaussian quantile and typically needs three or four steps.
-pub fn mixture_quantile(weights: &[f64], means: &[f64], sds: &[f64], p: f64) -> f64 {
+pub fn mixture_quantile(weights: &[f64], means: &[f64], sds: &[f64], p: f64) -> crate::Result<f64> {
+    crate::predictive::mixture_slices(weights, means, sds)?;
+    if !(p > 0.0 && p < 1.0) {
+        return Err(crate::Error::argument("p", p, "a probability in (0, 1)"));
+    }
+    Ok(mixture_quantile_unchecked(weights, means, sds, p))
+}
+
+/// [`mixture_quantile`] on inputs known to be valid (the [`GaussianMixture`](crate::GaussianMixture)
+/// constructor checked them).
+pub(crate) fn mixture_quantile_unchecked(weights: &[f64], means: &[f64], sds: &[f64], p: f64) -> f64 {
     let z = norm_quantile(p);
     let live = || (0..weights.len()).filter(|&i| weights[i] > 0.0);
     let mut lo = live().map(|i| means[i] + sds[i] * z).fold(f64::INFINITY, f64::min);
@@ -95,13 +105,15 @@ mod tests {
         let m = [-2.0, 1.0, 10.0];
         let s = [0.5, 2.0, 0.1];
         for &p in &[1e-6, 0.05, 0.3, 0.5, 0.95, 0.999_999] {
-            let q = mixture_quantile(&w, &m, &s, p);
+            let q = mixture_quantile(&w, &m, &s, p).unwrap();
             let f: f64 = (0..3).map(|i| w[i] * norm_cdf((q - m[i]) / s[i])).sum();
             assert!((f - p).abs() < 1e-12 * p.max(1e-3), "p={p}: F(q)={f}");
         }
         // Well-separated bimodal mixture: the median sits in the gap where the density is ~0,
         // the case where a plain Newton iteration diverges.
-        let q = mixture_quantile(&[0.5, 0.5], &[-50.0, 50.0], &[1.0, 1.0], 0.5);
+        let q = mixture_quantile(&[0.5, 0.5], &[-50.0, 50.0], &[1.0, 1.0], 0.5).unwrap();
+        assert!(mixture_quantile(&[0.5, 0.5], &[0.0], &[1.0, 1.0], 0.5).is_err());
+        assert!(mixture_quantile(&[1.0], &[0.0], &[1.0], 1.0).is_err());
         assert!(q.abs() < 49.0, "{q}");
     }
 

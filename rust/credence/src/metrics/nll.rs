@@ -29,11 +29,16 @@ fn ln_pos(x: f64) -> f64 {
 }
 
 /// -ln sum_i w_i N(y; m_i, s_i^2) by log-sum-exp, each s_i floored at `sd_floor` (0 for none).
-/// Members with zero weight are skipped.
-pub fn nll_mixture(weights: &[f64], means: &[f64], sds: &[f64], y: f64, sd_floor: f64) -> f64 {
+/// Members with zero weight are skipped. The slices hold one point's members (checked like
+/// [`crps_mixture`](super::crps_mixture)).
+pub fn nll_mixture(weights: &[f64], means: &[f64], sds: &[f64], y: f64, sd_floor: f64) -> crate::Result<f64> {
+    crate::predictive::mixture_slices(weights, means, sds)?;
+    if !(sd_floor >= 0.0 && sd_floor.is_finite()) {
+        return Err(crate::Error::argument("sd_floor", sd_floor, "a finite number >= 0"));
+    }
     let mut out = [0.0];
     mixture_nll_block_portable(&MixtureView { weights, means, sds, n: 1 }, &[y], sd_floor, 0, &mut out, &mut [0.0]);
-    out[0]
+    Ok(out[0])
 }
 
 /// Points per parallel task in the vectorised NLL kernels.
@@ -130,10 +135,10 @@ mod tests {
         let s = [1.0, 0.5];
         let y = 1.3;
         let dens: f64 = (0..2).map(|i| w[i] * norm_pdf((y - m[i]) / s[i]) / s[i]).sum();
-        assert!((nll_mixture(&w, &m, &s, y, 0.0) + dens.ln()).abs() < 1e-14);
+        assert!((nll_mixture(&w, &m, &s, y, 0.0).unwrap() + dens.ln()).abs() < 1e-14);
         // Far from every member the density underflows but log-sum-exp does not; the wider
         // member dominates there.
-        let far = nll_mixture(&w, &m, &s, 200.0, 0.0);
+        let far = nll_mixture(&w, &m, &s, 200.0, 0.0).unwrap();
         assert!(far.is_finite() && far > 1e4);
         assert!((far - nll_gaussian(0.0, 1.0, 200.0) + 0.25f64.ln()).abs() < 1e-9);
     }
@@ -165,9 +170,9 @@ mod tests {
 
     #[test]
     fn floor_raises_small_sds_only() {
-        let a = nll_mixture(&[1.0], &[0.0], &[0.01], 0.0, 0.05);
+        let a = nll_mixture(&[1.0], &[0.0], &[0.01], 0.0, 0.05).unwrap();
         assert!((a - nll_gaussian(0.0, 0.05, 0.0)).abs() < 1e-15);
-        let b = nll_mixture(&[1.0], &[0.0], &[0.2], 0.1, 0.05);
+        let b = nll_mixture(&[1.0], &[0.0], &[0.2], 0.1, 0.05).unwrap();
         assert!((b - nll_gaussian(0.0, 0.2, 0.1)).abs() < 1e-15);
     }
 }

@@ -13,11 +13,12 @@ use crate::special::order_key;
 /// NaN (they are compared with `total_cmp`).
 ///
 /// ```
-/// let a = credence::metrics::auroc(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true]);
+/// let a = credence::metrics::auroc(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true]).unwrap();
 /// assert_eq!(a, Some(0.75));
 /// ```
-pub fn auroc(scores: &[f64], positive: &[bool]) -> Option<f64> {
-    auroc_indexed(scores, positive, (0..scores.len().min(positive.len())).collect())
+pub fn auroc(scores: &[f64], positive: &[bool]) -> Result<Option<f64>> {
+    check_binary_scores(scores, positive)?;
+    Ok(auroc_indexed(scores, positive, (0..scores.len()).collect()))
 }
 
 /// AUROC over the subset `idx` of points.
@@ -194,7 +195,7 @@ mod tests {
             // Scores on a coarse grid so ties are frequent.
             let scores: Vec<f64> = (0..n).map(|_| (next() % 12) as f64 / 11.0).collect();
             let positive: Vec<bool> = (0..n).map(|_| next() % 3 == 0).collect();
-            let got = auroc(&scores, &positive);
+            let got = auroc(&scores, &positive).unwrap();
             if positive.iter().all(|&p| p) || positive.iter().all(|&p| !p) {
                 assert_eq!(got, None);
             } else {
@@ -211,7 +212,9 @@ mod tests {
         assert_eq!((pts[0].fpr, pts[0].tpr), (0.0, 0.0));
         assert_eq!((pts.last().unwrap().fpr, pts.last().unwrap().tpr), (1.0, 1.0));
         let area: f64 = pts.windows(2).map(|w| (w[1].fpr - w[0].fpr) * 0.5 * (w[1].tpr + w[0].tpr)).sum();
-        assert!((area - auroc(&scores, &positive).unwrap()).abs() < 1e-15);
+        assert!((area - auroc(&scores, &positive).unwrap().unwrap()).abs() < 1e-15);
+        assert!(auroc(&[0.1, 0.2], &[true]).is_err());
+        assert!(auroc(&[f64::NAN, 0.2], &[true, false]).is_err());
         assert_eq!(roc_curve(&[0.1], &[true]).unwrap(), None);
         assert!(roc_curve(&[f64::NAN], &[true]).is_err());
     }

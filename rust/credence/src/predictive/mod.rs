@@ -15,3 +15,4 @@ pub use classification::{ClassProbs, DEFAULT_PROB_TOLERANCE, check_labels, label
 pub use real::Real;
 pub use regression::{Gaussian, GaussianMixture, Intervals, RegressionPredictive, Samples};
 pub use validate::check_outcomes;
+pub(crate) use validate::mixture_slices;

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use super::validate;
 use crate::error::{Error, Result};
 use crate::metrics::crps::{self, CrpsEstimator};
-use crate::metrics::interval::{mixture_quantile, sample_quantile};
+use crate::metrics::interval::{mixture_quantile_unchecked, sample_quantile};
 use crate::metrics::nll;
 use crate::special::{from_order_key, norm_quantile, order_key, prefaulted_zeros};
 
@@ -195,7 +195,10 @@ impl RegressionPredictive for GaussianMixture {
         let m: Vec<f64> = self.means.column(i).to_vec();
         let s: Vec<f64> = self.sds.column(i).to_vec();
         let tail = 0.5 * (1.0 - level);
-        (mixture_quantile(&self.weights, &m, &s, tail), mixture_quantile(&self.weights, &m, &s, 1.0 - tail))
+        (
+            mixture_quantile_unchecked(&self.weights, &m, &s, tail),
+            mixture_quantile_unchecked(&self.weights, &m, &s, 1.0 - tail),
+        )
     }
 }
 

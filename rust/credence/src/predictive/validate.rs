@@ -46,6 +46,22 @@ pub fn check_outcomes(y: &[f64], n: usize) -> Result<()> {
     finite("y", &ArrayView1::from(y))
 }
 
+/// One point's mixture given as slices (the scalar metric functions): equal non-zero lengths,
+/// finite means, positive sds, weights >= 0 summing to 1 within 1e-6.
+pub(crate) fn mixture_slices(weights: &[f64], means: &[f64], sds: &[f64]) -> Result<()> {
+    non_empty("weights", &[weights.len()])?;
+    same_len("means", means.len(), "weights", weights.len())?;
+    same_len("sds", sds.len(), "weights", weights.len())?;
+    finite("means", &ArrayView1::from(means))?;
+    positive("sds", &ArrayView1::from(sds))?;
+    check_all("weights", &ArrayView1::from(weights), |w| w.is_finite() && w >= 0.0, "a finite number >= 0")?;
+    let total: f64 = weights.iter().sum();
+    if (total - 1.0).abs() > 1e-6 {
+        return Err(Error::argument("sum(weights)", total, "1 within 1e-6"));
+    }
+    Ok(())
+}
+
 /// Converts a flat row-major index into a multi-index for error messages.
 pub(crate) fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0; shape.len()];

@@ -13,7 +13,7 @@ use credence::metrics::{
 use credence::ndarray::{Array2, Array3};
 use credence::{ClassProbs, GaussianMixture, Samples};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use rand::rngs::StdRng;
+use rand::rngs::ChaCha8Rng as StdRng;
 use rand::{RngExt, SeedableRng};
 
 fn ensemble_probs(s: usize, n: usize, k: usize) -> (ClassProbs<f32>, Vec<usize>) {

@@ -67,6 +67,15 @@ pub enum Error {
         expected: String,
     },
 
+    /// The MCMC sampler failed unrecoverably (e.g. no finite log density at the start).
+    #[error("sampler, chain {chain}: {message}")]
+    Sampler {
+        /// The chain.
+        chain: u64,
+        /// What nuts-rs reported.
+        message: String,
+    },
+
     /// An error about an array that came from a file; the file name is prepended.
     #[error("{}: {source}", path.display())]
     InFile {

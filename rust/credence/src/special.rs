@@ -204,8 +204,9 @@ pub fn norm_quantile(p: f64) -> f64 {
     if pdf > 1e-300 { z - (norm_cdf(z) - p) / pdf } else { z }
 }
 
-/// Wichura's PPND16 for p in (0, 1).
-fn as241(p: f64) -> f64 {
+/// Wichura's PPND16 for p in (0, 1), without [`norm_quantile`]'s Newton refinement (relative
+/// accuracy about 1e-16; for bulk transforms such as rank normalisation).
+pub(crate) fn as241(p: f64) -> f64 {
     let q = p - 0.5;
     if q.abs() <= 0.425 {
         let r = 0.180625 - q * q;

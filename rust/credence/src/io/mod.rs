@@ -6,6 +6,7 @@
 
 mod csv_file;
 mod npy;
+mod table;
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use crate::predictive::{labels_from_f64, labels_from_i64};
 
 pub use csv_file::read_csv;
 pub use npy::{read_npy, read_npz};
+pub use table::Table;
 
 /// A numeric array as stored in a file: single or double precision, or integers (all integer
 /// and boolean dtypes are widened to i64).

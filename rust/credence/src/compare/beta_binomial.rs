@@ -1,0 +1,305 @@
+//! The beta-binomial hierarchical model for coverage counts.
+//!
+//! Unconstrained parameters: mu0; ln tau; z[M] (logit p[m] = mu0 + tau z[m]); ln phi (1, or M
+//! per method); with a realization effect ln sigma_gamma and z_gamma[R] on the logit scale.
+
+use statrs::function::gamma::{digamma, ln_gamma};
+
+use super::design::Design;
+use super::model::{BetaBinomialOptions, Output, OutputKind, Posterior};
+use super::priors::standard_normal;
+
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    n_groups: usize,
+    n_pairs: usize,
+    n_phi: usize,
+    z: usize,
+    log_phi: usize,
+    log_sg: Option<usize>,
+    z_gamma: usize,
+    dim: usize,
+}
+
+pub(crate) struct BetaBinomialModel {
+    layout: Layout,
+    opts: BetaBinomialOptions,
+    group: Vec<usize>,
+    pair: Vec<usize>,
+    k: Vec<f64>,
+    n: Vec<f64>,
+    outputs: Vec<Output>,
+}
+
+/// Logistic function without overflow.
+#[inline]
+fn logistic(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+impl BetaBinomialModel {
+    /// The model for a design with trials (the response holds the covered counts).
+    pub(crate) fn new(design: &Design, opts: BetaBinomialOptions) -> Self {
+        let (m, r) = (design.n_groups(), design.n_pairs());
+        let effect = opts.realization_effect && r > 0;
+        let n_phi = if opts.phi_per_method { m } else { 1 };
+        let z = 2;
+        let log_phi = z + m;
+        let mut next = log_phi + n_phi;
+        let log_sg = effect.then(|| {
+            next += 1;
+            next - 1
+        });
+        let z_gamma = next;
+        if effect {
+            next += r;
+        }
+        let layout =
+            Layout { n_groups: m, n_pairs: if effect { r } else { 0 }, n_phi, z, log_phi, log_sg, z_gamma, dim: next };
+        let mut outputs = vec![Output::new("mu0", OutputKind::Fixed), Output::new("tau", OutputKind::Fixed)];
+        if opts.phi_per_method {
+            outputs.extend(design.groups().iter().map(|g| Output::new(format!("phi[{g}]"), OutputKind::Fixed)));
+        } else {
+            outputs.push(Output::new("phi", OutputKind::Fixed));
+        }
+        if effect {
+            outputs.push(Output::new("sigma_gamma", OutputKind::Fixed));
+        }
+        outputs.extend(design.groups().iter().map(|g| Output::new(format!("p[{g}]"), OutputKind::Fixed)));
+        if effect {
+            outputs.extend(design.pairs().iter().map(|p| Output::new(format!("gamma[{p}]"), OutputKind::Fixed)));
+        }
+        let trials = design.trials().map(<[f64]>::to_vec).unwrap_or_else(|| vec![1.0; design.n_obs()]);
+        Self {
+            layout,
+            opts,
+            group: design.group().to_vec(),
+            pair: design.pair().to_vec(),
+            k: design.y().to_vec(),
+            n: trials,
+            outputs,
+        }
+    }
+
+    fn phi_index(&self, m: usize) -> usize {
+        if self.layout.n_phi == 1 { 0 } else { m }
+    }
+
+    /// Position of p[...] among the outputs.
+    fn p_offset(&self) -> usize {
+        2 + self.layout.n_phi + usize::from(self.layout.log_sg.is_some())
+    }
+}
+
+impl Posterior for BetaBinomialModel {
+    fn dim(&self) -> usize {
+        self.layout.dim
+    }
+
+    fn logp(&self, th: &[f64], grad: &mut [f64]) -> f64 {
+        let l = self.layout;
+        let pri = &self.opts.priors;
+        grad.fill(0.0);
+        let (a, da) = pri.mu0.logp_grad(th[0]);
+        let (b, db) = pri.tau.logp_grad_log(th[1], 0.0);
+        let mut lp = a + b;
+        grad[0] += da;
+        grad[1] += db;
+        let (mu0, tau) = (th[0], th[1].exp());
+        for m in 0..l.n_groups {
+            let z = th[l.z + m];
+            lp -= 0.5 * z * z;
+            grad[l.z + m] -= z;
+        }
+        for k in 0..l.n_phi {
+            let (a, d) = pri.phi.logp_grad_log(th[l.log_phi + k], 0.0);
+            lp += a;
+            grad[l.log_phi + k] += d;
+        }
+        let sg = match l.log_sg {
+            Some(i) => {
+                let (a, d) = pri.sigma_gamma.logp_grad_log(th[i], 0.0);
+                lp += a;
+                grad[i] += d;
+                for r in 0..l.n_pairs {
+                    let z = th[l.z_gamma + r];
+                    lp -= 0.5 * z * z;
+                    grad[l.z_gamma + r] -= z;
+                }
+                th[i].exp()
+            }
+            None => 0.0,
+        };
+        let mut d_eta_group = vec![0.0; l.n_groups];
+        let mut d_eta_pair = vec![0.0; l.n_pairs];
+        for j in 0..self.k.len() {
+            let m = self.group[j];
+            let mut eta = mu0 + tau * th[l.z + m];
+            if l.n_pairs > 0 {
+                eta += sg * th[l.z_gamma + self.pair[j]];
+            }
+            let p = logistic(eta);
+            let phi_slot = l.log_phi + self.phi_index(m);
+            let phi = th[phi_slot].exp();
+            let (alpha, beta) = (p * phi, (1.0 - p) * phi);
+            let (k, n) = (self.k[j], self.n[j]);
+            lp += ln_gamma(k + alpha) + ln_gamma(n - k + beta) - ln_gamma(n + phi) - ln_gamma(alpha) - ln_gamma(beta)
+                + ln_gamma(phi);
+            let common = digamma(phi) - digamma(n + phi);
+            let d_alpha = digamma(k + alpha) - digamma(alpha) + common;
+            let d_beta = digamma(n - k + beta) - digamma(beta) + common;
+            let d_eta = phi * p * (1.0 - p) * (d_alpha - d_beta);
+            d_eta_group[m] += d_eta;
+            if l.n_pairs > 0 {
+                d_eta_pair[self.pair[j]] += d_eta;
+            }
+            grad[phi_slot] += alpha * d_alpha + beta * d_beta;
+        }
+        grad[0] += d_eta_group.iter().sum::<f64>();
+        grad[1] += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
+        for m in 0..l.n_groups {
+            grad[l.z + m] += tau * d_eta_group[m];
+        }
+        if let Some(i) = l.log_sg {
+            for r in 0..l.n_pairs {
+                grad[l.z_gamma + r] += sg * d_eta_pair[r];
+            }
+            grad[i] += sg * (0..l.n_pairs).map(|r| th[l.z_gamma + r] * d_eta_pair[r]).sum::<f64>();
+        }
+        lp
+    }
+
+    fn outputs(&self) -> &[Output] {
+        &self.outputs
+    }
+
+    fn constrain(&self, th: &[f64], out: &mut [f64]) {
+        let l = self.layout;
+        let (mu0, tau) = (th[0], th[1].exp());
+        let mut k = 0;
+        let mut put = |v: f64| {
+            out[k] = v;
+            k += 1;
+        };
+        put(mu0);
+        put(tau);
+        for i in 0..l.n_phi {
+            put(th[l.log_phi + i].exp());
+        }
+        if let Some(i) = l.log_sg {
+            put(th[i].exp());
+        }
+        for m in 0..l.n_groups {
+            put(logistic(mu0 + tau * th[l.z + m]));
+        }
+        if let Some(i) = l.log_sg {
+            let sg = th[i].exp();
+            for r in 0..l.n_pairs {
+                put(sg * th[l.z_gamma + r]);
+            }
+        }
+    }
+
+    fn simulate(&self, c: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
+        use rand_distr::Distribution;
+        let l = self.layout;
+        let p_at = self.p_offset();
+        let gamma_at = p_at + l.n_groups;
+        (0..self.k.len())
+            .map(|j| {
+                let m = self.group[j];
+                let p_m = c[p_at + m];
+                let p = if l.log_sg.is_some() {
+                    logistic((p_m / (1.0 - p_m)).ln() + c[gamma_at + self.pair[j]])
+                } else {
+                    p_m
+                };
+                let phi = c[2 + self.phi_index(m)];
+                let theta = rand_distr::Beta::new(p * phi, (1.0 - p) * phi).map(|d| d.sample(rng)).unwrap_or(p);
+                let n = self.n[j] as u64;
+                rand_distr::Binomial::new(n, theta.clamp(0.0, 1.0)).map(|d| d.sample(rng) as f64).unwrap_or(0.0)
+            })
+            .collect()
+    }
+
+    fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
+        let l = self.layout;
+        let pri = &self.opts.priors;
+        let mu0 = pri.mu0.sample(rng);
+        let tau = pri.tau.sample(rng, 0.0);
+        let mut out = vec![mu0, tau];
+        out.extend((0..l.n_phi).map(|_| pri.phi.sample(rng, 0.0)));
+        let sg = l.log_sg.map(|_| pri.sigma_gamma.sample(rng, 0.0));
+        if let Some(sg) = sg {
+            out.push(sg);
+        }
+        out.extend((0..l.n_groups).map(|_| logistic(mu0 + tau * standard_normal(rng))));
+        if let Some(sg) = sg {
+            out.extend((0..l.n_pairs).map(|_| sg * standard_normal(rng)));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::model::gradient_error;
+
+    fn design() -> Design {
+        let (mut g, mut p, mut k, mut n) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for r in 0..5 {
+            for (m, name) in ["A", "B"].iter().enumerate() {
+                g.push(name.to_string());
+                p.push(format!("r{r}"));
+                n.push(50.0 + r as f64);
+                k.push(40.0 + (m * 3 + r) as f64);
+            }
+        }
+        Design::new(g, Some(p), k, Some(n)).unwrap()
+    }
+
+    #[test]
+    fn analytic_gradients_match_finite_differences() {
+        let d = design();
+        for phi_per_method in [false, true] {
+            for realization_effect in [false, true] {
+                let opts = BetaBinomialOptions { phi_per_method, realization_effect, ..Default::default() };
+                let model = BetaBinomialModel::new(&d, opts);
+                let th: Vec<f64> = (0..model.dim())
+                    .map(|i| {
+                        0.2 * ((i * 13 % 7) as f64 / 7.0 - 0.5)
+                            + if i >= 4 && i < 4 + model.layout.n_phi { 3.0 } else { 0.0 }
+                    })
+                    .collect();
+                let err = gradient_error(&model, &th);
+                assert!(err < 1e-6, "phi_per_method={phi_per_method} effect={realization_effect}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn likelihood_matches_the_beta_binomial_pmf() {
+        // One observation, flat-ish priors aside: compare the data term with a direct pmf.
+        let d = Design::new(vec!["A".into()], None, vec![7.0], Some(vec![10.0])).unwrap();
+        let model = BetaBinomialModel::new(&d, BetaBinomialOptions::default());
+        let th = [0.4, -1.0, 0.3, 2.0];
+        let mut g = [0.0; 4];
+        let lp = model.logp(&th, &mut g);
+        let pri = BetaBinomialOptions::default().priors;
+        let prior = pri.mu0.logp_grad(th[0]).0 + pri.tau.logp_grad_log(th[1], 0.0).0 - 0.5 * th[2] * th[2]
+            + pri.phi.logp_grad_log(th[3], 0.0).0;
+        let p = logistic(th[0] + th[1].exp() * th[2]);
+        let phi = th[3].exp();
+        let (a, b) = (p * phi, (1.0 - p) * phi);
+        // pmf / C(n, k) = B(k + a, n - k + b) / B(a, b)
+        let lbeta = |x: f64, y: f64| ln_gamma(x) + ln_gamma(y) - ln_gamma(x + y);
+        let want = lbeta(7.0 + a, 3.0 + b) - lbeta(a, b);
+        assert!((lp - prior - want).abs() < 1e-10);
+    }
+}

@@ -1,0 +1,222 @@
+//! The data of a comparison: one metric value (or covered count) per method x realization.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::io::Table;
+
+/// Observations of one metric: the method (group) and data realization (pair) of each value.
+/// Unbalanced designs (methods missing some realizations) are fine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Design {
+    groups: Vec<String>,
+    pairs: Vec<String>,
+    group: Vec<usize>,
+    pair: Vec<usize>,
+    y: Vec<f64>,
+    trials: Option<Vec<f64>>,
+}
+
+/// Index of each label in a list of distinct labels kept in order of first appearance.
+fn encode(labels: &[String]) -> (Vec<String>, Vec<usize>) {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut levels = Vec::new();
+    let codes = labels
+        .iter()
+        .map(|l| {
+            *index.entry(l.as_str()).or_insert_with(|| {
+                levels.push(l.clone());
+                levels.len() - 1
+            })
+        })
+        .collect();
+    (levels, codes)
+}
+
+impl Design {
+    /// Builds a design from per-observation labels and values. `pair` is the realization of
+    /// each value (`None` for an unpaired design); `trials` the number of test points behind
+    /// each count for the beta-binomial model (then `y` holds the covered counts).
+    pub fn new(group: Vec<String>, pair: Option<Vec<String>>, y: Vec<f64>, trials: Option<Vec<f64>>) -> Result<Self> {
+        let n = y.len();
+        if n == 0 {
+            return Err(Error::shape("response", &[0], "at least one observation"));
+        }
+        if group.len() != n {
+            return Err(Error::shape("group", &[group.len()], format!("[{n}], one label per observation")));
+        }
+        if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+            return Err(Error::value("response", &[i], y[i], "a finite number"));
+        }
+        let (groups, group) = encode(&group);
+        let (pairs, pair) = match pair {
+            Some(p) if p.len() != n => {
+                return Err(Error::shape("pair", &[p.len()], format!("[{n}], one label per observation")));
+            }
+            Some(p) => encode(&p),
+            None => (Vec::new(), vec![0; n]),
+        };
+        if let Some(t) = &trials {
+            if t.len() != n {
+                return Err(Error::shape("trials", &[t.len()], format!("[{n}], one count per observation")));
+            }
+            for i in 0..n {
+                if !(t[i].is_finite() && t[i] >= 1.0 && t[i].fract() == 0.0) {
+                    return Err(Error::value("trials", &[i], t[i], "a whole number >= 1"));
+                }
+                if !(y[i] >= 0.0 && y[i] <= t[i] && y[i].fract() == 0.0) {
+                    return Err(Error::value("response", &[i], y[i], format!("a whole count in 0..={}", t[i])));
+                }
+            }
+        }
+        Ok(Self { groups, pairs, group, pair, y, trials })
+    }
+
+    /// Reads the design from named columns of a long table; rows with a missing value in any
+    /// of those columns are dropped (the returned messages say how many, like brms).
+    pub fn from_table(
+        table: &Table,
+        response: &str,
+        group: &str,
+        pair: Option<&str>,
+        trials: Option<&str>,
+    ) -> Result<(Self, Vec<String>)> {
+        let y = table.numbers(response)?;
+        let g = table.text(group)?;
+        let p = pair.map(|c| table.text(c)).transpose()?;
+        let t = trials.map(|c| table.numbers(c)).transpose()?;
+        let keep: Vec<usize> = (0..table.n_rows())
+            .filter(|&i| {
+                y[i].is_some()
+                    && g[i].is_some()
+                    && p.as_ref().is_none_or(|p| p[i].is_some())
+                    && t.as_ref().is_none_or(|t| t[i].is_some())
+            })
+            .collect();
+        let mut warnings = Vec::new();
+        let dropped = table.n_rows() - keep.len();
+        if dropped > 0 {
+            warnings.push(format!("{dropped} row(s) with missing values in the model's columns were dropped"));
+        }
+        let pick = |v: &Vec<Option<f64>>| keep.iter().map(|&i| v[i].unwrap_or(f64::NAN)).collect::<Vec<_>>();
+        let pick_text = |v: &Vec<Option<String>>| keep.iter().map(|&i| v[i].clone().unwrap_or_default()).collect();
+        let design = Self::new(pick_text(&g), p.as_ref().map(pick_text), pick(&y), t.as_ref().map(pick))
+            .map_err(|e| e.in_file(table.source()))?;
+        Ok((design, warnings))
+    }
+
+    /// Method labels, in order of first appearance.
+    pub fn groups(&self) -> &[String] {
+        &self.groups
+    }
+    /// Realization labels, in order of first appearance (empty for an unpaired design).
+    pub fn pairs(&self) -> &[String] {
+        &self.pairs
+    }
+    /// Method index of each observation.
+    pub fn group(&self) -> &[usize] {
+        &self.group
+    }
+    /// Realization index of each observation (all 0 when unpaired).
+    pub fn pair(&self) -> &[usize] {
+        &self.pair
+    }
+    /// The response (metric values, or covered counts).
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+    /// Trials behind each count (beta-binomial designs).
+    pub fn trials(&self) -> Option<&[f64]> {
+        self.trials.as_deref()
+    }
+    /// Number of observations.
+    pub fn n_obs(&self) -> usize {
+        self.y.len()
+    }
+    /// Number of methods.
+    pub fn n_groups(&self) -> usize {
+        self.groups.len()
+    }
+    /// Number of realizations (0 when unpaired).
+    pub fn n_pairs(&self) -> usize {
+        self.pairs.len()
+    }
+    /// Index of a method label.
+    pub fn group_index(&self, label: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g == label)
+    }
+
+    /// The same design with a new response (e.g. standardised, or simulated).
+    pub fn with_response(&self, y: Vec<f64>) -> Result<Self> {
+        let group = self.group.iter().map(|&g| self.groups[g].clone()).collect();
+        let pair = (!self.pairs.is_empty()).then(|| self.pair.iter().map(|&p| self.pairs[p].clone()).collect());
+        Self::new(group, pair, y, self.trials.clone())
+    }
+
+    /// The observations of the given realizations only (for sensitivity refits).
+    pub fn subset_pairs(&self, keep: &[usize]) -> Result<Self> {
+        let rows: Vec<usize> = (0..self.n_obs()).filter(|&i| keep.contains(&self.pair[i])).collect();
+        let group = rows.iter().map(|&i| self.groups[self.group[i]].clone()).collect();
+        let pair = rows.iter().map(|&i| self.pairs[self.pair[i]].clone()).collect();
+        let y = rows.iter().map(|&i| self.y[i]).collect();
+        let trials = self.trials.as_ref().map(|t| rows.iter().map(|&i| t[i]).collect());
+        Self::new(group, Some(pair), y, trials)
+    }
+
+    /// Mean and (n - 1) sd of the response.
+    pub fn response_moments(&self) -> (f64, f64) {
+        let n = self.y.len() as f64;
+        let mean = self.y.iter().sum::<f64>() / n;
+        let var =
+            if self.y.len() > 1 { self.y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+        (mean, var.sqrt())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn labels_keep_first_appearance_order() {
+        let d =
+            Design::new(s(&["MCD", "Ens", "MCD"]), Some(s(&["r1", "r1", "r2"])), vec![0.1, 0.2, 0.3], None).unwrap();
+        assert_eq!(d.groups(), &["MCD", "Ens"]);
+        assert_eq!(d.group(), &[0, 1, 0]);
+        assert_eq!(d.pair(), &[0, 0, 1]);
+        assert_eq!(d.group_index("Ens"), Some(1));
+        let sub = d.subset_pairs(&[1]).unwrap();
+        assert_eq!(sub.n_obs(), 1);
+    }
+
+    #[test]
+    fn counts_must_fit_trials() {
+        let e = Design::new(s(&["A"]), None, vec![11.0], Some(vec![10.0])).unwrap_err();
+        assert!(e.to_string().contains("a whole count in 0..=10"), "{e}");
+        assert!(Design::new(s(&["A"]), None, vec![2.5], Some(vec![10.0])).is_err());
+        assert!(Design::new(s(&["A"]), None, vec![f64::NAN], None).is_err());
+        assert!(Design::new(s(&["A", "B"]), None, vec![1.0], None).is_err());
+    }
+
+    #[test]
+    fn table_rows_with_missing_values_are_dropped_with_a_message() {
+        let t = Table::from_columns(
+            "df",
+            vec![
+                ("method".into(), s(&["A", "B", "A", "B"])),
+                ("realization".into(), s(&["0", "0", "1", "1"])),
+                ("crps".into(), s(&["0.5", "NA", "0.4", "0.6"])),
+            ],
+        )
+        .unwrap();
+        let (d, warnings) = Design::from_table(&t, "crps", "method", Some("realization"), None).unwrap();
+        assert_eq!(d.n_obs(), 3);
+        assert_eq!(warnings.len(), 1);
+    }
+}

@@ -1,0 +1,498 @@
+//! Fitting a hierarchical model and the quantities users ask of the fit.
+
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::beta_binomial::BetaBinomialModel;
+use super::design::Design;
+use super::diagnostics::{mcse_mean, summary_diagnostics};
+use super::gaussian::{GaussianModel, KnownHyper};
+use super::model::{Family, Output, OutputKind, Posterior};
+use super::sampler::{SamplerSettings, run_chains, stream_seed};
+use crate::error::{Error, Result};
+use crate::special::{norm_cdf, norm_quantile};
+
+/// Options of [`fit`].
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct FitOptions {
+    /// Model family and its options.
+    pub family: Family,
+    /// Sampler settings.
+    pub sampler: SamplerSettings,
+    /// Higher metric values are better (coverage, accuracy); by default lower is better
+    /// (CRPS, NLL), which is what "A better than B" means in [`Fit::prob_better`].
+    pub higher_is_better: bool,
+}
+
+/// Posterior summary of one reported quantity (the columns of brms' summary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamSummary {
+    /// Name, e.g. `mu[Ensemble]`.
+    pub name: String,
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior sd.
+    pub sd: f64,
+    /// 2.5% quantile.
+    #[serde(rename = "q2.5")]
+    pub q2_5: f64,
+    /// Median.
+    pub q50: f64,
+    /// 97.5% quantile.
+    #[serde(rename = "q97.5")]
+    pub q97_5: f64,
+    /// R-hat (max of bulk and folded rank-normalised split R-hat).
+    pub rhat: f64,
+    /// Bulk effective sample size.
+    pub ess_bulk: f64,
+    /// Tail effective sample size.
+    pub ess_tail: f64,
+}
+
+/// Sampler diagnostics of a whole fit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FitDiagnostics {
+    /// Divergent transitions after warmup, all chains.
+    pub divergences: usize,
+    /// Transitions that hit the maximum tree depth, all chains.
+    pub treedepth_hits: usize,
+    /// Largest R-hat over the summarised quantities.
+    pub max_rhat: f64,
+    /// Smallest bulk-ESS over the summarised quantities.
+    pub min_ess_bulk: f64,
+}
+
+/// Predictive minimum detectable difference of one pair of methods.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Mdd {
+    /// MDD = z_power * sigma_pred.
+    pub mdd: f64,
+    /// sigma_pred = sqrt(Var(d | y) + (E[s_A^2 | y] + E[s_B^2 | y]) / R_new), d = mu_A - mu_B.
+    pub sigma_pred: f64,
+    /// Posterior mean of d.
+    pub gap: f64,
+    /// Phi(|E[d]| / sigma_pred): how likely a new experiment detects the observed gap.
+    pub detection_probability: f64,
+}
+
+/// A fitted model: the draws and everything derived from them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fit {
+    design: Design,
+    options: FitOptions,
+    outputs: Vec<Output>,
+    /// Per chain, draws x outputs, row-major, on the reported (original) scale.
+    chains: Vec<Vec<f64>>,
+    divergences: usize,
+    treedepth_hits: usize,
+    standardization: Option<(f64, f64)>,
+    warnings: Vec<String>,
+    seconds: f64,
+    gradient_evals: u64,
+    summary: Vec<ParamSummary>,
+}
+
+/// Builds the posterior for a design (on the scale it is fitted on).
+pub(crate) fn build_model(design: &Design, family: &Family, fixed: Option<KnownHyper>) -> Result<Box<dyn Posterior>> {
+    match family {
+        Family::Gaussian(o) => {
+            o.priors.validate()?;
+            if design.trials().is_some() {
+                return Err(Error::argument(
+                    "family",
+                    "gaussian",
+                    "a design without trials (use beta_binomial for counts)",
+                ));
+            }
+            Ok(Box::new(GaussianModel::new(design, *o, fixed)))
+        }
+        Family::BetaBinomial(o) => {
+            o.priors.validate()?;
+            if design.trials().is_none() {
+                return Err(Error::argument(
+                    "family",
+                    "beta_binomial",
+                    "a design with trials (the n behind each count)",
+                ));
+            }
+            Ok(Box::new(BetaBinomialModel::new(design, *o)))
+        }
+    }
+}
+
+/// Fits the hierarchical model to a design by NUTS.
+///
+/// ```
+/// use credence::compare::{fit, Design, FitOptions};
+/// let (mut g, mut p, mut y) = (vec![], vec![], vec![]);
+/// for r in 0..8 {
+///     for (m, shift) in [("A", 0.0), ("B", 0.3)] {
+///         g.push(m.to_string());
+///         p.push(r.to_string());
+///         y.push(shift + 0.1 * ((r * 7 % 5) as f64 - 2.0));
+///     }
+/// }
+/// let design = Design::new(g, Some(p), y, None)?;
+/// let mut opts = FitOptions::default();
+/// opts.sampler.warmup = 300;
+/// opts.sampler.draws = 300;
+/// let f = fit(&design, &opts)?;
+/// assert!(f.prob_better("A", "B")?.0 > 0.9); // A is lower, so better
+/// # Ok::<(), credence::Error>(())
+/// ```
+pub fn fit(design: &Design, options: &FitOptions) -> Result<Fit> {
+    fit_with(design, options, None)
+}
+
+/// Fits several independent designs at once (rayon over fits); results in input order.
+pub fn fit_many(designs: &[Design], options: &FitOptions) -> Vec<Result<Fit>> {
+    designs.par_iter().map(|d| fit(d, options)).collect()
+}
+
+pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>) -> Result<Fit> {
+    let start = Instant::now();
+    let mut warnings = Vec::new();
+    let (fitted_design, standardization) = match &options.family {
+        Family::Gaussian(o) => {
+            let (mean, sd) = design.response_moments();
+            if o.standardize && sd > 0.0 {
+                let y = design.y().iter().map(|v| (v - mean) / sd).collect();
+                (design.with_response(y)?, Some((mean, sd)))
+            } else {
+                if !o.standardize && fixed.is_none() && (sd > 10.0 || (sd > 0.0 && sd < 1e-3)) {
+                    warnings.push(format!(
+                        "the response has sd {sd:.3e}, so the default priors (unit scale) are informative; \
+                         consider standardising (--standardize) or setting priors on this scale"
+                    ));
+                }
+                (design.clone(), None)
+            }
+        }
+        Family::BetaBinomial(_) => (design.clone(), None),
+    };
+    let model = build_model(&fitted_design, &options.family, fixed)?;
+    let runs = run_chains(model.as_ref(), &options.sampler)?;
+    let outputs = model.outputs().to_vec();
+    let mut chains: Vec<Vec<f64>> = runs.iter().map(|r| r.draws.clone()).collect();
+    if let Some((mean, sd)) = standardization {
+        let n_out = outputs.len();
+        for chain in &mut chains {
+            for row in chain.chunks_exact_mut(n_out) {
+                for (v, o) in row.iter_mut().zip(&outputs) {
+                    *v = match o.kind {
+                        OutputKind::Location => mean + sd * *v,
+                        OutputKind::Scale => sd * *v,
+                        OutputKind::Fixed => *v,
+                    };
+                }
+            }
+        }
+    }
+    let mut fit = Fit {
+        design: design.clone(),
+        options: *options,
+        outputs,
+        chains,
+        divergences: runs.iter().map(|r| r.divergences).sum(),
+        treedepth_hits: runs.iter().map(|r| r.treedepth_hits).sum(),
+        standardization,
+        warnings,
+        seconds: 0.0,
+        gradient_evals: runs.iter().map(|r| r.gradient_evals).sum(),
+        summary: Vec::new(),
+    };
+    // Summaries are computed once, in parallel over quantities, and kept with the fit.
+    let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
+    fit.summary = summarised.par_iter().map(|&k| summarize(&fit.outputs[k].name, &fit.chain_draws(k))).collect();
+    let d = fit.diagnostics();
+    if d.divergences > 0 {
+        fit.warnings.push(format!(
+            "{} divergent transition(s) after warmup: results may be biased; consider a higher target_accept",
+            d.divergences
+        ));
+    }
+    if d.max_rhat > 1.01 {
+        fit.warnings.push(format!("largest R-hat is {:.3} > 1.01: the chains have not mixed", d.max_rhat));
+    }
+    if d.min_ess_bulk < 400.0 {
+        fit.warnings.push(format!("smallest bulk-ESS is {:.0} < 400: run more draws", d.min_ess_bulk));
+    }
+    if d.treedepth_hits > 0 {
+        fit.warnings.push(format!("{} transition(s) hit the maximum tree depth", d.treedepth_hits));
+    }
+    fit.seconds = start.elapsed().as_secs_f64();
+    Ok(fit)
+}
+
+impl Fit {
+    /// The data the model was fitted to.
+    pub fn design(&self) -> &Design {
+        &self.design
+    }
+    /// The options used.
+    pub fn options(&self) -> &FitOptions {
+        &self.options
+    }
+    /// Names of all reported quantities (summarised ones first, realization effects last).
+    pub fn names(&self) -> Vec<&str> {
+        self.outputs.iter().map(|o| o.name.as_str()).collect()
+    }
+    /// Warnings in plain language (data scale, divergences, R-hat, ESS, tree depth).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    /// Wall-clock seconds of the fit.
+    pub fn seconds(&self) -> f64 {
+        self.seconds
+    }
+    /// Leapfrog steps (gradient evaluations) of all chains, warmup included.
+    pub fn gradient_evals(&self) -> u64 {
+        self.gradient_evals
+    }
+    /// Number of chains.
+    pub fn n_chains(&self) -> usize {
+        self.chains.len()
+    }
+    /// Kept draws per chain.
+    pub fn n_draws(&self) -> usize {
+        self.chains.first().map_or(0, |c| c.len() / self.outputs.len().max(1))
+    }
+
+    fn index(&self, name: &str) -> Result<usize> {
+        self.outputs
+            .iter()
+            .position(|o| o.name == name)
+            .ok_or_else(|| Error::argument("parameter", name, format!("one of {}", self.names().join(", "))))
+    }
+
+    /// Draws of one quantity, one vector per chain.
+    pub fn draws(&self, name: &str) -> Result<Vec<Vec<f64>>> {
+        let k = self.index(name)?;
+        Ok(self.chain_draws(k))
+    }
+
+    fn chain_draws(&self, k: usize) -> Vec<Vec<f64>> {
+        let n_out = self.outputs.len();
+        self.chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect()
+    }
+
+    /// Every draw's row of reported quantities, chain after chain.
+    pub(crate) fn rows(&self) -> Vec<&[f64]> {
+        self.chains.iter().flat_map(|c| c.chunks_exact(self.outputs.len())).collect()
+    }
+
+    /// Draws of `f` applied to each draw's row of reported quantities, per chain.
+    fn derived(&self, f: impl Fn(&[f64]) -> f64) -> Vec<Vec<f64>> {
+        let n_out = self.outputs.len();
+        self.chains.iter().map(|c| c.chunks_exact(n_out).map(&f).collect()).collect()
+    }
+
+    /// Whether a quantity appears in the summary table (everything but realization effects).
+    fn summarised(o: &Output) -> bool {
+        !o.name.starts_with("gamma[")
+    }
+
+    /// brms-style summary of the main quantities (all but the realization effects): mean, sd,
+    /// 2.5/50/97.5% quantiles, R-hat, bulk- and tail-ESS.
+    pub fn summary(&self) -> &[ParamSummary] {
+        &self.summary
+    }
+
+    /// Summary of any quantity by name (including realization effects).
+    pub fn summary_of(&self, name: &str) -> Result<ParamSummary> {
+        Ok(summarize(name, &self.draws(name)?))
+    }
+
+    /// Divergences, tree-depth hits, worst R-hat and bulk-ESS of the summarised quantities.
+    pub fn diagnostics(&self) -> FitDiagnostics {
+        let summary = self.summary();
+        FitDiagnostics {
+            divergences: self.divergences,
+            treedepth_hits: self.treedepth_hits,
+            max_rhat: summary.iter().map(|s| s.rhat).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max),
+            min_ess_bulk: summary.iter().map(|s| s.ess_bulk).filter(|r| !r.is_nan()).fold(f64::NAN, f64::min),
+        }
+    }
+
+    /// The compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
+    fn method_parameter(&self) -> &'static str {
+        match self.options.family {
+            Family::Gaussian(_) => "mu",
+            Family::BetaBinomial(_) => "p",
+        }
+    }
+
+    fn method_index(&self, method: &str) -> Result<usize> {
+        self.index(&format!("{}[{method}]", self.method_parameter()))
+            .map_err(|_| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
+    }
+
+    /// P(A better than B | y) with its Monte Carlo standard error: the share of draws with
+    /// mu_A < mu_B (mu_A > mu_B when higher is better; p for the beta-binomial).
+    pub fn prob_better(&self, a: &str, b: &str) -> Result<(f64, f64)> {
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let higher = self.options.higher_is_better;
+        let ind = self.derived(|row| f64::from(u8::from(if higher { row[i] > row[j] } else { row[i] < row[j] })));
+        let refs: Vec<&[f64]> = ind.iter().map(Vec::as_slice).collect();
+        let total: usize = ind.iter().map(Vec::len).sum();
+        let p = ind.iter().flatten().sum::<f64>() / total as f64;
+        let mcse = mcse_mean(&refs);
+        // posterior reports NA for a constant indicator; its MCSE is then 0 for our purposes.
+        Ok((p, if mcse.is_nan() { 0.0 } else { mcse }))
+    }
+
+    /// The matrix of P(row better than column), methods in design order (diagonal NaN).
+    pub fn prob_better_matrix(&self) -> Result<Vec<Vec<f64>>> {
+        let g = self.design.groups();
+        g.iter()
+            .map(|a| {
+                g.iter().map(|b| if a == b { Ok(f64::NAN) } else { self.prob_better(a, b).map(|x| x.0) }).collect()
+            })
+            .collect()
+    }
+
+    /// P(|mu_A - mu_B| < eps | y), the posterior mass in a region of practical equivalence.
+    pub fn rope(&self, a: &str, b: &str, eps: f64) -> Result<f64> {
+        if !(eps > 0.0 && eps.is_finite()) {
+            return Err(Error::argument("eps", eps, "a finite number > 0"));
+        }
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let ind = self.derived(|row| f64::from(u8::from((row[i] - row[j]).abs() < eps)));
+        let total: usize = ind.iter().map(Vec::len).sum();
+        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
+    }
+
+    /// Per-method predictive variance of one new observation, per draw: sigma^2 (Gaussian;
+    /// nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed proportion
+    /// k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n (beta-binomial).
+    fn obs_variance(&self, method: &str) -> Result<Vec<f64>> {
+        match self.options.family {
+            Family::Gaussian(_) => {
+                let s = self.index(&format!("sigma[{method}]"))?;
+                let nu = self.outputs.iter().position(|o| o.name == "nu");
+                Ok(self
+                    .derived(|row| {
+                        let v = row[s] * row[s];
+                        match nu {
+                            Some(k) if row[k] > 2.0 => v * row[k] / (row[k] - 2.0),
+                            _ => v,
+                        }
+                    })
+                    .concat())
+            }
+            Family::BetaBinomial(o) => {
+                let p = self.method_index(method)?;
+                let phi = if o.phi_per_method { self.index(&format!("phi[{method}]"))? } else { self.index("phi")? };
+                let g = self.design.group_index(method).unwrap_or(0);
+                let trials = self.design.trials().unwrap_or(&[]);
+                let (sum, count) = self
+                    .design
+                    .group()
+                    .iter()
+                    .zip(trials)
+                    .filter(|(m, _)| **m == g)
+                    .fold((0.0, 0.0), |(s, c), (_, t)| (s + t, c + 1.0));
+                let n = sum / count;
+                Ok(self.derived(|row| row[p] * (1.0 - row[p]) * (row[phi] + n) / (n * (row[phi] + 1.0))).concat())
+            }
+        }
+    }
+
+    /// Predictive minimum detectable difference for a pair at `power` (e.g. 0.8):
+    /// MDD = Phi^-1(power) sigma_pred with
+    /// sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2 | y\] + E\[sigma_B^2 | y\]) / R_new;
+    /// `r_new = 1` gives the definition for one new realization, larger values plan an
+    /// experiment with R_new realizations.
+    pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
+        if !(power > 0.0 && power < 1.0) {
+            return Err(Error::argument("power", power, "a probability in (0, 1)"));
+        }
+        if !(r_new >= 1.0 && r_new.is_finite()) {
+            return Err(Error::argument("R_new", r_new, "a number of realizations >= 1"));
+        }
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let d: Vec<f64> = self.derived(|row| row[i] - row[j]).concat();
+        let mean_d = d.iter().sum::<f64>() / d.len() as f64;
+        let var_d = d.iter().map(|v| (v - mean_d).powi(2)).sum::<f64>() / (d.len() as f64 - 1.0);
+        let ev = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+        let noise = ev(self.obs_variance(a)?) + ev(self.obs_variance(b)?);
+        let sigma_pred = (var_d + noise / r_new).sqrt();
+        Ok(Mdd {
+            mdd: norm_quantile(power) * sigma_pred,
+            sigma_pred,
+            gap: mean_d,
+            detection_probability: norm_cdf(mean_d.abs() / sigma_pred),
+        })
+    }
+
+    /// Posterior predictive replicates of the data: `n` draws spread evenly over the chains,
+    /// each a full data set in the design's order (seeded; independent of thread count).
+    pub fn posterior_predictive(&self, n: usize, seed: u64) -> Result<Vec<Vec<f64>>> {
+        let model = build_model(&self.fitted_design()?, &self.options.family, None)?;
+        let rows = self.rows();
+        if n == 0 || rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let step = (rows.len() as f64 / n as f64).max(1.0);
+        Ok((0..n.min(rows.len()))
+            .into_par_iter()
+            .map(|k| {
+                let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(seed, k as u64));
+                let row = self.to_fitted_scale(rows[(k as f64 * step) as usize]);
+                let y = model.simulate(&row, &mut rng);
+                match self.standardization {
+                    Some((mean, sd)) => y.iter().map(|v| mean + sd * v).collect(),
+                    None => y,
+                }
+            })
+            .collect())
+    }
+
+    /// The design on the scale the model was fitted on.
+    fn fitted_design(&self) -> Result<Design> {
+        match self.standardization {
+            Some((mean, sd)) => self.design.with_response(self.design.y().iter().map(|v| (v - mean) / sd).collect()),
+            None => Ok(self.design.clone()),
+        }
+    }
+
+    fn to_fitted_scale(&self, row: &[f64]) -> Vec<f64> {
+        match self.standardization {
+            None => row.to_vec(),
+            Some((mean, sd)) => row
+                .iter()
+                .zip(&self.outputs)
+                .map(|(v, o)| match o.kind {
+                    OutputKind::Location => (v - mean) / sd,
+                    OutputKind::Scale => v / sd,
+                    OutputKind::Fixed => *v,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Summary statistics of one quantity's chains.
+fn summarize(name: &str, chains: &[Vec<f64>]) -> ParamSummary {
+    let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
+    let (rhat, ess_bulk, ess_tail, sorted) = summary_diagnostics(&refs);
+    let n = sorted.len() as f64;
+    let mean = sorted.iter().sum::<f64>() / n;
+    let sd = (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let q = |p: f64| crate::metrics::sample_quantile(&sorted, p);
+    ParamSummary {
+        name: name.to_owned(),
+        mean,
+        sd,
+        q2_5: q(0.025),
+        q50: q(0.5),
+        q97_5: q(0.975),
+        rhat,
+        ess_bulk,
+        ess_tail,
+    }
+}

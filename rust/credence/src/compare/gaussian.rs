@@ -1,0 +1,759 @@
+//! The Gaussian (or Student-t) hierarchical model with method-specific variances.
+//!
+//! Unconstrained parameters, in order: mu0; ln tau; the method block (M); ln sigma (M, or 1
+//! when shared); with a realization effect ln sigma_gamma and the realization block (R); with
+//! Student-t observations ln(nu - 1). Each block is either non-centred (z, with
+//! mu[m] = mu0 + tau z[m] and gamma[i] = sigma_gamma z[i]) or centred (mu[m] and gamma[i]
+//! themselves): see [`Parameterization`].
+
+use statrs::function::gamma::{digamma, ln_gamma};
+
+use super::design::Design;
+use super::model::{GaussianOptions, Likelihood, Output, OutputKind, Parameterization, Posterior, SigmaStructure};
+use super::priors::standard_normal;
+
+/// Hyperparameters held fixed (the closed-form posterior's setting; a test oracle).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KnownHyper {
+    pub mu0: f64,
+    pub tau: f64,
+    /// One sigma per method.
+    pub sigma: Vec<f64>,
+}
+
+/// Positions of the parameter blocks in the unconstrained vector.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    n_groups: usize,
+    n_pairs: usize,
+    n_sigma: usize,
+    z_mu: usize,
+    log_sigma: usize,
+    log_sg: Option<usize>,
+    z_gamma: usize,
+    log_nu: Option<usize>,
+    dim: usize,
+}
+
+pub(crate) struct GaussianModel {
+    layout: Layout,
+    opts: GaussianOptions,
+    fixed: Option<KnownHyper>,
+    group: Vec<usize>,
+    pair: Vec<usize>,
+    y: Vec<f64>,
+    /// Observations per method.
+    counts: Vec<f64>,
+    /// Normal likelihood through per-cell sufficient statistics (see [`Cells`]).
+    cells: Cells,
+    outputs: Vec<Output>,
+    /// Whether the method and realization blocks are centred.
+    centered_mu: bool,
+    centered_gamma: bool,
+    /// Sample the realization block's mean c as its own coordinate (mu' = mu + c,
+    /// mu0' = mu0 + c, gamma = delta + c with sum delta = 0): with both blocks centred, the
+    /// likelihood only sees mu[m] + gamma[i], and moving c out of every mu and gamma removes
+    /// that strongly correlated direction, which a diagonal mass matrix cannot adapt to
+    /// (measured on 6 x 50: min bulk-ESS of mu 805 without, see benches/README.md with).
+    shift_gamma_mean: bool,
+    /// Helmert weights w_j = 1/sqrt(j (j + 1)), j = 0..R (w_0 unused).
+    helmert: Vec<f64>,
+}
+
+/// The observations summarised per (method, realization) cell, M x C row-major with C the
+/// number of realizations (1 without a realization effect): count k, cell mean and the sum of
+/// squares within the cell. The normal likelihood then reduces to
+/// sum over cells of SS_within + k (mean - mu[m] - gamma[i])^2, a dense loop that vectorises
+/// and has no scattered updates; empty cells (unbalanced designs) have k = 0.
+#[derive(Debug, Clone)]
+struct Cells {
+    cols: usize,
+    k: Vec<f64>,
+    mean: Vec<f64>,
+    ss: Vec<f64>,
+}
+
+impl Cells {
+    fn new(design: &Design, effect: bool) -> Self {
+        let cols = if effect { design.n_pairs() } else { 1 };
+        let n = design.n_groups() * cols;
+        let (mut k, mut mean, mut ss) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        for (j, &y) in design.y().iter().enumerate() {
+            let c = design.group()[j] * cols + if effect { design.pair()[j] } else { 0 };
+            // Welford's update keeps the within-cell sum of squares accurate.
+            k[c] += 1.0;
+            let delta = y - mean[c];
+            mean[c] += delta / k[c];
+            ss[c] += delta * (y - mean[c]);
+        }
+        Self { cols, k, mean, ss }
+    }
+}
+
+/// What the normal likelihood reads per method / realization.
+struct CellInputs<'a> {
+    mu: &'a [f64],
+    log_sigma: &'a [f64],
+    inv_var: &'a [f64],
+    gamma: &'a [f64],
+}
+
+/// Where it writes d ln p / d mu, d ln sigma and d gamma.
+struct CellGrads<'a> {
+    d_mu: &'a mut [f64],
+    d_log_sigma: &'a mut [f64],
+    d_gamma: &'a mut [f64],
+}
+
+crate::simd::avx2_dispatch! {
+    /// Normal log likelihood and its derivatives from the cell statistics.
+    fn normal_cells(cells: &Cells, counts: &[f64], x: &CellInputs<'_>, g: &mut CellGrads<'_>) -> f64 => normal_cells_portable
+}
+
+/// Four lanes per row so the reductions over realizations vectorise.
+#[inline(always)]
+fn normal_cells_portable(c: &Cells, counts: &[f64], x: &CellInputs<'_>, g: &mut CellGrads<'_>) -> f64 {
+    const L: usize = 4;
+    let effect = !x.gamma.is_empty();
+    let mut ll = 0.0;
+    for (m, &count) in counts.iter().enumerate() {
+        let row = m * c.cols..(m + 1) * c.cols;
+        let (k, mean, ss) = (&c.k[row.clone()], &c.mean[row.clone()], &c.ss[row]);
+        let (mu, iv) = (x.mu[m], x.inv_var[m]);
+        let (mut ss_lanes, mut de_lanes) = ([0.0f64; L], [0.0f64; L]);
+        let (mut ss_tail, mut de_tail) = (0.0, 0.0);
+        if effect {
+            let (kc, kt) = k.as_chunks::<L>();
+            let (mc, mt) = mean.as_chunks::<L>();
+            let (sc, st) = ss.as_chunks::<L>();
+            let (gc, gt) = x.gamma.as_chunks::<L>();
+            let (dc, dt) = g.d_gamma.as_chunks_mut::<L>();
+            for ((((k, y), s), gm), d) in kc.iter().zip(mc).zip(sc).zip(gc).zip(dc.iter_mut()) {
+                for t in 0..L {
+                    let e = y[t] - mu - gm[t];
+                    let ke = k[t] * e;
+                    ss_lanes[t] += s[t] + ke * e;
+                    de_lanes[t] += ke;
+                    d[t] += ke * iv;
+                }
+            }
+            for ((((k, y), s), gm), d) in kt.iter().zip(mt).zip(st).zip(gt).zip(dt.iter_mut()) {
+                let e = y - mu - gm;
+                let ke = k * e;
+                ss_tail += s + ke * e;
+                de_tail += ke;
+                *d += ke * iv;
+            }
+        } else {
+            let e = mean[0] - mu;
+            ss_tail = ss[0] + k[0] * e * e;
+            de_tail = k[0] * e;
+        }
+        let ss_m = ss_lanes.iter().sum::<f64>() + ss_tail;
+        let de_m = de_lanes.iter().sum::<f64>() + de_tail;
+        ll -= 0.5 * ss_m * iv + count * x.log_sigma[m];
+        g.d_mu[m] = de_m * iv;
+        g.d_log_sigma[m] = ss_m * iv - count;
+    }
+    ll
+}
+
+thread_local! {
+    /// Per-thread scratch for the log density, so that a gradient evaluation allocates nothing.
+    static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Chooses the parameterisation of the method and realization blocks from the data: a
+/// block is centred when its likelihood is informative relative to the spread it is drawn
+/// from (standard error of a block mean below the estimated between-block sd), which is when
+/// the non-centred form develops a funnel and the centred one does not (measured: 27
+/// divergences and bulk-ESS 102 non-centred against none and > 1000 centred on a 6 x 50 design).
+fn choose_parameterization(design: &Design, opts: &GaussianOptions) -> (bool, bool) {
+    let (m, r) = (design.n_groups(), design.n_pairs());
+    let y = design.y();
+    let mut sum = vec![0.0; m];
+    let mut count = vec![0.0; m];
+    for (j, &g) in design.group().iter().enumerate() {
+        sum[g] += y[j];
+        count[g] += 1.0;
+    }
+    let means: Vec<f64> = sum.iter().zip(&count).map(|(s, c)| s / c).collect();
+    let resid: Vec<f64> = y.iter().zip(design.group()).map(|(v, &g)| v - means[g]).collect();
+    let dof = (y.len() as f64 - m as f64).max(1.0);
+    let within = (resid.iter().map(|e| e * e).sum::<f64>() / dof).sqrt();
+    let spread = |v: &[f64]| {
+        let k = v.len() as f64;
+        let mu = v.iter().sum::<f64>() / k;
+        (v.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (k - 1.0).max(1.0)).sqrt()
+    };
+    let auto_mu = m >= 2 && {
+        let mut se: Vec<f64> = count.iter().map(|c| within / c.sqrt()).collect();
+        se.sort_by(f64::total_cmp);
+        se[se.len() / 2] < spread(&means)
+    };
+    let auto_gamma = r >= 2 && {
+        let mut rs = vec![0.0; r];
+        let mut rc = vec![0.0; r];
+        for (j, &p) in design.pair().iter().enumerate() {
+            rs[p] += resid[j];
+            rc[p] += 1.0;
+        }
+        let rmeans: Vec<f64> = rs.iter().zip(&rc).map(|(s, c)| s / c).collect();
+        let noise = rc.iter().map(|c| within * within / c).sum::<f64>() / r as f64;
+        let between = (spread(&rmeans).powi(2) - noise).max(0.0).sqrt();
+        noise.sqrt() < between
+    };
+    let pick = |p: Parameterization, auto: bool| match p {
+        Parameterization::Auto => auto,
+        Parameterization::Centered => true,
+        Parameterization::NonCentered => false,
+    };
+    (pick(opts.mu_parameterization, auto_mu), pick(opts.gamma_parameterization, auto_gamma))
+}
+
+impl GaussianModel {
+    /// The model for a design (the response on the scale it is fitted on).
+    pub(crate) fn new(design: &Design, opts: GaussianOptions, fixed: Option<KnownHyper>) -> Self {
+        let (m, r) = (design.n_groups(), design.n_pairs());
+        let effect = opts.realization_effect && r > 0 && fixed.is_none();
+        let n_sigma = match opts.sigma {
+            SigmaStructure::PerMethod => m,
+            SigmaStructure::Shared => 1,
+        };
+        let layout = if fixed.is_some() {
+            // Only the method means are sampled.
+            Layout {
+                n_groups: m,
+                n_pairs: 0,
+                n_sigma: 0,
+                z_mu: 0,
+                log_sigma: m,
+                log_sg: None,
+                z_gamma: m,
+                log_nu: None,
+                dim: m,
+            }
+        } else {
+            let z_mu = 2;
+            let log_sigma = z_mu + m;
+            let mut next = log_sigma + n_sigma;
+            let log_sg = effect.then(|| {
+                next += 1;
+                next - 1
+            });
+            let z_gamma = next;
+            if effect {
+                next += r;
+            }
+            let log_nu = (opts.likelihood == Likelihood::StudentT).then(|| {
+                next += 1;
+                next - 1
+            });
+            Layout {
+                n_groups: m,
+                n_pairs: if effect { r } else { 0 },
+                n_sigma,
+                z_mu,
+                log_sigma,
+                log_sg,
+                z_gamma,
+                log_nu,
+                dim: next,
+            }
+        };
+        let mut outputs = vec![Output::new("mu0", OutputKind::Location), Output::new("tau", OutputKind::Scale)];
+        if effect {
+            outputs.push(Output::new("sigma_gamma", OutputKind::Scale));
+        }
+        outputs.extend(design.groups().iter().map(|g| Output::new(format!("mu[{g}]"), OutputKind::Location)));
+        outputs.extend(design.groups().iter().map(|g| Output::new(format!("sigma[{g}]"), OutputKind::Scale)));
+        if effect {
+            outputs.extend(design.pairs().iter().map(|p| Output::new(format!("gamma[{p}]"), OutputKind::Scale)));
+        }
+        if layout.log_nu.is_some() {
+            outputs.push(Output::new("nu", OutputKind::Fixed));
+        }
+        let mut counts = vec![0.0; m];
+        design.group().iter().for_each(|&g| counts[g] += 1.0);
+        let (centered_mu, centered_gamma) = choose_parameterization(design, &opts);
+        let shift_gamma_mean = centered_mu && centered_gamma && layout.log_sg.is_some() && layout.n_pairs >= 2;
+        let cells = Cells::new(design, layout.n_pairs > 0);
+        let helmert = (0..layout.n_pairs.max(1))
+            .map(|j| if j == 0 { 0.0 } else { 1.0 / ((j * (j + 1)) as f64).sqrt() })
+            .collect();
+        Self {
+            helmert,
+            cells,
+            centered_mu,
+            centered_gamma,
+            shift_gamma_mean,
+            layout,
+            opts,
+            fixed,
+            group: design.group().to_vec(),
+            pair: design.pair().to_vec(),
+            y: design.y().to_vec(),
+            counts,
+            outputs,
+        }
+    }
+
+    fn sigma_index(&self, m: usize) -> usize {
+        if self.layout.n_sigma == 1 { 0 } else { m }
+    }
+}
+
+impl Posterior for GaussianModel {
+    fn dim(&self) -> usize {
+        self.layout.dim
+    }
+
+    fn logp(&self, th: &[f64], grad: &mut [f64]) -> f64 {
+        SCRATCH.with_borrow_mut(|scratch| {
+            let l = self.layout;
+            let work = 5 * l.n_groups + 2 * l.n_pairs;
+            scratch.resize(th.len() + work, 0.0);
+            let (natural, work) = scratch.split_at_mut(th.len());
+            if self.shift_gamma_mean {
+                self.unshift(th, natural);
+                let lp = self.logp_natural(natural, grad, work);
+                self.shift_gradient(grad);
+                lp
+            } else {
+                self.logp_natural(th, grad, work)
+            }
+        })
+    }
+
+    fn outputs(&self) -> &[Output] {
+        &self.outputs
+    }
+
+    fn constrain(&self, th: &[f64], out: &mut [f64]) {
+        if self.shift_gamma_mean {
+            let mut natural = vec![0.0; th.len()];
+            self.unshift(th, &mut natural);
+            self.constrain_natural(&natural, out)
+        } else {
+            self.constrain_natural(th, out)
+        }
+    }
+
+    fn simulate(&self, c: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
+        self.simulate_from(c, rng)
+    }
+
+    fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
+        self.sample_prior_draw(rng)
+    }
+}
+
+impl GaussianModel {
+    /// Natural coordinates (mu0, mu, gamma blocks as in the layout) from the shifted ones
+    /// (mu0', mu', u[R-1], c): gamma = c + H u with H the orthonormal Helmert basis of the
+    /// sum-to-zero subspace, mu = mu' - c, mu0 = mu0' - c. An orthonormal basis keeps the
+    /// realization offsets as uncorrelated as the gamma themselves (the plain
+    /// "last = -sum of the others" basis correlates them all through one stiff direction).
+    fn unshift(&self, th: &[f64], out: &mut [f64]) {
+        let l = self.layout;
+        let r = l.n_pairs;
+        let c = th[l.z_gamma + r - 1];
+        out.copy_from_slice(th);
+        out[0] -= c;
+        for m in 0..l.n_groups {
+            out[l.z_mu + m] -= c;
+        }
+        // Helmert column j (1-based, j = 1..R-1): w_j = 1/sqrt(j(j+1)) on the first j entries,
+        // -j w_j on entry j + 1. (H u)_i = sum_{j > i} u_j w_j - i u_i w_i, 0-based i, with u_j
+        // stored at position j - 1.
+        let (u, w) = (&th[l.z_gamma..l.z_gamma + r - 1], &self.helmert);
+        let mut suffix = 0.0;
+        for i in (1..r).rev() {
+            let uw = u[i - 1] * w[i];
+            out[l.z_gamma + i] = c + suffix - i as f64 * uw;
+            suffix += uw;
+        }
+        out[l.z_gamma] = c + suffix;
+    }
+
+    /// Turns a gradient in natural coordinates into one in shifted coordinates (the transpose
+    /// of [`Self::unshift`]'s linear map).
+    fn shift_gradient(&self, g: &mut [f64]) {
+        let l = self.layout;
+        let r = l.n_pairs;
+        let block = &mut g[l.z_gamma..l.z_gamma + r];
+        let gamma_sum: f64 = block.iter().sum();
+        // (H^T g)_j = w_j (sum_{i < j} g_i - j g_j), in place: step j reads g_{j-1} into the
+        // prefix before overwriting it, and g_j before step j + 1 overwrites it.
+        let mut prefix = 0.0;
+        for j in 1..r {
+            prefix += block[j - 1];
+            block[j - 1] = self.helmert[j] * (prefix - j as f64 * block[j]);
+        }
+        let mut dc = -g[0] + gamma_sum;
+        for m in 0..l.n_groups {
+            dc -= g[l.z_mu + m];
+        }
+        g[l.z_gamma + r - 1] = dc;
+    }
+
+    /// ln p in natural coordinates; `work` holds 5 M + 2 R values of scratch.
+    fn logp_natural(&self, th: &[f64], grad: &mut [f64], work: &mut [f64]) -> f64 {
+        let l = self.layout;
+        let pri = &self.opts.priors;
+        grad.fill(0.0);
+        work.fill(0.0);
+        let (mu, work) = work.split_at_mut(l.n_groups);
+        let (log_sigma, work) = work.split_at_mut(l.n_groups);
+        let (inv_var, work) = work.split_at_mut(l.n_groups);
+        let (d_mu, work) = work.split_at_mut(l.n_groups);
+        let (d_log_sigma, work) = work.split_at_mut(l.n_groups);
+        let (gamma, d_gamma) = work.split_at_mut(l.n_pairs);
+        let mut lp = 0.0;
+        let (mu0, tau) = match &self.fixed {
+            Some(k) => (k.mu0, k.tau),
+            None => {
+                let (a, da) = pri.mu0.logp_grad(th[0]);
+                let (b, db) = pri.tau.logp_grad_log(th[1], 0.0);
+                lp += a + b;
+                grad[0] += da;
+                grad[1] += db;
+                (th[0], th[1].exp())
+            }
+        };
+        let hyper_free = self.fixed.is_none();
+        // Method means and their prior.
+        // Local accumulators: summing straight into grad[0] and grad[1] chains every
+        // iteration through memory.
+        let (mut g_mu0, mut g_log_tau) = (0.0, 0.0);
+        let ln_tau = tau.ln();
+        for (m, v) in mu.iter_mut().enumerate() {
+            let x = th[l.z_mu + m];
+            if self.centered_mu {
+                *v = x;
+                let z = (x - mu0) / tau;
+                lp -= 0.5 * z * z + ln_tau;
+                grad[l.z_mu + m] -= z / tau;
+                g_mu0 += z / tau;
+                g_log_tau += z * z - 1.0;
+            } else {
+                *v = mu0 + tau * x;
+                lp -= 0.5 * x * x;
+                grad[l.z_mu + m] -= x;
+            }
+        }
+        if hyper_free {
+            grad[0] += g_mu0;
+            grad[1] += g_log_tau;
+        }
+        // Residual scales: one exp per sigma parameter, shared by its prior and 1/sigma^2.
+        match &self.fixed {
+            Some(k) => {
+                for m in 0..l.n_groups {
+                    log_sigma[m] = k.sigma[m].ln();
+                    inv_var[m] = 1.0 / (k.sigma[m] * k.sigma[m]);
+                }
+            }
+            None => {
+                for k in 0..l.n_sigma {
+                    let u = th[l.log_sigma + k];
+                    let s = u.exp();
+                    let (a, d) = pri.sigma.logp_grad(s);
+                    lp += a + u;
+                    grad[l.log_sigma + k] += d * s + 1.0;
+                }
+                for m in 0..l.n_groups {
+                    let u = th[l.log_sigma + self.sigma_index(m)];
+                    log_sigma[m] = u;
+                    inv_var[m] = if l.n_sigma == 1 && m > 0 { inv_var[0] } else { (-2.0 * u).exp() };
+                }
+            }
+        }
+        // Realization effects and their prior.
+        let sg = match l.log_sg {
+            Some(i) => {
+                let (a, d) = pri.sigma_gamma.logp_grad_log(th[i], 0.0);
+                lp += a;
+                grad[i] += d;
+                let sg = th[i].exp();
+                let mut g_log_sg = 0.0;
+                for (r, v) in gamma.iter_mut().enumerate() {
+                    let x = th[l.z_gamma + r];
+                    if self.centered_gamma {
+                        *v = x;
+                        let z = x / sg;
+                        lp -= 0.5 * z * z + th[i];
+                        grad[l.z_gamma + r] -= z / sg;
+                        g_log_sg += z * z - 1.0;
+                    } else {
+                        *v = sg * x;
+                        lp -= 0.5 * x * x;
+                        grad[l.z_gamma + r] -= x;
+                    }
+                }
+                grad[i] += g_log_sg;
+                sg
+            }
+            None => 0.0,
+        };
+        let nu = l.log_nu.map(|i| {
+            let (a, d) = pri.nu.logp_grad_log(th[i], 1.0);
+            lp += a;
+            grad[i] += d;
+            1.0 + th[i].exp()
+        });
+
+        // Likelihood: d lp / d mu[m], d lp / d gamma[i], d lp / d ln sigma[m], d lp / d nu.
+        let mut d_nu = 0.0;
+        let effect = l.n_pairs > 0;
+        match nu {
+            None => {
+                let x = CellInputs { mu, log_sigma, inv_var, gamma };
+                let mut g = CellGrads { d_mu, d_log_sigma, d_gamma };
+                lp += normal_cells(&self.cells, &self.counts, &x, &mut g);
+            }
+            Some(nu) => {
+                let half = 0.5 * (nu + 1.0);
+                let norm = ln_gamma(half) - ln_gamma(0.5 * nu) - 0.5 * nu.ln();
+                let dnorm = 0.5 * digamma(half) - 0.5 * digamma(0.5 * nu) - 0.5 / nu;
+                let mut ll = 0.0;
+                for j in 0..self.y.len() {
+                    let m = self.group[j];
+                    let mean = mu[m] + if effect { gamma[self.pair[j]] } else { 0.0 };
+                    let r = self.y[j] - mean;
+                    let iv = inv_var[m];
+                    let q = r * r * iv / nu;
+                    let log1pq = q.ln_1p();
+                    ll += norm - log_sigma[m] - half * log1pq;
+                    let d = (nu + 1.0) * r * iv / nu / (1.0 + q);
+                    d_mu[m] += d;
+                    if effect {
+                        d_gamma[self.pair[j]] += d;
+                    }
+                    d_log_sigma[m] += -1.0 + (nu + 1.0) * q / (1.0 + q);
+                    d_nu += dnorm - 0.5 * log1pq + half * q / (nu * (1.0 + q));
+                }
+                lp += ll;
+            }
+        }
+        // Chain rule to the unconstrained coordinates.
+        for m in 0..l.n_groups {
+            if self.centered_mu {
+                grad[l.z_mu + m] += d_mu[m];
+            } else {
+                grad[l.z_mu + m] += tau * d_mu[m];
+                if hyper_free {
+                    grad[0] += d_mu[m];
+                    grad[1] += tau * th[l.z_mu + m] * d_mu[m];
+                }
+            }
+        }
+        if hyper_free {
+            for m in 0..l.n_groups {
+                grad[l.log_sigma + self.sigma_index(m)] += d_log_sigma[m];
+            }
+        }
+        if let Some(i) = l.log_sg {
+            for r in 0..l.n_pairs {
+                if self.centered_gamma {
+                    grad[l.z_gamma + r] += d_gamma[r];
+                } else {
+                    grad[l.z_gamma + r] += sg * d_gamma[r];
+                    grad[i] += sg * th[l.z_gamma + r] * d_gamma[r];
+                }
+            }
+        }
+        if let (Some(i), Some(nu)) = (l.log_nu, nu) {
+            grad[i] += d_nu * (nu - 1.0);
+        }
+        lp
+    }
+
+    fn constrain_natural(&self, th: &[f64], out: &mut [f64]) {
+        let l = self.layout;
+        let (mu0, tau) = match &self.fixed {
+            Some(k) => (k.mu0, k.tau),
+            None => (th[0], th[1].exp()),
+        };
+        let mut k = 0;
+        let mut put = |v: f64| {
+            out[k] = v;
+            k += 1;
+        };
+        put(mu0);
+        put(tau);
+        if let Some(i) = l.log_sg {
+            put(th[i].exp());
+        }
+        for m in 0..l.n_groups {
+            let x = th[l.z_mu + m];
+            put(if self.centered_mu { x } else { mu0 + tau * x });
+        }
+        for m in 0..l.n_groups {
+            put(match &self.fixed {
+                Some(f) => f.sigma[m],
+                None => th[l.log_sigma + self.sigma_index(m)].exp(),
+            });
+        }
+        if let Some(i) = l.log_sg {
+            let sg = th[i].exp();
+            for r in 0..l.n_pairs {
+                let x = th[l.z_gamma + r];
+                put(if self.centered_gamma { x } else { sg * x });
+            }
+        }
+        if let Some(i) = l.log_nu {
+            put(1.0 + th[i].exp());
+        }
+    }
+
+    fn simulate_from(&self, c: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
+        let l = self.layout;
+        let effect = l.log_sg.is_some();
+        let mu = 2 + usize::from(effect);
+        let sigma = mu + l.n_groups;
+        let gamma = sigma + l.n_groups;
+        let nu = l.log_nu.map(|_| c[c.len() - 1]);
+        (0..self.y.len())
+            .map(|j| {
+                let m = self.group[j];
+                let mean = c[mu + m] + if effect { c[gamma + self.pair[j]] } else { 0.0 };
+                let e = match nu {
+                    None => standard_normal(rng),
+                    Some(nu) => {
+                        // t = z / sqrt(chi2_nu / nu), chi2 from a gamma draw.
+                        use rand_distr::Distribution;
+                        let chi2 = rand_distr::Gamma::new(0.5 * nu, 2.0).map(|d| d.sample(rng)).unwrap_or(nu);
+                        standard_normal(rng) / (chi2 / nu).sqrt()
+                    }
+                };
+                mean + c[sigma + m] * e
+            })
+            .collect()
+    }
+
+    fn sample_prior_draw(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
+        let l = self.layout;
+        let pri = &self.opts.priors;
+        let mu0 = pri.mu0.sample(rng);
+        let tau = pri.tau.sample(rng, 0.0);
+        let mut out = vec![mu0, tau];
+        let sg = l.log_sg.map(|_| pri.sigma_gamma.sample(rng, 0.0));
+        if let Some(sg) = sg {
+            out.push(sg);
+        }
+        out.extend((0..l.n_groups).map(|_| mu0 + tau * standard_normal(rng)));
+        let shared = pri.sigma.sample(rng, 0.0);
+        out.extend((0..l.n_groups).map(|_| match self.opts.sigma {
+            SigmaStructure::Shared => shared,
+            SigmaStructure::PerMethod => pri.sigma.sample(rng, 0.0),
+        }));
+        if let Some(sg) = sg {
+            out.extend((0..l.n_pairs).map(|_| sg * standard_normal(rng)));
+        }
+        if l.log_nu.is_some() {
+            out.push(pri.nu.sample(rng, 1.0));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::model::gradient_error;
+
+    fn design() -> Design {
+        let mut g = Vec::new();
+        let mut p = Vec::new();
+        let mut y = Vec::new();
+        for r in 0..6 {
+            for (m, name) in ["A", "B", "C"].iter().enumerate() {
+                if r == 5 && m == 2 {
+                    continue; // unbalanced: C misses a realization
+                }
+                g.push(name.to_string());
+                p.push(format!("r{r}"));
+                y.push(0.3 * m as f64 + 0.1 * ((r * 7 + m * 3) % 5) as f64 - 0.2);
+            }
+        }
+        Design::new(g, Some(p), y, None).unwrap()
+    }
+
+    fn point(dim: usize) -> Vec<f64> {
+        (0..dim).map(|k| 0.3 * ((k * 37 % 11) as f64 / 11.0 - 0.5)).collect()
+    }
+
+    #[test]
+    fn analytic_gradients_match_finite_differences_for_every_variant() {
+        let d = design();
+        for sigma in [SigmaStructure::PerMethod, SigmaStructure::Shared] {
+            for effect in [true, false] {
+                for likelihood in [Likelihood::Normal, Likelihood::StudentT] {
+                    for centred in [Parameterization::Centered, Parameterization::NonCentered] {
+                        let opts = GaussianOptions {
+                            sigma,
+                            realization_effect: effect,
+                            likelihood,
+                            mu_parameterization: centred,
+                            gamma_parameterization: centred,
+                            ..Default::default()
+                        };
+                        let model = GaussianModel::new(&d, opts, None);
+                        let err = gradient_error(&model, &point(model.dim()));
+                        assert!(err < 1e-6, "{sigma:?} effect={effect} {likelihood:?} {centred:?}: {err}");
+                    }
+                }
+            }
+        }
+        for centred in [Parameterization::Centered, Parameterization::NonCentered] {
+            let fixed = KnownHyper { mu0: 0.1, tau: 0.5, sigma: vec![0.3, 0.4, 0.5] };
+            let opts = GaussianOptions { mu_parameterization: centred, ..Default::default() };
+            let model = GaussianModel::new(&d, opts, Some(fixed));
+            assert_eq!(model.dim(), 3);
+            assert!(gradient_error(&model, &point(3)) < 1e-6);
+        }
+    }
+
+    #[test]
+    fn log_density_matches_a_direct_evaluation() {
+        // Normal likelihood without the realization effect: compare with a by-hand sum.
+        let d = design();
+        let opts = GaussianOptions {
+            realization_effect: false,
+            mu_parameterization: Parameterization::NonCentered,
+            ..Default::default()
+        };
+        let model = GaussianModel::new(&d, opts, None);
+        let th = point(model.dim());
+        let mut g = vec![0.0; model.dim()];
+        let got = model.logp(&th, &mut g);
+        let (mu0, tau) = (th[0], th[1].exp());
+        let mut want = -0.5 * mu0 * mu0 + (-0.5 * tau * tau + th[1]);
+        for m in 0..3 {
+            let s = th[5 + m].exp();
+            want += -0.5 * th[2 + m].powi(2) + (-0.5 * s * s + th[5 + m]);
+        }
+        for j in 0..d.n_obs() {
+            let m = d.group()[j];
+            let mean = mu0 + tau * th[2 + m];
+            let s = th[5 + m].exp();
+            want += -s.ln() - 0.5 * ((d.y()[j] - mean) / s).powi(2);
+        }
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    }
+
+    #[test]
+    fn outputs_are_named_and_ordered() {
+        let opts = GaussianOptions { mu_parameterization: Parameterization::NonCentered, ..Default::default() };
+        let model = GaussianModel::new(&design(), opts, None);
+        let names: Vec<&str> = model.outputs().iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(&names[..6], &["mu0", "tau", "sigma_gamma", "mu[A]", "mu[B]", "mu[C]"]);
+        assert_eq!(names[6], "sigma[A]");
+        assert_eq!(names.len(), 3 + 3 + 3 + 6);
+        let th = point(model.dim());
+        let mut out = vec![0.0; names.len()];
+        model.constrain(&th, &mut out);
+        assert!((out[3] - (th[0] + th[1].exp() * th[2])).abs() < 1e-15);
+    }
+}

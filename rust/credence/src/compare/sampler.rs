@@ -1,0 +1,173 @@
+//! Running NUTS chains (nuts-rs) on a [`Posterior`], in parallel and reproducibly.
+
+use std::collections::HashMap;
+
+use nuts_rs::{Chain, CpuLogpFunc, CpuMath, CpuMathError, DiagNutsSettings, HasDims, LogpError, Settings};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::model::Posterior;
+use crate::error::{Error, Result};
+
+/// Sampler settings; the defaults are brms' (4 chains, 1000 warmup + 1000 draws).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SamplerSettings {
+    /// Number of chains (run in parallel).
+    pub chains: usize,
+    /// Warmup (tuning) iterations per chain, discarded.
+    pub warmup: u64,
+    /// Kept draws per chain.
+    pub draws: u64,
+    /// Seed; chain c uses a stream derived from (seed, c), so draws do not depend on the
+    /// number of threads.
+    pub seed: u64,
+    /// Maximum tree depth (Stan's default 10).
+    pub max_depth: u64,
+    /// Target acceptance rate of the step-size adaptation (Stan's adapt_delta, default 0.8).
+    pub target_accept: f64,
+}
+
+impl Default for SamplerSettings {
+    fn default() -> Self {
+        Self { chains: 4, warmup: 1000, draws: 1000, seed: 1, max_depth: 10, target_accept: 0.8 }
+    }
+}
+
+impl SamplerSettings {
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.chains == 0 {
+            return Err(Error::argument("chains", self.chains, "at least 1"));
+        }
+        if self.draws < 4 {
+            return Err(Error::argument("draws", self.draws, "at least 4 (diagnostics split chains in half)"));
+        }
+        if !(1..=20).contains(&self.max_depth) {
+            return Err(Error::argument("max_depth", self.max_depth, "in 1..=20"));
+        }
+        if !(self.target_accept > 0.0 && self.target_accept < 1.0) {
+            return Err(Error::argument("target_accept", self.target_accept, "in (0, 1)"));
+        }
+        Ok(())
+    }
+}
+
+/// The result of one chain.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ChainOutput {
+    /// Kept draws of the reported quantities, row-major (draw x output).
+    pub draws: Vec<f64>,
+    /// Divergent transitions after warmup.
+    pub divergences: usize,
+    /// Transitions after warmup that stopped at the maximum tree depth.
+    pub treedepth_hits: usize,
+    /// Final step size.
+    pub step_size: f64,
+    /// Gradient evaluations, warmup included.
+    pub gradient_evals: u64,
+}
+
+/// Mixes a seed and a chain index into an independent stream seed (SplitMix64 finaliser).
+pub(crate) fn stream_seed(seed: u64, stream: u64) -> u64 {
+    let mut z = seed ^ stream.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the log density is not finite here")]
+struct NotFinite;
+
+impl LogpError for NotFinite {
+    // A non-finite density rejects the proposal (a divergence) rather than aborting.
+    fn is_recoverable(&self) -> bool {
+        true
+    }
+}
+
+/// Adapter from [`Posterior`] to nuts-rs.
+struct Density<'a> {
+    post: &'a dyn Posterior,
+}
+
+impl HasDims for Density<'_> {
+    fn dim_sizes(&self) -> HashMap<String, u64> {
+        HashMap::from([("unconstrained_parameter".to_string(), self.post.dim() as u64)])
+    }
+}
+
+impl CpuLogpFunc for Density<'_> {
+    type LogpError = NotFinite;
+    type FlowParameters = ();
+    type ExpandedVector = Vec<f64>;
+
+    fn dim(&self) -> usize {
+        self.post.dim()
+    }
+
+    fn logp(&mut self, position: &[f64], gradient: &mut [f64]) -> std::result::Result<f64, NotFinite> {
+        let lp = self.post.logp(position, gradient);
+        if lp.is_finite() && gradient.iter().all(|g| g.is_finite()) { Ok(lp) } else { Err(NotFinite) }
+    }
+
+    fn expand_vector<R: rand::Rng + ?Sized>(
+        &mut self,
+        _: &mut R,
+        array: &[f64],
+    ) -> std::result::Result<Vec<f64>, CpuMathError> {
+        Ok(array.to_vec())
+    }
+}
+
+/// Runs all chains, in parallel over chains. Each chain starts from uniform(-2, 2) draws on the
+/// unconstrained scale (Stan's default) taken from its own stream.
+pub(crate) fn run_chains(post: &dyn Posterior, settings: &SamplerSettings) -> Result<Vec<ChainOutput>> {
+    settings.validate()?;
+    (0..settings.chains).into_par_iter().map(|c| run_chain(post, settings, c as u64)).collect()
+}
+
+fn sampler_error(chain: u64, e: impl std::fmt::Display) -> Error {
+    Error::Sampler { chain, message: e.to_string() }
+}
+
+fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, chain: u64) -> Result<ChainOutput> {
+    let mut nuts = DiagNutsSettings {
+        num_tune: settings.warmup,
+        num_draws: settings.draws,
+        maxdepth: settings.max_depth,
+        num_chains: settings.chains,
+        seed: settings.seed,
+        ..Default::default()
+    };
+    nuts.adapt_options.step_size_settings.target_accept = settings.target_accept;
+    let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(settings.seed, chain));
+    let init: Vec<f64> = (0..post.dim()).map(|_| rng.random_range(-2.0..2.0)).collect();
+    let math = CpuMath::new(Density { post });
+    let mut sampler = nuts.new_chain(chain, math, &mut rng).map_err(|e| sampler_error(chain, e))?;
+    sampler.set_position(&init).map_err(|e| sampler_error(chain, e))?;
+    let n_out = post.outputs().len();
+    let mut out = ChainOutput {
+        draws: Vec::with_capacity(settings.draws as usize * n_out),
+        divergences: 0,
+        treedepth_hits: 0,
+        step_size: f64::NAN,
+        gradient_evals: 0,
+    };
+    let mut constrained = vec![0.0; n_out];
+    for _ in 0..settings.warmup + settings.draws {
+        let (position, _, stats, progress) = sampler.expanded_draw().map_err(|e| sampler_error(chain, e))?;
+        out.gradient_evals += progress.num_steps;
+        if progress.tuning {
+            continue;
+        }
+        out.divergences += usize::from(progress.diverging);
+        out.treedepth_hits += usize::from(stats.maxdepth_reached);
+        out.step_size = progress.step_size;
+        post.constrain(&position, &mut constrained);
+        out.draws.extend_from_slice(&constrained);
+    }
+    Ok(out)
+}

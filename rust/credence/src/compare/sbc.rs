@@ -1,0 +1,191 @@
+//! Simulation-based calibration (Talts, Betancourt, Simpson, Vehtari & Gelman 2018): draw
+//! parameters from the prior, data from the model, fit, and record the rank of each true value
+//! among thinned posterior draws. For a correct sampler and model code the ranks are uniform.
+
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use statrs::function::gamma::gamma_ur;
+
+use super::design::Design;
+use super::fit::{FitOptions, build_model, fit};
+use super::model::Family;
+use super::sampler::{SamplerSettings, stream_seed};
+use crate::error::{Error, Result};
+
+/// A quantity whose calibration is checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SbcQuantity {
+    /// A reported parameter by name, e.g. `sigma[A]`.
+    Param(String),
+    /// The difference of two reported parameters, e.g. mu[A] - mu[B].
+    Difference(String, String),
+}
+
+impl SbcQuantity {
+    fn label(&self) -> String {
+        match self {
+            SbcQuantity::Param(p) => p.clone(),
+            SbcQuantity::Difference(a, b) => format!("{a} - {b}"),
+        }
+    }
+}
+
+/// Settings of a calibration run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SbcOptions {
+    /// Number of simulated data sets.
+    pub n_sims: usize,
+    /// Posterior draws kept per fit after even thinning (ranks take values 0..=thin_to).
+    pub thin_to: usize,
+    /// Sampler settings of each fit (its seed is replaced per simulation).
+    pub sampler: SamplerSettings,
+    /// Seed of the whole run.
+    pub seed: u64,
+}
+
+impl Default for SbcOptions {
+    fn default() -> Self {
+        Self {
+            n_sims: 200,
+            thin_to: 99,
+            sampler: SamplerSettings { chains: 2, warmup: 300, draws: 250, target_accept: 0.9, ..Default::default() },
+            seed: 1,
+        }
+    }
+}
+
+/// Ranks of every quantity in every simulation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SbcResult {
+    /// Quantity labels.
+    pub quantities: Vec<String>,
+    /// ranks[q][s]: rank of quantity q's true value in simulation s, in 0..=thin_to.
+    pub ranks: Vec<Vec<usize>>,
+    /// Draws per fit after thinning.
+    pub thin_to: usize,
+    /// Divergent transitions summed over all fits.
+    pub divergences: usize,
+}
+
+/// One uniformity test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SbcTest {
+    /// Quantity label.
+    pub quantity: String,
+    /// Pearson chi-square statistic of the binned ranks.
+    pub chi_square: f64,
+    /// Degrees of freedom (bins - 1).
+    pub df: usize,
+    /// Upper-tail p-value.
+    pub p_value: f64,
+}
+
+impl SbcResult {
+    /// Chi-square test of uniform ranks with `bins` equal bins (thin_to + 1 must be a multiple).
+    pub fn chi_square(&self, bins: usize) -> Result<Vec<SbcTest>> {
+        let values = self.thin_to + 1;
+        if bins < 2 || !values.is_multiple_of(bins) {
+            return Err(Error::argument("bins", bins, format!("a divisor of {values} that is at least 2")));
+        }
+        let width = values / bins;
+        Ok(self
+            .quantities
+            .iter()
+            .zip(&self.ranks)
+            .map(|(q, ranks)| {
+                let mut counts = vec![0.0; bins];
+                ranks.iter().for_each(|&r| counts[r / width] += 1.0);
+                let expected = ranks.len() as f64 / bins as f64;
+                let stat = counts.iter().map(|c| (c - expected).powi(2) / expected).sum::<f64>();
+                let df = bins - 1;
+                SbcTest { quantity: q.clone(), chi_square: stat, df, p_value: gamma_ur(df as f64 / 2.0, stat / 2.0) }
+            })
+            .collect())
+    }
+}
+
+/// Runs simulation-based calibration on designs shaped like `template` (its labels, pairing
+/// and trials are kept; the response is simulated), in parallel over simulations.
+pub fn sbc(template: &Design, family: &Family, quantities: &[SbcQuantity], options: &SbcOptions) -> Result<SbcResult> {
+    if options.thin_to == 0 || options.n_sims == 0 {
+        return Err(Error::argument(
+            "SBC size",
+            format!("{} sims x {} draws", options.n_sims, options.thin_to),
+            "both >= 1",
+        ));
+    }
+    let model = build_model(template, family, None)?;
+    let names: Vec<String> = model.outputs().iter().map(|o| o.name.clone()).collect();
+    let index = |n: &str| {
+        names
+            .iter()
+            .position(|x| x == n)
+            .ok_or_else(|| Error::argument("SBC quantity", n, format!("one of {}", names.join(", "))))
+    };
+    let picks: Vec<(usize, Option<usize>)> = quantities
+        .iter()
+        .map(|q| match q {
+            SbcQuantity::Param(p) => Ok((index(p)?, None)),
+            SbcQuantity::Difference(a, b) => Ok((index(a)?, Some(index(b)?))),
+        })
+        .collect::<Result<_>>()?;
+    let value = |row: &[f64], (a, b): (usize, Option<usize>)| row[a] - b.map_or(0.0, |b| row[b]);
+    let per_sim: Vec<Result<(Vec<usize>, usize)>> = (0..options.n_sims)
+        .into_par_iter()
+        .map(|s| {
+            let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(options.seed, s as u64));
+            let truth = model.sample_prior(&mut rng);
+            let y = model.simulate(&truth, &mut rng);
+            let design = template.with_response(y)?;
+            let mut sampler = options.sampler;
+            sampler.seed = stream_seed(options.seed ^ 0x5bc, s as u64);
+            let f = fit(&design, &FitOptions { family: *family, sampler, higher_is_better: false })?;
+            let rows = f.rows();
+            let step = rows.len() as f64 / options.thin_to as f64;
+            let thinned: Vec<&[f64]> = (0..options.thin_to).map(|k| rows[(k as f64 * step) as usize]).collect();
+            let ranks = picks
+                .iter()
+                .map(|&p| {
+                    let t = value(&truth, p);
+                    thinned.iter().filter(|row| value(row, p) < t).count()
+                })
+                .collect();
+            Ok((ranks, f.diagnostics().divergences))
+        })
+        .collect();
+    let mut ranks = vec![Vec::with_capacity(options.n_sims); picks.len()];
+    let mut divergences = 0;
+    for r in per_sim {
+        let (sim_ranks, div) = r?;
+        divergences += div;
+        for (q, rank) in sim_ranks.into_iter().enumerate() {
+            ranks[q].push(rank);
+        }
+    }
+    Ok(SbcResult {
+        quantities: quantities.iter().map(SbcQuantity::label).collect(),
+        ranks,
+        thin_to: options.thin_to,
+        divergences,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chi_square_of_perfectly_uniform_ranks_is_zero() {
+        let r =
+            SbcResult { quantities: vec!["x".into()], ranks: vec![(0..100).collect()], thin_to: 99, divergences: 0 };
+        let t = r.chi_square(10).unwrap();
+        assert_eq!(t[0].chi_square, 0.0);
+        assert!((t[0].p_value - 1.0).abs() < 1e-12);
+        assert!(r.chi_square(7).is_err());
+        // All ranks in one bin: p-value essentially 0.
+        let bad = SbcResult { quantities: vec!["x".into()], ranks: vec![vec![0; 100]], thin_to: 99, divergences: 0 };
+        assert!(bad.chi_square(10).unwrap()[0].p_value < 1e-10);
+    }
+}

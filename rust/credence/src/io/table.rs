@@ -1,0 +1,175 @@
+//! Long-format CSV tables with a header row: metric tables (one row per method x realization),
+//! study outputs, draws.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::{format_error, io_error};
+use crate::error::{Error, Result};
+
+/// A CSV table held as text, with typed access to named columns. Empty cells and `NA`
+/// (case-insensitive, also `NaN`) are missing values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    source: PathBuf,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    lines: Vec<u64>,
+}
+
+fn is_missing(cell: &str) -> bool {
+    cell.is_empty() || cell.eq_ignore_ascii_case("na") || cell.eq_ignore_ascii_case("nan")
+}
+
+impl Table {
+    /// Reads a comma-separated file whose first row names the columns.
+    pub fn read(path: &Path) -> Result<Self> {
+        let mut reader =
+            csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_path(path).map_err(
+                |e| match e.into_kind() {
+                    csv::ErrorKind::Io(io) => io_error(path, io),
+                    other => format_error(path, format!("{other:?}")),
+                },
+            )?;
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| format_error(path, format!("cannot read the header row: {e}")))?
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        if header.is_empty() || header.iter().all(String::is_empty) {
+            return Err(format_error(path, "no header row naming the columns"));
+        }
+        let mut rows = Vec::new();
+        let mut lines = Vec::new();
+        for (i, record) in reader.records().enumerate() {
+            let record = record.map_err(|e| format_error(path, format!("row {}: {e}", i + 1)))?;
+            let line = record.position().map_or(i as u64 + 2, |p| p.line());
+            if record.len() != header.len() {
+                return Err(format_error(
+                    path,
+                    format!("line {line}: {} cells, expected {} like the header", record.len(), header.len()),
+                ));
+            }
+            rows.push(record.iter().map(str::to_owned).collect());
+            lines.push(line);
+        }
+        if rows.is_empty() {
+            return Err(format_error(path, "no data rows"));
+        }
+        Ok(Self { source: path.to_owned(), header, rows, lines })
+    }
+
+    /// Builds a table from named columns of text (for faces that already hold the data, such
+    /// as the R package); `source` names it in error messages.
+    pub fn from_columns(source: &str, columns: Vec<(String, Vec<String>)>) -> Result<Self> {
+        let n = columns.first().map_or(0, |c| c.1.len());
+        if let Some((name, col)) = columns.iter().find(|c| c.1.len() != n) {
+            return Err(Error::shape(name, &[col.len()], format!("[{n}], the length of the other columns")));
+        }
+        let header = columns.iter().map(|c| c.0.clone()).collect();
+        let rows = (0..n).map(|i| columns.iter().map(|c| c.1[i].clone()).collect()).collect();
+        Ok(Self { source: PathBuf::from(source), header, rows, lines: (2..n as u64 + 2).collect() })
+    }
+
+    /// Column names.
+    pub fn columns(&self) -> &[String] {
+        &self.header
+    }
+
+    /// Number of data rows.
+    pub fn n_rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Where the table came from (file path or a name given by the caller).
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// The line of the file holding data row `i` (for messages).
+    pub fn line(&self, i: usize) -> u64 {
+        self.lines[i]
+    }
+
+    fn index(&self, name: &str) -> Result<usize> {
+        self.header.iter().position(|h| h == name).ok_or_else(|| {
+            format_error(&self.source, format!("no column '{name}' (columns: {})", self.header.join(", ")))
+        })
+    }
+
+    /// Whether a column exists.
+    pub fn has_column(&self, name: &str) -> bool {
+        self.header.iter().any(|h| h == name)
+    }
+
+    /// A text column; missing cells are `None`.
+    pub fn text(&self, name: &str) -> Result<Vec<Option<String>>> {
+        let j = self.index(name)?;
+        Ok(self.rows.iter().map(|r| (!is_missing(&r[j])).then(|| r[j].clone())).collect())
+    }
+
+    /// A numeric column; missing cells are `None`, anything else that is not a number is an
+    /// error naming the file, line and column.
+    pub fn numbers(&self, name: &str) -> Result<Vec<Option<f64>>> {
+        let j = self.index(name)?;
+        self.rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let cell = &r[j];
+                if is_missing(cell) {
+                    return Ok(None);
+                }
+                match cell.parse::<f64>() {
+                    Ok(v) if v.is_finite() => Ok(Some(v)),
+                    _ => Err(format_error(
+                        &self.source,
+                        format!("line {}, column '{name}': '{cell}' is not a finite number", self.lines[i]),
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    /// Distinct values of a text column in order of first appearance (missing cells skipped).
+    pub fn levels(&self, name: &str) -> Result<Vec<String>> {
+        let mut seen = HashMap::new();
+        let mut out = Vec::new();
+        for v in self.text(name)?.into_iter().flatten() {
+            if seen.insert(v.clone(), ()).is_none() {
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_columns_missing_values_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, "method,realization,crps\nA,0,0.5\nB,0,NA\nA,1,\nB,1,0.7\n").unwrap();
+        let t = Table::read(&p).unwrap();
+        assert_eq!(t.n_rows(), 4);
+        assert_eq!(t.numbers("crps").unwrap(), vec![Some(0.5), None, None, Some(0.7)]);
+        assert_eq!(t.levels("method").unwrap(), vec!["A", "B"]);
+        let e = t.numbers("nll").unwrap_err().to_string();
+        assert!(e.contains("no column 'nll' (columns: method, realization, crps)"), "{e}");
+        let e = t.numbers("method").unwrap_err().to_string();
+        assert!(e.ends_with("line 2, column 'method': 'A' is not a finite number"), "{e}");
+        std::fs::write(&p, "a,b\n1,2\n3\n").unwrap();
+        assert!(Table::read(&p).unwrap_err().to_string().contains("line 3: 1 cells, expected 2"));
+    }
+
+    #[test]
+    fn from_columns_checks_lengths() {
+        let t = Table::from_columns("df", vec![("x".into(), vec!["1".into(), "2".into()])]).unwrap();
+        assert_eq!(t.numbers("x").unwrap(), vec![Some(1.0), Some(2.0)]);
+        assert!(Table::from_columns("df", vec![("x".into(), vec!["1".into()]), ("y".into(), vec![])]).is_err());
+    }
+}

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use statrs::function::gamma::gamma_ur;
+use statrs::function::gamma::checked_gamma_ur;
 
 use super::design::Design;
 use super::fit::{FitOptions, build_model, fit};
@@ -100,7 +100,9 @@ impl SbcResult {
                 let expected = ranks.len() as f64 / bins as f64;
                 let stat = counts.iter().map(|c| (c - expected).powi(2) / expected).sum::<f64>();
                 let df = bins - 1;
-                SbcTest { quantity: q.clone(), chi_square: stat, df, p_value: gamma_ur(df as f64 / 2.0, stat / 2.0) }
+                // Q(df/2, stat/2); a statistic of exactly 0 (perfectly uniform) has p-value 1.
+                let p_value = checked_gamma_ur(df as f64 / 2.0, stat / 2.0).unwrap_or(1.0);
+                SbcTest { quantity: q.clone(), chi_square: stat, df, p_value }
             })
             .collect())
     }

@@ -496,3 +496,158 @@ fn summarize(name: &str, chains: &[Vec<f64>]) -> ParamSummary {
         ess_tail,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{BetaBinomialOptions, GaussianOptions, Likelihood};
+
+    /// 4 methods x `r` realizations with known means, sds and realization effects.
+    fn simulated(r: usize, scale: f64) -> Design {
+        let mut state = 99u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut normal = || {
+            let (u, v) = (1.0 - next(), next());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let (mut g, mut p, mut y) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..r {
+            let gamma = 0.05 * normal();
+            for (m, (mu, sd)) in [(0.30, 0.05), (0.35, 0.08), (0.45, 0.04), (0.31, 0.06)].iter().enumerate() {
+                g.push(format!("M{m}"));
+                p.push(format!("r{i}"));
+                y.push(scale * (mu + gamma + sd * normal()));
+            }
+        }
+        Design::new(g, Some(p), y, None).unwrap()
+    }
+
+    fn quick() -> FitOptions {
+        FitOptions { sampler: SamplerSettings { warmup: 400, draws: 400, ..Default::default() }, ..Default::default() }
+    }
+
+    #[test]
+    fn draws_do_not_depend_on_the_thread_count() {
+        let d = simulated(10, 1.0);
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fit(&d, &quick()).unwrap())
+        };
+        let (a, b) = (run(1), run(3));
+        assert_eq!(a.chains, b.chains);
+        assert_eq!(a.summary(), b.summary());
+    }
+
+    #[test]
+    fn recovers_the_ordering_and_reports_brms_quantities() {
+        let f = fit(&simulated(30, 1.0), &quick()).unwrap();
+        let (p, mcse) = f.prob_better("M0", "M2").unwrap();
+        assert!(p > 0.99 && mcse >= 0.0, "{p}");
+        let names: Vec<&str> = f.summary().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(&names[..4], &["mu0", "tau", "sigma_gamma", "mu[M0]"]);
+        assert!(f.names().iter().any(|n| n.starts_with("gamma[")));
+        let d = f.diagnostics();
+        assert_eq!(d.divergences, 0);
+        assert!(d.max_rhat < 1.05);
+        let m = f.prob_better_matrix().unwrap();
+        assert!(m[0][0].is_nan() && (m[0][2] + m[2][0] - 1.0).abs() < 1e-12);
+        // ROPE: M0 and M3 differ by 0.01, M0 and M2 by 0.15.
+        assert!(f.rope("M0", "M3", 0.05).unwrap() > 0.5);
+        assert!(f.rope("M0", "M2", 0.05).unwrap() < 0.01);
+        assert!(f.prob_better("M0", "nope").is_err());
+    }
+
+    #[test]
+    fn mdd_matches_its_definition_on_the_draws() {
+        let f = fit(&simulated(20, 1.0), &quick()).unwrap();
+        let mu_a = f.draws("mu[M0]").unwrap().concat();
+        let mu_b = f.draws("mu[M1]").unwrap().concat();
+        let s_a = f.draws("sigma[M0]").unwrap().concat();
+        let s_b = f.draws("sigma[M1]").unwrap().concat();
+        let n = mu_a.len() as f64;
+        let d: Vec<f64> = mu_a.iter().zip(&mu_b).map(|(a, b)| a - b).collect();
+        let md = d.iter().sum::<f64>() / n;
+        let vd = d.iter().map(|x| (x - md).powi(2)).sum::<f64>() / (n - 1.0);
+        let es = (s_a.iter().map(|s| s * s).sum::<f64>() + s_b.iter().map(|s| s * s).sum::<f64>()) / n;
+        for r_new in [1.0, 25.0] {
+            let m = f.mdd("M0", "M1", 0.8, r_new).unwrap();
+            let sp = (vd + es / r_new).sqrt();
+            assert!((m.sigma_pred - sp).abs() < 1e-12);
+            assert!((m.mdd - 0.841_621_233_572_914_3 * sp).abs() < 1e-12); // qnorm(0.8)
+            assert!((m.detection_probability - norm_cdf(md.abs() / sp)).abs() < 1e-12);
+        }
+        assert!(f.mdd("M0", "M1", 1.5, 1.0).is_err());
+    }
+
+    #[test]
+    fn standardising_reports_on_the_original_scale() {
+        let opts = |standardize| FitOptions {
+            family: Family::Gaussian(GaussianOptions { standardize, ..Default::default() }),
+            ..quick()
+        };
+        let small = fit(&simulated(10, 1.0), &opts(true)).unwrap();
+        let big = fit(&simulated(10, 1000.0), &opts(true)).unwrap();
+        let (a, b) = (small.summary_of("mu[M1]").unwrap(), big.summary_of("mu[M1]").unwrap());
+        // The standardised data agree up to rounding, which is enough for the chains to
+        // decorrelate: compare within Monte Carlo error.
+        let mcse = (a.sd / a.ess_bulk.sqrt()).hypot(b.sd / 1000.0 / b.ess_bulk.sqrt());
+        assert!((b.mean / 1000.0 - a.mean).abs() < 5.0 * mcse, "{} vs {}", b.mean, a.mean);
+        assert!((b.sd / 1000.0 / a.sd - 1.0).abs() < 0.1);
+        // Unstandardised, the large scale triggers the prior warning.
+        let raw = fit(&simulated(10, 1000.0), &opts(false)).unwrap();
+        assert!(raw.warnings().iter().any(|w| w.contains("priors")), "{:?}", raw.warnings());
+        let y_rep = big.posterior_predictive(50, 3).unwrap();
+        assert_eq!((y_rep.len(), y_rep[0].len()), (50, 40));
+        let mean_rep = y_rep.iter().flatten().sum::<f64>() / 2000.0;
+        let mean_obs = big.design().y().iter().sum::<f64>() / 40.0;
+        assert!((mean_rep / mean_obs - 1.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn unbalanced_designs_and_variants_fit() {
+        let full = simulated(12, 1.0);
+        // Drop M3 from half of the realizations (failed runs).
+        let keep: Vec<usize> =
+            (0..full.n_obs()).filter(|&j| !(full.group()[j] == 3 && full.pair()[j] % 2 == 0)).collect();
+        let g = keep.iter().map(|&j| full.groups()[full.group()[j]].clone()).collect();
+        let p = keep.iter().map(|&j| full.pairs()[full.pair()[j]].clone()).collect();
+        let y = keep.iter().map(|&j| full.y()[j]).collect();
+        let d = Design::new(g, Some(p), y, None).unwrap();
+        for opts in [
+            GaussianOptions::default(),
+            GaussianOptions { likelihood: Likelihood::StudentT, ..Default::default() },
+            GaussianOptions {
+                sigma: crate::compare::SigmaStructure::Shared,
+                realization_effect: false,
+                ..Default::default()
+            },
+        ] {
+            let f = fit(&d, &FitOptions { family: Family::Gaussian(opts), ..quick() }).unwrap();
+            assert!(f.summary().iter().all(|s| s.mean.is_finite()));
+        }
+    }
+
+    #[test]
+    fn beta_binomial_recovers_coverage() {
+        let (mut g, mut p, mut k, mut n) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for r in 0..15 {
+            for (m, cov) in [0.90, 0.80].iter().enumerate() {
+                g.push(format!("M{m}"));
+                p.push(format!("r{r}"));
+                n.push(100.0);
+                k.push((cov * 100.0 + ((r * 7 + m) % 5) as f64 - 2.0).round());
+            }
+        }
+        let d = Design::new(g, Some(p), k, Some(n)).unwrap();
+        let f =
+            fit(&d, &FitOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..quick() }).unwrap();
+        let s = f.summary_of("p[M0]").unwrap();
+        assert!((s.mean - 0.9).abs() < 0.02, "{}", s.mean);
+        assert!(f.prob_better("M1", "M0").unwrap().0 > 0.99); // lower p by default
+        assert!(f.mdd("M0", "M1", 0.8, 1.0).unwrap().mdd > 0.0);
+        // Counts with the Gaussian family are refused.
+        assert!(fit(&d, &quick()).is_err());
+    }
+}

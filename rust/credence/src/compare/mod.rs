@@ -13,7 +13,9 @@ mod diagnostics;
 mod fit;
 mod gaussian;
 mod model;
+mod planning;
 mod priors;
+mod ranking;
 mod sampler;
 mod sbc;
 
@@ -26,6 +28,8 @@ pub use fit::{Fit, FitDiagnostics, FitOptions, Mdd, ParamSummary, fit, fit_many}
 pub use model::{
     BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, SigmaStructure,
 };
+pub use planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
+pub use ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
 pub use sampler::SamplerSettings;
 pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc};

@@ -610,7 +610,7 @@ mod tests {
         let full = simulated(12, 1.0);
         // Drop M3 from half of the realizations (failed runs).
         let keep: Vec<usize> =
-            (0..full.n_obs()).filter(|&j| !(full.group()[j] == 3 && full.pair()[j] % 2 == 0)).collect();
+            (0..full.n_obs()).filter(|&j| !(full.group()[j] == 3 && full.pair()[j].is_multiple_of(2))).collect();
         let g = keep.iter().map(|&j| full.groups()[full.group()[j]].clone()).collect();
         let p = keep.iter().map(|&j| full.pairs()[full.pair()[j]].clone()).collect();
         let y = keep.iter().map(|&j| full.y()[j]).collect();

@@ -32,7 +32,7 @@ pub fn run(a: DiagnosticsArgs) -> Result<()> {
         for (name, d) in &rows {
             out.insert(name.clone(), serde_json::to_value(d)?);
         }
-        println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+        outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
         return Ok(());
     }
     let mut cells = vec![["quantity", "rhat", "ess_bulk", "ess_tail", "mcse_mean"].map(String::from).to_vec()];
@@ -45,6 +45,6 @@ pub fn run(a: DiagnosticsArgs) -> Result<()> {
             number(Some(d.mcse_mean)),
         ]);
     }
-    print!("{}", render(&cells));
+    out!("{}", render(&cells));
     Ok(())
 }

@@ -3,7 +3,19 @@
 //! This binary only parses arguments, loads files and prints; every computation lives in the
 //! `credence` library crate.
 
+/// `println!` that ends the program quietly when stdout is a closed pipe (`| head`).
+macro_rules! outln {
+    () => { $crate::emit("\n") };
+    ($($t:tt)*) => { $crate::emit(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!` with the same closed-pipe behaviour as [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => { $crate::emit(&format!($($t)*)) };
+}
+
 mod diagnostics_cmd;
+mod fit_cmd;
 mod metrics_cmd;
 mod table;
 
@@ -24,14 +36,29 @@ enum Command {
     /// Compute uncertainty metrics from raw predictions.
     #[command(subcommand)]
     Metrics(metrics_cmd::MetricsCommand),
+    /// Bayesian hierarchical comparison of methods from a long metric table.
+    Fit(Box<fit_cmd::FitArgs>),
     /// R-hat, bulk/tail ESS and MCSE of MCMC draws (the definitions of R's posterior package).
     Diagnostics(diagnostics_cmd::DiagnosticsArgs),
+}
+
+/// Writes to stdout; a closed pipe is the reader's choice to stop, not an error.
+pub(crate) fn emit(text: &str) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_all(text.as_bytes()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Metrics(cmd) => metrics_cmd::run(cmd),
+        Command::Fit(a) => fit_cmd::run(*a),
         Command::Diagnostics(a) => diagnostics_cmd::run(a),
     };
     match result {

@@ -171,7 +171,7 @@ fn classification(a: ClassificationArgs) -> Result<()> {
     let mut out = serde_json::to_value(&report.metrics)?;
     out["reliability"] = serde_json::to_value(&report.calibration.bins)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     let m = &report.metrics;
@@ -205,15 +205,15 @@ fn classification(a: ClassificationArgs) -> Result<()> {
     ] {
         rows.push(vec![name.into(), number(Some(v))]);
     }
-    println!("{} points, {} classes, {} member(s)\n", m.n, m.n_classes, m.n_samples);
-    print!("{}", render(&rows));
+    outln!("{} points, {} classes, {} member(s)\n", m.n, m.n_classes, m.n_samples);
+    out!("{}", render(&rows));
     if let Some(curve) = &m.confidence_curve {
         let mut rows = vec![vec!["confidence >=".into(), "count".into(), "fraction".into(), "accuracy".into()]];
         rows.extend(curve.iter().map(|c| {
             vec![format!("{:.3}", c.threshold), c.count.to_string(), number(Some(c.fraction)), number(c.accuracy)]
         }));
-        println!("\nconfidence curve");
-        print!("{}", render(&rows));
+        outln!("\nconfidence curve");
+        out!("{}", render(&rows));
     }
     if let Some(referral) = &m.referral {
         let mut rows = vec![vec!["retained".into(), "n".into(), "accuracy".into(), "auroc".into()]];
@@ -222,8 +222,8 @@ fn classification(a: ClassificationArgs) -> Result<()> {
                 .iter()
                 .map(|r| vec![format!("{:.3}", r.fraction), r.n.to_string(), number(r.accuracy), number(r.auroc)]),
         );
-        println!("\nreferral curve (ordered by {:?})", a.uncertainty);
-        print!("{}", render(&rows));
+        outln!("\nreferral curve (ordered by {:?})", a.uncertainty);
+        out!("{}", render(&rows));
     }
     Ok(())
 }
@@ -246,7 +246,7 @@ fn temperature(a: TemperatureArgs) -> Result<()> {
     };
     let fit = from_file(fit_temperature(logits.view(), &labels), path)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&fit)?);
+        outln!("{}", serde_json::to_string_pretty(&fit)?);
         return Ok(());
     }
     let rows = vec![
@@ -255,9 +255,9 @@ fn temperature(a: TemperatureArgs) -> Result<()> {
         vec!["nll at T = 1".into(), number(Some(fit.nll_before))],
         vec!["nll at fitted T".into(), number(Some(fit.nll_after))],
     ];
-    print!("{}", render(&rows));
+    out!("{}", render(&rows));
     if fit.at_bound {
-        println!("\nwarning: the optimum lies at a search bound (T in [1e-3, 1e3]); the data may be separable");
+        outln!("\nwarning: the optimum lies at a search bound (T in [1e-3, 1e3]); the data may be separable");
     }
     Ok(())
 }
@@ -315,7 +315,7 @@ fn regression(a: RegressionArgs) -> Result<()> {
         let mut out = metrics;
         out["prediction"] = json!(kind);
         out["level"] = json!(a.level);
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     let mut rows = vec![vec!["metric".into(), "value".into()]];
@@ -326,8 +326,8 @@ fn regression(a: RegressionArgs) -> Result<()> {
         };
         rows.push(vec![key.into(), cell]);
     }
-    println!("{kind} prediction, central {:.0}% interval\n", 100.0 * a.level);
-    print!("{}", render(&rows));
+    outln!("{kind} prediction, central {:.0}% interval\n", 100.0 * a.level);
+    out!("{}", render(&rows));
     Ok(())
 }
 

@@ -292,6 +292,48 @@ const AS241_F: [f64; 8] = [
     2.044_263_103_389_939_8e-15,
 ];
 
+/// (ln Gamma(x), digamma(x)) for x > 0 together, sharing one logarithm: the asymptotic
+/// (Stirling / de Moivre) series for x >= 10 after shifting small arguments up with the
+/// recurrences Gamma(x + 1) = x Gamma(x) and psi(x + 1) = psi(x) + 1/x. Absolute error about
+/// 1e-15 on ln Gamma and psi. The beta-binomial likelihood needs both at six arguments per
+/// observation, and this is several times faster than two separate library calls.
+#[inline]
+pub fn ln_gamma_digamma(x: f64) -> (f64, f64) {
+    if !(x > 0.0 && x.is_finite()) {
+        return (f64::NAN, f64::NAN);
+    }
+    let (mut z, mut log_prod, mut inv_sum) = (x, 0.0, 0.0);
+    if z < 10.0 {
+        let mut prod = 1.0;
+        while z < 10.0 {
+            prod *= z;
+            inv_sum += 1.0 / z;
+            z += 1.0;
+        }
+        log_prod = prod.ln();
+    }
+    let lz = z.ln();
+    let r = 1.0 / z;
+    let r2 = r * r;
+    // ln Gamma(z) = (z - 1/2) ln z - z + ln(2 pi)/2 + sum B_2k / (2k (2k - 1) z^(2k - 1)).
+    let lg_series = r
+        * (1.0 / 12.0
+            + r2 * (-1.0 / 360.0
+                + r2 * (1.0 / 1260.0
+                    + r2 * (-1.0 / 1680.0
+                        + r2 * (1.0 / 1188.0
+                            + r2 * (-691.0 / 360_360.0 + r2 * (1.0 / 156.0 - r2 * 3617.0 / 122_400.0)))))));
+    let lg = (z - 0.5) * lz - z + HALF_LN_2PI + lg_series;
+    // psi(z) = ln z - 1/(2z) - sum B_2k / (2k z^(2k)).
+    let psi_series = r2
+        * (1.0 / 12.0
+            + r2 * (-1.0 / 120.0
+                + r2 * (1.0 / 252.0
+                    + r2 * (-1.0 / 240.0 + r2 * (1.0 / 132.0 + r2 * (-691.0 / 32_760.0 + r2 * (1.0 / 12.0)))))));
+    let psi = lz - 0.5 * r - psi_series;
+    (lg - log_prod, psi - inv_sum)
+}
+
 /// `ln sum_i exp(x_i)` without overflow; `-inf` for an empty slice or all `-inf`.
 pub fn log_sum_exp(x: &[f64]) -> f64 {
     let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -585,6 +627,25 @@ mod tests {
         }
         assert_eq!(neg_p_ln_p_f32(0.0), 0.0);
         assert!((f64::from(neg_p_ln_p_f32(0.25)) - 0.25 * 4f64.ln()).abs() < 1e-7);
+    }
+
+    #[test]
+    fn ln_gamma_and_digamma_match_statrs_and_known_values() {
+        // Known: ln Gamma(1/2) = ln sqrt(pi), psi(1) = -Euler's gamma, psi(1/2) = -gamma - 2 ln 2.
+        let euler = 0.577_215_664_901_532_9;
+        let (lg, ps) = ln_gamma_digamma(0.5);
+        assert!((lg - 0.5 * std::f64::consts::PI.ln()).abs() < 1e-14);
+        assert!((ps - (-euler - 2.0 * 2f64.ln())).abs() < 1e-14);
+        assert!((ln_gamma_digamma(1.0).1 + euler).abs() < 1e-14);
+        let mut x = 1e-3;
+        while x < 1e5 {
+            let (lg, ps) = ln_gamma_digamma(x);
+            let (want_lg, want_ps) = (statrs::function::gamma::ln_gamma(x), statrs::function::gamma::digamma(x));
+            assert!((lg - want_lg).abs() < 2e-13 * want_lg.abs().max(1.0), "ln_gamma({x}) = {lg} vs {want_lg}");
+            assert!((ps - want_ps).abs() < 2e-13 * want_ps.abs().max(1.0), "digamma({x}) = {ps} vs {want_ps}");
+            x *= 1.37;
+        }
+        assert!(ln_gamma_digamma(0.0).0.is_nan());
     }
 
     #[test]

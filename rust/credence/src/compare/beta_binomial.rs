@@ -1,12 +1,13 @@
 //! The beta-binomial hierarchical model for coverage counts.
 //!
-//! Unconstrained parameters: mu0; ln tau; z[M] (logit p[m] = mu0 + tau z[m]); ln phi (1, or M
-//! per method); with a realization effect ln sigma_gamma and z_gamma[R] on the logit scale.
+//! Unconstrained parameters: mu0; ln tau; the method block (M: z[m] with
+//! logit p[m] = mu0 + tau z[m], or logit p[m] itself when centred); ln phi (1, or M per
+//! method); with a realization effect ln sigma_gamma and z_gamma[R] on the logit scale.
 
-use statrs::function::gamma::{digamma, ln_gamma};
+use crate::special::ln_gamma_digamma;
 
 use super::design::Design;
-use super::model::{BetaBinomialOptions, Output, OutputKind, Posterior};
+use super::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
 use super::priors::standard_normal;
 
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +30,47 @@ pub(crate) struct BetaBinomialModel {
     k: Vec<f64>,
     n: Vec<f64>,
     outputs: Vec<Output>,
+    /// Whether logit p[m] is sampled directly (centred).
+    centered: bool,
+}
+
+/// Centres the method block when the counts pin each method's logit down more tightly than the
+/// methods spread (the same rule as the Gaussian model's, with a binomial standard error
+/// inflated by the observed overdispersion).
+fn choose_centered(design: &Design, opts: &BetaBinomialOptions) -> bool {
+    let auto = || {
+        let m = design.n_groups();
+        if m < 2 {
+            return false;
+        }
+        let trials = design.trials().unwrap_or(&[]);
+        let (mut k, mut n, mut count) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
+        for (j, &g) in design.group().iter().enumerate() {
+            k[g] += design.y()[j];
+            n[g] += trials[j];
+            count[g] += 1.0;
+        }
+        let p: Vec<f64> = (0..m).map(|g| ((k[g] + 0.5) / (n[g] + 1.0)).clamp(1e-6, 1.0 - 1e-6)).collect();
+        // Overdispersion: observed variance of k/n around the method's p over the binomial one.
+        let (mut ratio_sum, mut ratio_n) = (0.0, 0.0);
+        for (j, &g) in design.group().iter().enumerate() {
+            let binomial = p[g] * (1.0 - p[g]) / trials[j];
+            ratio_sum += (design.y()[j] / trials[j] - p[g]).powi(2) / binomial;
+            ratio_n += 1.0;
+        }
+        let inflation = (ratio_sum / ratio_n).max(1.0);
+        let mut se: Vec<f64> = (0..m).map(|g| (inflation / (n[g] * p[g] * (1.0 - p[g]))).sqrt()).collect();
+        se.sort_by(f64::total_cmp);
+        let logits: Vec<f64> = p.iter().map(|p| (p / (1.0 - p)).ln()).collect();
+        let mean = logits.iter().sum::<f64>() / m as f64;
+        let spread = (logits.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (m as f64 - 1.0)).sqrt();
+        se[m / 2] < spread
+    };
+    match opts.mu_parameterization {
+        Parameterization::Auto => auto(),
+        Parameterization::Centered => true,
+        Parameterization::NonCentered => false,
+    }
 }
 
 /// Logistic function without overflow.
@@ -76,6 +118,7 @@ impl BetaBinomialModel {
         }
         let trials = design.trials().map(<[f64]>::to_vec).unwrap_or_else(|| vec![1.0; design.n_obs()]);
         Self {
+            centered: design.trials().is_some() && choose_centered(design, &opts),
             layout,
             opts,
             group: design.group().to_vec(),
@@ -84,6 +127,12 @@ impl BetaBinomialModel {
             n: trials,
             outputs,
         }
+    }
+
+    /// logit p[m] from the method block.
+    fn logit_p(&self, th: &[f64], m: usize, mu0: f64, tau: f64) -> f64 {
+        let x = th[self.layout.z + m];
+        if self.centered { x } else { mu0 + tau * x }
     }
 
     fn phi_index(&self, m: usize) -> usize {
@@ -111,11 +160,22 @@ impl Posterior for BetaBinomialModel {
         grad[0] += da;
         grad[1] += db;
         let (mu0, tau) = (th[0], th[1].exp());
+        let (mut g_mu0, mut g_log_tau) = (0.0, 0.0);
         for m in 0..l.n_groups {
-            let z = th[l.z + m];
-            lp -= 0.5 * z * z;
-            grad[l.z + m] -= z;
+            let x = th[l.z + m];
+            if self.centered {
+                let z = (x - mu0) / tau;
+                lp -= 0.5 * z * z + th[1];
+                grad[l.z + m] -= z / tau;
+                g_mu0 += z / tau;
+                g_log_tau += z * z - 1.0;
+            } else {
+                lp -= 0.5 * x * x;
+                grad[l.z + m] -= x;
+            }
         }
+        grad[0] += g_mu0;
+        grad[1] += g_log_tau;
         for k in 0..l.n_phi {
             let (a, d) = pri.phi.logp_grad_log(th[l.log_phi + k], 0.0);
             lp += a;
@@ -139,7 +199,7 @@ impl Posterior for BetaBinomialModel {
         let mut d_eta_pair = vec![0.0; l.n_pairs];
         for j in 0..self.k.len() {
             let m = self.group[j];
-            let mut eta = mu0 + tau * th[l.z + m];
+            let mut eta = self.logit_p(th, m, mu0, tau);
             if l.n_pairs > 0 {
                 eta += sg * th[l.z_gamma + self.pair[j]];
             }
@@ -148,11 +208,16 @@ impl Posterior for BetaBinomialModel {
             let phi = th[phi_slot].exp();
             let (alpha, beta) = (p * phi, (1.0 - p) * phi);
             let (k, n) = (self.k[j], self.n[j]);
-            lp += ln_gamma(k + alpha) + ln_gamma(n - k + beta) - ln_gamma(n + phi) - ln_gamma(alpha) - ln_gamma(beta)
-                + ln_gamma(phi);
-            let common = digamma(phi) - digamma(n + phi);
-            let d_alpha = digamma(k + alpha) - digamma(alpha) + common;
-            let d_beta = digamma(n - k + beta) - digamma(beta) + common;
+            let (lg_ka, ps_ka) = ln_gamma_digamma(k + alpha);
+            let (lg_kb, ps_kb) = ln_gamma_digamma(n - k + beta);
+            let (lg_nphi, ps_nphi) = ln_gamma_digamma(n + phi);
+            let (lg_a, ps_a) = ln_gamma_digamma(alpha);
+            let (lg_b, ps_b) = ln_gamma_digamma(beta);
+            let (lg_phi, ps_phi) = ln_gamma_digamma(phi);
+            lp += lg_ka + lg_kb - lg_nphi - lg_a - lg_b + lg_phi;
+            let common = ps_phi - ps_nphi;
+            let d_alpha = ps_ka - ps_a + common;
+            let d_beta = ps_kb - ps_b + common;
             let d_eta = phi * p * (1.0 - p) * (d_alpha - d_beta);
             d_eta_group[m] += d_eta;
             if l.n_pairs > 0 {
@@ -160,10 +225,16 @@ impl Posterior for BetaBinomialModel {
             }
             grad[phi_slot] += alpha * d_alpha + beta * d_beta;
         }
-        grad[0] += d_eta_group.iter().sum::<f64>();
-        grad[1] += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
-        for m in 0..l.n_groups {
-            grad[l.z + m] += tau * d_eta_group[m];
+        if self.centered {
+            for m in 0..l.n_groups {
+                grad[l.z + m] += d_eta_group[m];
+            }
+        } else {
+            grad[0] += d_eta_group.iter().sum::<f64>();
+            grad[1] += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
+            for m in 0..l.n_groups {
+                grad[l.z + m] += tau * d_eta_group[m];
+            }
         }
         if let Some(i) = l.log_sg {
             for r in 0..l.n_pairs {
@@ -195,7 +266,7 @@ impl Posterior for BetaBinomialModel {
             put(th[i].exp());
         }
         for m in 0..l.n_groups {
-            put(logistic(mu0 + tau * th[l.z + m]));
+            put(logistic(self.logit_p(th, m, mu0, tau)));
         }
         if let Some(i) = l.log_sg {
             let sg = th[i].exp();
@@ -267,9 +338,19 @@ mod tests {
     #[test]
     fn analytic_gradients_match_finite_differences() {
         let d = design();
-        for phi_per_method in [false, true] {
-            for realization_effect in [false, true] {
-                let opts = BetaBinomialOptions { phi_per_method, realization_effect, ..Default::default() };
+        for (phi_per_method, realization_effect, mu_parameterization) in [
+            (false, false, Parameterization::NonCentered),
+            (true, false, Parameterization::Centered),
+            (false, true, Parameterization::Centered),
+            (true, true, Parameterization::NonCentered),
+        ] {
+            {
+                let opts = BetaBinomialOptions {
+                    phi_per_method,
+                    realization_effect,
+                    mu_parameterization,
+                    ..Default::default()
+                };
                 let model = BetaBinomialModel::new(&d, opts);
                 let th: Vec<f64> = (0..model.dim())
                     .map(|i| {
@@ -287,7 +368,8 @@ mod tests {
     fn likelihood_matches_the_beta_binomial_pmf() {
         // One observation, flat-ish priors aside: compare the data term with a direct pmf.
         let d = Design::new(vec!["A".into()], None, vec![7.0], Some(vec![10.0])).unwrap();
-        let model = BetaBinomialModel::new(&d, BetaBinomialOptions::default());
+        let opts = BetaBinomialOptions { mu_parameterization: Parameterization::NonCentered, ..Default::default() };
+        let model = BetaBinomialModel::new(&d, opts);
         let th = [0.4, -1.0, 0.3, 2.0];
         let mut g = [0.0; 4];
         let lp = model.logp(&th, &mut g);
@@ -298,6 +380,7 @@ mod tests {
         let phi = th[3].exp();
         let (a, b) = (p * phi, (1.0 - p) * phi);
         // pmf / C(n, k) = B(k + a, n - k + b) / B(a, b)
+        use statrs::function::gamma::ln_gamma;
         let lbeta = |x: f64, y: f64| ln_gamma(x) + ln_gamma(y) - ln_gamma(x + y);
         let want = lbeta(7.0 + a, 3.0 + b) - lbeta(a, b);
         assert!((lp - prior - want).abs() < 1e-10);

@@ -280,6 +280,26 @@ impl Fit {
         self.chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect()
     }
 
+    /// Writes all draws as CSV in the layout of posterior's `draws_df`: `.chain`, `.iteration`,
+    /// `.draw`, then one column per reported quantity.
+    pub fn write_draws_csv(&self, out: impl std::io::Write) -> std::io::Result<()> {
+        let mut w = csv::Writer::from_writer(out);
+        let mut header = vec![".chain".to_string(), ".iteration".to_string(), ".draw".to_string()];
+        header.extend(self.outputs.iter().map(|o| o.name.clone()));
+        w.write_record(&header)?;
+        let n_out = self.outputs.len();
+        let mut draw = 0;
+        for (c, chain) in self.chains.iter().enumerate() {
+            for (i, row) in chain.chunks_exact(n_out).enumerate() {
+                draw += 1;
+                let mut record = vec![(c + 1).to_string(), (i + 1).to_string(), draw.to_string()];
+                record.extend(row.iter().map(|v| format!("{v:e}")));
+                w.write_record(&record)?;
+            }
+        }
+        w.flush()
+    }
+
     /// Every draw's row of reported quantities, chain after chain.
     pub(crate) fn rows(&self) -> Vec<&[f64]> {
         self.chains.iter().flat_map(|c| c.chunks_exact(self.outputs.len())).collect()

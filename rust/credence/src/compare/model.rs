@@ -130,6 +130,8 @@ pub struct BetaBinomialOptions {
     pub realization_effect: bool,
     /// Priors.
     pub priors: BetaBinomialPriors,
+    /// Parameterisation of the per-method logit(p[m]).
+    pub mu_parameterization: Parameterization,
 }
 
 /// The model family with its options.

@@ -137,6 +137,85 @@ impl ScalePrior {
     }
 }
 
+/// Splits `name(a, b, ...)` into the name and its numeric arguments.
+fn parse_call(text: &str) -> Option<(String, Vec<f64>)> {
+    let text = text.trim();
+    let open = text.find('(')?;
+    let inner = text[open + 1..].strip_suffix(')')?;
+    let name = text[..open].trim().to_ascii_lowercase().replace('-', "_");
+    let args: Option<Vec<f64>> = if inner.trim().is_empty() {
+        Some(Vec::new())
+    } else {
+        inner.split(',').map(|a| a.trim().parse().ok()).collect()
+    };
+    Some((name, args?))
+}
+
+impl std::str::FromStr for LocationPrior {
+    type Err = Error;
+    /// Parses `normal(mean, sd)`.
+    fn from_str(text: &str) -> Result<Self> {
+        let prior = match parse_call(text) {
+            Some((name, a)) if name == "normal" && a.len() == 2 => LocationPrior::Normal { mean: a[0], sd: a[1] },
+            _ => return Err(Error::argument("location prior", text, "normal(mean, sd)")),
+        };
+        prior.validate("location prior")?;
+        Ok(prior)
+    }
+}
+
+impl std::str::FromStr for ScalePrior {
+    type Err = Error;
+    /// Parses `half_normal(scale)`, `half_student_t(df, scale)`, `exponential(rate)` or
+    /// `gamma(shape, rate)` (`-` may replace `_`; `normal(0, s)` and `student_t(df, 0, s)` are
+    /// read as their half versions, as brms does for positive parameters).
+    fn from_str(text: &str) -> Result<Self> {
+        let prior = match parse_call(text) {
+            Some((name, a)) => match (name.as_str(), a.as_slice()) {
+                ("half_normal", [s]) | ("normal", [0.0, s]) => ScalePrior::HalfNormal { scale: *s },
+                ("half_student_t", [df, s]) | ("student_t", [df, 0.0, s]) => {
+                    ScalePrior::HalfStudentT { df: *df, scale: *s }
+                }
+                ("exponential", [r]) => ScalePrior::Exponential { rate: *r },
+                ("gamma", [shape, rate]) => ScalePrior::Gamma { shape: *shape, rate: *rate },
+                _ => return Err(Self::expected(text)),
+            },
+            None => return Err(Self::expected(text)),
+        };
+        prior.validate("scale prior")?;
+        Ok(prior)
+    }
+}
+
+impl ScalePrior {
+    fn expected(text: &str) -> Error {
+        Error::argument(
+            "scale prior",
+            text,
+            "half_normal(s), half_student_t(df, s), exponential(rate) or gamma(shape, rate)",
+        )
+    }
+}
+
+impl std::fmt::Display for LocationPrior {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LocationPrior::Normal { mean, sd } => write!(f, "normal({mean}, {sd})"),
+        }
+    }
+}
+
+impl std::fmt::Display for ScalePrior {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScalePrior::HalfNormal { scale } => write!(f, "half_normal({scale})"),
+            ScalePrior::HalfStudentT { df, scale } => write!(f, "half_student_t({df}, {scale})"),
+            ScalePrior::Exponential { rate } => write!(f, "exponential({rate})"),
+            ScalePrior::Gamma { shape, rate } => write!(f, "gamma({shape}, {rate})"),
+        }
+    }
+}
+
 /// A standard normal draw (Box-Muller on the chain's own generator, so streams stay portable).
 pub(crate) fn standard_normal(rng: &mut (impl rand::Rng + ?Sized)) -> f64 {
     let u = 1.0 - rng.random::<f64>();
@@ -241,6 +320,22 @@ mod tests {
         let (_, d) = loc.logp_grad(0.3);
         let fd = (loc.logp_grad(0.3 + 1e-6).0 - loc.logp_grad(0.3 - 1e-6).0) / 2e-6;
         assert!((d - fd).abs() < 1e-8);
+    }
+
+    #[test]
+    fn priors_parse_and_print() {
+        let p: ScalePrior = "half_normal(2)".parse().unwrap();
+        assert_eq!(p, ScalePrior::HalfNormal { scale: 2.0 });
+        assert_eq!("normal(0, 1.5)".parse::<ScalePrior>().unwrap(), ScalePrior::HalfNormal { scale: 1.5 });
+        assert_eq!(
+            "student-t(3, 0, 2.5)".parse::<ScalePrior>().unwrap(),
+            ScalePrior::HalfStudentT { df: 3.0, scale: 2.5 }
+        );
+        assert_eq!("gamma(2, 0.1)".parse::<ScalePrior>().unwrap().to_string(), "gamma(2, 0.1)");
+        assert_eq!("normal(0, 2.5)".parse::<LocationPrior>().unwrap(), LocationPrior::Normal { mean: 0.0, sd: 2.5 });
+        assert!("cauchy(0, 1)".parse::<ScalePrior>().is_err());
+        assert!("half_normal(-1)".parse::<ScalePrior>().is_err());
+        assert!("normal(0)".parse::<LocationPrior>().is_err());
     }
 
     #[test]

@@ -1,0 +1,319 @@
+//! `credence fit`: the hierarchical comparison of methods from a long metric table.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use credence::compare::{
+    BetaBinomialOptions, BetaBinomialPriors, Design, Family, Fit, FitOptions, GaussianOptions, GaussianPriors,
+    Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
+};
+use credence::io::Table;
+use serde_json::{Map, Value, json};
+
+use crate::table::{number, render};
+
+/// Arguments of `credence fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Long CSV table: one row per method x realization.
+    data: PathBuf,
+    /// Column with the metric (or, for beta-binomial, the covered count).
+    #[arg(long)]
+    response: String,
+    /// Column naming the method (group).
+    #[arg(long, default_value = "method")]
+    group: String,
+    /// Column naming the data realization that pairs methods (omit for an unpaired design).
+    #[arg(long)]
+    pair: Option<String>,
+    /// Model family: gaussian or beta-binomial.
+    #[arg(long, default_value = "gaussian")]
+    family: String,
+    /// Column with the number of test points behind each count (beta-binomial).
+    #[arg(long)]
+    trials: Option<String>,
+    /// Number of chains.
+    #[arg(long, default_value_t = 4)]
+    chains: usize,
+    /// Warmup iterations per chain.
+    #[arg(long, default_value_t = 1000)]
+    warmup: u64,
+    /// Kept draws per chain.
+    #[arg(long, default_value_t = 1000)]
+    draws: u64,
+    /// Seed (identical results for the same seed, whatever the thread count).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Target acceptance rate of the step-size adaptation (Stan's adapt_delta).
+    #[arg(long, default_value_t = 0.8)]
+    target_accept: f64,
+    /// Higher metric values are better (coverage, accuracy); default: lower is better.
+    #[arg(long)]
+    higher_is_better: bool,
+    /// Gaussian: one sigma shared by all methods instead of one per method.
+    #[arg(long)]
+    shared_sigma: bool,
+    /// Gaussian: leave out the realization effect.
+    #[arg(long)]
+    no_realization_effect: bool,
+    /// Gaussian: Student-t likelihood (robust to heavy tails).
+    #[arg(long)]
+    student_t: bool,
+    /// Gaussian: fit on the standardised response, report on the original scale.
+    #[arg(long)]
+    standardize: bool,
+    /// Beta-binomial: one precision phi per method.
+    #[arg(long)]
+    phi_per_method: bool,
+    /// Beta-binomial: add a realization effect on the logit scale.
+    #[arg(long)]
+    realization_effect: bool,
+    /// Prior of mu0, e.g. "normal(0, 1)".
+    #[arg(long)]
+    prior_mu0: Option<LocationPrior>,
+    /// Prior of tau, e.g. "half_normal(1)" or "half_student_t(3, 2.5)".
+    #[arg(long)]
+    prior_tau: Option<ScalePrior>,
+    /// Prior of sigma (Gaussian).
+    #[arg(long)]
+    prior_sigma: Option<ScalePrior>,
+    /// Prior of sigma_gamma.
+    #[arg(long)]
+    prior_sigma_gamma: Option<ScalePrior>,
+    /// Prior of phi (beta-binomial), e.g. "exponential(0.01)".
+    #[arg(long)]
+    prior_phi: Option<ScalePrior>,
+    /// Power for the minimum detectable difference.
+    #[arg(long, default_value_t = 0.8)]
+    power: f64,
+    /// Realizations of a planned experiment for the MDD (1 = one new realization).
+    #[arg(long, default_value_t = 1.0)]
+    r_new: f64,
+    /// Also report P(|mu_A - mu_B| < EPS) for every pair.
+    #[arg(long)]
+    rope: Option<f64>,
+    /// Write the JSON result to this file ("-" for standard output, instead of the tables).
+    #[arg(long)]
+    json: Option<String>,
+    /// Write all draws (posterior's draws_df layout) to this CSV file.
+    #[arg(long)]
+    save_draws: Option<PathBuf>,
+}
+
+fn family(a: &FitArgs) -> Result<Family> {
+    Ok(match a.family.replace('_', "-").as_str() {
+        "gaussian" => {
+            let d = GaussianPriors::default();
+            Family::Gaussian(GaussianOptions {
+                sigma: if a.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
+                realization_effect: !a.no_realization_effect,
+                likelihood: if a.student_t { Likelihood::StudentT } else { Likelihood::Normal },
+                standardize: a.standardize,
+                priors: GaussianPriors {
+                    mu0: a.prior_mu0.unwrap_or(d.mu0),
+                    tau: a.prior_tau.unwrap_or(d.tau),
+                    sigma: a.prior_sigma.unwrap_or(d.sigma),
+                    sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
+                    nu: d.nu,
+                },
+                ..Default::default()
+            })
+        }
+        "beta-binomial" => {
+            let d = BetaBinomialPriors::default();
+            Family::BetaBinomial(BetaBinomialOptions {
+                phi_per_method: a.phi_per_method,
+                realization_effect: a.realization_effect,
+                priors: BetaBinomialPriors {
+                    mu0: a.prior_mu0.unwrap_or(d.mu0),
+                    tau: a.prior_tau.unwrap_or(d.tau),
+                    phi: a.prior_phi.unwrap_or(d.phi),
+                    sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
+                },
+                ..Default::default()
+            })
+        }
+        other => bail!("unknown family '{other}': expected gaussian or beta-binomial"),
+    })
+}
+
+/// Runs `credence fit`.
+pub fn run(a: FitArgs) -> Result<()> {
+    let family = family(&a)?;
+    if matches!(family, Family::BetaBinomial(_)) && a.trials.is_none() {
+        bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
+    }
+    let table = Table::read(&a.data)?;
+    let (design, mut notes) =
+        Design::from_table(&table, &a.response, &a.group, a.pair.as_deref(), a.trials.as_deref())?;
+    let options = FitOptions {
+        family,
+        sampler: SamplerSettings {
+            chains: a.chains,
+            warmup: a.warmup,
+            draws: a.draws,
+            seed: a.seed,
+            target_accept: a.target_accept,
+            ..Default::default()
+        },
+        higher_is_better: a.higher_is_better,
+    };
+    let f = fit(&design, &options)?;
+    notes.extend(f.warnings().iter().cloned());
+    if let Some(path) = &a.save_draws {
+        let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        f.write_draws_csv(std::io::BufWriter::new(file))?;
+    }
+    let out = to_json(&f, &a, &notes)?;
+    match a.json.as_deref() {
+        Some("-") => outln!("{}", serde_json::to_string_pretty(&out)?),
+        Some(path) => {
+            std::fs::write(path, serde_json::to_string_pretty(&out)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            print_tables(&f, &a, &notes)?;
+        }
+        None => print_tables(&f, &a, &notes)?,
+    }
+    Ok(())
+}
+
+/// Matrix over ordered pairs of methods as {A: {B: value}}.
+fn pairwise(f: &Fit, value: impl Fn(&str, &str) -> credence::Result<f64>) -> Result<Value> {
+    let mut outer = Map::new();
+    for a in f.design().groups() {
+        let mut inner = Map::new();
+        for b in f.design().groups().iter().filter(|b| *b != a) {
+            inner.insert(b.clone(), json!(value(a, b)?));
+        }
+        outer.insert(a.clone(), Value::Object(inner));
+    }
+    Ok(Value::Object(outer))
+}
+
+fn to_json(f: &Fit, a: &FitArgs, notes: &[String]) -> Result<Value> {
+    let mut parameters = Map::new();
+    for s in f.summary() {
+        parameters.insert(
+            s.name.clone(),
+            json!({"mean": s.mean, "sd": s.sd, "q2.5": s.q2_5, "q50": s.q50, "q97.5": s.q97_5,
+                   "rhat": s.rhat, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail}),
+        );
+    }
+    let d = f.diagnostics();
+    let mut out = json!({
+        "parameters": parameters,
+        "prob_less": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.0))?,
+        "prob_less_mcse": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.1))?,
+        "higher_is_better": a.higher_is_better,
+        "mdd": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.mdd))?,
+        "detection_probability": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.detection_probability))?,
+        "power": a.power,
+        "r_new": a.r_new,
+        "diagnostics": {"divergences": d.divergences, "treedepth_hits": d.treedepth_hits,
+                        "max_rhat": d.max_rhat, "min_ess_bulk": d.min_ess_bulk},
+        "warnings": notes,
+        "seconds": f.seconds(),
+    });
+    if let Some(eps) = a.rope {
+        out["rope"] = pairwise(f, |x, y| f.rope(x, y, eps))?;
+        out["rope_eps"] = json!(eps);
+    }
+    Ok(out)
+}
+
+fn print_tables(f: &Fit, a: &FitArgs, notes: &[String]) -> Result<()> {
+    let d = f.design();
+    let family = match f.options().family {
+        Family::Gaussian(o) => format!(
+            "gaussian ({} likelihood, {} sigma{}{})",
+            if o.likelihood == Likelihood::StudentT { "Student-t" } else { "normal" },
+            if o.sigma == SigmaStructure::Shared { "shared" } else { "method-specific" },
+            if o.realization_effect && d.n_pairs() > 0 { ", realization effect" } else { "" },
+            if o.standardize { ", standardised internally" } else { "" }
+        ),
+        Family::BetaBinomial(o) => format!(
+            "beta-binomial (logit link{}{})",
+            if o.phi_per_method { ", phi per method" } else { "" },
+            if o.realization_effect { ", realization effect" } else { "" }
+        ),
+    };
+    let s = &f.options().sampler;
+    outln!(" Family: {family}");
+    outln!(
+        "   Data: {} ({} observations, {} methods, {} realizations)",
+        a.data.display(),
+        d.n_obs(),
+        d.n_groups(),
+        d.n_pairs()
+    );
+    outln!(
+        "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
+        s.chains,
+        s.warmup + s.draws,
+        s.warmup,
+        s.chains as u64 * s.draws
+    );
+    outln!(" Fitted in {:.3} s\n", f.seconds());
+    let mut rows = vec![
+        ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for p in f.summary() {
+        rows.push(vec![
+            p.name.clone(),
+            format!("{:.4}", p.mean),
+            format!("{:.4}", p.sd),
+            format!("{:.4}", p.q2_5),
+            format!("{:.4}", p.q97_5),
+            format!("{:.3}", p.rhat),
+            format!("{:.0}", p.ess_bulk),
+            format!("{:.0}", p.ess_tail),
+        ]);
+    }
+    out!("{}", render(&rows));
+    let groups = d.groups();
+    let better = if a.higher_is_better { "higher" } else { "lower" };
+    outln!("\nP(row better than column), {better} is better:");
+    let matrix = f.prob_better_matrix()?;
+    let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];
+    for (g, row) in groups.iter().zip(&matrix) {
+        rows.push(
+            std::iter::once(g.clone())
+                .chain(row.iter().map(|v| if v.is_nan() { "-".into() } else { format!("{v:.3}") }))
+                .collect(),
+        );
+    }
+    out!("{}", render(&rows));
+    outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", a.power, a.r_new);
+    let mut rows = vec![["pair", "gap", "MDD", "P(detect gap)"].map(String::from).to_vec()];
+    for (i, x) in groups.iter().enumerate() {
+        for y in &groups[i + 1..] {
+            let m = f.mdd(x, y, a.power, a.r_new)?;
+            rows.push(vec![
+                format!("{x} - {y}"),
+                number(Some(m.gap)),
+                number(Some(m.mdd)),
+                format!("{:.3}", m.detection_probability),
+            ]);
+        }
+    }
+    out!("{}", render(&rows));
+    if let Some(eps) = a.rope {
+        outln!("\nP(|difference| < {eps}):");
+        let mut rows = vec![["pair", "P(ROPE)"].map(String::from).to_vec()];
+        for (i, x) in groups.iter().enumerate() {
+            for y in &groups[i + 1..] {
+                rows.push(vec![format!("{x} - {y}"), format!("{:.3}", f.rope(x, y, eps)?)]);
+            }
+        }
+        out!("{}", render(&rows));
+    }
+    if !notes.is_empty() {
+        outln!();
+        for n in notes {
+            outln!("Warning: {n}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! End-to-end tests of `credence fit` and `credence diagnostics`.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn credence(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts.
+fn table(dir: &std::path::Path) -> String {
+    let mut state = 5u64;
+    let mut next = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut csv = String::from("method,realization,crps,covered,n_test\n");
+    for r in 0..20 {
+        let shift = 0.05 * (next() - 0.5);
+        for (m, (mu, cov)) in [("MC dropout", (0.30, 0.85)), ("Ensemble", (0.26, 0.90)), ("SWAG", (0.33, 0.80))] {
+            let y = mu + shift + 0.04 * (next() - 0.5);
+            let k = (cov * 200.0 + 10.0 * (next() - 0.5)).round();
+            csv.push_str(&format!("{m},{r},{y},{k},200\n"));
+        }
+    }
+    let path = dir.join("study.csv");
+    std::fs::write(&path, csv).unwrap();
+    path.to_string_lossy().into()
+}
+
+fn quick<'a>(path: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["fit", path, "--pair", "realization", "--warmup", "300", "--draws", "300", "--json", "-"];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn json_follows_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    let (ok, stdout, stderr) = credence(&quick(&path, &["--response", "crps"]));
+    assert!(ok, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    for key in ["parameters", "prob_less", "mdd", "diagnostics", "seconds"] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    for name in ["mu0", "tau", "sigma_gamma", "mu[MC dropout]", "mu[Ensemble]", "sigma[SWAG]"] {
+        let p = &v["parameters"][name];
+        for stat in ["mean", "sd", "q2.5", "q50", "q97.5", "rhat", "ess_bulk", "ess_tail"] {
+            assert!(p[stat].is_number(), "{name}.{stat}");
+        }
+    }
+    // Ensemble has the lowest CRPS: better than both others with high probability.
+    assert!(v["prob_less"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
+    let p = v["prob_less"]["MC dropout"]["Ensemble"].as_f64().unwrap();
+    let q = v["prob_less"]["Ensemble"]["MC dropout"].as_f64().unwrap();
+    assert!((p + q - 1.0).abs() < 1e-12);
+    assert!(v["mdd"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.0);
+    for key in ["divergences", "max_rhat", "min_ess_bulk"] {
+        assert!(v["diagnostics"][key].is_number(), "diagnostics.{key}");
+    }
+    // Same seed, same answer.
+    let (_, again, _) = credence(&quick(&path, &["--response", "crps"]));
+    let w: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(v["parameters"], w["parameters"]);
+}
+
+#[test]
+fn beta_binomial_and_higher_is_better() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    let args = quick(
+        &path,
+        &["--response", "covered", "--family", "beta-binomial", "--trials", "n_test", "--higher-is-better"],
+    );
+    let (ok, stdout, stderr) = credence(&args);
+    assert!(ok, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    for name in ["mu0", "tau", "phi", "p[Ensemble]"] {
+        assert!(v["parameters"][name]["mean"].is_number(), "{name}");
+    }
+    assert!(v["prob_less"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99); // higher coverage is better
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "covered", "--family", "beta-binomial"]);
+    assert!(!ok && stderr.contains("--trials"), "{stderr}");
+}
+
+#[test]
+fn tables_draws_and_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    let draws = dir.path().join("draws.csv");
+    let (ok, stdout, stderr) = credence(&[
+        "fit",
+        &path,
+        "--response",
+        "crps",
+        "--pair",
+        "realization",
+        "--warmup",
+        "300",
+        "--draws",
+        "300",
+        "--save-draws",
+        draws.to_str().unwrap(),
+        "--rope",
+        "0.02",
+    ]);
+    assert!(ok, "{stderr}");
+    for part in [
+        "Family: gaussian",
+        "Estimate  Est.Error  l-95% CI",
+        "P(row better than column)",
+        "Minimum detectable",
+        "P(|difference| < 0.02)",
+    ] {
+        assert!(stdout.contains(part), "missing '{part}' in\n{stdout}");
+    }
+    // The saved draws feed `credence diagnostics`, which must agree with the fit's summary.
+    let (ok, diag, stderr) = credence(&["diagnostics", draws.to_str().unwrap(), "--json"]);
+    assert!(ok, "{stderr}");
+    let d: Value = serde_json::from_str(&diag).unwrap();
+    let (ok, fit_json, _) = credence(&quick(&path, &["--response", "crps"]));
+    assert!(ok);
+    let f: Value = serde_json::from_str(&fit_json).unwrap();
+    let a = d["mu[Ensemble]"]["rhat"].as_f64().unwrap();
+    let b = f["parameters"]["mu[Ensemble]"]["rhat"].as_f64().unwrap();
+    assert!((a - b).abs() < 1e-6, "{a} vs {b}"); // the CSV keeps full precision
+}
+
+#[test]
+fn bad_input_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "nll"]);
+    assert!(!ok && stderr.contains("no column 'nll'"), "{stderr}");
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--family", "poisson"]);
+    assert!(!ok && stderr.contains("unknown family"), "{stderr}");
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--prior-tau", "half_normal(-1)"]);
+    assert!(!ok && stderr.contains("half_normal(-1)"), "{stderr}");
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "method,crps\nA,0.1\nB,oops\n").unwrap();
+    let (ok, _, stderr) = credence(&["fit", bad.to_str().unwrap(), "--response", "crps"]);
+    assert!(!ok && stderr.contains("bad.csv: line 3, column 'crps': 'oops' is not a finite number"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+}

@@ -1,11 +1,60 @@
 //! Bayesian hierarchical comparison of methods from metric values across data realizations.
 //!
 //! A [`Design`] holds one metric value (or covered count) per method x realization. [`fit`]
-//! samples the posterior of the Gaussian model of Zhan et al. (2026) or of the beta-binomial
-//! model for coverage counts with NUTS (nuts-rs, several chains in parallel) and returns a
-//! [`Fit`] that answers: which method is better and how sure are we ([`Fit::prob_better`]),
-//! would a new experiment detect the gap ([`Fit::mdd`]), and did the sampler work
-//! ([`Fit::diagnostics`], with the diagnostics of R's posterior package in [`diagnostics`]).
+//! samples the posterior with NUTS (nuts-rs, pinned; several chains in parallel, each on its own
+//! seeded stream, so draws do not depend on the thread count) and returns a [`Fit`] that
+//! answers: which method is better and how sure are we ([`Fit::prob_better`]), would a new
+//! experiment detect the gap ([`Fit::mdd`]), is the difference practically negligible
+//! ([`Fit::rope`]), and did the sampler work ([`Fit::diagnostics`], with the diagnostics of R's
+//! posterior package in [`rhat`], [`ess_bulk`], [`ess_tail`], [`mcse_mean`], [`mcse_quantile`]).
+//!
+//! # Models
+//!
+//! **Gaussian** (Zhan et al. 2026), for method m and realization i:
+//! y\[m,i\] ~ Normal(mu\[m\] + gamma\[i\], sigma\[m\]), gamma\[i\] ~ Normal(0, sigma_gamma),
+//! mu\[m\] ~ Normal(mu0, tau), mu0 ~ Normal(0, 1), tau, sigma\[m\], sigma_gamma ~ HalfNormal(1).
+//! Options ([`GaussianOptions`]): shared sigma, no realization effect, Student-t likelihood
+//! (nu > 1 with brms' gamma(2, 0.1) prior), internal standardisation (reported on the original
+//! scale; a warning suggests it when sd(y) > 10 or < 1e-3), any prior from [`LocationPrior`] /
+//! [`ScalePrior`].
+//!
+//! **Beta-binomial** for coverage counts: k\[m,i\] ~ BetaBinomial(n, p\[m\] phi, (1 - p\[m\]) phi),
+//! logit(p\[m\]) ~ Normal(mu0, tau), mu0 ~ Normal(0, 2.5), tau ~ HalfNormal(1),
+//! phi ~ Exponential(0.01); options: phi per method, a realization effect on the logit scale
+//! (its sd gets HalfNormal(1), an assumption: the issue leaves it open).
+//!
+//! # Parameterisation (measured, not assumed)
+//!
+//! Scales are sampled on the log scale. The issue suggested non-centred method means and
+//! realization effects; measurement showed that this is right only when the data say little
+//! about each block. On the benchmark design (6 methods x 50 realizations) the non-centred form
+//! gave 27 divergences and bulk-ESS 102 for mu0; centring both blocks removed the divergences,
+//! and removing the one direction the likelihood cannot see (adding a constant to every mu and
+//! subtracting it from every gamma), by sampling the realizations' mean separately and their
+//! offsets in an orthonormal (Helmert) sum-to-zero basis, raised the smallest bulk-ESS to about
+//! 2300 and cut the gradient evaluations from 177 000 to 66 000. Each block is therefore
+//! centred or not from the data ([`Parameterization::Auto`]: centred when the standard error of a
+//! block mean is below the estimated spread of the block; for the beta-binomial, below half the
+//! spread and with at least four methods, a rule checked by simulation-based calibration).
+//! [`Parameterization::Centered`] / [`Parameterization::NonCentered`] force either form. All
+//! forms sample the same posterior: analytic gradients are checked against finite differences
+//! and both models pass simulation-based calibration ([`sbc`]; tests/sbc.rs).
+//!
+//! # Quantities
+//!
+//! - P(A better than B) = share of draws with mu_A < mu_B (> when higher is better; p for the
+//!   beta-binomial), with its MCSE.
+//! - Predictive minimum detectable difference at power gamma:
+//!   MDD = Phi^-1(gamma) sigma_pred, sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2\] +
+//!   E\[sigma_B^2\]) / R_new, and the detection probability Phi(|E\[mu_A - mu_B\]| / sigma_pred).
+//!   For Student-t, sigma^2 is replaced by the t variance nu/(nu - 2) sigma^2 (for nu > 2); for
+//!   the beta-binomial by the variance of an observed proportion, p (1 - p) (phi + n) /
+//!   (n (phi + 1)) with the method's mean trials n (assumptions: the issue defines the MDD for
+//!   the Gaussian model).
+//! - [`ClosedForm`]: the posterior under known hyperparameters (a test oracle), [`mdd_curve`]
+//!   and [`PowerLaw`] for MDD over training sizes, [`sensitivity_to_r`] for refits on subsets
+//!   of realizations, [`ranking_agreement`] for Kendall's tau between two metrics' rankings,
+//!   [`Fit::posterior_predictive`] for y_rep.
 
 mod beta_binomial;
 mod design;

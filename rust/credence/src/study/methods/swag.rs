@@ -1,0 +1,205 @@
+//! SWAG (Maddox et al. 2019): SGD with momentum 0.9, lr 1e-2 cosine-annealed over 500 epochs,
+//! one weight snapshot at the end of every epoch from epoch 300 on; the posterior is a Gaussian
+//! with diagonal plus rank-K covariance around the snapshot mean, and the predictive is the
+//! mixture of the heads of T = 50 weight draws. See the [module docs](super) for the choices.
+
+use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, Members, PREDICT, SHUFFLE, all_finite, rng, scaled_epochs};
+use super::map::member_seed;
+use super::{MethodConfig, MethodOutput};
+use crate::error::Result;
+use crate::study::nn::Real;
+use crate::study::nn::mlp::Net;
+use crate::study::nn::optim::{Sgd, cosine_lr};
+use rand::seq::SliceRandom;
+
+const LR: f64 = 1e-2;
+const MOMENTUM: f64 = 0.9;
+/// First epoch (0-based, before scaling) whose end weights are collected.
+const START: usize = 300;
+
+/// Running SWAG moments in f64 and the last K deviations from the running mean.
+pub(super) struct Swag<R> {
+    mean: Vec<f64>,
+    sq_mean: Vec<f64>,
+    /// Ring of up to K rows of P deviations.
+    devs: Vec<f64>,
+    rank: usize,
+    count: usize,
+    /// Weights at the end of training (the last finite ones after a failure).
+    last: Vec<R>,
+    /// Per-epoch mean training loss.
+    pub losses: Vec<f64>,
+    /// Whether a loss became non-finite.
+    pub failed: bool,
+}
+
+impl<R: Real> Swag<R> {
+    fn collect(&mut self, p: &[R]) {
+        self.count += 1;
+        let inv = 1.0 / self.count as f64;
+        let len = p.len();
+        let slot = (self.count - 1) % self.rank;
+        let dev = &mut self.devs[slot * len..(slot + 1) * len];
+        for (((&w, m), s), d) in p.iter().zip(self.mean.iter_mut()).zip(self.sq_mean.iter_mut()).zip(dev) {
+            let w = w.to_f64();
+            *m += (w - *m) * inv;
+            *s += (w * w - *s) * inv;
+            *d = w - *m;
+        }
+    }
+
+    /// Number of snapshots collected.
+    #[cfg(test)]
+    pub(super) fn snapshots(&self) -> usize {
+        self.count
+    }
+}
+
+/// Runs the SGD phase and collects the snapshots.
+pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConfig, seed: u64) -> Result<Swag<R>> {
+    let layout = net.layout();
+    let len = layout.len;
+    let seed = member_seed(seed, 0);
+    let mut params = vec![R::zero(); len];
+    layout.init(&mut rng(seed, &[INIT]), &mut params);
+    let mut shuffle = rng(seed, &[SHUFFLE]);
+    let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
+    let start = (START as f64 * config.epoch_scale).round() as usize;
+    let rank = config.swag_rank;
+    let mut swag = Swag {
+        mean: vec![0.0; len],
+        sq_mean: vec![0.0; len],
+        devs: vec![0.0; rank * len],
+        rank,
+        count: 0,
+        last: Vec::new(),
+        losses: Vec::with_capacity(epochs),
+        failed: false,
+    };
+    let mut grad = vec![R::zero(); len];
+    let mut backup = params.clone();
+    let mut sgd = Sgd::new(len, MOMENTUM, ADAM_WEIGHT_DECAY);
+    let mut order: Vec<usize> = (0..data.n()).collect();
+    let batch = config.batch_size.min(net.capacity());
+    net.unmask();
+    for epoch in 0..epochs {
+        let lr = cosine_lr(LR, epoch, epochs);
+        order.shuffle(&mut shuffle);
+        backup.copy_from_slice(&params);
+        let mut total = 0.0;
+        for idx in order.chunks(batch) {
+            let b = net.load(&data.x, &data.y, idx);
+            let loss = net.loss_grad(&params, b, &mut grad)?;
+            if !loss.is_finite() {
+                swag.failed = true;
+                break;
+            }
+            sgd.step(&mut params, &grad, lr);
+            total += loss * b as f64;
+        }
+        if swag.failed || !all_finite(&params) {
+            params.copy_from_slice(&backup);
+            swag.failed = true;
+            break;
+        }
+        swag.losses.push(total / data.n() as f64);
+        if epoch >= start {
+            swag.collect(&params);
+        }
+    }
+    swag.last = params;
+    Ok(swag)
+}
+
+pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+    let mut net = Net::new(data.d, config.batch_size.min(data.n()));
+    let swag = fit(&mut net, data, config, seed)?;
+    let m = test.len() / data.d;
+    let len = swag.mean.len();
+    if swag.count < 2 {
+        // Failed run: predict with the snapshot mean if there is one, else the last weights.
+        let params: Vec<R> =
+            if swag.count == 1 { swag.mean.iter().map(|&v| R::from_f64(v)).collect() } else { swag.last.clone() };
+        let mut out = Members::with_capacity(1, m);
+        out.push(&mut net, &params, test, None)?;
+        return Ok(MethodOutput { prediction: out.into_prediction()?, converged: false });
+    }
+    let k = swag.count.min(swag.rank);
+    let sd: Vec<f64> = swag.mean.iter().zip(&swag.sq_mean).map(|(m, s)| (s - m * m).max(1e-30).sqrt()).collect();
+    let (half, low_rank) = (0.5f64.sqrt(), 1.0 / ((k - 1) as f64).sqrt());
+    let mut draws = rng(seed, &[PREDICT]);
+    let mut z2 = vec![0.0; k];
+    let mut w = vec![0.0f64; len];
+    let mut params = vec![R::zero(); len];
+    let mut out = Members::with_capacity(config.samples, m);
+    for _ in 0..config.samples {
+        for (wi, s) in w.iter_mut().zip(&sd) {
+            *wi = s * f64::normal(&mut draws);
+        }
+        z2.iter_mut().for_each(|z| *z = f64::normal(&mut draws));
+        for (row, &z) in swag.devs.chunks_exact(len).take(k).zip(&z2) {
+            let c = z * low_rank;
+            for (wi, d) in w.iter_mut().zip(row) {
+                *wi += c * d;
+            }
+        }
+        for ((p, wi), mu) in params.iter_mut().zip(&w).zip(&swag.mean) {
+            *p = R::from_f64(mu + half * wi);
+        }
+        out.push(&mut net, &params, test, None)?;
+    }
+    Ok(MethodOutput { prediction: out.into_prediction()?, converged: !swag.failed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Prediction;
+    use super::super::test_support::{problem, quick};
+    use super::*;
+
+    #[test]
+    fn swag_improves_training_loss_and_collects_snapshots() {
+        let (x, y) = problem(64, 8);
+        let data = Data::<f32>::new(x.view(), &y);
+        let cfg = quick(); // 50 epochs, snapshots from epoch 30
+        let mut net = Net::new(3, 32);
+        let s = fit(&mut net, &data, &cfg, 2).unwrap();
+        assert!(!s.failed);
+        assert_eq!((s.losses.len(), s.snapshots()), (50, 20));
+        assert!(s.losses[49] < s.losses[0] - 0.3, "{:?}", s.losses);
+        // The snapshot mean is a trained network too.
+        let mean: Vec<f32> = s.mean.iter().map(|&v| v as f32).collect();
+        assert!(net.mean_loss(&mean, &data.x, &data.y).unwrap() < s.losses[0] - 0.3);
+        // The rank-K ring holds the deviations of the last K snapshots.
+        assert!(s.devs.iter().any(|&d| d != 0.0));
+    }
+
+    /// Fewer than two snapshots: not converged, but still a one-member prediction.
+    #[test]
+    fn too_few_snapshots_fail_but_predict() {
+        let (x, y) = problem(20, 9);
+        let data = Data::<f64>::new(x.view(), &y);
+        let test = super::super::common::rows::<f64>(x.view());
+        for (scale, snaps) in [(0.002, 0), (0.004, 1)] {
+            let cfg = MethodConfig { epoch_scale: scale, ..quick() };
+            let mut net = Net::new(3, 20);
+            assert_eq!(fit(&mut net, &data, &cfg, 1).unwrap().snapshots(), snaps);
+            let out = run(&data, &test, &cfg, 1).unwrap();
+            assert!(!out.converged);
+            let Prediction::Mixture(mix) = out.prediction else { panic!() };
+            assert_eq!(mix.n_members(), 1);
+        }
+    }
+
+    /// A loss that overflows (targets far beyond the variance clamp in f32) fails the run
+    /// without a panic, and the prediction comes from the last finite weights.
+    #[test]
+    fn non_finite_loss_is_flagged() {
+        let (x, mut y) = problem(20, 9);
+        y[3] = 1e30;
+        let data = Data::<f32>::new(x.view(), &y);
+        let test = super::super::common::rows::<f32>(x.view());
+        let out = run(&data, &test, &quick(), 1).unwrap();
+        assert!(!out.converged);
+    }
+}

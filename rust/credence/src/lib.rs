@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod predictive;
 mod simd;
 pub mod special;
+pub mod study;
 
 pub use error::{Error, Result};
 

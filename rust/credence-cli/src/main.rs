@@ -17,6 +17,7 @@ macro_rules! out {
 mod diagnostics_cmd;
 mod fit_cmd;
 mod metrics_cmd;
+mod study_cmd;
 mod table;
 
 use std::process::ExitCode;
@@ -40,6 +41,9 @@ enum Command {
     Fit(Box<fit_cmd::FitArgs>),
     /// R-hat, bulk/tail ESS and MCSE of MCMC draws (the definitions of R's posterior package).
     Diagnostics(diagnostics_cmd::DiagnosticsArgs),
+    /// Run the low-data evaluation study (data sets x sizes x methods x realizations) into a
+    /// long metric table for `credence fit`; `credence study merge` joins shard tables.
+    Study(Box<study_cmd::StudyArgs>),
 }
 
 /// Writes to stdout; a closed pipe is the reader's choice to stop, not an error.
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Command::Metrics(cmd) => metrics_cmd::run(cmd),
         Command::Fit(a) => fit_cmd::run(*a),
         Command::Diagnostics(a) => diagnostics_cmd::run(a),
+        Command::Study(a) => study_cmd::run(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -206,6 +206,40 @@ fn run_job(train: &Trainer<'_>, job: Job, data: &DataSplit, plan: &StudyPlan) ->
     Ok(Row { job, seed, metrics, n_test: data.test_y.len(), converged: output.converged, train_seconds })
 }
 
+/// The file next to the table that records the settings its rows were computed with
+/// (`results.csv` -> `results.csv.settings`).
+pub fn settings_path(out: &Path) -> std::path::PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".settings");
+    name.into()
+}
+
+/// Resuming with other units, seed offset or method hyperparameters would mix incomparable
+/// rows in one table (the rows cannot show it), so the settings are recorded beside the table
+/// when it is started and must match when it is resumed.
+fn check_settings(out: &Path, plan: &StudyPlan, fresh: bool) -> Result<()> {
+    let path = settings_path(out);
+    let want =
+        format!("units = {:?}\nseed_offset = {}\nmethods = {:?}\n", plan.units, plan.seed_offset, plan.method_config);
+    if !fresh {
+        match std::fs::read_to_string(&path) {
+            Ok(found) if found == want => return Ok(()),
+            Ok(found) => {
+                return Err(crate::io::format_error(
+                    &path,
+                    format!(
+                        "{} was computed with\n{found}but this run has\n{want}use the same options, or another --out",
+                        out.display()
+                    ),
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(crate::io::io_error(&path, e)),
+        }
+    }
+    std::fs::write(&path, want).map_err(|e| crate::io::io_error(&path, e))
+}
+
 pub(crate) fn run_with(
     train: &Trainer<'_>,
     dataset: Dataset,
@@ -255,6 +289,7 @@ pub(crate) fn run_with(
             ));
         }
     }
+    check_settings(out, plan, existing.rows.is_empty())?;
     let todo: Vec<Job> = planned.iter().filter(|j| !done.contains_key(j)).copied().collect();
     let summary = StudySummary {
         planned: planned.len(),
@@ -422,6 +457,14 @@ pub(crate) mod tests {
         assert_eq!(s.ran + s.already_done, 24);
         assert_eq!(sorted(&part), reference);
 
+        // Other units or epochs are refused on an existing table (recorded beside it).
+        assert!(settings_path(&part).exists());
+        let other = StudyPlan { units: Units::Original, ..plan(1) };
+        let e = run_with(&fake, Dataset::Synthetic, &data, &other, &part, &Silent, &never).unwrap_err();
+        assert!(e.to_string().contains("units = Standardized"), "{e}");
+        let mut other = plan(1);
+        other.method_config.epoch_scale = 0.5;
+        assert!(run_with(&fake, Dataset::Synthetic, &data, &other, &part, &Silent, &never).is_err());
         // Another seed offset is refused on an existing table.
         let other = StudyPlan { seed_offset: 7, ..plan(1) };
         let e = run_with(&fake, Dataset::Synthetic, &data, &other, &part, &Silent, &never).unwrap_err();

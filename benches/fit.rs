@@ -6,8 +6,8 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
 use credence::compare::{BetaBinomialOptions, Design, Family, FitOptions, fit, fit_many};
+use criterion::{Criterion, criterion_group, criterion_main};
 
 #[path = "fit_data.rs"]
 mod fit_data;

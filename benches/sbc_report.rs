@@ -52,7 +52,10 @@ fn svg(title: &str, result: &SbcResult) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{}" font-family="sans-serif" font-size="11">"#,
         h + 60.0
     );
-    let _ = write!(s, r#"<text x="{pad}" y="16" font-size="13">{title}: SBC rank histograms ({n} simulations, {BINS} bins; grey: 99% band of a uniform histogram)</text>"#);
+    let _ = write!(
+        s,
+        r#"<text x="{pad}" y="16" font-size="13">{title}: SBC rank histograms ({n} simulations, {BINS} bins; grey: 99% band of a uniform histogram)</text>"#
+    );
     for (q, (name, ranks)) in result.quantities.iter().zip(&result.ranks).enumerate() {
         let x0 = pad + q as f64 * (w + pad);
         let y0 = 30.0;
@@ -71,9 +74,16 @@ fn svg(title: &str, result: &SbcResult) -> String {
                 y0 + h - top
             );
         }
-        let _ = write!(s, r##"<line x1="{x0}" x2="{}" y1="{}" y2="{}" stroke="#d55e00"/>"##, x0 + w, y(expected), y(expected));
+        let _ = write!(
+            s,
+            r##"<line x1="{x0}" x2="{}" y1="{}" y2="{}" stroke="#d55e00"/>"##,
+            x0 + w,
+            y(expected),
+            y(expected)
+        );
         let _ = write!(s, r#"<text x="{x0}" y="{}">{name}</text>"#, y0 + h + 16.0);
-        let _ = write!(s, r##"<text x="{x0}" y="{}" fill="#555555">rank 0 .. {}</text>"##, y0 + h + 30.0, result.thin_to);
+        let _ =
+            write!(s, r##"<text x="{x0}" y="{}" fill="#555555">rank 0 .. {}</text>"##, y0 + h + 30.0, result.thin_to);
     }
     s.push_str("</svg>\n");
     s
@@ -126,7 +136,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for test in result.chi_square(BINS)? {
             println!("| {name} | {} | {:.1} | {:.3} |", test.quantity, test.chi_square, test.p_value);
         }
-        eprintln!("{name}: {n_sims} fits in {:.1} s, {} divergences in total", t.elapsed().as_secs_f64(), result.divergences);
+        eprintln!(
+            "{name}: {n_sims} fits in {:.1} s, {} divergences in total",
+            t.elapsed().as_secs_f64(),
+            result.divergences
+        );
         let mut csv = format!("simulation,{}\n", result.quantities.join(","));
         for s in 0..n_sims {
             let row: Vec<String> = result.ranks.iter().map(|r| r[s].to_string()).collect();

@@ -8,6 +8,10 @@
 //!   ("shifted") points, where they are also less accurate.
 //! - `ens_mean.npy`, `ens_sd.npy` (float64, 5 x 200) and `y.npy` (200): a 5-member ensemble of
 //!   Gaussian regressors (deep-ensemble style mean and sd heads) and the observed targets.
+//! - `metric_table.csv`: the long metric table `credence fit` reads: six methods x 20 data
+//!   realizations with a CRPS value and a covered count out of 360 test points per row. CRPS
+//!   has method-specific means and sds plus a shared realization effect; counts are binomial
+//!   around method-specific coverages (normal approximation, rounded).
 
 use std::path::Path;
 
@@ -87,5 +91,22 @@ fn main() {
     save(&dir.join("ens_mean.npy"), &[members as u64, n as u64], &mean);
     save(&dir.join("ens_sd.npy"), &[members as u64, n as u64], &sd);
     save(&dir.join("y.npy"), &[n as u64], &y);
+
+    let methods = ["MAP", "MCD", "Ensemble", "SWAG", "BBB", "CP"];
+    let crps_mean = [0.42, 0.38, 0.33, 0.37, 0.40, 0.39];
+    let crps_sd = [0.06, 0.05, 0.03, 0.05, 0.04, 0.05];
+    let coverage = [0.70, 0.85, 0.88, 0.86, 0.90, 0.90];
+    let n_test = 360.0_f64;
+    let mut csv = String::from("method,realization,crps,covered,n_test\n");
+    for r in 0..20 {
+        let gamma = 0.04 * rng.normal();
+        for m in 0..methods.len() {
+            let crps = crps_mean[m] + gamma + crps_sd[m] * rng.normal();
+            let p = coverage[m];
+            let k = (n_test * p + (n_test * p * (1.0 - p)).sqrt() * rng.normal()).round().clamp(0.0, n_test);
+            csv.push_str(&format!("{},{r},{crps:.5},{k},{n_test}\n", methods[m]));
+        }
+    }
+    std::fs::write(dir.join("metric_table.csv"), csv).expect("write metric_table.csv");
     println!("wrote example data to {}", dir.display());
 }

@@ -75,7 +75,7 @@ pub struct Mdd {
     pub sigma_pred: f64,
     /// Posterior mean of d.
     pub gap: f64,
-    /// Phi(|E[d]| / sigma_pred): how likely a new experiment detects the observed gap.
+    /// Phi(|E\[d\]| / sigma_pred): how likely a new experiment detects the observed gap.
     pub detection_probability: f64,
 }
 

@@ -8,7 +8,7 @@ use super::priors::{BetaBinomialPriors, GaussianPriors};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputKind {
-    /// A location on the response scale (mu0, mu[m]): x -> mean + sd x.
+    /// A location on the response scale (mu0, mu\[m\]): x -> mean + sd x.
     Location,
     /// A scale or an offset on the response scale (tau, sigma, gamma): x -> sd x.
     Scale,
@@ -85,13 +85,13 @@ pub enum Parameterization {
 }
 
 /// Options of the Gaussian hierarchical model (Zhan et al. 2026):
-/// y[m,i] ~ Normal(mu[m] + gamma[i], sigma[m]), gamma[i] ~ Normal(0, sigma_gamma),
-/// mu[m] ~ Normal(mu0, tau).
+/// y\[m,i\] ~ Normal(mu\[m\] + gamma\[i\], sigma\[m\]), gamma\[i\] ~ Normal(0, sigma_gamma),
+/// mu\[m\] ~ Normal(mu0, tau).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GaussianOptions {
     /// Per-method or shared sigma.
     pub sigma: SigmaStructure,
-    /// Include the realization intercept gamma[i] that pairs methods trained on the same
+    /// Include the realization intercept gamma\[i\] that pairs methods trained on the same
     /// subsample (default true; needs a pair column).
     pub realization_effect: bool,
     /// Normal or Student-t observations.
@@ -100,9 +100,9 @@ pub struct GaussianOptions {
     pub standardize: bool,
     /// Priors (on the scale the model is fitted on).
     pub priors: GaussianPriors,
-    /// Parameterisation of the method means mu[m].
+    /// Parameterisation of the method means mu\[m\].
     pub mu_parameterization: Parameterization,
-    /// Parameterisation of the realization effects gamma[i].
+    /// Parameterisation of the realization effects gamma\[i\].
     pub gamma_parameterization: Parameterization,
 }
 
@@ -121,7 +121,7 @@ impl Default for GaussianOptions {
 }
 
 /// Options of the beta-binomial model for coverage counts:
-/// k[m,i] ~ BetaBinomial(n, p[m] phi, (1 - p[m]) phi), logit(p[m]) ~ Normal(mu0, tau).
+/// k\[m,i\] ~ BetaBinomial(n, p\[m\] phi, (1 - p\[m\]) phi), logit(p\[m\]) ~ Normal(mu0, tau).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct BetaBinomialOptions {
     /// One precision phi per method instead of a shared one.
@@ -130,7 +130,7 @@ pub struct BetaBinomialOptions {
     pub realization_effect: bool,
     /// Priors.
     pub priors: BetaBinomialPriors,
-    /// Parameterisation of the per-method logit(p[m]).
+    /// Parameterisation of the per-method logit(p\[m\]).
     pub mu_parameterization: Parameterization,
 }
 

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub enum SbcQuantity {
     /// A reported parameter by name, e.g. `sigma[A]`.
     Param(String),
-    /// The difference of two reported parameters, e.g. mu[A] - mu[B].
+    /// The difference of two reported parameters, e.g. mu\[A\] - mu\[B\].
     Difference(String, String),
 }
 
@@ -61,7 +61,7 @@ impl Default for SbcOptions {
 pub struct SbcResult {
     /// Quantity labels.
     pub quantities: Vec<String>,
-    /// ranks[q][s]: rank of quantity q's true value in simulation s, in 0..=thin_to.
+    /// ranks\[q\]\[s\]: rank of quantity q's true value in simulation s, in 0..=thin_to.
     pub ranks: Vec<Vec<usize>>,
     /// Draws per fit after thinning.
     pub thin_to: usize,

@@ -50,6 +50,24 @@ fn study_then_fit_end_to_end() {
     let q = v["prob_less"]["cp"]["map"].as_f64().unwrap();
     assert!((p + q - 1.0).abs() < 1e-12 && (0.0..=1.0).contains(&p));
     assert!(v["parameters"]["mu[map]"]["mean"].is_number());
+
+    // `--where n=30` keeps every row of this one-size table, so the fit is the same;
+    // a value no row has, or a malformed filter, is an error that says so.
+    let mut filtered = fit.clone();
+    filtered.extend(["--where", "n=30.0"]);
+    let (ok, stdout, stderr) = credence(&filtered);
+    assert!(ok, "{stderr}");
+    let w: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(w["prob_less"], v["prob_less"]);
+    assert_eq!(w["parameters"], v["parameters"]);
+    let mut none = fit.clone();
+    none.extend(["--where", "n=50"]);
+    let (ok, _, stderr) = credence(&none);
+    assert!(!ok && stderr.contains("no row has n = 50"), "{stderr}");
+    let mut bad = fit.clone();
+    bad.extend(["--where", "n"]);
+    let (ok, _, stderr) = credence(&bad);
+    assert!(!ok && stderr.contains("--where n: expected COLUMN=VALUE"), "{stderr}");
 }
 
 #[test]

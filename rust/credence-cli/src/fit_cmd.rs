@@ -18,6 +18,10 @@ use crate::table::{number, render};
 pub struct FitArgs {
     /// Long CSV table: one row per method x realization.
     data: PathBuf,
+    /// Keep only rows where COLUMN equals VALUE (repeatable), e.g. `--where n=100` to fit one
+    /// training size of a `credence study` table.
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    filters: Vec<String>,
     /// Column with the metric (or, for beta-binomial, the covered count).
     #[arg(long)]
     response: String,
@@ -144,7 +148,13 @@ pub fn run(a: FitArgs) -> Result<()> {
     if matches!(family, Family::BetaBinomial(_)) && a.trials.is_none() {
         bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
     }
-    let table = Table::read(&a.data)?;
+    let mut table = Table::read(&a.data)?;
+    for f in &a.filters {
+        let Some((column, value)) = f.split_once('=') else {
+            bail!("--where {f}: expected COLUMN=VALUE");
+        };
+        table = table.filter_equal(column.trim(), value)?;
+    }
     let (design, mut notes) =
         Design::from_table(&table, &a.response, &a.group, a.pair.as_deref(), a.trials.as_deref())?;
     let options = FitOptions {

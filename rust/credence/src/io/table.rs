@@ -132,6 +132,29 @@ impl Table {
             .collect()
     }
 
+    /// The rows whose `column` equals `value`: as numbers when both parse as numbers (so `100`
+    /// matches `100.0`), else as text. Used to fit one slice of a long table, e.g. one training
+    /// size of a `credence study` table. Errors name the column, or say that no row matched.
+    pub fn filter_equal(&self, column: &str, value: &str) -> Result<Self> {
+        let j = self.index(column)?;
+        let want = value.trim();
+        let number = want.parse::<f64>().ok();
+        let matches = |cell: &str| match (number, cell.parse::<f64>()) {
+            (Some(a), Ok(b)) => a == b,
+            _ => cell == want,
+        };
+        let keep: Vec<usize> = (0..self.rows.len()).filter(|&i| matches(&self.rows[i][j])).collect();
+        if keep.is_empty() {
+            return Err(format_error(&self.source, format!("no row has {column} = {want}")));
+        }
+        Ok(Self {
+            source: self.source.clone(),
+            header: self.header.clone(),
+            rows: keep.iter().map(|&i| self.rows[i].clone()).collect(),
+            lines: keep.iter().map(|&i| self.lines[i]).collect(),
+        })
+    }
+
     /// Distinct values of a text column in order of first appearance (missing cells skipped).
     pub fn levels(&self, name: &str) -> Result<Vec<String>> {
         let mut seen = HashMap::new();
@@ -164,6 +187,23 @@ mod tests {
         assert!(e.ends_with("line 2, column 'method': 'A' is not a finite number"), "{e}");
         std::fs::write(&p, "a,b\n1,2\n3\n").unwrap();
         assert!(Table::read(&p).unwrap_err().to_string().contains("line 3: 1 cells, expected 2"));
+    }
+
+    #[test]
+    fn filter_keeps_matching_rows_and_their_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, "method,n,crps\nA,30,0.5\nB,100,0.4\nA,100.0,x\nB,30,0.7\n").unwrap();
+        let t = Table::read(&p).unwrap();
+        let f = t.filter_equal("n", "100").unwrap();
+        assert_eq!(f.n_rows(), 2);
+        assert_eq!(f.levels("method").unwrap(), vec!["B", "A"]);
+        // Line numbers still point into the file.
+        let e = f.numbers("crps").unwrap_err().to_string();
+        assert!(e.ends_with("line 4, column 'crps': 'x' is not a finite number"), "{e}");
+        assert_eq!(t.filter_equal("method", "B").unwrap().numbers("crps").unwrap(), vec![Some(0.4), Some(0.7)]);
+        assert!(t.filter_equal("n", "50").unwrap_err().to_string().ends_with("no row has n = 50"));
+        assert!(t.filter_equal("size", "50").unwrap_err().to_string().contains("no column 'size'"));
     }
 
     #[test]

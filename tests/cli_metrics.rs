@@ -185,6 +185,8 @@ fn bad_input_fails_with_a_message_naming_file_and_index() {
     let (ok, _, stderr) = credence(&["metrics", "regression", "--mean", "missing.npy", "--sd", &sd_ok, "--y", &y]);
     assert!(!ok);
     assert!(stderr.contains("missing.npy"), "{stderr}");
+    // The operating-system reason once, not repeated by the error chain.
+    assert_eq!(stderr.matches("(os error 2)").count(), 1, "{stderr}");
 }
 
 #[test]

@@ -9,23 +9,12 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use credence::compare::{
-    BetaBinomialOptions, Design, Family, GaussianOptions, SbcOptions, SbcQuantity, SbcResult, sbc,
-};
+use credence::compare::{SbcOptions, SbcResult, sbc};
+
+#[path = "../tests/sbc_cases.rs"]
+mod sbc_cases;
 
 const BINS: usize = 20;
-
-fn labels(methods: usize, realizations: usize) -> (Vec<String>, Vec<String>) {
-    let mut g = Vec::new();
-    let mut p = Vec::new();
-    for r in 0..realizations {
-        for m in 0..methods {
-            g.push(format!("M{m}"));
-            p.push(format!("r{r}"));
-        }
-    }
-    (g, p)
-}
 
 /// Histogram of ranks per quantity with the 99% band of Binomial(n, 1/BINS) counts.
 fn svg(title: &str, result: &SbcResult) -> String {
@@ -96,43 +85,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&out)?;
     let options = SbcOptions { n_sims, ..Default::default() };
 
-    let (g, p) = labels(3, 8);
-    let gaussian = Design::new(g.clone(), Some(p.clone()), vec![0.0; g.len()], None)?;
-    let (gb, pb) = labels(3, 6);
-    let counts = Design::new(gb.clone(), Some(pb), vec![20.0; gb.len()], Some(vec![40.0; gb.len()]))?;
-    let param = |s: &str| SbcQuantity::Param(s.into());
-    let runs = [
-        (
-            "gaussian",
-            gaussian,
-            Family::Gaussian(GaussianOptions::default()),
-            vec![
-                param("mu0"),
-                param("tau"),
-                param("sigma_gamma"),
-                param("mu[M0]"),
-                param("sigma[M0]"),
-                SbcQuantity::Difference("mu[M0]".into(), "mu[M1]".into()),
-            ],
-        ),
-        (
-            "beta_binomial",
-            counts,
-            Family::BetaBinomial(BetaBinomialOptions::default()),
-            vec![
-                param("mu0"),
-                param("tau"),
-                param("phi"),
-                param("p[M0]"),
-                SbcQuantity::Difference("p[M0]".into(), "p[M1]".into()),
-            ],
-        ),
-    ];
+    let runs = [sbc_cases::gaussian(), sbc_cases::beta_binomial()];
     println!("| model | quantity | chi-square (df 19) | p-value |");
     println!("|---|---|---|---|");
-    for (name, design, family, quantities) in runs {
+    for sbc_cases::Case { name, template, family, quantities } in runs {
         let t = std::time::Instant::now();
-        let result = sbc(&design, &family, &quantities, &options)?;
+        let result = sbc(&template, &family, &quantities, &options)?;
         for test in result.chi_square(BINS)? {
             println!("| {name} | {} | {:.1} | {:.3} |", test.quantity, test.chi_square, test.p_value);
         }

@@ -4,26 +4,14 @@
 //! Slow in debug builds; the full test run executes it in release mode:
 //! `cargo test --release -p credence --test sbc`.
 
-use credence::compare::{BetaBinomialOptions, Design, Family, GaussianOptions, SbcOptions, SbcQuantity, sbc};
+use credence::compare::{SbcOptions, sbc};
 
-fn labels(n_methods: usize, n_real: usize) -> (Vec<String>, Vec<String>) {
-    let mut g = Vec::new();
-    let mut p = Vec::new();
-    for r in 0..n_real {
-        for m in 0..n_methods {
-            g.push(format!("M{m}"));
-            p.push(format!("r{r}"));
-        }
-    }
-    (g, p)
-}
+#[path = "sbc_cases.rs"]
+mod sbc_cases;
 
-fn param(s: &str) -> SbcQuantity {
-    SbcQuantity::Param(s.into())
-}
-
-fn check(result: &credence::compare::SbcResult) {
+fn check(name: &str, result: &credence::compare::SbcResult) {
     let tests = result.chi_square(10).expect("100 rank values in 10 bins");
+    eprintln!("{name}:");
     for t in &tests {
         eprintln!("{:24} chi2 = {:6.2} (df {}), p = {:.3}", t.quantity, t.chi_square, t.df, t.p_value);
     }
@@ -43,38 +31,16 @@ fn check(result: &credence::compare::SbcResult) {
 #[test]
 #[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test sbc")]
 fn gaussian_model_is_calibrated() {
-    let (g, p) = labels(3, 8);
-    let y = vec![0.0; g.len()];
-    let template = Design::new(g, Some(p), y, None).unwrap();
-    let quantities = [
-        param("mu0"),
-        param("tau"),
-        param("sigma_gamma"),
-        param("mu[M0]"),
-        param("sigma[M0]"),
-        SbcQuantity::Difference("mu[M0]".into(), "mu[M1]".into()),
-    ];
-    let result =
-        sbc(&template, &Family::Gaussian(GaussianOptions::default()), &quantities, &SbcOptions::default()).unwrap();
+    let case = sbc_cases::gaussian();
+    let result = sbc(&case.template, &case.family, &case.quantities, &SbcOptions::default()).unwrap();
     assert_eq!(result.ranks[0].len(), 200);
-    check(&result);
+    check(case.name, &result);
 }
 
 #[test]
 #[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test sbc")]
 fn beta_binomial_model_is_calibrated() {
-    let (g, p) = labels(3, 6);
-    let n = vec![40.0; g.len()];
-    let template = Design::new(g, Some(p), vec![20.0; n.len()], Some(n)).unwrap();
-    let quantities = [
-        param("mu0"),
-        param("tau"),
-        param("phi"),
-        param("p[M0]"),
-        SbcQuantity::Difference("p[M0]".into(), "p[M1]".into()),
-    ];
-    let result =
-        sbc(&template, &Family::BetaBinomial(BetaBinomialOptions::default()), &quantities, &SbcOptions::default())
-            .unwrap();
-    check(&result);
+    let case = sbc_cases::beta_binomial();
+    let result = sbc(&case.template, &case.family, &case.quantities, &SbcOptions::default()).unwrap();
+    check(case.name, &result);
 }

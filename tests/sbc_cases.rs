@@ -1,0 +1,73 @@
+//! The simulation-based calibration cases, shared by the test (tests/sbc.rs, 200 simulations
+//! per model) and the larger run with rank plots (benches/sbc_report.rs), so both check the
+//! same designs and quantities.
+
+use credence::compare::{BetaBinomialOptions, Design, Family, GaussianOptions, SbcQuantity};
+
+/// One model's SBC setup: the design whose shape the simulations copy, the family and the
+/// quantities whose ranks are tested.
+pub struct Case {
+    /// Name in reports and file names.
+    pub name: &'static str,
+    /// Template design (its response values are replaced by simulated ones).
+    pub template: Design,
+    /// The model.
+    pub family: Family,
+    /// Quantities whose ranks must be uniform.
+    pub quantities: Vec<SbcQuantity>,
+}
+
+/// Method and realization labels of a balanced design, realization-major.
+fn labels(methods: usize, realizations: usize) -> (Vec<String>, Vec<String>) {
+    let mut g = Vec::new();
+    let mut p = Vec::new();
+    for r in 0..realizations {
+        for m in 0..methods {
+            g.push(format!("M{m}"));
+            p.push(format!("r{r}"));
+        }
+    }
+    (g, p)
+}
+
+fn param(s: &str) -> SbcQuantity {
+    SbcQuantity::Param(s.into())
+}
+
+/// The Gaussian model on 3 methods x 8 realizations.
+pub fn gaussian() -> Case {
+    let (g, p) = labels(3, 8);
+    let y = vec![0.0; g.len()];
+    Case {
+        name: "gaussian",
+        template: Design::new(g, Some(p), y, None).expect("a valid balanced design"),
+        family: Family::Gaussian(GaussianOptions::default()),
+        quantities: vec![
+            param("mu0"),
+            param("tau"),
+            param("sigma_gamma"),
+            param("mu[M0]"),
+            param("sigma[M0]"),
+            SbcQuantity::Difference("mu[M0]".into(), "mu[M1]".into()),
+        ],
+    }
+}
+
+/// The beta-binomial model on 3 methods x 6 realizations of 40 trials.
+pub fn beta_binomial() -> Case {
+    let (g, p) = labels(3, 6);
+    let n = vec![40.0; g.len()];
+    let k = vec![20.0; g.len()];
+    Case {
+        name: "beta_binomial",
+        template: Design::new(g, Some(p), k, Some(n)).expect("a valid balanced design"),
+        family: Family::BetaBinomial(BetaBinomialOptions::default()),
+        quantities: vec![
+            param("mu0"),
+            param("tau"),
+            param("phi"),
+            param("p[M0]"),
+            SbcQuantity::Difference("p[M0]".into(), "p[M1]".into()),
+        ],
+    }
+}

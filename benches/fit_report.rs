@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use credence::compare::{BetaBinomialOptions, Family, FitOptions, fit};
+use credence::compare::{BetaBinomialOptions, Family, FitOptions, GaussianOptions, Parameterization, fit};
 
 #[path = "fit_data.rs"]
 mod fit_data;
@@ -14,6 +14,17 @@ mod fit_data;
 fn main() -> Result<(), credence::Error> {
     let cases = [
         ("gaussian", fit_data::gaussian_design(6, 50, 1), FitOptions::default()),
+        (
+            "gaussian, gamma sampled (centred, shifted mean)",
+            fit_data::gaussian_design(6, 50, 1),
+            FitOptions {
+                family: Family::Gaussian(GaussianOptions {
+                    gamma_parameterization: Parameterization::Centered,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        ),
         (
             "beta-binomial",
             fit_data::coverage_design(6, 50, 1),

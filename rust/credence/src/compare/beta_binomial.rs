@@ -107,7 +107,7 @@ fn choose_centered(design: &Design, opts: &BetaBinomialOptions) -> bool {
         se[m / 2] < 0.5 * spread
     };
     match opts.mu_parameterization {
-        Parameterization::Auto => auto(),
+        Parameterization::Auto | Parameterization::Conditional => auto(),
         Parameterization::Centered => true,
         Parameterization::NonCentered => false,
     }

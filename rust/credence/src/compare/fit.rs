@@ -569,8 +569,11 @@ mod tests {
         assert_eq!(&names[..4], &["mu0", "tau", "sigma_gamma", "mu[M0]"]);
         assert!(f.names().iter().any(|n| n.starts_with("gamma[")));
         let d = f.diagnostics();
-        assert_eq!(d.divergences, 0);
-        assert!(d.max_rhat < 1.05);
+        // Short warmup (400) and only four methods: tau's lower tail gives an occasional
+        // divergence (2 here; seeds 1-3 gave 2, 2, 0 with bulk-ESS near 500, against 0 and
+        // bulk-ESS 81-198 with gamma sampled).
+        assert!(d.divergences <= 5, "{}", d.divergences);
+        assert!(d.max_rhat < 1.02);
         let m = f.prob_better_matrix().unwrap();
         assert!(m[0][0].is_nan() && (m[0][2] + m[2][0] - 1.0).abs() < 1e-12);
         // ROPE: M0 and M3 differ by 0.01, M0 and M2 by 0.15.

@@ -36,7 +36,20 @@
 //! centred or not from the data ([`Parameterization::Auto`]: centred when the standard error of a
 //! block mean is below the estimated spread of the block; for the beta-binomial, below half the
 //! spread and with at least four methods, a rule checked by simulation-based calibration).
-//! [`Parameterization::Centered`] / [`Parameterization::NonCentered`] force either form. All
+//! [`Parameterization::Centered`] / [`Parameterization::NonCentered`] force either form.
+//!
+//! With a Normal likelihood the realization effects are integrated out by default
+//! ([`Parameterization::Conditional`]): the per-realization integral is Gaussian, the sampler
+//! explores (mu0, tau, mu, sigma, sigma_gamma) under the integrated likelihood, and each
+//! reported gamma\[i\] is its conditional posterior mean plus its conditional sd times a
+//! standard normal coordinate, so the draws are exact joint posterior draws. This departs from
+//! the suggested non-centred gamma on measurement: on the study's own tables one
+//! method's metric can track the realization effect almost exactly (the ensemble's CRPS,
+//! sigma 0.002 against sigma_gamma 0.016), and sampled gamma then form a funnel with that
+//! sigma whichever way they are parameterised (n = 100: R-hat 1.38, bulk-ESS 10; integrated:
+//! R-hat 1.006, bulk-ESS 766). The method means are then sampled as differences from the most
+//! precise method's mean, removing the correlation the unknown realization mean leaves between
+//! them (benches/README.md, "Fits on the study's own table"). Student-t keeps gamma sampled. All
 //! forms sample the same posterior: analytic gradients are checked against finite differences
 //! and both models pass simulation-based calibration ([`sbc`]; tests/sbc.rs).
 //!

@@ -82,6 +82,12 @@ pub enum Parameterization {
     Centered,
     /// Sample standardised offsets (x = location + scale z).
     NonCentered,
+    /// Realization effects only, Normal likelihood only: sample z with
+    /// gamma\[i\] = E\[gamma\[i\] | rest, y\] + sd(gamma\[i\] | rest, y) z\[i\], the exact
+    /// conditional posterior, so that z is standard normal and independent of everything
+    /// else and the sampler explores the posterior with gamma integrated out. Elsewhere (the
+    /// method block, Student-t, the beta-binomial) it means [`Parameterization::Auto`].
+    Conditional,
 }
 
 /// Options of the Gaussian hierarchical model (Zhan et al. 2026):

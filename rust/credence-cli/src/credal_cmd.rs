@@ -32,7 +32,7 @@ pub struct CredalArgs {
     /// Dirichlet concentrations N x K (evidential networks), turned into --draws seeded samples.
     #[arg(long, group = "input")]
     dirichlet: Option<String>,
-    /// Focal-set budget JSON: {"classes": [...], "focal_sets": [[0], [1, 4], ...]}.
+    /// Focal-set budget JSON: `{"classes": [...], "focal_sets": [[0], [1, 4], ...]}`.
     #[arg(long)]
     budget: Option<String>,
     /// Integer class labels, length N (without them only NS and the other uncertainty
@@ -88,7 +88,8 @@ pub fn run(a: CredalArgs) -> Result<()> {
     let budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;
     let masses = if let Some(path) = &a.beliefs {
         let b = read_array(path)?.into_matrix("beliefs").map_err(|e| e.in_file(path))?;
-        from_beliefs(b.view(), &budget.as_ref().expect("clap requires --budget").focal, policy).map_err(|e| e.in_file(path))?
+        from_beliefs(b.view(), &budget.as_ref().expect("clap requires --budget").focal, policy)
+            .map_err(|e| e.in_file(path))?
     } else if let Some(path) = &a.probs {
         let p = read_array(path)?.into_matrix("probs").map_err(|e| e.in_file(path))?;
         from_probs(p.view()).map_err(|e| e.in_file(path))?
@@ -128,10 +129,13 @@ pub fn run(a: CredalArgs) -> Result<()> {
         outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
         return Ok(());
     }
-    let fmt = |s: Option<&Stat>| s.map_or(["NA".to_string(), "NA".to_string()], |s| [number(Some(s.mean)), number(Some(s.sd))]);
+    let fmt = |s: Option<&Stat>| {
+        s.map_or(["NA".to_string(), "NA".to_string()], |s| [number(Some(s.mean)), number(Some(s.sd))])
+    };
     let mut cells = vec![["group", "n", "quantity", "mean", "sd"].map(String::from).to_vec()];
     let mut add = |name: &str, g: &GroupSummary| {
-        let mut rows: Vec<(String, Option<Stat>)> = vec![("ns".into(), Some(g.ns)), ("kl".into(), g.kl), ("js".into(), g.js)];
+        let mut rows: Vec<(String, Option<Stat>)> =
+            vec![("ns".into(), Some(g.ns)), ("kl".into(), g.kl), ("js".into(), g.js)];
         for l in &g.e {
             rows.push((format!("e(lambda={})", l.lambda), Some(Stat { mean: l.mean, sd: l.sd })));
         }

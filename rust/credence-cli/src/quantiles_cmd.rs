@@ -109,10 +109,21 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
         let label = || if key.is_empty() { String::new() } else { format!(" (group {})", key.join(", ")) };
         let mut qs = Map::new();
         for &u in &a.u {
-            let ci = quantile_ci(x, u, &options).map_err(|e| anyhow::anyhow!("{}: column '{column}'{}: {e}", file.display(), label()))?;
-            qs.insert(u.to_string(), json!({"estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper, "coverage": ci.coverage}));
+            let ci = quantile_ci(x, u, &options)
+                .map_err(|e| anyhow::anyhow!("{}: column '{column}'{}: {e}", file.display(), label()))?;
+            qs.insert(
+                u.to_string(),
+                json!({"estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper, "coverage": ci.coverage}),
+            );
             let mut row = key.clone();
-            row.extend([x.len().to_string(), u.to_string(), number(Some(ci.estimate)), number(ci.lower), number(ci.upper), number(ci.coverage)]);
+            row.extend([
+                x.len().to_string(),
+                u.to_string(),
+                number(Some(ci.estimate)),
+                number(ci.lower),
+                number(ci.upper),
+                number(ci.coverage),
+            ]);
             cells.push(row);
         }
         let mean = t_interval(x, a.level).ok().map(|m| json!({"mean": m.mean, "lower": m.lower, "upper": m.upper}));

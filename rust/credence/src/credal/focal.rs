@@ -25,7 +25,12 @@ impl FocalSets {
         let frame = frame(k);
         for (j, &s) in sets.iter().enumerate() {
             if s == 0 || s & !frame != 0 {
-                return Err(Error::value("focal_sets", &[j], format!("{s:#b}"), format!("a non-empty subset of {k} classes")));
+                return Err(Error::value(
+                    "focal_sets",
+                    &[j],
+                    format!("{s:#b}"),
+                    format!("a non-empty subset of {k} classes"),
+                ));
             }
             if sets[..j].contains(&s) {
                 return Err(Error::value("focal_sets", &[j], members(s).len(), "a set not listed before"));
@@ -37,7 +42,11 @@ impl FocalSets {
     /// All 2^K - 1 non-empty subsets, set `A` at index `A - 1` (so the frame is last).
     pub fn powerset(k: usize) -> Result<Self> {
         if k == 0 || k > MAX_POWERSET_CLASSES {
-            return Err(Error::argument("number of classes for the full powerset", k, format!("1 to {MAX_POWERSET_CLASSES}")));
+            return Err(Error::argument(
+                "number of classes for the full powerset",
+                k,
+                format!("1 to {MAX_POWERSET_CLASSES}"),
+            ));
         }
         Ok(FocalSets { k, sets: (1..=frame(k)).collect() })
     }
@@ -141,11 +150,14 @@ mod tests {
 
     #[test]
     fn budget_json_and_validation() {
-        let b = Budget::from_json_str(r#"{"classes": ["a","b","c"], "focal_sets": [[0],[1],[0,2]]}"#, Path::new("b.json")).unwrap();
+        let b =
+            Budget::from_json_str(r#"{"classes": ["a","b","c"], "focal_sets": [[0],[1],[0,2]]}"#, Path::new("b.json"))
+                .unwrap();
         assert_eq!(b.focal.k, 3);
         assert_eq!(b.focal.sets, vec![1, 2, 5]);
         assert_eq!(b.focal.with_frame().sets, vec![1, 2, 5, 7]);
-        let e = Budget::from_json_str(r#"{"classes": ["a","b"], "focal_sets": [[0],[2]]}"#, Path::new("b.json")).unwrap_err();
+        let e = Budget::from_json_str(r#"{"classes": ["a","b"], "focal_sets": [[0],[2]]}"#, Path::new("b.json"))
+            .unwrap_err();
         assert!(e.to_string().contains("b.json") && e.to_string().contains("focal_sets[1]"), "{e}");
         let e = Budget::from_json_str(r#"{"focal_sets": [[0],[0]]}"#, Path::new("b.json")).unwrap_err();
         assert!(e.to_string().contains("not listed before"), "{e}");

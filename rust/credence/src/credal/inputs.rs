@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::belief::{betp, singleton_intervals};
 use super::focal::{FocalSets, frame};
-use super::lower::{check_probabilities, lower_from_intervals, lower_from_samples, to_matrix};
+use super::lower::{TOLERANCE, check_probabilities, lower_from_intervals, lower_from_samples, to_matrix};
 use super::moebius::{MoebiusPlan, Normalisation, fast_moebius, normalise};
 use crate::error::{Error, Result};
 
@@ -67,12 +67,17 @@ pub fn from_probs(probs: ArrayView2<f64>) -> Result<MassFunctions> {
 
 /// Samples S x N x K: lower probability over `budget` (or the full powerset when `None`,
 /// through the fast Moebius transform), Moebius inverse, then `policy`.
-pub fn from_samples(samples: ArrayView3<f64>, budget: Option<&FocalSets>, policy: Normalisation) -> Result<MassFunctions> {
+pub fn from_samples(
+    samples: ArrayView3<f64>,
+    budget: Option<&FocalSets>,
+    policy: Normalisation,
+) -> Result<MassFunctions> {
     let (s, n, k) = samples.dim();
     if s == 0 || n == 0 || k == 0 {
         return Err(Error::shape("samples", &[s, n, k], "S x N x K with S, N, K >= 1"));
     }
-    let predicted = samples.mean_axis(Axis(0)).expect("S >= 1").rows().into_iter().map(|r| argmax(r.iter().copied())).collect();
+    let predicted =
+        samples.mean_axis(Axis(0)).expect("S >= 1").rows().into_iter().map(|r| argmax(r.iter().copied())).collect();
     let mut out = match budget {
         Some(b) => {
             let low = lower_from_samples(samples, b)?;
@@ -142,8 +147,8 @@ fn from_lower(low: ArrayView2<f64>, budget: &FocalSets, policy: Normalisation, n
         return Err(Error::shape(name, &[n, m], format!("N x {} (one column per focal set)", budget.len())));
     }
     for ((i, j), &v) in low.indexed_iter() {
-        if !(0.0..=1.0).contains(&v) {
-            return Err(Error::value(name, &[i, j], v, "a belief in [0, 1]"));
+        if !(-TOLERANCE..=1.0 + TOLERANCE).contains(&v) {
+            return Err(Error::value(name, &[i, j], v, "a belief in [0, 1] (within 1e-3)"));
         }
     }
     let plan = MoebiusPlan::new(budget);
@@ -165,7 +170,8 @@ fn from_lower(low: ArrayView2<f64>, budget: &FocalSets, policy: Normalisation, n
         })
         .collect();
     let masses = to_matrix(rows, sets.len());
-    let predicted = masses.rows().into_iter().map(|r| argmax(betp(r.as_slice().expect("standard layout"), &sets))).collect();
+    let predicted =
+        masses.rows().into_iter().map(|r| argmax(betp(r.as_slice().expect("standard layout"), &sets))).collect();
     Ok(MassFunctions { sets, masses, predicted, kind: InputKind::Beliefs })
 }
 
@@ -192,7 +198,8 @@ pub fn from_masses(masses: ArrayView2<f64>, sets: &FocalSets, policy: Normalisat
         rows.push(row);
     }
     let masses = to_matrix(rows, full.len());
-    let predicted = masses.rows().into_iter().map(|r| argmax(betp(r.as_slice().expect("standard layout"), &full))).collect();
+    let predicted =
+        masses.rows().into_iter().map(|r| argmax(betp(r.as_slice().expect("standard layout"), &full))).collect();
     Ok(MassFunctions { sets: full, masses, predicted, kind: InputKind::Masses })
 }
 

@@ -41,7 +41,11 @@ pub fn lower_from_samples(samples: ArrayView3<f64>, sets: &FocalSets) -> Result<
 pub fn lower_from_intervals(lower: ArrayView2<f64>, upper: ArrayView2<f64>, sets: &FocalSets) -> Result<Array2<f64>> {
     let (n, k) = lower.dim();
     if k != sets.k || upper.dim() != (n, k) {
-        return Err(Error::shape("upper", upper.shape(), format!("the shape of lower, [{n}, {k}] with K = {}", sets.k)));
+        return Err(Error::shape(
+            "upper",
+            upper.shape(),
+            format!("the shape of lower, [{n}, {k}] with K = {}", sets.k),
+        ));
     }
     for i in 0..n {
         let (mut sl, mut su) = (0.0, 0.0);
@@ -54,7 +58,12 @@ pub fn lower_from_intervals(lower: ArrayView2<f64>, upper: ArrayView2<f64>, sets
             su += u;
         }
         if sl > 1.0 + 1e-9 || su < 1.0 - 1e-9 {
-            return Err(Error::value("intervals", &[i], format!("sum lower {sl}, sum upper {su}"), "sum lower <= 1 <= sum upper"));
+            return Err(Error::value(
+                "intervals",
+                &[i],
+                format!("sum lower {sl}, sum upper {su}"),
+                "sum lower <= 1 <= sum upper",
+            ));
         }
     }
     let rows: Vec<Vec<f64>> = (0..n)
@@ -80,16 +89,27 @@ pub fn lower_from_intervals(lower: ArrayView2<f64>, upper: ArrayView2<f64>, sets
     Ok(to_matrix(rows, sets.len()))
 }
 
+/// Tolerance on probabilities and beliefs (the crate's convention): values in
+/// [-1e-3, 1 + 1e-3], rows summing to 1 within 1e-3.
+pub const TOLERANCE: f64 = 1e-3;
+
 pub(crate) fn check_probabilities(name: &str, a: ArrayView3<f64>) -> Result<()> {
     for ((s, i, c), &v) in a.indexed_iter() {
-        if !(0.0..=1.0).contains(&v) {
-            return Err(Error::value(name, &[s, i, c], v, "a probability in [0, 1]"));
+        if !(-TOLERANCE..=1.0 + TOLERANCE).contains(&v) {
+            return Err(Error::value(name, &[s, i, c], v, "a probability in [0, 1] (within 1e-3)"));
         }
     }
-    for ((s, i), row) in a.lanes(ndarray::Axis(2)).into_iter().enumerate().map(|(j, r)| ((j / a.dim().1, j % a.dim().1), r)) {
+    for ((s, i), row) in
+        a.lanes(ndarray::Axis(2)).into_iter().enumerate().map(|(j, r)| ((j / a.dim().1, j % a.dim().1), r))
+    {
         let sum: f64 = row.sum();
         if (sum - 1.0).abs() > 1e-4 {
-            return Err(Error::value(name, &[s, i], format!("row sum {sum}"), "probabilities summing to 1 (within 1e-4)"));
+            return Err(Error::value(
+                name,
+                &[s, i],
+                format!("row sum {sum}"),
+                "probabilities summing to 1 (within 1e-4)",
+            ));
         }
     }
     Ok(())

@@ -32,6 +32,9 @@
 //!    Dirichlet draws), of the upper probability (intervals) or of BetP (masses, beliefs),
 //!    ties to the lowest class index.
 //!
+//! Probabilities and beliefs are accepted within 1e-3 of [0, 1] (sample rows summing to 1
+//! within 1e-3), the crate's tolerance; Dirichlet draws use one ChaCha8 stream per point.
+//!
 //! ```
 //! use ndarray::array;
 //! use credence::credal::{evaluate_credal, from_samples, CredalOptions, Normalisation};

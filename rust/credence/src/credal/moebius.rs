@@ -64,7 +64,7 @@ impl MoebiusPlan {
 }
 
 /// In-place fast Moebius transform over the full powerset: `f[A]` for every bitmask A in
-/// 0..2^K (f[0] = 0) becomes m(A), in K * 2^(K-1) subtractions.
+/// 0..2^K (`f[0] = 0`) becomes m(A), in K * 2^(K-1) subtractions.
 pub fn fast_moebius(f: &mut [f64]) {
     let len = f.len();
     let mut bit = 1;
@@ -117,7 +117,11 @@ mod tests {
         let f: Vec<f64> = sets
             .sets
             .iter()
-            .map(|&a| p.iter().map(|q| (0..3).filter(|c| a >> c & 1 == 1).map(|c| q[c]).sum::<f64>()).fold(f64::INFINITY, f64::min))
+            .map(|&a| {
+                p.iter()
+                    .map(|q| (0..3).filter(|c| a >> c & 1 == 1).map(|c| q[c]).sum::<f64>())
+                    .fold(f64::INFINITY, f64::min)
+            })
             .collect();
         let slow = MoebiusPlan::new(&sets).apply(&f);
         let mut fast = vec![0.0];

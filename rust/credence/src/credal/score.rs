@@ -170,7 +170,14 @@ pub fn max_entropy(lower: &[f64], upper: &[f64]) -> f64 {
     entropy(&p)
 }
 
-fn point_scores(masses: &[f64], sets: &FocalSets, predicted: usize, y: Option<usize>, perms: &[Vec<usize>], eps: f64) -> PointScores {
+fn point_scores(
+    masses: &[f64],
+    sets: &FocalSets,
+    predicted: usize,
+    y: Option<usize>,
+    perms: &[Vec<usize>],
+    eps: f64,
+) -> PointScores {
     let (mut ns, mut koerner, mut pal) = (0.0, 0.0, 0.0);
     for (&m, &a) in masses.iter().zip(&sets.sets) {
         let size = a.count_ones() as f64;
@@ -247,10 +254,10 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
     let stat = |f: fn(&PointScores) -> f64| Stat::of(&points.iter().map(f).collect::<Vec<_>>());
     let (accuracy, correct, incorrect) = match labels {
         Some(y) => {
-            let (good, bad): (Vec<(usize, &PointScores)>, Vec<(usize, &PointScores)>) =
-                points.iter().enumerate().partition(|&(i, p)| p.predicted == y[i]);
-            let good: Vec<&PointScores> = good.into_iter().map(|(_, p)| p).collect();
-            let bad: Vec<&PointScores> = bad.into_iter().map(|(_, p)| p).collect();
+            let good: Vec<&PointScores> =
+                points.iter().enumerate().filter(|&(i, p)| p.predicted == y[i]).map(|(_, p)| p).collect();
+            let bad: Vec<&PointScores> =
+                points.iter().enumerate().filter(|&(i, p)| p.predicted != y[i]).map(|(_, p)| p).collect();
             (
                 Some(good.len() as f64 / n as f64),
                 Some(summarise(&good, &options.lambdas)),
@@ -294,7 +301,11 @@ pub fn rank_over_lambda(models: &[(String, &CredalReport)], lambdas: &[f64]) -> 
         .map(|&lambda| {
             let mut scored: Vec<(String, f64)> = base.iter().map(|(n, d, s)| (n.clone(), d + lambda * s)).collect();
             scored.sort_by(|a, b| a.1.total_cmp(&b.1));
-            LambdaRanking { lambda, order: scored.iter().map(|s| s.0.clone()).collect(), e: scored.iter().map(|s| s.1).collect() }
+            LambdaRanking {
+                lambda,
+                order: scored.iter().map(|s| s.0.clone()).collect(),
+                e: scored.iter().map(|s| s.1).collect(),
+            }
         })
         .collect())
 }

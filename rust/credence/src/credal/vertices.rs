@@ -37,7 +37,11 @@ pub fn permutations(k: usize, method: VertexMethod) -> Result<Vec<Vec<usize>>> {
             .collect()),
         VertexMethod::Exact => {
             if k > MAX_EXACT_CLASSES {
-                return Err(Error::argument("classes for exact vertex enumeration", k, format!("at most {MAX_EXACT_CLASSES}")));
+                return Err(Error::argument(
+                    "classes for exact vertex enumeration",
+                    k,
+                    format!("at most {MAX_EXACT_CLASSES}"),
+                ));
             }
             let mut out = Vec::new();
             let mut p: Vec<usize> = (0..k).collect();
@@ -54,7 +58,7 @@ fn heap_permutations(n: usize, p: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
     }
     for i in 0..n - 1 {
         heap_permutations(n - 1, p, out);
-        if n % 2 == 0 { p.swap(i, n - 1) } else { p.swap(0, n - 1) }
+        if n.is_multiple_of(2) { p.swap(i, n - 1) } else { p.swap(0, n - 1) }
     }
     heap_permutations(n - 1, p, out);
 }

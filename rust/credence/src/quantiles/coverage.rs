@@ -62,6 +62,9 @@ impl SimDistribution {
     }
 }
 
+/// One replication: the point estimate and the interval, if it exists.
+type Replication = (f64, Option<(f64, f64)>);
+
 /// Result of [`coverage_simulation`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct CoverageResult {
@@ -102,7 +105,7 @@ pub fn coverage_simulation(
     }
     let truth = dist.quantile(u);
     let idr = dist.quantile(0.9) - dist.quantile(0.1);
-    let results: Vec<Result<(f64, Option<(f64, f64)>)>> = (0..reps)
+    let results: Vec<Result<Replication>> = (0..reps)
         .into_par_iter()
         .map(|r| {
             let mut rng = ChaCha8Rng::seed_from_u64(crate::credal::inputs::stream_seed(seed, r as u64));

@@ -191,3 +191,26 @@ fn rsnn_cifar10_beliefs() {
     });
     assert_eq!(r1, r);
 }
+
+/// For two classes the interval polytope [min_s p, max_s p] is the convex hull of the samples, so
+/// both inputs give the same masses: m{0} = 0.5, m{1} = 0.3, m{01} = 0.2.
+#[test]
+fn intervals_equal_samples_for_two_classes() {
+    let s = array![[[0.7, 0.3]], [[0.5, 0.5]]];
+    let from_s = from_samples(s.view(), None, Normalisation::default()).unwrap();
+    let lo = array![[0.5, 0.3]];
+    let hi = array![[0.7, 0.5]];
+    let from_i = from_intervals(lo.view(), hi.view(), None, Normalisation::default()).unwrap();
+    assert_eq!(from_s.sets, from_i.sets);
+    for (a, b) in from_s.masses.iter().zip(from_i.masses.iter()) {
+        assert!((a - b).abs() < 1e-12);
+    }
+    assert!(
+        close(mass_of(&from_i, 0, "a"), 0.5)
+            && close(mass_of(&from_i, 0, "b"), 0.3)
+            && close(mass_of(&from_i, 0, "ab"), 0.2)
+    );
+    // Intervals that cannot hold a distribution are refused.
+    let bad = from_intervals(array![[0.6, 0.6]].view(), array![[0.7, 0.7]].view(), None, Normalisation::default());
+    assert!(bad.unwrap_err().to_string().contains("sum lower <= 1 <= sum upper"));
+}

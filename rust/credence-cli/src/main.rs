@@ -14,9 +14,11 @@ macro_rules! out {
     ($($t:tt)*) => { $crate::emit(&format!($($t)*)) };
 }
 
+mod credal_cmd;
 mod diagnostics_cmd;
 mod fit_cmd;
 mod metrics_cmd;
+mod quantiles_cmd;
 mod study_cmd;
 mod table;
 
@@ -44,6 +46,12 @@ enum Command {
     /// Run the low-data evaluation study (data sets x sizes x methods x realizations) into a
     /// long metric table for `credence fit`; `credence study merge` joins shard tables.
     Study(Box<study_cmd::StudyArgs>),
+    /// Credal-set evaluation (E = d + lambda * NS) of point, sample, Dirichlet or belief
+    /// predictions.
+    Credal(Box<credal_cmd::CredalArgs>),
+    /// Quantiles of a metric over repeated runs with distribution-free confidence intervals;
+    /// `credence quantiles min-n` gives the runs needed.
+    Quantiles(Box<quantiles_cmd::QuantilesArgs>),
 }
 
 /// Writes to stdout; a closed pipe is the reader's choice to stop, not an error.
@@ -81,6 +89,8 @@ fn main() -> ExitCode {
         Command::Fit(a) => fit_cmd::run(*a),
         Command::Diagnostics(a) => diagnostics_cmd::run(a),
         Command::Study(a) => study_cmd::run(*a),
+        Command::Credal(a) => credal_cmd::run(*a),
+        Command::Quantiles(a) => quantiles_cmd::run(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -33,10 +33,12 @@
 //! threads.
 
 pub mod compare;
+pub mod credal;
 pub mod error;
 pub mod io;
 pub mod metrics;
 pub mod predictive;
+pub mod quantiles;
 mod simd;
 pub mod special;
 pub mod study;

@@ -1,0 +1,161 @@
+//! `credence credal`: credal-set evaluation (E = d + lambda * NS) of point, sample, Dirichlet
+//! or random-set (belief) predictions.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use credence::credal::{
+    Budget, CredalOptions, GroupSummary, Normalisation, Stat, VertexMethod, dirichlet_samples, evaluate_credal,
+    from_beliefs, from_probs, from_samples,
+};
+use credence::io::read_array;
+use credence::ndarray::Ix3;
+use serde_json::{Map, Value, json};
+
+use crate::table::{number, render};
+
+/// Arguments of `credence credal`.
+#[derive(Debug, Args)]
+pub struct CredalArgs {
+    /// Beliefs Bel(A_j) of the budget's focal sets, N x |budget| (random-set networks); needs
+    /// --budget.
+    #[arg(long, group = "input", requires = "budget")]
+    beliefs: Option<String>,
+    /// Point probabilities, N x K.
+    #[arg(long, group = "input")]
+    probs: Option<String>,
+    /// Samples S x N x K (ensemble members, MC-dropout passes); focal sets from --budget, else
+    /// the full powerset (K <= 16).
+    #[arg(long, group = "input")]
+    samples: Option<String>,
+    /// Dirichlet concentrations N x K (evidential networks), turned into --draws seeded samples.
+    #[arg(long, group = "input")]
+    dirichlet: Option<String>,
+    /// Focal-set budget JSON: `{"classes": [...], "focal_sets": [[0], [1, 4], ...]}`.
+    #[arg(long)]
+    budget: Option<String>,
+    /// Integer class labels, length N (without them only NS and the other uncertainty
+    /// measures are reported).
+    #[arg(long)]
+    labels: Option<String>,
+    /// The lambda grid of E = d + lambda * NS.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1")]
+    lambda: Vec<f64>,
+    /// Mass normalisation: none, clip, clip-residual-renormalise.
+    #[arg(long, default_value = "clip-residual-renormalise")]
+    normalisation: String,
+    /// Vertices: two-k (2K approximation) or exact (K <= 8).
+    #[arg(long, default_value = "two-k")]
+    vertices: String,
+    /// Samples drawn per point from --dirichlet.
+    #[arg(long, default_value_t = 100)]
+    draws: usize,
+    /// Seed of the Dirichlet draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn stat(s: &Stat) -> Value {
+    json!({"mean": s.mean, "sd": s.sd})
+}
+
+fn group(g: &GroupSummary) -> Value {
+    let mut e = Map::new();
+    for l in &g.e {
+        e.insert(l.lambda.to_string(), json!({"mean": l.mean, "sd": l.sd}));
+    }
+    json!({
+        "n": g.n,
+        "ns": stat(&g.ns),
+        "kl": g.kl.as_ref().map(stat),
+        "js": g.js.as_ref().map(stat),
+        "e": if g.kl.is_some() { Value::Object(e) } else { Value::Null },
+    })
+}
+
+/// Runs `credence credal`.
+pub fn run(a: CredalArgs) -> Result<()> {
+    let policy = Normalisation::parse(&a.normalisation)?;
+    let vertices = match a.vertices.replace('_', "-").as_str() {
+        "two-k" | "2k" => VertexMethod::TwoK,
+        "exact" => VertexMethod::Exact,
+        other => bail!("invalid vertices = {other}: expected two-k or exact"),
+    };
+    let budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;
+    let masses = if let Some(path) = &a.beliefs {
+        let b = read_array(path)?.into_matrix("beliefs").map_err(|e| e.in_file(path))?;
+        from_beliefs(b.view(), &budget.as_ref().expect("clap requires --budget").focal, policy)
+            .map_err(|e| e.in_file(path))?
+    } else if let Some(path) = &a.probs {
+        let p = read_array(path)?.into_matrix("probs").map_err(|e| e.in_file(path))?;
+        from_probs(p.view()).map_err(|e| e.in_file(path))?
+    } else if let Some(path) = &a.samples {
+        let s = read_array(path)?.into_f64();
+        let shape = s.shape().to_vec();
+        let s = s.into_dimensionality::<Ix3>().map_err(|_| {
+            credence::Error::Shape { array: "samples".into(), found: shape, expected: "S x N x K".into() }.in_file(path)
+        })?;
+        from_samples(s.view(), budget.as_ref().map(|b| &b.focal), policy).map_err(|e| e.in_file(path))?
+    } else if let Some(path) = &a.dirichlet {
+        let alpha = read_array(path)?.into_matrix("alpha").map_err(|e| e.in_file(path))?;
+        let s = dirichlet_samples(alpha.view(), a.draws, a.seed).map_err(|e| e.in_file(path))?;
+        from_samples(s.view(), budget.as_ref().map(|b| &b.focal), policy).map_err(|e| e.in_file(path))?
+    } else {
+        bail!("give one of --beliefs (with --budget), --probs, --samples or --dirichlet");
+    };
+    let labels = match &a.labels {
+        Some(path) => Some(read_array(path)?.into_labels().map_err(|e| e.in_file(path))?),
+        None => None,
+    };
+    let options = CredalOptions { vertices, lambdas: a.lambda.clone(), ..Default::default() };
+    let r = evaluate_credal(&masses, labels.as_deref(), &options)
+        .with_context(|| a.labels.clone().map(|l| format!("labels {l}")).unwrap_or_default())?;
+    if a.json {
+        let mut out = match group(&r.overall) {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        };
+        out.insert("koerner".into(), stat(&r.koerner));
+        out.insert("pal".into(), stat(&r.pal));
+        out.insert("credal_uncertainty".into(), stat(&r.credal_uncertainty));
+        out.insert("accuracy".into(), json!(r.accuracy));
+        out.insert("correct".into(), r.correct.as_ref().map_or(Value::Null, group));
+        out.insert("incorrect".into(), r.incorrect.as_ref().map_or(Value::Null, group));
+        out.insert("normalisation".into(), serde_json::to_value(policy)?);
+        outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+        return Ok(());
+    }
+    let fmt = |s: Option<&Stat>| {
+        s.map_or(["NA".to_string(), "NA".to_string()], |s| [number(Some(s.mean)), number(Some(s.sd))])
+    };
+    let mut cells = vec![["group", "n", "quantity", "mean", "sd"].map(String::from).to_vec()];
+    let mut add = |name: &str, g: &GroupSummary| {
+        let mut rows: Vec<(String, Option<Stat>)> =
+            vec![("ns".into(), Some(g.ns)), ("kl".into(), g.kl), ("js".into(), g.js)];
+        for l in &g.e {
+            rows.push((format!("e(lambda={})", l.lambda), Some(Stat { mean: l.mean, sd: l.sd })));
+        }
+        for (q, s) in rows {
+            let [m, sd] = fmt(s.as_ref());
+            cells.push(vec![name.into(), g.n.to_string(), q, m, sd]);
+        }
+    };
+    add("all", &r.overall);
+    if let (Some(c), Some(i)) = (&r.correct, &r.incorrect) {
+        add("correct", c);
+        add("incorrect", i);
+    }
+    out!("{}", render(&cells));
+    outln!(
+        "koerner {}  pal {}  credal uncertainty {}{}",
+        number(Some(r.koerner.mean)),
+        number(Some(r.pal.mean)),
+        number(Some(r.credal_uncertainty.mean)),
+        r.accuracy.map(|a| format!("  accuracy {a:.4}")).unwrap_or_default()
+    );
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! `credence quantiles FILE.csv`: quantiles of a metric over repeated runs with
+//! distribution-free confidence intervals; `credence quantiles min-n`: the smallest number of
+//! runs for which the intervals exist.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use credence::io::Table;
+use credence::quantiles::{CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci, t_interval};
+use serde_json::{Map, Value, json};
+
+use crate::table::{number, render};
+
+/// Arguments of `credence quantiles`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct QuantilesArgs {
+    #[command(subcommand)]
+    command: Option<QuantilesCommand>,
+    /// A long CSV table with one row per run.
+    #[arg(required = true)]
+    file: Option<PathBuf>,
+    /// The metric column.
+    #[arg(long, required = true)]
+    column: Option<String>,
+    /// Group by these columns (comma-separated, e.g. method,n); one result per group.
+    #[arg(long, value_delimiter = ',')]
+    by: Vec<String>,
+    /// Quantile levels.
+    #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
+    u: Vec<f64>,
+    /// Confidence level 1 - alpha.
+    #[arg(long, default_value_t = 0.9)]
+    level: f64,
+    /// exact (minimum length), equal-tailed, asymptotic, bootstrap (Monte Carlo) or
+    /// bootstrap-exact (its B -> infinity limit).
+    #[arg(long, default_value = "exact")]
+    method: String,
+    /// Sample-quantile type of the point estimate: 1, 6 or 7.
+    #[arg(long = "type", default_value = "7")]
+    quantile_type: String,
+    /// Bootstrap replicates.
+    #[arg(long, default_value_t = 2000)]
+    replicates: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Subcommands of `credence quantiles`.
+#[derive(Debug, Subcommand)]
+enum QuantilesCommand {
+    /// The minimum number of runs for exact and asymptotic two-sided intervals.
+    MinN(MinNArgs),
+}
+
+/// Arguments of `credence quantiles min-n`.
+#[derive(Debug, Args)]
+struct MinNArgs {
+    /// Confidence level 1 - alpha.
+    #[arg(long, default_value_t = 0.9)]
+    level: f64,
+    /// Quantile levels.
+    #[arg(long, value_delimiter = ',', default_value = "0.01,0.025,0.05,0.1,0.25,0.5")]
+    u: Vec<f64>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `credence quantiles`.
+pub fn run(a: QuantilesArgs) -> Result<()> {
+    if let Some(QuantilesCommand::MinN(m)) = a.command {
+        return min_n(m);
+    }
+    let (Some(file), Some(column)) = (a.file, a.column) else { bail!("give FILE.csv and --column") };
+    let options = CiOptions {
+        level: a.level,
+        method: CiMethod::parse(&a.method)?,
+        estimator: QuantileType::parse(&a.quantile_type)?,
+        replicates: a.replicates,
+        seed: a.seed,
+        ..Default::default()
+    };
+    let table = Table::read(&file)?;
+    let values = table.numbers(&column)?;
+    let keys: Vec<Vec<Option<String>>> = a.by.iter().map(|b| table.text(b)).collect::<credence::Result<_>>()?;
+    // Groups in order of first appearance.
+    let mut groups: Vec<(Vec<String>, Vec<f64>)> = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let key: Vec<String> = keys.iter().map(|k| k[i].clone().unwrap_or_else(|| "NA".into())).collect();
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(*v),
+            None => groups.push((key, vec![*v])),
+        }
+    }
+    if groups.is_empty() {
+        bail!("{}: column '{column}' has no values", file.display());
+    }
+    let mut json_groups = Vec::new();
+    let mut cells = vec![a.by.clone()];
+    cells[0].extend(["runs", "u", "estimate", "lower", "upper", "coverage"].map(String::from));
+    for (key, x) in &groups {
+        let label = || if key.is_empty() { String::new() } else { format!(" (group {})", key.join(", ")) };
+        let mut qs = Map::new();
+        for &u in &a.u {
+            let ci = quantile_ci(x, u, &options)
+                .map_err(|e| anyhow::anyhow!("{}: column '{column}'{}: {e}", file.display(), label()))?;
+            qs.insert(
+                u.to_string(),
+                json!({"estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper, "coverage": ci.coverage}),
+            );
+            let mut row = key.clone();
+            row.extend([
+                x.len().to_string(),
+                u.to_string(),
+                number(Some(ci.estimate)),
+                number(ci.lower),
+                number(ci.upper),
+                number(ci.coverage),
+            ]);
+            cells.push(row);
+        }
+        let mean = t_interval(x, a.level).ok().map(|m| json!({"mean": m.mean, "lower": m.lower, "upper": m.upper}));
+        let by: Map<String, Value> = a.by.iter().cloned().zip(key.iter().map(|k| json!(k))).collect();
+        json_groups.push(json!({"by": by, "n": x.len(), "quantiles": qs, "mean": mean}));
+    }
+    if a.json {
+        let out = json!({"column": column, "level": a.level, "method": options.method, "groups": json_groups});
+        outln!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        out!("{}", render(&cells));
+    }
+    Ok(())
+}
+
+fn min_n(m: MinNArgs) -> Result<()> {
+    let (mut exact, mut asym) = (Map::new(), Map::new());
+    let mut cells = vec![["u", "exact", "asymptotic"].map(String::from).to_vec()];
+    for &u in &m.u {
+        let (e, s) = (min_n_exact(u, m.level)?, min_n_asymptotic(u, m.level)?);
+        exact.insert(u.to_string(), json!(e));
+        asym.insert(u.to_string(), json!(s));
+        cells.push(vec![u.to_string(), e.to_string(), s.to_string()]);
+    }
+    if m.json {
+        outln!("{}", serde_json::to_string_pretty(&json!({"exact": exact, "asymptotic": asym}))?);
+    } else {
+        outln!("minimum runs for a two-sided interval at level {}", m.level);
+        out!("{}", render(&cells));
+    }
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! End-to-end tests of `credence credal`.
+
+// The issue's known values are printed to six decimals (0.693147 is ln 2 rounded).
+#![allow(clippy::approx_constant)]
+
+use std::path::Path;
+use std::process::Command;
+
+use npyz::WriterBuilder;
+use serde_json::Value;
+
+fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+fn credence(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn close(v: &Value, want: f64) -> bool {
+    (v.as_f64().unwrap() - want).abs() < 1e-6
+}
+
+/// The issue's two known examples as two test points of one sample array (S = 3; the first
+/// point's third sample repeats its second, which leaves its lower probabilities unchanged).
+#[test]
+fn samples_reproduce_the_known_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.npy");
+    #[rustfmt::skip]
+    let data = [
+        0.7, 0.2, 0.1,  0.5, 0.5, 0.0,
+        0.5, 0.3, 0.2,  0.0, 0.5, 0.5,
+        0.5, 0.3, 0.2,  0.5, 0.0, 0.5,
+    ];
+    write_npy(&s, &[3, 2, 3], &data);
+    let y = dir.path().join("y.npy");
+    write_npy(&y, &[2], &[0i64, 0]);
+    let (ok, out, err) =
+        credence(&["credal", "--samples", s.to_str().unwrap(), "--labels", y.to_str().unwrap(), "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(close(&v["ns"]["mean"], (0.138629 + 0.693147) / 2.0));
+    assert!(close(&v["kl"]["mean"], (0.356675 + 0.405465) / 2.0));
+    assert!(close(&v["kl"]["sd"], (0.405465 - 0.356675) / 2.0));
+    assert!(close(&v["js"]["mean"], (0.342457 + 0.363736) / 2.0));
+    assert!(close(&v["e"]["1"]["mean"], (0.495304 + 1.098612) / 2.0));
+    assert!(close(&v["e"]["0"]["mean"], v["kl"]["mean"].as_f64().unwrap()));
+    assert_eq!(v["e"].as_object().unwrap().len(), 11);
+    // Point 1 predicts class 0 (mean 0.6), point 2 ties 1/3 each -> class 0: both correct.
+    assert_eq!(v["accuracy"].as_f64(), Some(1.0));
+    assert_eq!(v["correct"]["n"].as_u64(), Some(2));
+    // A custom grid.
+    let (ok, out, _) = credence(&[
+        "credal",
+        "--samples",
+        s.to_str().unwrap(),
+        "--labels",
+        y.to_str().unwrap(),
+        "--lambda",
+        "0.5",
+        "--json",
+    ]);
+    assert!(ok);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(close(&v["e"]["0.5"]["mean"], (0.356675 + 0.405465) / 2.0 + 0.5 * (0.138629 + 0.693147) / 2.0));
+}
+
+#[test]
+fn beliefs_with_budget_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("b.npy");
+    // Budget {0}, {1}, {2}, {0,1}: beliefs 0.5, 0.2, 0.1, 0.8 -> m {01} = 0.1, frame 0.1.
+    write_npy(&b, &[1, 4], &[0.5f32, 0.2, 0.1, 0.8]);
+    let budget = dir.path().join("budget.json");
+    std::fs::write(&budget, r#"{"classes": ["a", "b", "c"], "focal_sets": [[0], [1], [2], [0, 1]]}"#).unwrap();
+    let y = dir.path().join("y.npy");
+    write_npy(&y, &[1], &[1i64]);
+    let args = [
+        "credal",
+        "--beliefs",
+        b.to_str().unwrap(),
+        "--budget",
+        budget.to_str().unwrap(),
+        "--labels",
+        y.to_str().unwrap(),
+        "--json",
+    ];
+    let (ok, out, err) = credence(&args);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // NS = 0.1 ln 2 + 0.1 ln 3; Pl({b}) = 0.2 + 0.1 + 0.1 (f32 inputs: tolerance 1e-6).
+    assert!(close(&v["ns"]["mean"], 0.1 * 2f64.ln() + 0.1 * 3f64.ln()));
+    assert!(close(&v["kl"]["mean"], -(0.4f64.ln())));
+    // Without labels: only the uncertainty measures.
+    let (ok, out, _) = credence(&args[..5].iter().copied().chain(["--json"]).collect::<Vec<_>>());
+    assert!(ok);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["kl"].is_null() && v["e"].is_null() && v["ns"]["mean"].is_number());
+    // A label out of range and a budget of the wrong width are named.
+    write_npy(&y, &[1], &[3i64]);
+    let (ok, _, err) = credence(&args);
+    assert!(!ok && err.contains("labels[0] = 3"), "{err}");
+    std::fs::write(&budget, r#"{"classes": ["a", "b", "c"], "focal_sets": [[0], [1], [2]]}"#).unwrap();
+    let (ok, _, err) = credence(&args);
+    assert!(!ok && err.contains("b.npy") && err.contains("N x 3"), "{err}");
+    // --beliefs needs --budget.
+    let (ok, _, _) = credence(&["credal", "--beliefs", b.to_str().unwrap()]);
+    assert!(!ok);
+}
+
+/// The RS-NN CIFAR-10 beliefs through the CLI (skipped when the shared data are absent).
+#[test]
+fn rsnn_cifar10_table() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/epistemic");
+    let b = dir.join("rsnn_beliefs_cifar10.npy");
+    if !b.exists() {
+        eprintln!("skipped: {} not found", b.display());
+        return;
+    }
+    let budget = dir.join("rsnn_budget_cifar10.json");
+    let (ok, out, err) =
+        credence(&["credal", "--beliefs", b.to_str().unwrap(), "--budget", budget.to_str().unwrap(), "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["n"].as_u64(), Some(10000));
+    let ns = v["ns"]["mean"].as_f64().unwrap();
+    assert!(ns > 0.0 && ns < 10f64.ln());
+}

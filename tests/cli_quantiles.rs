@@ -1,0 +1,74 @@
+//! End-to-end tests of `credence quantiles` and `credence quantiles min-n`.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn credence(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn min_n_table_of_the_issue() {
+    let (ok, out, err) = credence(&["quantiles", "min-n", "--level", "0.9", "--u", "0.01,0.1,0.5", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["exact"]["0.01"].as_u64(), Some(230));
+    assert_eq!(v["exact"]["0.1"].as_u64(), Some(22));
+    assert_eq!(v["exact"]["0.5"].as_u64(), Some(5));
+    for u in ["0.01", "0.1", "0.5"] {
+        assert!(v["asymptotic"][u].as_u64().unwrap() >= 2);
+    }
+    let (ok, out, _) = credence(&["quantiles", "min-n", "--level", "0.99", "--u", "0.25"]);
+    assert!(ok && out.contains("17"), "{out}");
+    let (ok, _, err) = credence(&["quantiles", "min-n", "--level", "1.5"]);
+    assert!(!ok && err.contains("level"), "{err}");
+}
+
+#[test]
+fn groups_and_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.csv");
+    let mut csv = String::from("method,n,acc\n");
+    for i in 1..=10 {
+        csv.push_str(&format!("A,10,{i}\nB,10,{}\n", 10 * i));
+    }
+    csv.push_str("B,10,\n");
+    std::fs::write(&path, csv).unwrap();
+    let p = path.to_str().unwrap();
+    let base = ["quantiles", p, "--column", "acc", "--by", "method,n", "--u", "0.25,0.5,0.75", "--level", "0.9"];
+    let (ok, out, err) = credence(&[&base[..], &["--method", "exact", "--json"]].concat());
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let g = &v["groups"][0];
+    assert_eq!(g["by"]["method"], "A");
+    assert_eq!(g["n"].as_u64(), Some(10));
+    // Type 7 on 1..10 and the exact median interval of n = 10 at 0.9: [x_(2), x_(8)], coverage
+    // sum_{s=2}^{7} C(10,s) / 2^10 = 957/1024.
+    assert_eq!(g["quantiles"]["0.25"]["estimate"].as_f64(), Some(3.25));
+    assert_eq!(g["quantiles"]["0.5"]["lower"].as_f64(), Some(2.0));
+    assert_eq!(g["quantiles"]["0.5"]["upper"].as_f64(), Some(8.0));
+    assert!((g["quantiles"]["0.5"]["coverage"].as_f64().unwrap() - 957.0 / 1024.0).abs() < 1e-12);
+    // Group B is 10x group A; the missing cell is skipped.
+    let b = &v["groups"][1];
+    assert_eq!(b["n"].as_u64(), Some(10));
+    assert_eq!(b["quantiles"]["0.5"]["upper"].as_f64(), Some(80.0));
+    // t-interval for the mean of 1..10 at 0.9: 5.5 -/+ 1.833113 * 0.957427.
+    assert!((g["mean"]["upper"].as_f64().unwrap() - (5.5 + 1.833113 * 0.957427)).abs() < 1e-5);
+    for method in ["asymptotic", "bootstrap", "bootstrap-exact", "equal-tailed"] {
+        let (ok, out, err) = credence(&[&base[..], &["--method", method, "--json"]].concat());
+        assert!(ok, "{method}: {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let q = &v["groups"][0]["quantiles"]["0.5"];
+        if let (Some(lo), Some(hi)) = (q["lower"].as_f64(), q["upper"].as_f64()) {
+            assert!(lo <= 5.5 && 5.5 <= hi, "{method}: {q}");
+        }
+    }
+    let (ok, out, _) = credence(&base);
+    assert!(ok && out.contains("estimate"), "{out}");
+    let (ok, _, err) = credence(&[&base[..], &["--method", "jackknife"]].concat());
+    assert!(!ok && err.contains("exact"), "{err}");
+    let (ok, _, err) = credence(&["quantiles", p, "--column", "method"]);
+    assert!(!ok && err.contains("line 2") && err.contains("'method'"), "{err}");
+}

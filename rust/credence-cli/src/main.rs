@@ -17,6 +17,7 @@ macro_rules! out {
 mod diagnostics_cmd;
 mod fit_cmd;
 mod metrics_cmd;
+mod report_cmd;
 mod study_cmd;
 mod table;
 
@@ -44,6 +45,11 @@ enum Command {
     /// Run the low-data evaluation study (data sets x sizes x methods x realizations) into a
     /// long metric table for `credence fit`; `credence study merge` joins shard tables.
     Study(Box<study_cmd::StudyArgs>),
+    /// One self-contained HTML (or JSON) report from a long metric table: tables, P(A better
+    /// than B) by n, heatmaps, MDD curves, power laws, posterior summaries and diagnostics.
+    Report(Box<report_cmd::ReportArgs>),
+    /// The main job in a few minutes: a reduced synthetic study, then its report.
+    Demo(report_cmd::DemoArgs),
 }
 
 /// Writes to stdout; a closed pipe is the reader's choice to stop, not an error.
@@ -81,6 +87,8 @@ fn main() -> ExitCode {
         Command::Fit(a) => fit_cmd::run(*a),
         Command::Diagnostics(a) => diagnostics_cmd::run(a),
         Command::Study(a) => study_cmd::run(*a),
+        Command::Report(a) => report_cmd::run(*a),
+        Command::Demo(a) => report_cmd::demo(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

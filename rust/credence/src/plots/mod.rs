@@ -15,7 +15,7 @@
 //! ```
 //! use credence::plots::{classification::reliability_diagram, html::standalone_html};
 //! use credence::metrics::{calibration, Binning};
-//! let cal = calibration(&[0.9, 0.8, 0.6, 0.95], &[true, true, false, true], Binning::Width(5))?;
+//! let cal = calibration(&[0.9, 0.8, 0.6, 0.95], &[true, true, false, true], Binning::EqualWidth(5))?;
 //! let fig = reliability_diagram(&[("ensemble", &cal)]);
 //! let page = standalone_html("calibration", &[fig]);
 //! assert!(page.contains("Plotly.newPlot"));

@@ -19,6 +19,7 @@ mod diagnostics_cmd;
 mod fit_cmd;
 mod metrics_cmd;
 mod quantiles_cmd;
+mod report_cmd;
 mod study_cmd;
 mod table;
 
@@ -52,6 +53,11 @@ enum Command {
     /// Quantiles of a metric over repeated runs with distribution-free confidence intervals;
     /// `credence quantiles min-n` gives the runs needed.
     Quantiles(Box<quantiles_cmd::QuantilesArgs>),
+    /// One self-contained HTML (or JSON) report from a long metric table: tables, P(A better
+    /// than B) by n, heatmaps, MDD curves, power laws, posterior summaries and diagnostics.
+    Report(Box<report_cmd::ReportArgs>),
+    /// The main job in a few minutes: a reduced synthetic study, then its report.
+    Demo(report_cmd::DemoArgs),
 }
 
 /// Writes to stdout; a closed pipe is the reader's choice to stop, not an error.
@@ -91,6 +97,8 @@ fn main() -> ExitCode {
         Command::Study(a) => study_cmd::run(*a),
         Command::Credal(a) => credal_cmd::run(*a),
         Command::Quantiles(a) => quantiles_cmd::run(*a),
+        Command::Report(a) => report_cmd::run(*a),
+        Command::Demo(a) => report_cmd::demo(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -37,8 +37,11 @@ pub mod credal;
 pub mod error;
 pub mod io;
 pub mod metrics;
+pub mod notebook;
+pub mod plots;
 pub mod predictive;
 pub mod quantiles;
+pub mod report;
 mod simd;
 pub mod special;
 pub mod study;
@@ -51,4 +54,6 @@ pub use error::{Error, Result};
 pub struct ReadmeDoctests;
 /// The array crate used in the public API, re-exported so callers need not match versions.
 pub use ndarray;
+/// The plotting crate of [`plots`], re-exported so callers can adjust figures without matching versions.
+pub use plotly;
 pub use predictive::{ClassProbs, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};

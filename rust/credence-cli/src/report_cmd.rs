@@ -1,0 +1,171 @@
+//! `credence report`: a self-contained HTML (or JSON) report from a long metric table, and
+//! `credence demo`: a reduced synthetic study followed by its report.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use credence::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
+use credence::study::data::Dataset;
+use credence::study::results::Row;
+use credence::study::runner::{Progress, run_study};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Output format of a report.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// One self-contained HTML page (plotly.js embedded, no network needed).
+    Html,
+    /// The report's numbers as JSON.
+    Json,
+}
+
+/// Arguments of `credence report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Long metric table (e.g. from `credence study`): columns n, method, realization, the
+    /// metrics, and optionally dataset.
+    results: PathBuf,
+    /// Output file.
+    #[arg(long)]
+    out: PathBuf,
+    /// Metric column(s) to fit the hierarchical model to (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "crps")]
+    metric: Vec<String>,
+    /// Power of the minimum detectable difference.
+    #[arg(long, default_value_t = 0.8)]
+    power: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "html")]
+    format: Format,
+    /// Sampler seed of every fit.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Arguments of `credence demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory for results.csv and report.html (created if missing; a rerun resumes).
+    #[arg(long, default_value = "credence-demo")]
+    out: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn write_report(report: &Report, out: &PathBuf, format: Format) -> Result<()> {
+    let text = match format {
+        Format::Html => report.to_html(),
+        Format::Json => serde_json::to_string_pretty(&report.to_json())? + "\n",
+    };
+    std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
+}
+
+fn print_flagged(report: &Report) {
+    let flagged = report.flagged();
+    if !flagged.is_empty() {
+        eprintln!(
+            "warning: {} of {} fits have sampler problems (listed in the report's diagnostics):",
+            flagged.len(),
+            report.fits.len()
+        );
+        for (c, p) in flagged {
+            eprintln!("  {} {} n={}: {}", c.dataset, c.metric, c.n, p.join("; "));
+        }
+    }
+}
+
+/// Runs `credence report`.
+pub fn run(a: ReportArgs) -> Result<()> {
+    let mut options = ReportOptions {
+        metrics: a.metric,
+        power: a.power,
+        command_line: Some(command_line()),
+        ..ReportOptions::default()
+    };
+    options.fit.sampler.seed = a.seed;
+    let report = Report::from_path(&a.results, &options)?;
+    write_report(&report, &a.out, a.format)?;
+    print_flagged(&report);
+    outln!("{} fits in {:.1} s; report written to {}", report.fits.len(), report.fit_seconds, a.out.display());
+    Ok(())
+}
+
+/// Progress bar over study jobs.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn start(&self, to_run: usize, already_done: usize) {
+        self.0.set_length(to_run as u64);
+        if already_done > 0 {
+            self.note(&format!("resuming: {already_done} job(s) already in the table"));
+        }
+    }
+    fn note(&self, message: &str) {
+        if self.0.is_hidden() { eprintln!("{message}") } else { self.0.println(message) }
+    }
+    fn finished(&self, row: &Row) {
+        self.0.set_message(row.job.to_string());
+        self.0.inc(1);
+    }
+}
+
+/// Runs `credence demo`.
+pub fn demo(a: DemoArgs) -> Result<()> {
+    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+    let results = a.out.join("results.csv");
+    let html = a.out.join("report.html");
+    let plan = demo_plan(a.threads);
+    eprintln!(
+        "credence demo: synthetic data, n = {:?}, {} methods x {} realizations, then the report",
+        plan.sizes,
+        plan.methods.len(),
+        plan.realizations
+    );
+    let data = Dataset::Synthetic.load(None)?;
+    let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} training runs, ETA {eta} {msg}",
+    )?);
+    let cancel = AtomicBool::new(false);
+    let s = run_study(Dataset::Synthetic, &data, &plan, &results, &Bar(bar.clone()), &cancel)?;
+    bar.finish_and_clear();
+    if s.cancelled {
+        bail!("interrupted; rerun to resume");
+    }
+    eprintln!(
+        "study: {} run(s) ({} already done, {} not converged) in {}",
+        s.ran,
+        s.already_done,
+        s.not_converged,
+        results.display()
+    );
+    let spinner = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
+    spinner.set_message("fitting the hierarchical model to every (n, metric) cell");
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let options = ReportOptions {
+        metrics: DEMO_METRICS.iter().map(|m| m.to_string()).collect(),
+        command_line: Some(command_line()),
+        ..ReportOptions::default()
+    };
+    let report = Report::from_path(&results, &options)?;
+    spinner.finish_and_clear();
+    write_report(&report, &html, Format::Html)?;
+    print_flagged(&report);
+    outln!(
+        "report: {} ({} fits in {:.1} s); open it in a browser",
+        html.display(),
+        report.fits.len(),
+        report.fit_seconds
+    );
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! Rich display in Rust notebooks (evcxr): HTML for the main result types and inline figures.
+//!
+//! In an evcxr Jupyter notebook, call [`setup`] once (it loads plotly.js from the copy inside
+//! the binary; no internet), bring [`EvcxrDisplay`] into scope, and a cell that ends with a
+//! [`Fit`], a [`Report`], a metric table ([`MetricTable`]) or an MDD curve renders as HTML;
+//! [`show`] draws a figure inline (plotly's own `Plot::evcxr_display` emits a JupyterLab-only
+//! MIME type, so use [`show`]). Outside a notebook the same HTML is available from
+//! [`EvcxrDisplay::to_html`].
+//!
+//! ```
+//! use credence::notebook::{EvcxrDisplay, MetricTable};
+//! use credence::report::MethodSummary;
+//! let t = MetricTable(vec![MethodSummary { dataset: "d".into(), metric: "crps".into(), method: "MAP".into(),
+//!                                          n: 30.0, mean: 0.4, sd: 0.1, count: 20 }]);
+//! assert!(t.to_html().contains("<table"));
+//! ```
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use plotly::Plot;
+
+use crate::compare::{Fit, MddPoint};
+use crate::plots::html::{escape, plot_div, plotly_script};
+use crate::report::tables::{fit_table, metric_table, num};
+use crate::report::{MethodSummary, Report};
+
+/// Prints one evcxr rich-output block of the given MIME type.
+fn emit(mime: &str, content: &str) {
+    println!("EVCXR_BEGIN_CONTENT {mime}\n{content}\nEVCXR_END_CONTENT");
+}
+
+/// Loads plotly.js into the notebook page (once per notebook, before the first figure).
+pub fn setup() {
+    emit(
+        "text/html",
+        &format!("<div class=\"credence-setup\">credence: plotly.js loaded (offline)</div>{}", plotly_script()),
+    );
+}
+
+/// The HTML of a figure for a notebook cell (plotly.js must be loaded by [`setup`]).
+pub fn figure_html(plot: &Plot) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let id = format!("credence-fig-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    plot_div(plot, &id)
+}
+
+/// Shows a figure inline in an evcxr notebook.
+pub fn show(plot: &Plot) {
+    emit("text/html", &figure_html(plot));
+}
+
+/// Rich display of a result in an evcxr notebook.
+pub trait EvcxrDisplay {
+    /// The HTML shown for the value.
+    fn to_html(&self) -> String;
+    /// Called by evcxr when a cell ends with the value: prints the HTML as `text/html`.
+    fn evcxr_display(&self) {
+        emit("text/html", &self.to_html());
+    }
+}
+
+/// The metric summaries of one data set and metric as a method x n table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricTable(pub Vec<MethodSummary>);
+
+impl EvcxrDisplay for MetricTable {
+    fn to_html(&self) -> String {
+        let mut methods: Vec<String> = Vec::new();
+        let mut sizes: Vec<f64> = Vec::new();
+        for c in &self.0 {
+            if !methods.contains(&c.method) {
+                methods.push(c.method.clone());
+            }
+            if !sizes.contains(&c.n) {
+                sizes.push(c.n);
+            }
+        }
+        sizes.sort_by(f64::total_cmp);
+        let title = self.0.first().map(|c| format!("{} ({})", c.metric, c.dataset)).unwrap_or_default();
+        format!(
+            "<div class=\"credence-metric-table\"><b>{}</b> mean &plusmn; sd (count){}</div>",
+            escape(&title),
+            metric_table(&self.0, &methods, &sizes)
+        )
+    }
+}
+
+impl EvcxrDisplay for Fit {
+    fn to_html(&self) -> String {
+        let mut out = String::from("<div class=\"credence-fit\">");
+        out.push_str(&fit_table(self));
+        if let Ok(m) = self.prob_better_matrix() {
+            let g = self.design().groups();
+            out.push_str("<table class=\"credence-prob\"><caption>P(row better than column)</caption><tr><th></th>");
+            for b in g {
+                let _ = write!(out, "<th>{}</th>", escape(b));
+            }
+            out.push_str("</tr>");
+            for (a, row) in g.iter().zip(&m) {
+                let _ = write!(out, "<tr><th>{}</th>", escape(a));
+                for v in row {
+                    let _ = write!(out, "<td>{}</td>", if v.is_finite() { format!("{v:.3}") } else { "-".into() });
+                }
+                out.push_str("</tr>");
+            }
+            out.push_str("</table>");
+        }
+        out.push_str("</div>");
+        out
+    }
+}
+
+impl EvcxrDisplay for Vec<MddPoint> {
+    fn to_html(&self) -> String {
+        let mut out = String::from(
+            "<table class=\"credence-mdd\"><tr><th>n</th><th>MDD</th><th>observed gap</th><th>detection probability</th></tr>",
+        );
+        for p in self {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td></tr>",
+                p.n,
+                num(p.mdd.mdd),
+                num(p.mdd.gap.abs()),
+                p.mdd.detection_probability
+            );
+        }
+        out.push_str("</table>");
+        out
+    }
+}
+
+impl EvcxrDisplay for Report {
+    fn to_html(&self) -> String {
+        let flagged = self.flagged();
+        let mut out = format!(
+            "<div class=\"credence-report\"><b>credence report</b> of {} ({} rows): {} fits, {} with sampler problems",
+            escape(&self.source),
+            self.rows,
+            self.fits.len(),
+            flagged.len()
+        );
+        for d in &self.datasets {
+            for m in &self.options.metrics {
+                out.push_str(&MetricTable(self.summaries_of(d, m)).to_html());
+            }
+        }
+        out.push_str("</div>");
+        out
+    }
+}

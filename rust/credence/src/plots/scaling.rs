@@ -1,0 +1,109 @@
+//! How metrics scale with training size: sd against n on log-log axes with power-law fits, and
+//! the classic mean +- sd table as a figure.
+
+use plotly::common::{DashType, ErrorData, ErrorType, Line, Marker, Mode};
+use plotly::{Plot, Scatter};
+
+use super::palette::color;
+use super::{N_AXIS, base_layout, log_axis, plot_with};
+use crate::compare::PowerLaw;
+use crate::report::MethodSummary;
+
+/// Methods in order of first appearance.
+fn methods(cells: &[MethodSummary]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in cells {
+        if !out.contains(&c.method.as_str()) {
+            out.push(&c.method);
+        }
+    }
+    out
+}
+
+/// The cells of one method, sorted by n, keeping those with a finite statistic.
+fn of_method<'a>(cells: &'a [MethodSummary], method: &str) -> Vec<&'a MethodSummary> {
+    let mut v: Vec<&MethodSummary> = cells.iter().filter(|c| c.method == method).collect();
+    v.sort_by(|a, b| a.n.total_cmp(&b.n));
+    v
+}
+
+/// Power law Var(n) = c n^-alpha of each method's metric variance across realizations (sd^2),
+/// fitted on log-log axes; methods with fewer than two sizes with a positive sd give an error.
+pub fn power_laws(cells: &[MethodSummary]) -> Vec<(String, crate::Result<PowerLaw>)> {
+    methods(cells)
+        .into_iter()
+        .map(|m| {
+            let v: Vec<&MethodSummary> =
+                of_method(cells, m).into_iter().filter(|c| c.sd > 0.0 && c.sd.is_finite()).collect();
+            let ns: Vec<f64> = v.iter().map(|c| c.n).collect();
+            let var: Vec<f64> = v.iter().map(|c| c.sd * c.sd).collect();
+            (m.to_string(), PowerLaw::fit(&ns, &var))
+        })
+        .collect()
+}
+
+/// Metric sd across realizations against n on log-log axes, one colour per method, with the
+/// fitted power law (dashed) and its exponent in the legend (sd falls as n^(-alpha/2)).
+pub fn sd_vs_n(cells: &[MethodSummary], metric: &str) -> Plot {
+    let y_title = format!("sd of {metric} across realizations (metric units, log scale)");
+    let layout = base_layout(&format!("Spread of {metric} across data realizations"), N_AXIS, &y_title)
+        .x_axis(log_axis(N_AXIS))
+        .y_axis(log_axis(&y_title));
+    let mut plot = plot_with(layout);
+    let laws = power_laws(cells);
+    for (k, m) in methods(cells).into_iter().enumerate() {
+        let v: Vec<&MethodSummary> =
+            of_method(cells, m).into_iter().filter(|c| c.sd > 0.0 && c.sd.is_finite()).collect();
+        let ns: Vec<f64> = v.iter().map(|c| c.n).collect();
+        let sds: Vec<f64> = v.iter().map(|c| c.sd).collect();
+        plot.add_trace(
+            Scatter::new(ns.clone(), sds)
+                .mode(Mode::Markers)
+                .name(format!("{m} (observed)"))
+                .legend_group(m)
+                .marker(Marker::new().color(color(k)).size(8)),
+        );
+        if let Some((_, Ok(law))) = laws.iter().find(|(name, _)| name == m) {
+            let fitted: Vec<f64> = ns.iter().map(|&n| law.variance(n).sqrt()).collect();
+            plot.add_trace(
+                Scatter::new(ns, fitted)
+                    .mode(Mode::Lines)
+                    .name(format!("{m}: sd ~ n^-{:.2} (R^2 {:.2})", law.alpha / 2.0, law.r_squared))
+                    .legend_group(m)
+                    .line(Line::new().color(color(k)).dash(DashType::Dash).width(1.5)),
+            );
+        }
+    }
+    plot
+}
+
+/// Metric mean +- sd across realizations by method and n (the classic results table as a
+/// figure); points of different methods are spread slightly along n so bars do not overlap.
+pub fn mean_sd_by_method(cells: &[MethodSummary], metric: &str) -> Plot {
+    let y_title = format!("{metric} (metric units), mean +- sd over realizations");
+    let layout =
+        base_layout(&format!("{metric} by method and training size"), N_AXIS, &y_title).x_axis(log_axis(N_AXIS));
+    let mut plot = plot_with(layout);
+    let all = methods(cells);
+    let spread = all.len() as f64;
+    for (k, m) in all.into_iter().enumerate() {
+        let v: Vec<&MethodSummary> = of_method(cells, m).into_iter().filter(|c| c.mean.is_finite()).collect();
+        let shift = 1.0 + 0.025 * (k as f64 - (spread - 1.0) / 2.0);
+        let ns: Vec<f64> = v.iter().map(|c| c.n * shift).collect();
+        plot.add_trace(
+            Scatter::new(ns, v.iter().map(|c| c.mean).collect())
+                .mode(Mode::LinesMarkers)
+                .name(m)
+                .line(Line::new().color(color(k)).width(1.5))
+                .marker(Marker::new().color(color(k)).size(7))
+                .error_y(
+                    ErrorData::new(ErrorType::Data)
+                        .array(v.iter().map(|c| if c.sd.is_finite() { c.sd } else { 0.0 }).collect())
+                        .visible(true),
+                )
+                .hover_template(format!("{m}<br>n=%{{customdata}}<br>mean %{{y:.4}}<extra></extra>"))
+                .custom_data(v.iter().map(|c| c.n.to_string()).collect::<Vec<_>>()),
+        );
+    }
+    plot
+}

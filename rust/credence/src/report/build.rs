@@ -1,0 +1,270 @@
+//! Building a report: reading the cells of the table and fitting them in one batch.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::summary::{MethodSummary, summarize};
+use crate::compare::{Design, Fit, FitDiagnostics, FitOptions, fit_many};
+use crate::error::{Error, Result};
+use crate::io::Table;
+
+/// The metrics of a `credence study` table, summarised in the report's tables when present.
+pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
+
+/// Whether a higher value of the metric is better. Lower is better for the error metrics
+/// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC and the
+/// raw coverage columns (`picp`, `covered`), whose nominal target the Gaussian comparison
+/// does not know (an assumption: compare coverage with the beta-binomial model in `credence
+/// fit` for a target-aware answer).
+pub fn higher_is_better(metric: &str) -> bool {
+    matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
+}
+
+/// Options of [`build_report`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportOptions {
+    /// Metrics to fit the hierarchical model to (default `crps`).
+    pub metrics: Vec<String>,
+    /// Power of the minimum detectable difference (default 0.8).
+    pub power: f64,
+    /// Sampler settings, family options and seed of every fit (the direction of "better" is
+    /// set per metric by [`higher_is_better`]).
+    pub fit: FitOptions,
+    /// The command that made the report, for the reproducibility footer.
+    pub command_line: Option<String>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        Self { metrics: vec!["crps".to_string()], power: 0.8, fit: FitOptions::default(), command_line: None }
+    }
+}
+
+/// The fit of one (dataset, n, metric) cell, or why there is none.
+#[derive(Debug, Clone)]
+pub struct CellFit {
+    /// Data set.
+    pub dataset: String,
+    /// Training size.
+    pub n: f64,
+    /// Metric.
+    pub metric: String,
+    /// The fit (None when it failed).
+    pub fit: Option<Fit>,
+    /// The error of a failed fit.
+    pub error: Option<String>,
+    /// Notes from reading the cell (dropped rows) and the fit's own warnings.
+    pub warnings: Vec<String>,
+}
+
+impl CellFit {
+    /// Sampler diagnostics of the fit.
+    pub fn diagnostics(&self) -> Option<FitDiagnostics> {
+        self.fit.as_ref().map(Fit::diagnostics)
+    }
+
+    /// Reasons to distrust the fit: R-hat > 1.01, bulk-ESS < 400, divergences, or a failure.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(e) = &self.error {
+            out.push(format!("fit failed: {e}"));
+        }
+        if let Some(d) = self.diagnostics() {
+            if d.max_rhat > 1.01 || d.max_rhat.is_nan() {
+                out.push(format!("max R-hat {:.3} > 1.01", d.max_rhat));
+            }
+            if d.min_ess_bulk < 400.0 || d.min_ess_bulk.is_nan() {
+                out.push(format!("min bulk-ESS {:.0} < 400", d.min_ess_bulk));
+            }
+            if d.divergences > 0 {
+                out.push(format!("{} divergent transition(s)", d.divergences));
+            }
+        }
+        out
+    }
+}
+
+/// Everything the report shows ([`Report::to_html`], [`Report::to_json`]).
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The table the report was made from.
+    pub source: String,
+    /// Options used.
+    pub options: ReportOptions,
+    /// Data sets in order of first appearance.
+    pub datasets: Vec<String>,
+    /// Methods in order of first appearance.
+    pub methods: Vec<String>,
+    /// Training sizes per data set (ascending).
+    pub sizes: Vec<(String, Vec<f64>)>,
+    /// Rows of the table.
+    pub rows: usize,
+    /// Summaries of every fitted metric and every study metric present.
+    pub summaries: Vec<MethodSummary>,
+    /// One fit per (dataset, n, fitted metric), in that order.
+    pub fits: Vec<CellFit>,
+    /// The credence version that made the report.
+    pub version: String,
+    /// Seconds spent fitting.
+    pub fit_seconds: f64,
+}
+
+fn numeric_levels(table: &Table, column: &str) -> Result<Vec<f64>> {
+    let mut v: Vec<f64> = table.numbers(column)?.into_iter().flatten().collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    Ok(v)
+}
+
+/// Reads the table's cells, fits every (dataset, n, metric) cell in one batch and collects
+/// the summaries. Errors name the file and column (a missing column, a non-numeric value, an
+/// empty table); a cell whose fit fails is kept with its error and listed in the diagnostics.
+pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
+    let source = table.source().display().to_string();
+    if options.metrics.is_empty() {
+        return Err(Error::argument("metrics", "(none)", "at least one metric column to fit"));
+    }
+    if !(options.power > 0.0 && options.power < 1.0) {
+        return Err(Error::argument("power", options.power, "a probability in (0, 1)"));
+    }
+    for column in ["n", "method", "realization"].iter().copied().chain(options.metrics.iter().map(String::as_str)) {
+        if !table.has_column(column) {
+            return Err(crate::io::format_error(
+                table.source(),
+                format!(
+                    "no column '{column}' (a report needs n, method, realization and each fitted metric; columns are {})",
+                    table.columns().join(", ")
+                ),
+            ));
+        }
+    }
+    if table.n_rows() == 0 {
+        return Err(crate::io::format_error(table.source(), "the table has no rows"));
+    }
+    let datasets = if table.has_column("dataset") { table.levels("dataset")? } else { vec![String::new()] };
+    let methods = table.levels("method")?;
+    let mut summary_metrics: Vec<String> = options.metrics.clone();
+    for m in STUDY_METRICS {
+        if table.has_column(m) && !summary_metrics.iter().any(|x| x == m) {
+            summary_metrics.push(m.to_string());
+        }
+    }
+    let mut sizes = Vec::new();
+    let mut summaries = Vec::new();
+    let mut cells: Vec<CellFit> = Vec::new();
+    let mut designs: Vec<(usize, Design)> = Vec::new();
+    for dataset in &datasets {
+        let part = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
+        let ns = numeric_levels(&part, "n")?;
+        for metric in &summary_metrics {
+            summaries.extend(summarize(&part, dataset, metric, &ns, &methods)?);
+        }
+        for metric in &options.metrics {
+            for &n in &ns {
+                let slice = part.filter_equal("n", &n.to_string())?;
+                let mut cell = CellFit {
+                    dataset: dataset.clone(),
+                    n,
+                    metric: metric.clone(),
+                    fit: None,
+                    error: None,
+                    warnings: Vec::new(),
+                };
+                match Design::from_table(&slice, metric, "method", Some("realization"), None) {
+                    Ok((design, warnings)) => {
+                        cell.warnings = warnings;
+                        designs.push((cells.len(), design));
+                    }
+                    Err(e) => cell.error = Some(e.to_string()),
+                }
+                cells.push(cell);
+            }
+        }
+        sizes.push((dataset.clone(), ns));
+    }
+    let start = Instant::now();
+    // One batch per direction of "better" (fit_many shares its options across the batch).
+    for higher in [false, true] {
+        let batch: Vec<&(usize, Design)> =
+            designs.iter().filter(|(i, _)| higher_is_better(&cells[*i].metric) == higher).collect();
+        if batch.is_empty() {
+            continue;
+        }
+        let opts = FitOptions { higher_is_better: higher, ..options.fit };
+        let ds: Vec<Design> = batch.iter().map(|(_, d)| d.clone()).collect();
+        for ((i, _), result) in batch.iter().zip(fit_many(&ds, &opts)) {
+            match result {
+                Ok(f) => {
+                    cells[*i].warnings.extend(f.warnings().iter().cloned());
+                    cells[*i].fit = Some(f);
+                }
+                Err(e) => cells[*i].error = Some(e.to_string()),
+            }
+        }
+    }
+    Ok(Report {
+        source,
+        options: options.clone(),
+        datasets,
+        methods,
+        sizes,
+        rows: table.n_rows(),
+        summaries,
+        fits: cells,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        fit_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+impl Report {
+    /// Reads a table from disk and builds its report.
+    pub fn from_path(path: &Path, options: &ReportOptions) -> Result<Self> {
+        build_report(&Table::read(path)?, options)
+    }
+
+    /// The fits of one data set and metric, ordered by n.
+    pub fn fits_of(&self, dataset: &str, metric: &str) -> Vec<&CellFit> {
+        let mut v: Vec<&CellFit> = self.fits.iter().filter(|c| c.dataset == dataset && c.metric == metric).collect();
+        v.sort_by(|a, b| a.n.total_cmp(&b.n));
+        v
+    }
+
+    /// The summaries of one data set and metric.
+    pub fn summaries_of(&self, dataset: &str, metric: &str) -> Vec<MethodSummary> {
+        self.summaries.iter().filter(|s| s.dataset == dataset && s.metric == metric).cloned().collect()
+    }
+
+    /// Every fit with a problem (R-hat > 1.01, bulk-ESS < 400, divergences or a failure).
+    pub fn flagged(&self) -> Vec<(&CellFit, Vec<String>)> {
+        self.fits.iter().map(|c| (c, c.problems())).filter(|(_, p)| !p.is_empty()).collect()
+    }
+
+    /// The best method of a data set and metric: best posterior mean at the largest n with a
+    /// fit (falls back to the table means), and the others ordered from best to worst.
+    pub fn ranking(&self, dataset: &str, metric: &str) -> Vec<String> {
+        let higher = higher_is_better(metric);
+        let fits = self.fits_of(dataset, metric);
+        let score = |m: &str| -> f64 {
+            let from_fit = fits
+                .iter()
+                .rev()
+                .find_map(|c| c.fit.as_ref())
+                .and_then(|f| f.summary().iter().find(|s| s.name == format!("mu[{m}]")).map(|s| s.mean));
+            let v = from_fit.unwrap_or_else(|| {
+                self.summaries_of(dataset, metric).iter().rev().find(|s| s.method == m).map_or(f64::NAN, |s| s.mean)
+            });
+            if v.is_nan() {
+                f64::INFINITY
+            } else if higher {
+                -v
+            } else {
+                v
+            }
+        };
+        let mut methods = self.methods.clone();
+        methods.sort_by(|a, b| score(a).total_cmp(&score(b)));
+        methods
+    }
+}

@@ -1,0 +1,25 @@
+//! Scripted reports: from a long metric table (such as the one `credence study` writes) to one
+//! self-contained HTML page or a JSON document.
+//!
+//! [`build_report`] reads the cells of the table (data set x training size x fitted metric),
+//! fits the hierarchical model to every cell at once ([`crate::compare::fit_many`]), and keeps
+//! the metric summaries, fits and their diagnostics in a [`Report`]. [`Report::to_html`] renders
+//! the page (overview, per-dataset metric tables, P(A better than B) against n, heatmaps, MDD
+//! curves, power-law exponents, posterior summaries, a diagnostics list and a reproducibility
+//! footer; plotly.js embedded once, no network) and [`Report::to_json`] the same numbers for
+//! pipelines.
+//!
+//! The table needs the columns `n`, `method`, `realization` and each fitted metric; `dataset`
+//! is optional (one unnamed data set without it). Missing metric values (`NA`, e.g. runs that
+//! did not converge) are dropped per cell and counted in the overview.
+
+mod build;
+mod page;
+mod summary;
+pub(crate) mod tables;
+
+pub use build::{CellFit, Report, ReportOptions, build_report, higher_is_better};
+pub use summary::{MethodSummary, mean_sd, summarize};
+
+mod demo;
+pub use demo::{DEMO_METRICS, demo_plan};

@@ -1,0 +1,326 @@
+//! The HTML page of a report.
+
+use std::fmt::Write;
+
+use plotly::Plot;
+
+use super::build::Report;
+use super::tables::{metric_table, num, posterior_table, power_law_table};
+use crate::compare::{Fit, mdd_curve};
+use crate::plots::html::{escape, plot_div, plotly_script};
+use crate::plots::{comparison, diagnostics, scaling};
+
+const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
+h1{margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.8em 0;font-size:.92em}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}\
+thead th{background:#f1f5f9}tbody th{text-align:left;background:#fafafa}.count{color:#888;font-size:.85em}\
+.bad{background:#fde8df}.good{background:#e3f1fa}.small{font-size:.85em;color:#555}\
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:1em}\
+details{margin:.5em 0}summary{cursor:pointer;font-weight:bold}footer{margin-top:3em;border-top:1px solid #ccc;font-size:.9em;color:#444}\
+nav a{margin-right:1em}code{background:#f4f4f4;padding:0 .2em}";
+
+/// Collects figures with unique ids.
+struct Figures(usize);
+
+impl Figures {
+    fn add(&mut self, out: &mut String, plot: &Plot) {
+        self.0 += 1;
+        out.push_str(&plot_div(plot, &format!("fig-{}", self.0)));
+    }
+}
+
+fn anchor(dataset: &str, metric: &str) -> String {
+    let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect::<String>();
+    format!("{}-{}", clean(dataset), clean(metric))
+}
+
+fn dataset_name(d: &str) -> &str {
+    if d.is_empty() { "(all rows)" } else { d }
+}
+
+impl Report {
+    /// The report as one self-contained HTML page (plotly.js embedded once; no network).
+    pub fn to_html(&self) -> String {
+        let mut figs = Figures(0);
+        let mut body = String::new();
+        self.overview(&mut body);
+        for d in &self.datasets {
+            self.dataset_section(&mut body, &mut figs, d);
+        }
+        self.diagnostics_section(&mut body, &mut figs);
+        self.footer(&mut body);
+        format!(
+            "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>credence report: {}</title>\n\
+             <style>{STYLE}</style>\n{}\n</head>\n<body>\n{body}</body>\n</html>\n",
+            escape(&self.source),
+            plotly_script()
+        )
+    }
+
+    fn overview(&self, out: &mut String) {
+        let _ = write!(
+            out,
+            "<h1>credence report</h1>\n<p class=\"small\">{} rows of <code>{}</code>; {} data set(s), {} method(s) \
+             ({}); fitted metric(s): {}; MDD at power {}.</p>\n",
+            self.rows,
+            escape(&self.source),
+            self.datasets.len(),
+            self.methods.len(),
+            escape(&self.methods.join(", ")),
+            escape(&self.options.metrics.join(", ")),
+            self.options.power
+        );
+        out.push_str("<h2 id=\"overview\">Overview</h2>\n<nav>");
+        for d in &self.datasets {
+            for m in &self.options.metrics {
+                let _ = write!(out, "<a href=\"#{}\">{} / {}</a>", anchor(d, m), escape(dataset_name(d)), escape(m));
+            }
+        }
+        out.push_str("<a href=\"#diagnostics\">diagnostics</a></nav>\n");
+        out.push_str(
+            "<table><thead><tr><th>data set</th><th>metric</th><th>n</th><th>best method</th><th>runner-up</th>\
+             <th>P(best better than runner-up)</th><th>MDD (1 new realization)</th><th>observed gap</th>\
+             <th>detection probability</th><th>fit problems</th></tr></thead><tbody>",
+        );
+        for d in &self.datasets {
+            for m in &self.options.metrics {
+                for cell in self.fits_of(d, m) {
+                    let problems = cell.problems();
+                    let _ = write!(
+                        out,
+                        "<tr><th>{}</th><th>{}</th><td>{}</td>",
+                        escape(dataset_name(d)),
+                        escape(m),
+                        cell.n
+                    );
+                    match cell.fit.as_ref().and_then(|f| best_two(f, self.ranking(d, m)).map(|bt| (f, bt))) {
+                        Some((f, (best, second))) => {
+                            let p = f.prob_better(&best, &second).map_or(f64::NAN, |x| x.0);
+                            let mdd = f.mdd(&best, &second, self.options.power, 1.0).ok();
+                            let _ = write!(
+                                out,
+                                "<td>{}</td><td>{}</td><td class=\"{}\">{:.3}</td><td>{}</td><td>{}</td><td>{}</td>",
+                                escape(&best),
+                                escape(&second),
+                                if p > 0.95 { "good" } else { "" },
+                                p,
+                                mdd.map_or("NA".into(), |x| num(x.mdd)),
+                                mdd.map_or("NA".into(), |x| num(x.gap.abs())),
+                                mdd.map_or("NA".into(), |x| format!("{:.3}", x.detection_probability)),
+                            );
+                        }
+                        None => out.push_str("<td colspan=\"6\">no fit</td>"),
+                    }
+                    let _ = write!(
+                        out,
+                        "<td class=\"{}\">{}</td></tr>",
+                        if problems.is_empty() { "" } else { "bad" },
+                        if problems.is_empty() { "none".to_string() } else { escape(&problems.join("; ")) }
+                    );
+                }
+            }
+        }
+        out.push_str(
+            "</tbody></table>\n<p class=\"small\">\"Better\" means lower for error metrics and higher for \
+             accuracy-like metrics; the best method is the one with the best posterior mean at the largest n. \
+             P &gt; 0.95 is highlighted.</p>\n",
+        );
+    }
+
+    fn dataset_section(&self, out: &mut String, figs: &mut Figures, d: &str) {
+        let _ = writeln!(out, "<h2 id=\"{}\">Data set: {}</h2>", anchor(d, ""), escape(dataset_name(d)));
+        let sizes: &[f64] = self.sizes.iter().find(|(x, _)| x == d).map_or(&[], |(_, s)| s.as_slice());
+        out.push_str("<h3>Metric tables (mean &plusmn; sd over realizations, count in brackets)</h3>\n");
+        let mut metrics: Vec<&str> =
+            self.summaries.iter().filter(|s| s.dataset == d).map(|s| s.metric.as_str()).collect();
+        metrics.dedup();
+        for m in metrics {
+            let _ = write!(
+                out,
+                "<h4>{}</h4>\n{}\n",
+                escape(m),
+                metric_table(&self.summaries_of(d, m), &self.methods, sizes)
+            );
+        }
+        for m in &self.options.metrics {
+            self.metric_section(out, figs, d, m);
+        }
+    }
+
+    fn metric_section(&self, out: &mut String, figs: &mut Figures, d: &str, m: &str) {
+        let _ = writeln!(out, "<h2 id=\"{}\">{}: {}</h2>", anchor(d, m), escape(dataset_name(d)), escape(m));
+        let cells = self.fits_of(d, m);
+        let fits: Vec<(f64, &Fit)> = cells.iter().filter_map(|c| c.fit.as_ref().map(|f| (c.n, f))).collect();
+        let summaries = self.summaries_of(d, m);
+        figs.add(out, &scaling::mean_sd_by_method(&summaries, m));
+        let ranking = self.ranking(d, m);
+        let common: Vec<String> =
+            ranking.iter().filter(|x| fits.iter().all(|(_, f)| f.design().groups().contains(x))).cloned().collect();
+        out.push_str("<h3>P(A better than B) by training size</h3>\n");
+        if let Some(best) = common.first() {
+            let pairs: Vec<(&str, &str)> = common[1..].iter().map(|o| (best.as_str(), o.as_str())).collect();
+            match comparison::prob_better_vs_n(&fits, &pairs, m) {
+                Ok(p) => figs.add(out, &p),
+                Err(e) => {
+                    let _ = write!(out, "<p class=\"bad\">{}</p>", escape(&e.to_string()));
+                }
+            }
+        }
+        out.push_str("<h3>Pairwise P(row better than column)</h3>\n<div class=\"grid\">");
+        for (n, f) in &fits {
+            if let Ok(p) = comparison::prob_better_heatmap(f, &format!("P(row better than column), {m}, n = {n}")) {
+                out.push_str("<div>");
+                figs.add(out, &p);
+                out.push_str("</div>");
+            }
+        }
+        out.push_str("</div>\n<h3>Minimum detectable difference</h3>\n");
+        if let [best, second, ..] = common.as_slice() {
+            if let Ok(points) = mdd_curve(&fits, best, second, self.options.power, 1.0) {
+                figs.add(out, &comparison::mdd_curve(&points, best, second, self.options.power, m));
+            }
+            out.push_str(&self.mdd_table(&fits, best, &common[1..]));
+        }
+        out.push_str("<h3>How the spread shrinks with n (power laws)</h3>\n");
+        figs.add(out, &scaling::sd_vs_n(&summaries, m));
+        out.push_str(&power_law_table(&scaling::power_laws(&summaries)));
+        out.push_str("<h3>Posterior predictive check (largest n)</h3>\n");
+        if let Some((_, f)) = fits.last()
+            && let Ok(rep) = f.posterior_predictive(40, self.options.fit.sampler.seed)
+        {
+            figs.add(out, &diagnostics::ppc_overlay(f, &rep, m));
+        }
+        out.push_str("<h3>Posterior summaries</h3>\n");
+        for c in &cells {
+            let flag = if c.problems().is_empty() {
+                String::new()
+            } else {
+                format!(" &mdash; <span class=\"bad\">{}</span>", escape(&c.problems().join("; ")))
+            };
+            let _ = write!(out, "<details><summary>n = {}{flag}</summary>\n{}\n", c.n, posterior_table(c));
+            for w in &c.warnings {
+                let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
+            }
+            out.push_str("</details>\n");
+        }
+    }
+
+    fn mdd_table(&self, fits: &[(f64, &Fit)], best: &str, others: &[String]) -> String {
+        let mut out = format!(
+            "<table><thead><tr><th>{} vs</th><th>n</th><th>MDD (power {})</th><th>observed gap |E[mu_A - mu_B]|</th>\
+             <th>detection probability</th><th>detectable?</th></tr></thead><tbody>",
+            escape(best),
+            self.options.power
+        );
+        for o in others {
+            for (n, f) in fits {
+                if let Ok(x) = f.mdd(best, o, self.options.power, 1.0) {
+                    let yes = x.gap.abs() > x.mdd;
+                    let _ = write!(
+                        out,
+                        "<tr><th>{}</th><td>{n}</td><td>{}</td><td>{}</td><td>{:.3}</td><td class=\"{}\">{}</td></tr>",
+                        escape(o),
+                        num(x.mdd),
+                        num(x.gap.abs()),
+                        x.detection_probability,
+                        if yes { "good" } else { "" },
+                        if yes { "yes" } else { "no" }
+                    );
+                }
+            }
+        }
+        out.push_str("</tbody></table>");
+        out
+    }
+
+    fn diagnostics_section(&self, out: &mut String, figs: &mut Figures) {
+        let flagged = self.flagged();
+        let _ = write!(
+            out,
+            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; 1.01, bulk-ESS &lt; 400, \
+             divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
+            flagged.len(),
+            self.fits.len()
+        );
+        if flagged.is_empty() {
+            return;
+        }
+        out.push_str(
+            "<table id=\"flagged\"><thead><tr><th>data set</th><th>metric</th><th>n</th><th>max R-hat</th>\
+             <th>min bulk-ESS</th><th>divergences</th><th>problems</th></tr></thead><tbody>",
+        );
+        for (c, problems) in &flagged {
+            let d = c.diagnostics();
+            let _ = write!(
+                out,
+                "<tr class=\"bad\"><th>{}</th><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(dataset_name(&c.dataset)),
+                escape(&c.metric),
+                c.n,
+                d.map_or("NA".into(), |d| format!("{:.3}", d.max_rhat)),
+                d.map_or("NA".into(), |d| format!("{:.0}", d.min_ess_bulk)),
+                d.map_or("NA".into(), |d| d.divergences.to_string()),
+                escape(&problems.join("; "))
+            );
+        }
+        out.push_str("</tbody></table>\n");
+        // Trace and rank plots of the worst quantity of the (up to) two worst fits.
+        let mut worst: Vec<(&Fit, &crate::compare::ParamSummary, String)> = flagged
+            .iter()
+            .filter_map(|(c, _)| {
+                let f = c.fit.as_ref()?;
+                let s = f.summary().iter().max_by(|a, b| a.rhat.total_cmp(&b.rhat))?;
+                Some((f, s, format!("{} / {} / n = {}", dataset_name(&c.dataset), c.metric, c.n)))
+            })
+            .collect();
+        worst.sort_by(|a, b| b.1.rhat.total_cmp(&a.1.rhat));
+        for (f, s, label) in worst.into_iter().take(2) {
+            let _ = write!(
+                out,
+                "<h3>{}: {} (R-hat {:.3})</h3>\n<div class=\"grid\">",
+                escape(&label),
+                escape(&s.name),
+                s.rhat
+            );
+            for plot in [diagnostics::trace_plot(f, &s.name), diagnostics::rank_plot(f, &s.name)].into_iter().flatten()
+            {
+                out.push_str("<div>");
+                figs.add(out, &plot);
+                out.push_str("</div>");
+            }
+            out.push_str("</div>\n");
+        }
+    }
+
+    fn footer(&self, out: &mut String) {
+        let s = &self.options.fit.sampler;
+        let _ = writeln!(
+            out,
+            "<footer id=\"reproducibility\"><h2>Reproducibility</h2><ul>\
+             <li>credence {}</li><li>source table: <code>{}</code> ({} rows)</li>\
+             <li>command: <code>{}</code></li>\
+             <li>sampler: NUTS, {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {} \
+             (draws are identical for a seed whatever the thread count)</li>\
+             <li>data realizations: the table's own seeds (a <code>credence study</code> table records each row's \
+             seed: realization r of size n uses seed r + n + seed offset)</li>\
+             <li>fitting took {:.1} s for {} fits</li></ul></footer>",
+            escape(&self.version),
+            escape(&self.source),
+            self.rows,
+            escape(self.options.command_line.as_deref().unwrap_or("(library call)")),
+            s.chains,
+            s.warmup,
+            s.draws,
+            s.target_accept,
+            s.seed,
+            self.fit_seconds,
+            self.fits.len()
+        );
+    }
+}
+
+/// The best two methods of the ranking that the fit knows.
+fn best_two(fit: &Fit, ranking: Vec<String>) -> Option<(String, String)> {
+    let mut known = ranking.into_iter().filter(|m| fit.design().groups().contains(m));
+    Some((known.next()?, known.next()?))
+}

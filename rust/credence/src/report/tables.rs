@@ -1,0 +1,249 @@
+//! HTML tables and the JSON form of a report.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use super::build::{CellFit, Report};
+use super::summary::MethodSummary;
+use crate::compare::PowerLaw;
+use crate::plots::html::escape;
+
+/// A number for a table cell: 4 significant digits, `NA` when not finite.
+pub(crate) fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "NA".to_string();
+    }
+    let a = v.abs();
+    if a != 0.0 && !(1e-3..1e5).contains(&a) {
+        format!("{v:.3e}")
+    } else {
+        format!("{:.*}", (3 - a.log10().floor().max(-1.0) as i64).clamp(0, 4) as usize, v)
+    }
+}
+
+/// Method x n table of mean +- sd (count) of one metric.
+pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &[f64]) -> String {
+    let mut out = String::from("<table class=\"metric\"><thead><tr><th>method</th>");
+    for n in sizes {
+        let _ = write!(out, "<th>n = {n}</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
+    for m in methods {
+        if !cells.iter().any(|c| &c.method == m) {
+            continue;
+        }
+        let _ = write!(out, "<tr><th>{}</th>", escape(m));
+        for n in sizes {
+            match cells.iter().find(|c| &c.method == m && c.n == *n) {
+                Some(c) => {
+                    let _ = write!(
+                        out,
+                        "<td>{} &plusmn; {} <span class=\"count\">({})</span></td>",
+                        num(c.mean),
+                        num(c.sd),
+                        c.count
+                    );
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+/// brms-style posterior summary of one fit.
+pub(crate) fn posterior_table(cell: &CellFit) -> String {
+    match &cell.fit {
+        Some(fit) => fit_table(fit),
+        None => format!("<p class=\"bad\">{}</p>", escape(cell.error.as_deref().unwrap_or("no fit"))),
+    }
+}
+
+/// brms-style posterior summary table of a fit, with its sampler diagnostics.
+pub(crate) fn fit_table(fit: &crate::compare::Fit) -> String {
+    let mut out = String::from(
+        "<table class=\"posterior\"><thead><tr><th></th><th>Estimate</th><th>Est.Error</th><th>l-95% CI</th>\
+         <th>u-95% CI</th><th>Rhat</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
+    );
+    for s in fit.summary() {
+        let bad = s.rhat > 1.01 || s.ess_bulk < 400.0;
+        let _ = write!(
+            out,
+            "<tr{}><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0}</td></tr>",
+            if bad { " class=\"bad\"" } else { "" },
+            escape(&s.name),
+            num(s.mean),
+            num(s.sd),
+            num(s.q2_5),
+            num(s.q97_5),
+            s.rhat,
+            s.ess_bulk,
+            s.ess_tail
+        );
+    }
+    let d = fit.diagnostics();
+    let _ = write!(
+        out,
+        "</tbody></table><p class=\"small\">{} chains x {} draws, {} divergences, {} tree-depth hits, {:.2} s</p>",
+        fit.n_chains(),
+        fit.n_draws(),
+        d.divergences,
+        d.treedepth_hits,
+        fit.seconds()
+    );
+    out
+}
+
+/// Table of power-law exponents per method.
+pub(crate) fn power_law_table(laws: &[(String, crate::Result<PowerLaw>)]) -> String {
+    let mut out = String::from(
+        "<table><thead><tr><th>method</th><th>alpha (Var ~ n^-alpha)</th><th>sd exponent alpha/2</th><th>R^2</th></tr></thead><tbody>",
+    );
+    for (m, law) in laws {
+        match law {
+            Ok(l) => {
+                let _ = write!(
+                    out,
+                    "<tr><th>{}</th><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td></tr>",
+                    escape(m),
+                    l.alpha,
+                    l.alpha / 2.0,
+                    l.r_squared
+                );
+            }
+            Err(e) => {
+                let _ = write!(out, "<tr><th>{}</th><td colspan=\"3\">{}</td></tr>", escape(m), escape(&e.to_string()));
+            }
+        }
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+fn finite(v: f64) -> Value {
+    if v.is_finite() { json!(v) } else { Value::Null }
+}
+
+impl Report {
+    /// The report's numbers as JSON: `source`, `version`, `options`, `datasets`, `methods`,
+    /// `summaries` [{dataset, metric, method, n, mean, sd, count}], `fits` [{dataset, n,
+    /// metric, error, warnings, problems, diagnostics, parameters {name: {mean, sd, q2.5, q50,
+    /// q97.5, rhat, ess_bulk, ess_tail}}, prob_better {A: {B: p}}, mdd {A: {B: {mdd,
+    /// sigma_pred, gap, detection_probability}}}], `power_laws` {dataset: {metric: {method:
+    /// {alpha, log_c, r_squared}}}} and `flagged` (fits with problems). Non-finite numbers are
+    /// `null`.
+    pub fn to_json(&self) -> Value {
+        let summaries: Vec<Value> = self
+            .summaries
+            .iter()
+            .map(|s| {
+                json!({"dataset": s.dataset, "metric": s.metric, "method": s.method, "n": s.n,
+                       "mean": finite(s.mean), "sd": finite(s.sd), "count": s.count})
+            })
+            .collect();
+        let fits: Vec<Value> = self.fits.iter().map(|c| self.fit_json(c)).collect();
+        let mut laws = serde_json::Map::new();
+        for d in &self.datasets {
+            let mut per_metric = serde_json::Map::new();
+            for m in &self.options.metrics {
+                let mut per_method = serde_json::Map::new();
+                for (method, law) in crate::plots::scaling::power_laws(&self.summaries_of(d, m)) {
+                    per_method.insert(
+                        method,
+                        match law {
+                            Ok(l) => json!({"alpha": l.alpha, "log_c": l.log_c, "r_squared": l.r_squared}),
+                            Err(e) => json!({"error": e.to_string()}),
+                        },
+                    );
+                }
+                per_metric.insert(m.clone(), Value::Object(per_method));
+            }
+            laws.insert(d.clone(), Value::Object(per_metric));
+        }
+        let flagged: Vec<Value> = self
+            .flagged()
+            .into_iter()
+            .map(|(c, p)| json!({"dataset": c.dataset, "n": c.n, "metric": c.metric, "problems": p}))
+            .collect();
+        json!({
+            "source": self.source,
+            "version": self.version,
+            "options": {
+                "metrics": self.options.metrics,
+                "power": self.options.power,
+                "sampler": self.options.fit.sampler,
+                "command_line": self.options.command_line,
+            },
+            "rows": self.rows,
+            "datasets": self.datasets,
+            "methods": self.methods,
+            "summaries": summaries,
+            "fits": fits,
+            "power_laws": laws,
+            "flagged": flagged,
+            "fit_seconds": self.fit_seconds,
+        })
+    }
+
+    fn fit_json(&self, c: &CellFit) -> Value {
+        let mut v = json!({"dataset": c.dataset, "n": c.n, "metric": c.metric, "error": c.error,
+                           "warnings": c.warnings, "problems": c.problems()});
+        let Some(fit) = &c.fit else { return v };
+        let mut params = serde_json::Map::new();
+        for s in fit.summary() {
+            params.insert(
+                s.name.clone(),
+                json!({"mean": finite(s.mean), "sd": finite(s.sd), "q2.5": finite(s.q2_5), "q50": finite(s.q50),
+                       "q97.5": finite(s.q97_5), "rhat": finite(s.rhat), "ess_bulk": finite(s.ess_bulk),
+                       "ess_tail": finite(s.ess_tail)}),
+            );
+        }
+        let groups = fit.design().groups();
+        let mut prob = serde_json::Map::new();
+        let mut mdd = serde_json::Map::new();
+        for a in groups {
+            let mut row = serde_json::Map::new();
+            let mut mrow = serde_json::Map::new();
+            for b in groups.iter().filter(|b| *b != a) {
+                if let Ok((p, _)) = fit.prob_better(a, b) {
+                    row.insert(b.clone(), json!(p));
+                }
+                if let Ok(m) = fit.mdd(a, b, self.options.power, 1.0) {
+                    mrow.insert(
+                        b.clone(),
+                        json!({"mdd": finite(m.mdd), "sigma_pred": finite(m.sigma_pred), "gap": finite(m.gap),
+                               "detection_probability": finite(m.detection_probability)}),
+                    );
+                }
+            }
+            prob.insert(a.clone(), Value::Object(row));
+            mdd.insert(a.clone(), Value::Object(mrow));
+        }
+        let d = fit.diagnostics();
+        v["diagnostics"] = json!({"divergences": d.divergences, "treedepth_hits": d.treedepth_hits,
+                                  "max_rhat": finite(d.max_rhat), "min_ess_bulk": finite(d.min_ess_bulk)});
+        v["parameters"] = Value::Object(params);
+        v["prob_better"] = Value::Object(prob);
+        v["mdd"] = Value::Object(mdd);
+        v["seconds"] = json!(fit.seconds());
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_four_significant_digits() {
+        assert_eq!(num(0.123456), "0.1235");
+        assert_eq!(num(12.3456), "12.35");
+        assert_eq!(num(1234.4), "1234");
+        assert_eq!(num(0.0), "0.0000");
+        assert_eq!(num(f64::NAN), "NA");
+        assert_eq!(num(1.5e-5), "1.500e-5");
+    }
+}

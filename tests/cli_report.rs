@@ -1,0 +1,87 @@
+//! `credence report`: the JSON form's internal consistency, the HTML page's sections, and
+//! errors that name the file and column.
+
+use std::process::Command;
+
+fn credence() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_credence"))
+}
+
+const TABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/report_table.csv");
+
+#[test]
+fn json_report_is_consistent_with_its_own_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let status =
+        credence().args(["report", TABLE, "--out", out.to_str().unwrap(), "--format", "json"]).status().unwrap();
+    assert!(status.success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let fits = v["fits"].as_array().unwrap();
+    assert_eq!(fits.len(), 2, "one fit per size of the one data set");
+    // Summaries: toy table, crps of method A at n = 30 over realizations 0..8, computed here
+    // from the generator's formula 0.3 + 0.05 sin(1.7 r + 30) + 1/30 (rounded to 6 digits).
+    let want: Vec<f64> =
+        (0..8).map(|r| ((0.3 + 0.05 * (1.7 * r as f64 + 30.0).sin() + 1.0 / 30.0) * 1e6).round() / 1e6).collect();
+    let mean = want.iter().sum::<f64>() / 8.0;
+    let s = v["summaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["metric"] == "crps" && s["method"] == "A" && s["n"] == 30.0)
+        .unwrap();
+    assert!((s["mean"].as_f64().unwrap() - mean).abs() < 1e-12);
+    for f in fits {
+        // P(A better than B) + P(B better than A) = 1 for continuous draws.
+        let p = &f["prob_better"];
+        for (a, b) in [("A", "B"), ("A", "C"), ("B", "C")] {
+            let sum = p[a][b].as_f64().unwrap() + p[b][a].as_f64().unwrap();
+            assert!((sum - 1.0).abs() < 1e-12, "{a} {b}: {sum}");
+        }
+        // A fit is listed as a problem exactly when the thresholds say so.
+        let d = &f["diagnostics"];
+        let bad = d["max_rhat"].as_f64().unwrap() > 1.01
+            || d["min_ess_bulk"].as_f64().unwrap() < 400.0
+            || d["divergences"].as_u64().unwrap() > 0;
+        assert_eq!(bad, !f["problems"].as_array().unwrap().is_empty());
+        let listed = v["flagged"].as_array().unwrap().iter().any(|x| x["n"] == f["n"]);
+        assert_eq!(bad, listed);
+    }
+}
+
+#[test]
+fn html_report_has_every_section_and_no_cdn() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let status = credence().args(["report", TABLE, "--out", out.to_str().unwrap()]).status().unwrap();
+    assert!(status.success());
+    let html = std::fs::read_to_string(&out).unwrap();
+    for needle in [
+        "id=\"overview\"",
+        "Metric tables",
+        "P(A better than B) by training size",
+        "Pairwise P(row better",
+        "Minimum detectable difference",
+        "power laws",
+        "<details>",
+        "id=\"diagnostics\"",
+        "id=\"reproducibility\"",
+        "window.Plotly = Plotly",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    // No script element loads a source from elsewhere (plotly.js mentions its CDN in a string).
+    let tags: Vec<&str> = html.match_indices("<script").map(|(i, _)| &html[i..(i + 60).min(html.len())]).collect();
+    assert!(tags.iter().all(|t| !t.split('>').next().unwrap_or("").contains("src=")), "{tags:?}");
+    assert_eq!(html.matches("window.Plotly = Plotly").count(), 1, "plotly.js embedded once");
+}
+
+#[test]
+fn a_missing_metric_column_is_named_with_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let o = credence().args(["report", TABLE, "--out", out.to_str().unwrap(), "--metric", "ece"]).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("report_table.csv") && err.contains("'ece'"), "{err}");
+}

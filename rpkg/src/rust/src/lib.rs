@@ -1,0 +1,29 @@
+//! R bindings of credence: converts R vectors to the core's types and back. No statistics
+//! here; every number comes from the `credence` crate.
+//!
+//! Errors from the core arrive in R as ordinary errors carrying the core's message (extendr
+//! turns an `Err` into a panic that its wrapper catches and rethrows with `Rf_error`). The panic
+//! hook registered by `src/entrypoint.c` keeps those caught panics off stderr.
+
+use extendr_api::prelude::*;
+
+mod fit;
+mod metrics;
+
+/// Maps a core error (or any displayable error) to the message R shows.
+pub(crate) fn msg(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Panics on purpose (tests check that a Rust panic becomes an R error and R survives).
+#[extendr]
+fn glue_panic_for_tests(message: &str) -> i32 {
+    panic!("{message}")
+}
+
+extendr_module! {
+    mod credence;
+    use fit;
+    use metrics;
+    fn glue_panic_for_tests;
+}

@@ -1,0 +1,162 @@
+//! Metric functions: R vectors and column-major matrices in, `credence::metrics` calls, R
+//! vectors out. Matrices arrive as their values plus dimensions.
+
+use credence::metrics::{
+    Binning, BrierScale, CrpsEstimator, RegressionOptions, Uncertainty, auroc, brier_score, calibration, crps_points,
+    evaluate_regression, nll_points, referral_curve, summarise,
+};
+use credence::ndarray::{Array2, Array3, ShapeBuilder};
+use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
+use extendr_api::prelude::*;
+
+use crate::msg;
+
+type R<T> = std::result::Result<T, String>;
+
+/// An R matrix (rows x cols, column-major values) as an ndarray of that shape.
+fn matrix(name: &str, values: Vec<f64>, rows: usize, cols: usize) -> R<Array2<f64>> {
+    Array2::from_shape_vec((rows, cols).f(), values).map_err(|e| format!("{name}: {e}"))
+}
+
+/// Class probabilities from an R matrix (N x K) or array (S x N x K).
+fn class_probs(values: Vec<f64>, dim: Vec<i32>) -> R<ClassProbs> {
+    let d: Vec<usize> = dim.iter().map(|&x| x as usize).collect();
+    match d.as_slice() {
+        [n, k] => ClassProbs::from_single(matrix("probs", values, *n, *k)?).map_err(msg),
+        [s, n, k] => {
+            let a = Array3::from_shape_vec((*s, *n, *k).f(), values).map_err(|e| format!("probs: {e}"))?;
+            ClassProbs::new(a.as_standard_layout().into_owned()).map_err(msg)
+        }
+        _ => Err(format!("probs: dimensions {dim:?}; expected an N x K matrix or an S x N x K array")),
+    }
+}
+
+fn labels(values: Vec<i32>) -> R<Vec<usize>> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| usize::try_from(l).map_err(|_| format!("labels[{}] = {l}: expected a class index", i + 1)))
+        .collect()
+}
+
+/// CRPS of Gaussian predictions, per point.
+#[extendr]
+fn glue_crps_gaussian(mean: Vec<f64>, sd: Vec<f64>, y: Vec<f64>) -> R<Vec<f64>> {
+    let g = Gaussian::new(mean, sd).map_err(msg)?;
+    crps_points(&g, &y, CrpsEstimator::Standard).map_err(msg).map(Option::unwrap_or_default)
+}
+
+/// NLL of Gaussian predictions, per point.
+#[extendr]
+fn glue_nll_gaussian(mean: Vec<f64>, sd: Vec<f64>, y: Vec<f64>) -> R<Vec<f64>> {
+    let g = Gaussian::new(mean, sd).map_err(msg)?;
+    nll_points(&g, &y, 0.0).map_err(msg).map(Option::unwrap_or_default)
+}
+
+/// CRPS of Gaussian mixtures given as N x M matrices of member means and sds.
+#[extendr]
+fn glue_crps_mixture(
+    means: Vec<f64>,
+    sds: Vec<f64>,
+    rows: i32,
+    cols: i32,
+    weights: Nullable<Vec<f64>>,
+    y: Vec<f64>,
+) -> R<Vec<f64>> {
+    let (n, m) = (rows as usize, cols as usize);
+    let means = matrix("means", means, n, m)?.reversed_axes();
+    let sds = matrix("sds", sds, n, m)?.reversed_axes();
+    let mix = GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)?;
+    crps_points(&mix, &y, CrpsEstimator::Standard).map_err(msg).map(Option::unwrap_or_default)
+}
+
+/// CRPS of predictive draws given as an N x S matrix, per point.
+#[extendr]
+fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimator: &str) -> R<Vec<f64>> {
+    let est: CrpsEstimator = estimator.parse().map_err(msg)?;
+    let s = Samples::new(matrix("dat", draws, rows as usize, cols as usize)?.reversed_axes()).map_err(msg)?;
+    crps_points(&s, &y, est).map_err(msg).map(Option::unwrap_or_default)
+}
+
+/// Interval score of central (1 - alpha) intervals, per point.
+#[extendr]
+fn glue_interval_score(lower: Vec<f64>, upper: Vec<f64>, y: Vec<f64>, alpha: f64) -> R<Vec<f64>> {
+    let level = 1.0 - alpha;
+    let iv = Intervals::new(lower, upper, level).map_err(msg)?;
+    let r = evaluate_regression(&iv, &y, &RegressionOptions { level, ..Default::default() }).map_err(msg)?;
+    Ok(r.points.interval_score)
+}
+
+/// PICP and MPIW of intervals (the level only labels the intervals; neither depends on it).
+#[extendr]
+fn glue_interval_coverage(lower: Vec<f64>, upper: Vec<f64>, y: Vec<f64>) -> R<Vec<f64>> {
+    let level = 0.9;
+    let iv = Intervals::new(lower, upper, level).map_err(msg)?;
+    let r = evaluate_regression(&iv, &y, &RegressionOptions { level, ..Default::default() }).map_err(msg)?;
+    Ok(vec![r.metrics.picp, r.metrics.mpiw])
+}
+
+/// Expected calibration error of the predictive's top-class confidence (equal-width bins).
+#[extendr]
+fn glue_ece(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>, bins: i32) -> R<f64> {
+    let s = summarise(&class_probs(probs, dim)?, &labels(y)?, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    Ok(calibration(&s.confidence, &s.correct, Binning::EqualWidth(bins.max(0) as usize)).map_err(msg)?.ece)
+}
+
+/// Brier score (sum over classes, mean over points).
+#[extendr]
+fn glue_brier(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>) -> R<f64> {
+    let s = summarise(&class_probs(probs, dim)?, &labels(y)?, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    Ok(brier_score(&s, BrierScale::Sum))
+}
+
+/// Per-point total entropy, expected entropy (aleatoric) and mutual information (epistemic).
+#[extendr]
+fn glue_entropy_decomposition(probs: Vec<f64>, dim: Vec<i32>) -> R<List> {
+    let p = class_probs(probs, dim)?;
+    // Labels do not enter the entropies; class 0 for every point satisfies the label check.
+    let s = summarise(&p, &vec![0; p.n_points()], credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    Ok(list!(total = s.entropy, aleatoric = s.expected_entropy, epistemic = s.mutual_information))
+}
+
+/// Exact AUROC of scores for a binary outcome (NA when a class is absent).
+#[extendr]
+fn glue_auroc(scores: Vec<f64>, positive: Vec<i32>) -> R<Robj> {
+    let positive: Vec<bool> = positive.iter().map(|&p| p != 0).collect();
+    Ok(match auroc(&scores, &positive).map_err(msg)? {
+        Some(a) => a.into(),
+        None => Robj::from(f64::NAN),
+    })
+}
+
+/// Referral curve: accuracy and AUROC on the most certain fraction of points.
+#[extendr]
+fn glue_referral_curve(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>, fractions: Vec<f64>, uncertainty: &str) -> R<List> {
+    let labels = labels(y)?;
+    let s = summarise(&class_probs(probs, dim)?, &labels, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    let kind: Uncertainty = uncertainty.parse().map_err(msg)?;
+    let u = kind.values(&s).map_err(msg)?;
+    let curve = referral_curve(&s, &labels, &u, &fractions).map_err(msg)?;
+    let opt = |x: Option<f64>| x.unwrap_or(f64::NAN); // NaN here, NA on the R side
+    Ok(list!(
+        fraction = curve.iter().map(|p| p.fraction).collect::<Vec<_>>(),
+        n = curve.iter().map(|p| p.n as f64).collect::<Vec<_>>(),
+        accuracy = curve.iter().map(|p| opt(p.accuracy)).collect::<Vec<_>>(),
+        auroc = curve.iter().map(|p| opt(p.auroc)).collect::<Vec<_>>()
+    ))
+}
+
+extendr_module! {
+    mod metrics;
+    fn glue_crps_gaussian;
+    fn glue_nll_gaussian;
+    fn glue_crps_mixture;
+    fn glue_crps_sample;
+    fn glue_interval_score;
+    fn glue_interval_coverage;
+    fn glue_ece;
+    fn glue_brier;
+    fn glue_entropy_decomposition;
+    fn glue_auroc;
+    fn glue_referral_curve;
+}

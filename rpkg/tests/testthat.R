@@ -1,0 +1,3 @@
+library(testthat)
+library(credence)
+test_check("credence")

@@ -2,15 +2,12 @@
 //! `credence demo`: a reduced synthetic study followed by its report.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
 use credence::study::data::Dataset;
-use credence::study::results::Row;
-use credence::study::runner::{Progress, run_study};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -100,25 +97,6 @@ pub fn run(a: ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// Progress bar over study jobs.
-struct Bar(ProgressBar);
-
-impl Progress for Bar {
-    fn start(&self, to_run: usize, already_done: usize) {
-        self.0.set_length(to_run as u64);
-        if already_done > 0 {
-            self.note(&format!("resuming: {already_done} job(s) already in the table"));
-        }
-    }
-    fn note(&self, message: &str) {
-        if self.0.is_hidden() { eprintln!("{message}") } else { self.0.println(message) }
-    }
-    fn finished(&self, row: &Row) {
-        self.0.set_message(row.job.to_string());
-        self.0.inc(1);
-    }
-}
-
 /// Runs `credence demo`.
 pub fn demo(a: DemoArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
@@ -132,13 +110,7 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         plan.realizations
     );
     let data = Dataset::Synthetic.load(None)?;
-    let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {pos}/{len} training runs, ETA {eta} {msg}",
-    )?);
-    let cancel = AtomicBool::new(false);
-    let s = run_study(Dataset::Synthetic, &data, &plan, &results, &Bar(bar.clone()), &cancel)?;
-    bar.finish_and_clear();
+    let s = crate::study_cmd::run_with_progress(Dataset::Synthetic, &data, &plan, &results, a.quiet)?;
     if s.cancelled {
         bail!("interrupted; rerun to resume");
     }

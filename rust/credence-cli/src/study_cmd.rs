@@ -1,17 +1,17 @@
 //! `credence study`: runs the low-data evaluation study grid into a long CSV table, and
 //! `credence study merge` joins the tables of shard runs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use credence::study::data::Dataset;
+use credence::study::data::{DataSplit, Dataset};
 use credence::study::grid::Shard;
 use credence::study::merge::merge;
 use credence::study::methods::{Method, MethodConfig};
 use credence::study::results::Row;
-use credence::study::runner::{Progress, StudyPlan, Units, run_study};
+use credence::study::runner::{Progress, StudyPlan, StudySummary, Units, run_study};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `credence study`: either a run (the options) or `merge`.
@@ -100,6 +100,30 @@ impl Progress for Bar {
     }
 }
 
+/// Runs a study plan with a progress bar (hidden when `quiet`) and clean Ctrl-C handling
+/// (the first finishes the jobs in flight, a second quits); `credence study` and
+/// `credence demo` both run their training this way.
+pub(crate) fn run_with_progress(
+    dataset: Dataset,
+    data: &DataSplit,
+    plan: &StudyPlan,
+    out: &Path,
+    quiet: bool,
+) -> Result<StudySummary> {
+    ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            eprintln!("\nstopped; rows of finished jobs are in the table");
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping after the jobs in flight (Ctrl-C again to quit now)");
+    })?;
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} jobs, ETA {eta} {msg}")?);
+    let s = run_study(dataset, data, plan, out, &Bar(bar.clone()), &CANCEL)?;
+    bar.finish_and_clear();
+    Ok(s)
+}
+
 /// Runs `credence study`.
 pub fn run(args: StudyArgs) -> Result<()> {
     match args.command {
@@ -136,17 +160,7 @@ fn run_grid(a: RunArgs) -> Result<()> {
         shard: a.shard,
         method_config: MethodConfig { epoch_scale: a.epoch_scale, ..MethodConfig::default() },
     };
-    ctrlc::set_handler(|| {
-        if CANCEL.swap(true, Ordering::SeqCst) {
-            eprintln!("\nstopped; rows of finished jobs are in the table");
-            std::process::exit(130);
-        }
-        eprintln!("\nstopping after the jobs in flight (Ctrl-C again to quit now)");
-    })?;
-    let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} jobs, ETA {eta} {msg}")?);
-    let s = run_study(a.dataset, &data, &plan, &out, &Bar(bar.clone()), &CANCEL)?;
-    bar.finish_and_clear();
+    let s = run_with_progress(a.dataset, &data, &plan, &out, a.quiet)?;
     let shard = a.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
     outln!(
         "{}{shard}: {} job(s) written to {} ({} already there, {} not converged)",

@@ -4,22 +4,11 @@
 #![allow(clippy::approx_constant)]
 
 use std::path::Path;
-use std::process::Command;
 
-use npyz::WriterBuilder;
 use serde_json::Value;
 
-fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
-}
-
-fn credence(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
+mod common;
+use common::{credence, write_npy};
 
 fn close(v: &Value, want: f64) -> bool {
     (v.as_f64().unwrap() - want).abs() < 1e-6

@@ -1,13 +1,9 @@
 //! End-to-end tests of `credence fit` and `credence diagnostics`.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-fn credence(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
+mod common;
+use common::credence;
 
 /// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts.
 fn table(dir: &std::path::Path) -> String {

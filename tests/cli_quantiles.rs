@@ -1,13 +1,9 @@
 //! End-to-end tests of `credence quantiles` and `credence quantiles min-n`.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-fn credence(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
+mod common;
+use common::credence;
 
 #[test]
 fn min_n_table_of_the_issue() {

@@ -42,6 +42,7 @@ pub mod plots;
 pub mod predictive;
 pub mod quantiles;
 pub mod report;
+mod seeds;
 mod simd;
 pub mod special;
 pub mod study;

@@ -247,10 +247,4 @@ pub fn intervals_of(m: &MassFunctions, i: usize) -> (Vec<f64>, Vec<f64>) {
     singleton_intervals(m.masses.row(i).as_slice().expect("standard layout"), &m.sets)
 }
 
-/// SplitMix64 of (seed, stream): independent seeds for per-point RNG streams.
-pub(crate) fn stream_seed(seed: u64, stream: u64) -> u64 {
-    let mut z = seed ^ stream.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+pub(crate) use crate::seeds::stream_seed;

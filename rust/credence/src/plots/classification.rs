@@ -50,14 +50,7 @@ pub fn referral_curves(models: &[(&str, &[ReferralPoint])]) -> Plot {
     );
     let mut plot = plot_with(layout);
     for (k, (name, points)) in models.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| Some((p.fraction, p.accuracy?))).collect();
-        plot.add_trace(
-            Scatter::new(pts.iter().map(|p| p.0).collect(), pts.iter().map(|p| p.1).collect())
-                .mode(Mode::LinesMarkers)
-                .name(*name)
-                .line(Line::new().color(color(k)).width(2.0))
-                .marker(Marker::new().color(color(k))),
-        );
+        plot.add_trace(model_line(k, name, points.iter().filter_map(|p| Some((p.fraction, p.accuracy?)))));
     }
     plot
 }
@@ -71,14 +64,7 @@ pub fn confidence_vs_accuracy(models: &[(&str, &[ConfidencePoint])]) -> Plot {
     );
     let mut plot = plot_with(layout);
     for (k, (name, points)) in models.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| Some((p.threshold, p.accuracy?))).collect();
-        plot.add_trace(
-            Scatter::new(pts.iter().map(|p| p.0).collect(), pts.iter().map(|p| p.1).collect())
-                .mode(Mode::LinesMarkers)
-                .name(*name)
-                .line(Line::new().color(color(k)).width(2.0))
-                .marker(Marker::new().color(color(k))),
-        );
+        plot.add_trace(model_line(k, name, points.iter().filter_map(|p| Some((p.threshold, p.accuracy?)))));
     }
     plot
 }
@@ -92,13 +78,7 @@ pub fn count_vs_confidence(models: &[(&str, &[ConfidencePoint])]) -> Plot {
     );
     let mut plot = plot_with(layout);
     for (k, (name, points)) in models.iter().enumerate() {
-        plot.add_trace(
-            Scatter::new(points.iter().map(|p| p.threshold).collect(), points.iter().map(|p| p.count).collect())
-                .mode(Mode::LinesMarkers)
-                .name(*name)
-                .line(Line::new().color(color(k)).width(2.0))
-                .marker(Marker::new().color(color(k))),
-        );
+        plot.add_trace(model_line(k, name, points.iter().map(|p| (p.threshold, p.count as f64))));
     }
     plot
 }
@@ -119,4 +99,14 @@ pub fn entropy_histograms(models: &[(&str, &PointSummary)]) -> Plot {
         );
     }
     plot
+}
+
+/// One model's line with markers, coloured by its position `k` among the models.
+fn model_line(k: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) -> Box<Scatter<f64, f64>> {
+    let (x, y): (Vec<f64>, Vec<f64>) = points.unzip();
+    Scatter::new(x, y)
+        .mode(Mode::LinesMarkers)
+        .name(name)
+        .line(Line::new().color(color(k)).width(2.0))
+        .marker(Marker::new().color(color(k)))
 }

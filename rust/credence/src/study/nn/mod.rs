@@ -66,12 +66,7 @@ impl_real!(f64);
 /// weight noise, test-time draws, the conformal split; per ensemble member) has its own ChaCha
 /// stream: changing how many draws one consumer makes never shifts another.
 pub(crate) fn stream_seed(seed: u64, tags: &[u64]) -> u64 {
-    tags.iter().fold(seed, |z, &tag| {
-        let mut z = z ^ tag.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    })
+    crate::seeds::stream_seed_path(seed, tags)
 }
 
 #[cfg(test)]

@@ -3,19 +3,34 @@
 fails on any error output or when an expected HTML output is missing.
 
 Usage: notebooks/run.py [NOTEBOOK.ipynb ...]   (default: all notebooks/*.ipynb)
+With $CREDENCE_NB_OUT set, the executed notebooks are written into that directory for a look.
+
+All kernels share one evcxr build directory (EVCXR_TMPDIR), so `:dep credence` is compiled by
+the first notebook only and the others reuse it (cargo's own fingerprints decide what is stale).
+The directory is $CREDENCE_EVCXR_DIR, default <system temp>/credence-evcxr-<hash of the repo
+path>; it lies outside the repository because cargo would take it for a member of the workspace.
+The workspace's Cargo.lock is copied into it before every kernel, so the notebooks build the
+same dependency versions as the tests (and need no crate that `cargo fetch --locked` did not get).
 """
+import shutil
+import hashlib
+import os
 import pathlib
 import sys
+import tempfile
+import time
 
 import nbformat
 from nbclient import NotebookClient
 
 HERE = pathlib.Path(__file__).resolve().parent
-# HTML class names each notebook must show (from credence::notebook and credence::plots).
+# HTML class names each notebook must show (from credence::notebook and credence::plots); a
+# notebook missing here fails, so a new notebook states what it must show.
 EXPECTED = {
     "01_metrics": ["credence-setup", "plotly-graph-div"],
     "02_comparison": ["credence-setup", "credence-report", "credence-fit", "credence-mdd", "plotly-graph-div"],
     "03_study": ["credence-setup", "credence-metric-table", "credence-report", "plotly-graph-div"],
+    "04_credal_quantiles": ["credence-credal", "credence-credal-ranking", "credence-quantiles"],
 }
 ERROR_MARKERS = ("error[E", "error:", "panicked at", "Error(")
 
@@ -28,6 +43,10 @@ def check(path: pathlib.Path) -> list:
         client.execute()
     except Exception as e:  # nbclient raises on the first failing cell
         problems.append(f"execution failed: {e}")
+    if os.environ.get("CREDENCE_NB_OUT"):
+        out = pathlib.Path(os.environ["CREDENCE_NB_OUT"])
+        out.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, out / path.name)
     html = []
     for i, cell in enumerate(nb.cells):
         for out in cell.get("outputs", []):
@@ -41,18 +60,34 @@ def check(path: pathlib.Path) -> list:
             if "text/html" in data:
                 html.append(data["text/html"] if isinstance(data["text/html"], str) else "".join(data["text/html"]))
     page = "\n".join(html)
+    if path.stem not in EXPECTED:
+        problems.append("no expected HTML outputs listed in run.py's EXPECTED")
     for name in EXPECTED.get(path.stem, []):
         if name not in page:
             problems.append(f"no HTML output with '{name}'")
     return problems
 
 
+def build_dir() -> pathlib.Path:
+    """The evcxr build directory shared by every kernel of this run (and of later runs)."""
+    if os.environ.get("CREDENCE_EVCXR_DIR"):
+        return pathlib.Path(os.environ["CREDENCE_EVCXR_DIR"]).resolve()
+    key = hashlib.sha256(str(HERE.parent).encode()).hexdigest()[:12]
+    return pathlib.Path(tempfile.gettempdir()) / f"credence-evcxr-{key}"
+
+
 def main() -> int:
+    tmp = build_dir()
+    tmp.mkdir(parents=True, exist_ok=True)
+    os.environ["EVCXR_TMPDIR"] = str(tmp)
+    print(f"evcxr build directory: {tmp}")
     paths = [pathlib.Path(p) for p in sys.argv[1:]] or sorted(HERE.glob("*.ipynb"))
     failed = False
     for p in paths:
+        shutil.copyfile(HERE.parent / "Cargo.lock", tmp / "Cargo.lock")
+        start = time.monotonic()
         problems = check(p)
-        print(f"{p.name}: {'ok' if not problems else 'FAILED'}")
+        print(f"{p.name}: {'ok' if not problems else 'FAILED'} ({time.monotonic() - start:.0f} s)", flush=True)
         for line in problems:
             print(f"  {line}")
         failed |= bool(problems)

@@ -9,10 +9,10 @@ All kernels share one evcxr build directory (EVCXR_TMPDIR), so `:dep credence` i
 the first notebook only and the others reuse it (cargo's own fingerprints decide what is stale).
 The directory is $CREDENCE_EVCXR_DIR, default <system temp>/credence-evcxr-<hash of the repo
 path>; it lies outside the repository because cargo would take it for a member of the workspace.
-The workspace's Cargo.lock is copied into it before every kernel, so the notebooks build the
-same dependency versions as the tests (and need no crate that `cargo fetch --locked` did not get).
+evcxr resolves the dependency versions itself (its startup build of an empty crate prunes any
+lock file put there first), so the notebooks may build newer semver-compatible versions than the
+workspace's Cargo.lock and need the crates.io index.
 """
-import shutil
 import hashlib
 import os
 import pathlib
@@ -84,7 +84,6 @@ def main() -> int:
     paths = [pathlib.Path(p) for p in sys.argv[1:]] or sorted(HERE.glob("*.ipynb"))
     failed = False
     for p in paths:
-        shutil.copyfile(HERE.parent / "Cargo.lock", tmp / "Cargo.lock")
         start = time.monotonic()
         problems = check(p)
         print(f"{p.name}: {'ok' if not problems else 'FAILED'} ({time.monotonic() - start:.0f} s)", flush=True)

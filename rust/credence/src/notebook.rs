@@ -7,7 +7,8 @@
 //! (`Vec<`[`LambdaRanking`](crate::credal::LambdaRanking)`>`) or a quantile-interval table
 //! ([`QuantileTable`](crate::quantiles::QuantileTable)) renders as HTML;
 //! [`show`] draws a figure inline (plotly's own `Plot::evcxr_display` emits a JupyterLab-only
-//! MIME type, so use [`show`]). Outside a notebook the same HTML is available from
+//! MIME type, so use [`show`]). evcxr 0.22 keeps only the last HTML output of a cell, so show
+//! one figure or one table per cell. Outside a notebook the same HTML is available from
 //! [`EvcxrDisplay::to_html`].
 //!
 //! ```

@@ -42,7 +42,7 @@ impl EvcxrDisplay for CredalReport {
         row("JS distance", &|g| g.js);
         row("NS (non-specificity)", &|g| Some(g.ns));
         for (j, l) in self.overall.e.iter().enumerate() {
-            let label = format!("E (&lambda; = {})", num(l.lambda));
+            let label = format!("E (&lambda; = {})", l.lambda);
             row(&label, &|g| g.e.get(j).map(|e| Stat { mean: e.mean, sd: e.sd }));
         }
         let _ = write!(
@@ -65,7 +65,7 @@ impl EvcxrDisplay for Vec<LambdaRanking> {
         for r in self {
             let ranked: Vec<String> =
                 r.order.iter().zip(&r.e).map(|(m, e)| format!("{} ({})", escape(m), num(*e))).collect();
-            let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", num(r.lambda), ranked.join(" &lt; "));
+            let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", r.lambda, ranked.join(" &lt; "));
         }
         out.push_str("</table>");
         out

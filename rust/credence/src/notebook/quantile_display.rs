@@ -31,11 +31,15 @@ impl EvcxrDisplay for QuantileTable {
     /// exact coverage where known) and the mean with its t-interval.
     fn to_html(&self) -> String {
         let o = &self.options;
+        let coverage_note = match o.method {
+            CiMethod::Exact | CiMethod::EqualTailed => " (exact coverage in small print)",
+            _ => "",
+        };
         let mut out = format!(
-            "<div class=\"credence-quantiles\"><b>{}</b>: quantiles with {} {}% confidence intervals<table class=\"credence-quantile-table\"><tr>",
+            "<div class=\"credence-quantiles\"><b>{}</b>: quantiles with {} confidence intervals at level {}{coverage_note}<table class=\"credence-quantile-table\"><tr>",
             escape(&self.column),
             method_name(o.method),
-            num(100.0 * o.level)
+            o.level
         );
         for b in &self.by {
             let _ = write!(out, "<th>{}</th>", escape(b));
@@ -43,7 +47,7 @@ impl EvcxrDisplay for QuantileTable {
         out.push_str("<th>runs</th>");
         if let Some(g) = self.groups.first() {
             for q in &g.quantiles {
-                let _ = write!(out, "<th>q({})</th>", num(q.u));
+                let _ = write!(out, "<th>q({})</th>", q.u);
             }
         }
         out.push_str("<th>mean (t-interval)</th></tr>");

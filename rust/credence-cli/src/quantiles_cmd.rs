@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use credence::io::Table;
-use credence::quantiles::{CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci, t_interval};
+use credence::quantiles::{CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_table};
 use serde_json::{Map, Value, json};
 
 use crate::table::{number, render};
@@ -87,38 +87,21 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
         ..Default::default()
     };
     let table = Table::read(&file)?;
-    let values = table.numbers(&column)?;
-    let keys: Vec<Vec<Option<String>>> = a.by.iter().map(|b| table.text(b)).collect::<credence::Result<_>>()?;
-    // Groups in order of first appearance.
-    let mut groups: Vec<(Vec<String>, Vec<f64>)> = Vec::new();
-    for (i, v) in values.iter().enumerate() {
-        let Some(v) = v else { continue };
-        let key: Vec<String> = keys.iter().map(|k| k[i].clone().unwrap_or_else(|| "NA".into())).collect();
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push(*v),
-            None => groups.push((key, vec![*v])),
-        }
-    }
-    if groups.is_empty() {
-        bail!("{}: column '{column}' has no values", file.display());
-    }
+    let q = quantile_table(&table, &column, &a.by, &a.u, &options)?;
     let mut json_groups = Vec::new();
     let mut cells = vec![a.by.clone()];
     cells[0].extend(["runs", "u", "estimate", "lower", "upper", "coverage"].map(String::from));
-    for (key, x) in &groups {
-        let label = || if key.is_empty() { String::new() } else { format!(" (group {})", key.join(", ")) };
+    for g in &q.groups {
         let mut qs = Map::new();
-        for &u in &a.u {
-            let ci = quantile_ci(x, u, &options)
-                .map_err(|e| anyhow::anyhow!("{}: column '{column}'{}: {e}", file.display(), label()))?;
+        for ci in &g.quantiles {
             qs.insert(
-                u.to_string(),
+                ci.u.to_string(),
                 json!({"estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper, "coverage": ci.coverage}),
             );
-            let mut row = key.clone();
+            let mut row = g.key.clone();
             row.extend([
-                x.len().to_string(),
-                u.to_string(),
+                g.n.to_string(),
+                ci.u.to_string(),
                 number(Some(ci.estimate)),
                 number(ci.lower),
                 number(ci.upper),
@@ -126,9 +109,9 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
             ]);
             cells.push(row);
         }
-        let mean = t_interval(x, a.level).ok().map(|m| json!({"mean": m.mean, "lower": m.lower, "upper": m.upper}));
-        let by: Map<String, Value> = a.by.iter().cloned().zip(key.iter().map(|k| json!(k))).collect();
-        json_groups.push(json!({"by": by, "n": x.len(), "quantiles": qs, "mean": mean}));
+        let mean = g.mean.map(|m| json!({"mean": m.mean, "lower": m.lower, "upper": m.upper}));
+        let by: Map<String, Value> = a.by.iter().cloned().zip(g.key.iter().map(|k| json!(k))).collect();
+        json_groups.push(json!({"by": by, "n": g.n, "quantiles": qs, "mean": mean}));
     }
     if a.json {
         let out = json!({"column": column, "level": a.level, "method": options.method, "groups": json_groups});

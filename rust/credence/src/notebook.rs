@@ -2,9 +2,13 @@
 //!
 //! In an evcxr Jupyter notebook, call [`setup`] once (it loads plotly.js from the copy inside
 //! the binary; no internet), bring [`EvcxrDisplay`] into scope, and a cell that ends with a
-//! [`Fit`], a [`Report`], a metric table ([`MetricTable`]) or an MDD curve renders as HTML;
+//! [`Fit`], a [`Report`], a metric table ([`MetricTable`]), an MDD curve, a credal evaluation
+//! ([`CredalReport`](crate::credal::CredalReport)), a ranking over lambda
+//! (`Vec<`[`LambdaRanking`](crate::credal::LambdaRanking)`>`) or a quantile-interval table
+//! ([`QuantileTable`](crate::quantiles::QuantileTable)) renders as HTML;
 //! [`show`] draws a figure inline (plotly's own `Plot::evcxr_display` emits a JupyterLab-only
-//! MIME type, so use [`show`]). Outside a notebook the same HTML is available from
+//! MIME type, so use [`show`]). evcxr 0.22 keeps only the last HTML output of a cell, so show
+//! one figure or one table per cell. Outside a notebook the same HTML is available from
 //! [`EvcxrDisplay::to_html`].
 //!
 //! ```
@@ -24,6 +28,11 @@ use crate::compare::{Fit, MddPoint};
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::report::tables::{fit_table, metric_table, num};
 use crate::report::{MethodSummary, Report};
+
+mod credal_display;
+mod quantile_display;
+#[cfg(test)]
+mod tests;
 
 /// Prints one evcxr rich-output block of the given MIME type.
 fn emit(mime: &str, content: &str) {

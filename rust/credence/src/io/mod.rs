@@ -67,6 +67,12 @@ impl NumArray {
         self.into_f64().into_dimensionality::<Ix2>().map_err(|_| Error::shape(name, &[], "a 2-D array"))
     }
 
+    /// A 3-D f64 array, e.g. S x N x K probability samples (role `name` in errors).
+    pub fn into_array3(self, name: &str) -> Result<Array3<f64>> {
+        self.check_ndim(name, 3, "a 3-D array")?;
+        self.into_f64().into_dimensionality::<Ix3>().map_err(|_| Error::shape(name, &[], "a 3-D array"))
+    }
+
     /// Class labels: a 1-D array of non-negative integers (integer dtypes, or floats with
     /// integral values).
     pub fn into_labels(self) -> Result<Vec<usize>> {
@@ -161,6 +167,10 @@ mod tests {
         let a = NumArray::F64(ArrayD::zeros(vec![2, 3]));
         assert!(a.clone().into_vec("y").is_err());
         assert_eq!(a.clone().into_matrix("m").unwrap().dim(), (2, 3));
+        let e = a.clone().into_array3("samples").unwrap_err();
+        assert_eq!(e.to_string(), "samples: shape [2, 3], expected a 3-D array");
+        let f32s = NumArray::F32(ArrayD::from_shape_vec(vec![1, 1, 2], vec![0.25f32, 0.75]).unwrap());
+        assert_eq!(f32s.into_array3("samples").unwrap(), ndarray::array![[[0.25, 0.75]]]);
         assert!(matches!(ProbArray::from_num(a, "probs").unwrap(), ProbArray::F64(p) if p.dim() == (1, 2, 3)));
         let ints = NumArray::I64(ArrayD::from_shape_vec(vec![3], vec![0, 2, 1]).unwrap());
         assert!(ProbArray::from_num(ints.clone(), "probs").is_err());

@@ -17,6 +17,8 @@
 //! - Sign flip: by default an interval for u < 0.5 is computed as minus the interval for the
 //!   (1 - u)-quantile of -x, so the intervals of u and 1 - u mirror each other.
 //! - [`min_n_exact`], [`min_n_asymptotic`]: the smallest n for which the intervals exist.
+//! - [`quantile_table`]: the intervals of a metric column of a long table per group (e.g.
+//!   method x n of a study table), with the t-interval for the mean.
 //! - [`coverage_simulation`]: coverage, length relative to the interdecile range, bias and RMSE
 //!   of the point estimate on normal, Beta(2, 5) and 0.5 N(0,1) + 0.5 N(4,1) data; parallel
 //!   with rayon and independent of the thread count.
@@ -33,6 +35,7 @@ mod coverage;
 mod interval;
 mod min_n;
 mod sample;
+mod table;
 
 pub use coverage::{CoverageResult, SimDistribution, coverage_simulation};
 pub use interval::{
@@ -41,6 +44,7 @@ pub use interval::{
 };
 pub use min_n::{MAX_N, min_n_asymptotic, min_n_exact, min_n_exact_by_search};
 pub use sample::{QuantileType, at_position, hutson_quantile, quantile_sorted, sample_quantile, sorted};
+pub use table::{QuantileGroup, QuantileTable, quantile_table};
 
 #[cfg(test)]
 mod tests;

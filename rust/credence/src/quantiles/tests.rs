@@ -193,3 +193,42 @@ fn quantile_types_match_r_and_numpy() {
     }
     eprintln!("quantile types cross-checked on {checked} values");
 }
+
+/// Groups in order of first appearance, missing values skipped, a missing key is the group
+/// `NA`; the type-7 quantiles of each group equal those of its values alone (x = 1..10 and
+/// 10 x (1..10)); errors name the file, the column and the group.
+#[test]
+fn quantile_table_groups_and_errors() {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut method = vec!["B"; 10];
+    method.extend(vec!["A"; 10]);
+    method.extend(["", "", "A"]);
+    let mut crps: Vec<String> = (1..=10).map(|i| (10 * i).to_string()).collect();
+    crps.extend((1..=10).map(|i| i.to_string()));
+    crps.extend(strings(&["7", "8", "NA"]));
+    let t =
+        crate::io::Table::from_columns("runs.csv", vec![("method".into(), strings(&method)), ("crps".into(), crps)])
+            .unwrap();
+    let by = vec!["method".to_string()];
+    let q = quantile_table(&t, "crps", &by, &[0.25, 0.75], &CiOptions::default()).unwrap();
+    let keys: Vec<(&str, usize)> = q.groups.iter().map(|g| (g.key[0].as_str(), g.n)).collect();
+    assert_eq!(keys, [("B", 10), ("A", 10), ("NA", 2)]);
+    assert_eq!((q.groups[1].quantiles[0].estimate, q.groups[1].quantiles[1].estimate), (3.25, 7.75));
+    assert_eq!((q.groups[0].quantiles[0].estimate, q.groups[0].quantiles[1].estimate), (32.5, 77.5));
+    let m = q.groups[1].mean.unwrap();
+    assert_eq!(m.mean, 5.5);
+    // A one-run group has no interval: the error names the file, column and group.
+    let one = crate::io::Table::from_columns(
+        "one.csv",
+        vec![("method".into(), strings(&["A", "A", "C"])), ("crps".into(), strings(&["1", "2", "3"]))],
+    )
+    .unwrap();
+    let e = quantile_table(&one, "crps", &by, &[0.5], &CiOptions::default()).unwrap_err().to_string();
+    assert!(e.starts_with("one.csv: column 'crps' (group C): x: shape [1]"), "{e}");
+    let bad = CiOptions { level: 1.5, ..CiOptions::default() };
+    let e = quantile_table(&t, "crps", &[], &[0.5], &bad).unwrap_err().to_string();
+    assert!(e.starts_with("runs.csv: column 'crps': invalid level = 1.5"), "{e}");
+    let empty = crate::io::Table::from_columns("e.csv", vec![("crps".into(), strings(&["NA", ""]))]).unwrap();
+    let e = quantile_table(&empty, "crps", &[], &[0.5], &CiOptions::default()).unwrap_err().to_string();
+    assert_eq!(e, "e.csv: column 'crps' has no values");
+}

@@ -1,0 +1,73 @@
+//! HTML of quantile-interval tables ([`QuantileTable`]).
+
+use std::fmt::Write;
+
+use super::EvcxrDisplay;
+use crate::plots::html::escape;
+use crate::quantiles::{CiMethod, QuantileTable};
+use crate::report::tables::num;
+
+/// The method's name as the CLI spells it.
+fn method_name(m: CiMethod) -> &'static str {
+    match m {
+        CiMethod::Exact => "exact",
+        CiMethod::EqualTailed => "equal-tailed",
+        CiMethod::Asymptotic => "asymptotic",
+        CiMethod::Bootstrap => "bootstrap",
+        CiMethod::BootstrapExact => "bootstrap (exact limit)",
+    }
+}
+
+/// `[lower, upper]`, or `none` when the interval does not exist at this number of runs.
+fn interval(lower: Option<f64>, upper: Option<f64>) -> String {
+    match (lower, upper) {
+        (Some(l), Some(u)) => format!("[{}, {}]", num(l), num(u)),
+        _ => "none".to_string(),
+    }
+}
+
+impl EvcxrDisplay for QuantileTable {
+    /// One row per group: the number of runs, each quantile's estimate with its interval (and
+    /// exact coverage where known) and the mean with its t-interval.
+    fn to_html(&self) -> String {
+        let o = &self.options;
+        let coverage_note = match o.method {
+            CiMethod::Exact | CiMethod::EqualTailed => " (exact coverage in small print)",
+            _ => "",
+        };
+        let mut out = format!(
+            "<div class=\"credence-quantiles\"><b>{}</b>: quantiles with {} confidence intervals at level {}{coverage_note}<table class=\"credence-quantile-table\"><tr>",
+            escape(&self.column),
+            method_name(o.method),
+            o.level
+        );
+        for b in &self.by {
+            let _ = write!(out, "<th>{}</th>", escape(b));
+        }
+        out.push_str("<th>runs</th>");
+        if let Some(g) = self.groups.first() {
+            for q in &g.quantiles {
+                let _ = write!(out, "<th>q({})</th>", q.u);
+            }
+        }
+        out.push_str("<th>mean (t-interval)</th></tr>");
+        for g in &self.groups {
+            out.push_str("<tr>");
+            for k in &g.key {
+                let _ = write!(out, "<td>{}</td>", escape(k));
+            }
+            let _ = write!(out, "<td>{}</td>", g.n);
+            for q in &g.quantiles {
+                let coverage = q.coverage.map(|c| format!(" <small>({})</small>", num(c))).unwrap_or_default();
+                let _ = write!(out, "<td>{} {}{coverage}</td>", num(q.estimate), interval(q.lower, q.upper));
+            }
+            let mean = g.mean.map_or_else(
+                || "-".to_string(),
+                |m| format!("{} {}", num(m.mean), interval(Some(m.lower), Some(m.upper))),
+            );
+            let _ = write!(out, "<td>{mean}</td></tr>");
+        }
+        out.push_str("</table></div>");
+        out
+    }
+}

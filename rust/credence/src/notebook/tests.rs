@@ -1,0 +1,84 @@
+//! The notebook HTML holds the numbers of the result it shows, escaped.
+
+use ndarray::array;
+
+use super::EvcxrDisplay;
+use crate::credal::{CredalOptions, Normalisation, evaluate_credal, from_samples, rank_over_lambda};
+use crate::io::Table;
+use crate::quantiles::{CiOptions, quantile_table};
+use crate::report::tables::num;
+
+/// The first known case: samples (0.7, 0.2, 0.1) and (0.5, 0.3, 0.2), label 0:
+/// KL = -ln 0.7 = 0.356675, NS = 0.2 ln 2 = 0.138629, E(lambda = 1) = 0.495304.
+#[test]
+fn credal_report_shows_the_known_values() {
+    let s = array![[[0.7, 0.2, 0.1]], [[0.5, 0.3, 0.2]]];
+    let m = from_samples(s.view(), None, Normalisation::default()).unwrap();
+    let r = evaluate_credal(&m, Some(&[0]), &CredalOptions::default()).unwrap();
+    let html = r.to_html();
+    assert!(html.starts_with("<div class=\"credence-credal\">"));
+    // Closed forms, formatted as the table formats numbers.
+    for v in [-(0.7f64.ln()), 0.2 * 2f64.ln(), -(0.7f64.ln()) + 0.2 * 2f64.ln()] {
+        assert!(html.contains(&format!("{} &plusmn; 0", num(v))), "{v} missing from {html}");
+    }
+    assert!(html.contains("accuracy 1.000"));
+    assert!(html.contains("correct (n = 1)") && html.contains("incorrect (n = 0)"));
+    // One E row per lambda of the default grid (0, 0.1, ..., 1).
+    assert_eq!(html.matches("<th>E (&lambda; = ").count(), 11);
+    assert_eq!(html.matches("<tr>").count(), 1 + 3 + 11);
+}
+
+/// Model names are escaped and the ranking follows mean E = d + lambda NS.
+#[test]
+fn lambda_ranking_escapes_names() {
+    let point = array![[[0.6, 0.3, 0.1]]];
+    let wide = array![[[0.9, 0.05, 0.05]], [[0.3, 0.4, 0.3]]];
+    let opts = CredalOptions::default();
+    let rp = evaluate_credal(&from_samples(point.view(), None, Normalisation::default()).unwrap(), Some(&[0]), &opts)
+        .unwrap();
+    let rw = evaluate_credal(&from_samples(wide.view(), None, Normalisation::default()).unwrap(), Some(&[0]), &opts)
+        .unwrap();
+    let ranks = rank_over_lambda(&[("<point>".into(), &rp), ("a&b".into(), &rw)], &[0.0]).unwrap();
+    let html = ranks.to_html();
+    assert!(html.contains("&lt;point&gt;") && html.contains("a&amp;b") && !html.contains("<point>"));
+    // At lambda = 0, E = d: d(point) = -ln 0.6; for the two samples P_low({1, 2}) = min(0.1, 0.7),
+    // so Pl({0}) = 0.9 and d(wide) = -ln 0.9 < -ln 0.6: the wide model ranks first.
+    let first = html.find("a&amp;b").unwrap();
+    assert!(first < html.find("&lt;point&gt;").unwrap());
+    assert!(html.contains(&num(-(0.6f64.ln()))));
+}
+
+/// x = 1..10 per group: the type-7 median is 5.5 and the mean 5.5; every interval of the result
+/// appears in its row; group values and the column name are escaped.
+#[test]
+fn quantile_table_shows_every_interval_escaped() {
+    let mut method = vec!["<A>".to_string(); 10];
+    method.extend(vec!["B&C".to_string(); 10]);
+    let crps: Vec<String> = (1..=10).chain(11..=20).map(|i| i.to_string()).collect();
+    let t = Table::from_columns("t.csv", vec![("method".into(), method), ("crps \"x\"".into(), crps)]).unwrap();
+    let q = quantile_table(&t, "crps \"x\"", &["method".into()], &[0.1, 0.5, 0.9], &CiOptions::default()).unwrap();
+    let html = q.to_html();
+    assert!(
+        html.contains("crps &quot;x&quot;") && html.contains("<td>&lt;A&gt;</td>") && html.contains("<td>B&amp;C</td>")
+    );
+    assert!(!html.contains("<A>"));
+    assert_eq!(q.groups[0].quantiles[1].estimate, 5.5);
+    assert!(html.contains("<td>5.500 ["));
+    for g in &q.groups {
+        let row_start = html.find(&format!("<td>{}</td>", super::escape(&g.key[0]))).unwrap();
+        let row = &html[row_start..row_start + html[row_start..].find("</tr>").unwrap()];
+        assert!(row.contains(&format!("<td>{}</td>", g.n)));
+        for ci in &g.quantiles {
+            let cell = match (ci.lower, ci.upper) {
+                (Some(l), Some(u)) => format!("{} [{}, {}]", num(ci.estimate), num(l), num(u)),
+                _ => format!("{} none", num(ci.estimate)),
+            };
+            assert!(row.contains(&cell), "{cell} not in {row}");
+        }
+        let m = g.mean.unwrap();
+        assert!(row.contains(&format!("{} [{}, {}]", num(m.mean), num(m.lower), num(m.upper))));
+    }
+    // u = 0.1 and 0.9 with 10 runs at level 0.9: no exact interval exists (the minimum n is 22).
+    assert!(html.contains("none"));
+    assert_eq!(html.matches("<tr>").count(), 3);
+}

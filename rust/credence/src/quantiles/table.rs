@@ -1,0 +1,90 @@
+//! Quantile intervals of a metric column of a long table (one row per run), one group per
+//! distinct value of the grouping columns (e.g. method x n of a study table).
+
+use super::interval::{CiOptions, MeanCi, QuantileCi, quantile_ci, t_interval};
+use crate::error::{Error, Result};
+use crate::io::Table;
+
+/// The runs of one group and their intervals.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct QuantileGroup {
+    /// The group's values of the grouping columns (`NA` for a missing cell), in their order.
+    pub key: Vec<String>,
+    /// Number of runs (non-missing values) in the group.
+    pub n: usize,
+    /// One interval per requested quantile level, in the order given.
+    pub quantiles: Vec<QuantileCi>,
+    /// The t-interval for the mean at the same level; `None` with fewer than two runs.
+    pub mean: Option<MeanCi>,
+}
+
+/// Quantile intervals of one metric column, per group.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct QuantileTable {
+    /// The metric column.
+    pub column: String,
+    /// The grouping columns (empty: one group of all rows).
+    pub by: Vec<String>,
+    /// The options the intervals were computed with.
+    pub options: CiOptions,
+    /// Groups in order of first appearance in the table.
+    pub groups: Vec<QuantileGroup>,
+}
+
+/// Groups the non-missing values of `column` by the `by` columns (groups in order of first
+/// appearance; a missing key cell is the group value `NA`) and computes [`quantile_ci`] at each
+/// level of `u` and the t-interval for the mean. Errors name the file, the column and the group.
+///
+/// ```
+/// use credence::io::Table;
+/// use credence::quantiles::{quantile_table, CiOptions};
+/// let cells = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+/// let t = Table::from_columns("runs.csv", vec![
+///     ("method".into(), cells(&["A"; 10])),
+///     ("crps".into(), (1..=10).map(|i| i.to_string()).collect()),
+/// ])?;
+/// let q = quantile_table(&t, "crps", &["method".into()], &[0.5], &CiOptions::default())?;
+/// assert_eq!((q.groups[0].n, q.groups[0].quantiles[0].estimate), (10, 5.5));
+/// # Ok::<(), credence::Error>(())
+/// ```
+pub fn quantile_table(
+    table: &Table,
+    column: &str,
+    by: &[String],
+    u: &[f64],
+    options: &CiOptions,
+) -> Result<QuantileTable> {
+    let values = table.numbers(column)?;
+    let keys: Vec<Vec<Option<String>>> = by.iter().map(|b| table.text(b)).collect::<Result<_>>()?;
+    let mut groups: Vec<(Vec<String>, Vec<f64>)> = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let key: Vec<String> = keys.iter().map(|k| k[i].clone().unwrap_or_else(|| "NA".into())).collect();
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(*v),
+            None => groups.push((key, vec![*v])),
+        }
+    }
+    if groups.is_empty() {
+        return Err(Error::Format {
+            path: table.source().to_path_buf(),
+            message: format!("column '{column}' has no values"),
+        });
+    }
+    let groups = groups
+        .into_iter()
+        .map(|(key, x)| {
+            let quantiles =
+                u.iter().map(|&q| quantile_ci(&x, q, options)).collect::<Result<Vec<_>>>().map_err(|e| {
+                    let group = if key.is_empty() { String::new() } else { format!(" (group {})", key.join(", ")) };
+                    Error::Format {
+                        path: table.source().to_path_buf(),
+                        message: format!("column '{column}'{group}: {e}"),
+                    }
+                })?;
+            let mean = t_interval(&x, options.level).ok();
+            Ok(QuantileGroup { key, n: x.len(), quantiles, mean })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(QuantileTable { column: column.to_string(), by: by.to_vec(), options: *options, groups })
+}

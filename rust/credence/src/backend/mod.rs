@@ -56,10 +56,10 @@
 //!   (the kernel then needs only 2% of the GPU).
 //! - Kernel 2, M = 10 members, N = 1e6 points: the input is 16 M + 8 bytes per point and the
 //!   output 32 bytes, 0.2 GB in all (60 us of HBM). Per point the CRPS takes M(M+1)/2 = 55
-//!   E|N| evaluations (about 50 FLOP each), the NLL 2M log/exp pairs (about 50 each), and the
-//!   two quantiles about 2 x 50 bisection steps x M `normcdf` (about 25 FLOP each), 25,000
-//!   FLOP: 2.8e10 FLOP in all, 0.8 ms at 34 TFLOP/s. Compute-bound (140 FLOP/byte), the
-//!   bisection is 90% of it. At M = 100 the CRPS pairs (5050 x 50 FLOP) and the bisection
+//!   E|N| evaluations (about 50 FLOP each, 2,750), the NLL 2M log/exp pairs (about 50 each,
+//!   1,000), and the two quantiles about 2 x 50 bisection steps x M `normcdf` (about 25 FLOP
+//!   each, 25,000): 28,750 FLOP per point, 2.9e10 in all, 0.85 ms at 34 TFLOP/s.
+//!   Compute-bound (145 FLOP/byte), the bisection is 87% of it. At M = 100 the CRPS pairs (5050 x 50 FLOP) and the bisection
 //!   (250,000 FLOP) make 0.5 MFLOP per point, 15 ms per million points.
 //!
 //! `benches/gpu.sh` measures both kernels against these floors on a machine with a GPU.

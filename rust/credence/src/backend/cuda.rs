@@ -69,8 +69,10 @@ fn probe() -> std::result::Result<Gpu, String> {
 /// newest one below it (PTX is forward compatible).
 fn virtual_arch(major: i32, minor: i32) -> &'static str {
     match major * 10 + minor {
-        ..=75 => "compute_75",
-        76..=79 => "compute_75",
+        ..=69 => "compute_60",
+        70 | 71 => "compute_70",
+        72..=74 => "compute_72",
+        75..=79 => "compute_75",
         80..=85 => "compute_80",
         86 => "compute_86",
         87 => "compute_87",

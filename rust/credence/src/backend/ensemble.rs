@@ -75,7 +75,7 @@ impl EnsembleSummary {
 }
 
 /// Summarises an ensemble on the chosen backend. On the CPU this is [`summarise`] plus
-/// [`calibration`] with [`Binning::EqualWidth`]; on a GPU the members are streamed through
+/// [`calibration()`] with [`Binning::EqualWidth`]; on a GPU the members are streamed through
 /// kernel 1 in chunks of `opts.chunk_bytes`. Both give the same numbers to rounding (the tests
 /// hold them to 1e-10 relative in f64, 1e-5 in f32).
 ///
@@ -217,7 +217,7 @@ pub(crate) struct EnsembleRaw {
 }
 
 impl EnsembleRaw {
-    /// The summary, with ECE/MCE from the kernel's histogram by [`calibration`]'s formulas.
+    /// The summary, with ECE/MCE from the kernel's histogram by [`calibration()`]'s formulas.
     pub(crate) fn assemble(self, labels: &[usize], k: usize, n_bins: usize) -> Result<EnsembleSummary> {
         let n = labels.len();
         let mean_probs = Array2::from_shape_vec((n, k), self.mean_probs)

@@ -3,7 +3,7 @@
 // from stdout, all little-endian binary: see the tests for the layout.
 //
 //   g++ -std=c++20 -O2 -pthread cpu_harness.cpp -o harness
-//   harness ensemble_f64 | ensemble_f32 | mixture  < input > output
+//   harness ensemble_f64 | ensemble_f32 | mixture | mlp  < input > output
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,6 +12,7 @@
 #include "cuda_cpu_shim.h"
 #include "ensemble.cu"
 #include "mixture.cu"
+#include "mlp.cu"
 
 template <typename T>
 static std::vector<T> take(std::size_t count) {
@@ -81,6 +82,22 @@ static void mixture() {
   give(covered);
 }
 
+// Header: i64 members, n, d, grid, tile; f64 params[members * P], x[n * d].
+// Output: f64 mean[members * n], sd[members * n].
+static void mlp() {
+  auto h = take<long long>(5);
+  const long long members = h[0], n = h[1], d = h[2], tile = h[4];
+  const unsigned grid = (unsigned)h[3];
+  const long long p = 64 * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+  auto params = take<double>(members * p);
+  auto x = take<double>(n * d);
+  std::vector<double> mean(members * n), sd(members * n);
+  cuda_shim::launch(grid, 64, mlp_forward_f64, (const double*)params.data(), (const double*)x.data(), (int)d, (int)n,
+                    (int)members, (int)tile, mean.data(), sd.data());
+  give(mean);
+  give(sd);
+}
+
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "ensemble_f64") {
@@ -89,8 +106,10 @@ int main(int argc, char** argv) {
     ensemble<float>(ens_accumulate_f32);
   } else if (which == "mixture") {
     mixture();
+  } else if (which == "mlp") {
+    mlp();
   } else {
-    std::fprintf(stderr, "usage: harness ensemble_f64 | ensemble_f32 | mixture < input > output\n");
+    std::fprintf(stderr, "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp < input > output\n");
     return 2;
   }
   return 0;

@@ -14,17 +14,20 @@ pub enum KernelSource {
     Ensemble,
     /// `kernels/mixture.cu`: CRPS, NLL and quantiles of Gaussian mixtures (kernel 2).
     Mixture,
+    /// `kernels/mlp.cu`: batched forward passes of the study's MLP (kernel 4, without dropout).
+    Mlp,
 }
 
 impl KernelSource {
     /// Every kernel source.
-    pub const ALL: [KernelSource; 2] = [KernelSource::Ensemble, KernelSource::Mixture];
+    pub const ALL: [KernelSource; 3] = [KernelSource::Ensemble, KernelSource::Mixture, KernelSource::Mlp];
 
     /// File name under `rust/credence/kernels/`.
     pub fn file_name(self) -> &'static str {
         match self {
             KernelSource::Ensemble => "ensemble.cu",
             KernelSource::Mixture => "mixture.cu",
+            KernelSource::Mlp => "mlp.cu",
         }
     }
 
@@ -33,6 +36,7 @@ impl KernelSource {
         match self {
             KernelSource::Ensemble => include_str!("../../kernels/ensemble.cu"),
             KernelSource::Mixture => include_str!("../../kernels/mixture.cu"),
+            KernelSource::Mlp => include_str!("../../kernels/mlp.cu"),
         }
     }
 
@@ -42,6 +46,7 @@ impl KernelSource {
         match self {
             KernelSource::Ensemble => &["ens_accumulate_f64", "ens_accumulate_f32", "ens_finalize"],
             KernelSource::Mixture => &["mix_metrics"],
+            KernelSource::Mlp => &["mlp_forward_f64"],
         }
     }
 }

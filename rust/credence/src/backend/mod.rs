@@ -29,6 +29,9 @@
 //!    Brier, H(p_bar), mean_s H(p_s), mutual information, and the reliability histogram (atomics).
 //! 2. [`mixture_summary`]: Gaussian mixtures, one thread per point: closed-form CRPS (O(M^2)),
 //!    NLL by log-sum-exp, central-interval quantiles by bisection (PICP, MPIW).
+//! 4. [`mlp_forward`]: forward passes of the study's heteroscedastic MLP for many parameter
+//!    vectors (deep-ensemble members, SWAG or BBB weight samples) over a test set. MC-dropout
+//!    masks are not supported on the GPU yet. (Kernel 3, batched ChEES sampling, is separate.)
 //!
 //! # Verification without a GPU
 //! The test suite compiles every kernel to PTX with NVRTC, assembles the PTX with `ptxas` for
@@ -68,6 +71,7 @@ mod cuda;
 mod ensemble;
 mod kernels;
 mod mixture;
+mod mlp;
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +80,7 @@ pub use kernels::{
     CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, compile_ptx, load_nvrtc_from, nvrtc_available,
 };
 pub use mixture::{MixtureOptions, MixtureSummary, mixture_summary};
+pub use mlp::{MlpForward, mlp_forward, mlp_param_count};
 
 use crate::error::{Error, Result};
 

@@ -501,3 +501,76 @@ fn launch_streams_members_in_chunks_within_the_byte_budget() {
     assert_eq!(Launch::for_ensemble((3, 10, 2), 8, usize::MAX, 1).unwrap(), Launch { grid: 10, block: 32, chunk: 3 });
     assert!(Launch::for_ensemble((1, 1 << 20, 1 << 12), 4, 1, 1).is_err());
 }
+
+/// Random networks (weights of scale 1/sqrt(fan-in), so the activations and both heads are of
+/// order one) and inputs.
+fn random_mlps(members: usize, n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = Rng(seed);
+    let p = mlp_param_count(d);
+    let params = (0..members * p)
+        .map(|i| {
+            let fan_in = if i % p < 64 * d + 64 { d } else { 64 };
+            2.0 * (rng.next() - 0.5) * (3.0 / fan_in as f64).sqrt()
+        })
+        .collect();
+    let x = (0..n * d).map(|_| 4.0 * (rng.next() - 0.5)).collect();
+    (params, x)
+}
+
+fn compare_mlp(label: &str, got: &MlpForward, want: &MlpForward) {
+    // Means cross zero: relative to the unit scale of the outputs below 1.
+    close(&format!("{label} means"), got.means.as_slice().unwrap(), want.means.as_slice().unwrap(), 1e-10, |_| 1.0);
+    close(&format!("{label} sds"), got.sds.as_slice().unwrap(), want.sds.as_slice().unwrap(), 1e-10, |_| {
+        f64::MIN_POSITIVE
+    });
+}
+
+const MLP_CASES: [(usize, usize, usize); 2] = [(3, 70, 5), (2, 33, 1)];
+
+#[test]
+fn cpu_shim_mlp_matches_reference() {
+    let Some(exe) = harness() else { return };
+    for (c, &(members, n, d)) in MLP_CASES.iter().enumerate() {
+        let (params, x) = random_mlps(members, n, d, 40 + c as u64);
+        let mut input = Vec::new();
+        for v in [members, n, d, 3, 16] {
+            input.extend((v as i64).to_le_bytes());
+        }
+        params.iter().chain(&x).for_each(|v| input.extend(v.to_le_bytes()));
+        let out = run_harness(&exe, "mlp", &input);
+        let mut r = Reader(&out);
+        let got = MlpForward {
+            means: ndarray::Array2::from_shape_vec((members, n), r.f64s(members * n)).unwrap(),
+            sds: ndarray::Array2::from_shape_vec((members, n), r.f64s(members * n)).unwrap(),
+        };
+        assert!(r.0.is_empty());
+        let want = mlp_forward(Backend::Cpu, d, &params, &x).unwrap();
+        // Not a degenerate case: some ReLUs are active and the heads vary.
+        assert!(want.means.iter().any(|&m| m.abs() > 0.05) && want.sds.iter().any(|&s| (s - 1.0).abs() > 0.05));
+        compare_mlp(&format!("mlp E={members} N={n} d={d}"), &got, &want);
+    }
+}
+
+#[test]
+fn device_mlp_matches_cpu_reference() {
+    nvrtc();
+    if !Backend::cuda_available() {
+        eprintln!("skipped: no CUDA device here ({})", Backend::cuda_unavailable_reason().unwrap_or_default());
+        return;
+    }
+    for (c, &(members, n, d)) in MLP_CASES.iter().enumerate() {
+        let (params, x) = random_mlps(members, n, d, 40 + c as u64);
+        let got = mlp_forward(Backend::Cuda, d, &params, &x).unwrap();
+        compare_mlp("device mlp", &got, &mlp_forward(Backend::Cpu, d, &params, &x).unwrap());
+    }
+}
+
+#[test]
+fn mlp_forward_rejects_bad_shapes() {
+    let p = mlp_param_count(2);
+    assert_eq!(p, 64 * 2 + 64 + 64 * 64 + 64 + 2 * 64 + 2);
+    let e = mlp_forward(Backend::Cpu, 2, &vec![0.0; p + 1], &[0.0, 0.0]).unwrap_err();
+    assert!(e.to_string().contains(&format!("a positive multiple of {p}")), "{e}");
+    assert!(mlp_forward(Backend::Cpu, 2, &vec![0.0; p], &[0.0, 0.0, 1.0]).is_err());
+    assert!(mlp_forward(Backend::Cpu, 2, &vec![0.0; p], &[0.0, f64::NAN]).is_err());
+}

@@ -8,7 +8,10 @@
 
 use std::time::Instant;
 
-use credence::backend::{Backend, EnsembleInput, EnsembleOptions, MixtureOptions, ensemble_summary, mixture_summary};
+use credence::backend::{
+    Backend, EnsembleInput, EnsembleOptions, MixtureOptions, ensemble_summary, mixture_summary, mlp_forward,
+    mlp_param_count,
+};
 use credence::{ClassProbs, GaussianMixture};
 use ndarray::{Array2, Array3};
 
@@ -90,7 +93,27 @@ fn main() -> credence::Result<()> {
     let floor = (flop / FP64_FLOPS).max(bytes / HBM_BYTES_PER_S);
     let copy = bytes / PCIE_BYTES_PER_S;
     let size = format!("M={m} N={points} ({:.2e} FLOP)", flop);
-    println!("mixture | {size} | cuda | {gpu:.4} s | {floor:.4} s (FP64 FLOPs) + {copy:.4} s (copies) | {:.3}", (floor + copy) / gpu);
+    println!(
+        "mixture | {size} | cuda | {gpu:.4} s | {floor:.4} s (FP64 FLOPs) + {copy:.4} s (copies) | {:.3}",
+        (floor + copy) / gpu
+    );
     println!("mixture | {size} | cpu | {cpu:.4} s | | ");
+
+    // Kernel 4: 100 networks (d = 10) over 10^5 points.
+    let (members, points, d) = (100, 100_000, 10);
+    let params: Vec<f64> = (0..members * mlp_param_count(d)).map(|_| 0.2 * unif() - 0.1).collect();
+    let x: Vec<f64> = (0..points * d).map(|_| 2.0 * unif() - 1.0).collect();
+    mlp_forward(Backend::Cuda, d, &params, &x)?;
+    let gpu = best(repeats, || mlp_forward(Backend::Cuda, d, &params, &x));
+    let cpu = best(1, || mlp_forward(Backend::Cpu, d, &params, &x));
+    let flop = (members * points) as f64 * 2.0 * (64 * d + 64 * 64 + 2 * 64) as f64;
+    let floor = flop / FP64_FLOPS;
+    let copy = ((points * d + members * mlp_param_count(d) + 2 * members * points) * 8) as f64 / PCIE_BYTES_PER_S;
+    let size = format!("E={members} N={points} d={d} ({flop:.2e} FLOP)");
+    println!(
+        "mlp | {size} | cuda | {gpu:.4} s | {floor:.4} s (FP64 FLOPs) + {copy:.4} s (copies) | {:.3}",
+        (floor + copy) / gpu
+    );
+    println!("mlp | {size} | cpu | {cpu:.4} s | | ");
     Ok(())
 }

@@ -64,6 +64,10 @@
 //!   each, 25,000): 28,750 FLOP per point, 2.9e10 in all, 0.85 ms at 34 TFLOP/s.
 //!   Compute-bound (145 FLOP/byte), the bisection is 87% of it. At M = 100 the CRPS pairs (5050 x 50 FLOP) and the bisection
 //!   (250,000 FLOP) make 0.5 MFLOP per point, 15 ms per million points.
+//! - Kernel 4, E = 100 networks with d = 10 inputs over N = 1e5 points: 2 (64 d + 64 x 64 +
+//!   2 x 64) = 9,700 FLOP per network and point, 9.7e10 in all: 2.9 ms at 34 TFLOP/s, against
+//!   0.17 GB of memory traffic (50 us; the parameters, 33 kB per network, stay in cache):
+//!   compute-bound.
 //!
 //! `benches/gpu.sh` measures both kernels against these floors on a machine with a GPU.
 

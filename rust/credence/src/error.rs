@@ -76,6 +76,14 @@ pub enum Error {
         message: String,
     },
 
+    /// The GPU backend was asked for but cannot run (no driver, no device, no NVRTC), or a
+    /// CUDA call failed.
+    #[error("GPU backend: {message}")]
+    Backend {
+        /// What is missing or what failed, with what to do about it.
+        message: String,
+    },
+
     /// An error about an array that came from a file; the file name is prepended.
     #[error("{}: {source}", path.display())]
     InFile {

@@ -32,6 +32,7 @@
 //! and every aggregate is summed in a fixed order, so results do not depend on the number of
 //! threads.
 
+pub mod backend;
 pub mod compare;
 pub mod credal;
 pub mod error;

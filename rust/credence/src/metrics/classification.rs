@@ -331,6 +331,23 @@ pub fn top_k_accuracy(mean_probs: ArrayView2<'_, f64>, labels: &[usize], k: usiz
     Ok(hits as f64 / n as f64)
 }
 
+/// Rank of each point's label in its N x K probabilities: the number of classes ranked above
+/// it (a larger probability, or an equal one at a lower class index), so 0 is the argmax of
+/// [`summarise`] and the label is in the top k exactly when its rank is below k (the CPU
+/// reference of the GPU kernel's per-point rank; [`top_k_accuracy`] counts the same way).
+pub fn label_ranks(mean_probs: ArrayView2<'_, f64>, labels: &[usize]) -> Result<Vec<usize>> {
+    let (n, classes) = mean_probs.dim();
+    check_labels(labels, n, classes)?;
+    Ok(mean_probs
+        .outer_iter()
+        .zip(labels)
+        .map(|(row, &y)| {
+            let py = row[y];
+            row.iter().enumerate().filter(|&(c, &p)| p > py || (p == py && c < y)).count()
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,9 @@ pub mod temperature;
 
 pub use brier::{BrierDecomposition, brier_decomposition};
 pub use calibration::{Binning, Calibration, ReliabilityBin, calibration, top_k_calibration};
-pub use classification::{BrierScale, DEFAULT_NLL_EPS, PointSummary, brier_score, summarise, top_k_accuracy};
+pub use classification::{
+    BrierScale, DEFAULT_NLL_EPS, PointSummary, brier_score, label_ranks, summarise, top_k_accuracy,
+};
 pub use crps::{CrpsEstimator, crps_gaussian, crps_mixture, crps_samples, crps_sorted_samples};
 pub use interval::{interval_score, mixture_quantile, sample_quantile};
 pub use nll::{nll_gaussian, nll_mixture};

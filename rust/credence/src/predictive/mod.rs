@@ -12,7 +12,7 @@ mod regression;
 mod validate;
 
 pub use classification::{ClassProbs, DEFAULT_PROB_TOLERANCE, check_labels, labels_from_f64, labels_from_i64};
-pub use real::Real;
+pub use real::{Real, TypedSlice};
 pub use regression::{Gaussian, GaussianMixture, Intervals, RegressionPredictive, Samples};
 pub use validate::check_outcomes;
 pub(crate) use validate::mixture_slices;

@@ -19,6 +19,17 @@ pub trait Real:
     fn finite(self) -> bool;
     /// The entropy term -p ln p (0 for p <= 0), computed in this type's precision.
     fn neg_p_ln_p(self) -> Self;
+    /// The slice as its concrete element type (for the GPU backend's copies to the device).
+    fn as_typed_slice(x: &[Self]) -> TypedSlice<'_>;
+}
+
+/// A slice of one of the [`Real`] types, by concrete type.
+#[derive(Debug, Clone, Copy)]
+pub enum TypedSlice<'a> {
+    /// Single precision.
+    F32(&'a [f32]),
+    /// Double precision.
+    F64(&'a [f64]),
 }
 
 impl Real for f32 {
@@ -34,6 +45,10 @@ impl Real for f32 {
     fn neg_p_ln_p(self) -> Self {
         crate::special::neg_p_ln_p_f32(self)
     }
+    #[inline]
+    fn as_typed_slice(x: &[Self]) -> TypedSlice<'_> {
+        TypedSlice::F32(x)
+    }
 }
 
 impl Real for f64 {
@@ -48,5 +63,9 @@ impl Real for f64 {
     #[inline(always)]
     fn neg_p_ln_p(self) -> Self {
         crate::special::neg_p_ln_p(self)
+    }
+    #[inline]
+    fn as_typed_slice(x: &[Self]) -> TypedSlice<'_> {
+        TypedSlice::F64(x)
     }
 }

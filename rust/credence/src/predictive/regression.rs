@@ -154,6 +154,11 @@ impl GaussianMixture {
         self.sds.column(i)
     }
 
+    /// The member-major M x N means and sds as flat slices (for the GPU kernels).
+    pub(crate) fn member_major(&self) -> (&[f64], &[f64]) {
+        (self.means.as_slice().unwrap_or(&[]), self.sds.as_slice().unwrap_or(&[]))
+    }
+
     fn view(&self) -> crps::MixtureView<'_> {
         crps::MixtureView {
             weights: &self.weights,

@@ -11,7 +11,7 @@ pub mod data;
 pub mod grid;
 pub mod merge;
 pub mod methods;
-mod nn;
+pub(crate) mod nn;
 pub mod results;
 pub mod runner;
 pub mod score;

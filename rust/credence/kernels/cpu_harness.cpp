@@ -1,0 +1,116 @@
+// Runs credence's CUDA kernels on the CPU through cuda_cpu_shim.h, for the Rust tests
+// (rust/credence/tests/gpu_kernels.rs), which write the inputs to stdin and read the outputs
+// from stdout, all little-endian binary: see the tests for the layout.
+//
+//   g++ -std=c++20 -O2 -pthread cpu_harness.cpp -o harness
+//   harness ensemble_f64 | ensemble_f32 | mixture | mlp  < input > output
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_cpu_shim.h"
+#include "ensemble.cu"
+#include "mixture.cu"
+#include "mlp.cu"
+
+template <typename T>
+static std::vector<T> take(std::size_t count) {
+  std::vector<T> v(count);
+  if (count > 0 && std::fread(v.data(), sizeof(T), count, stdin) != count) {
+    std::fprintf(stderr, "harness: short input\n");
+    std::exit(2);
+  }
+  return v;
+}
+
+template <typename T>
+static void give(const std::vector<T>& v) {
+  if (!v.empty()) std::fwrite(v.data(), sizeof(T), v.size(), stdout);
+}
+
+// Header: i64 s, n, k, logits, chunk, n_bins, grid, block; f64 nll_eps; i32 labels[n];
+// T x[s * n * k]. Output: f64 mean_probs[n * k]; i32 predicted[n], label_rank[n]; f64
+// confidence, nll, brier, entropy, expected_entropy, mutual_information, sample_sd [n each];
+// i32 bin_count[b]; f64 bin_confidence[b]; i32 bin_correct[b].
+template <typename T, typename Kernel>
+static void ensemble(Kernel accumulate) {
+  auto h = take<long long>(8);
+  const long long s = h[0], n = h[1], k = h[2], logits = h[3], chunk = h[4], bins = h[5];
+  const unsigned grid = (unsigned)h[6], block = (unsigned)h[7];
+  const double nll_eps = take<double>(1)[0];
+  auto labels = take<int>(n);
+  auto x = take<T>(s * n * k);
+  std::vector<double> acc(n * k), ent(n), p1s(n), p1q(n);
+  for (long long m0 = 0; m0 < s; m0 += chunk) {
+    const int members = (int)std::min(chunk, s - m0);
+    cuda_shim::launch(grid, block, accumulate, (const T*)(x.data() + m0 * n * k), members, (int)n, (int)k,
+                      (int)logits, acc.data(), ent.data(), p1s.data(), p1q.data());
+  }
+  std::vector<int> predicted(n), rank(n), bin_count(bins), bin_correct(bins);
+  std::vector<double> conf(n), nll(n), brier(n), entropy(n), eh(n), mi(n), sd(n), bin_conf(bins);
+  cuda_shim::launch(grid, block, ens_finalize, acc.data(), (const double*)ent.data(), (const double*)p1s.data(),
+                    (const double*)p1q.data(), (const int*)labels.data(), (int)n, (int)k, (int)s, nll_eps, (int)bins,
+                    predicted.data(), rank.data(), conf.data(), nll.data(), brier.data(), entropy.data(), eh.data(),
+                    mi.data(), sd.data(), bin_count.data(), bin_conf.data(), bin_correct.data());
+  give(acc);
+  give(predicted);
+  give(rank);
+  for (auto* v : {&conf, &nll, &brier, &entropy, &eh, &mi, &sd}) give(*v);
+  give(bin_count);
+  give(bin_conf);
+  give(bin_correct);
+}
+
+// Header: i64 m, n, grid, block; f64 sd_floor, z_lo, p_lo, z_hi, p_hi; f64 w[m], means[m * n],
+// sds[m * n], y[n]. Output: f64 crps, nll, lower, upper [n each]; i32 covered.
+static void mixture() {
+  auto h = take<long long>(4);
+  const long long m = h[0], n = h[1];
+  const unsigned grid = (unsigned)h[2], block = (unsigned)h[3];
+  auto f = take<double>(5);
+  auto w = take<double>(m);
+  auto means = take<double>(m * n);
+  auto sds = take<double>(m * n);
+  auto y = take<double>(n);
+  std::vector<double> crps(n), nll(n), lower(n), upper(n);
+  std::vector<int> covered(1);
+  cuda_shim::launch(grid, block, mix_metrics, (const double*)w.data(), (const double*)means.data(),
+                    (const double*)sds.data(), (const double*)y.data(), (int)m, (int)n, f[0], f[1], f[2], f[3], f[4],
+                    crps.data(), nll.data(), lower.data(), upper.data(), covered.data());
+  for (auto* v : {&crps, &nll, &lower, &upper}) give(*v);
+  give(covered);
+}
+
+// Header: i64 members, n, d, grid, tile; f64 params[members * P], x[n * d].
+// Output: f64 mean[members * n], sd[members * n].
+static void mlp() {
+  auto h = take<long long>(5);
+  const long long members = h[0], n = h[1], d = h[2], tile = h[4];
+  const unsigned grid = (unsigned)h[3];
+  const long long p = 64 * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+  auto params = take<double>(members * p);
+  auto x = take<double>(n * d);
+  std::vector<double> mean(members * n), sd(members * n);
+  cuda_shim::launch(grid, 64, mlp_forward_f64, (const double*)params.data(), (const double*)x.data(), (int)d, (int)n,
+                    (int)members, (int)tile, mean.data(), sd.data());
+  give(mean);
+  give(sd);
+}
+
+int main(int argc, char** argv) {
+  const std::string which = argc > 1 ? argv[1] : "";
+  if (which == "ensemble_f64") {
+    ensemble<double>(ens_accumulate_f64);
+  } else if (which == "ensemble_f32") {
+    ensemble<float>(ens_accumulate_f32);
+  } else if (which == "mixture") {
+    mixture();
+  } else if (which == "mlp") {
+    mlp();
+  } else {
+    std::fprintf(stderr, "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp < input > output\n");
+    return 2;
+  }
+  return 0;
+}

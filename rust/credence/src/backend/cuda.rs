@@ -1,0 +1,274 @@
+//! The CUDA side of the seam: the device (probed once per process, never panicking without a
+//! driver), the modules (NVRTC-compiled at first use, cached), and the launches of kernels 1
+//! and 2. This is the one module with `unsafe` besides `simd.rs`: kernel launches are
+//! foreign calls whose argument lists must match the kernels' signatures, checked by eye
+//! against `kernels/*.cu` and by the device tests.
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+
+use super::ensemble::{EnsembleRaw, Launch};
+use super::kernels::{KernelSource, compile_ptx, nvrtc_available};
+use super::mixture::MixtureRaw;
+use crate::error::{Error, Result};
+
+/// The GPU used by this process (device 0) and its compiled modules.
+pub(crate) struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: &'static str,
+    sm_count: u32,
+    modules: Mutex<HashMap<KernelSource, Arc<CudaModule>>>,
+}
+
+pub(crate) fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen NVRTC under cudarc's candidate names.
+    std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false)
+}
+
+/// The process's GPU, probed on first call; the error says what is missing.
+pub(crate) fn gpu() -> Result<&'static Gpu> {
+    static GPU: OnceLock<std::result::Result<Gpu, String>> = OnceLock::new();
+    GPU.get_or_init(|| {
+        // cudarc panics where a library or symbol is missing; a probe must not.
+        std::panic::catch_unwind(probe).unwrap_or_else(|_| Err("CUDA initialisation panicked".to_owned()))
+    })
+    .as_ref()
+    .map_err(|message| Error::Backend { message: message.clone() })
+}
+
+fn probe() -> std::result::Result<Gpu, String> {
+    // SAFETY: only tries to dlopen libcuda under cudarc's candidate names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err("no CUDA driver: libcuda.so was not found (is an NVIDIA driver installed?)".to_owned());
+    }
+    nvrtc_available().map_err(|e| e.to_string())?;
+    let count = CudaContext::device_count().map_err(|e| format!("CUDA driver present but cuInit failed: {e:?}"))?;
+    if count < 1 {
+        return Err("CUDA driver present but no CUDA device found".to_owned());
+    }
+    let ctx = CudaContext::new(0).map_err(|e| format!("creating a context on device 0: {e:?}"))?;
+    let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
+    let sm_count = ctx
+        .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(|e| format!("{e:?}"))?;
+    let stream = ctx.default_stream();
+    Ok(Gpu {
+        ctx,
+        stream,
+        arch: virtual_arch(major, minor),
+        sm_count: u32::try_from(sm_count).unwrap_or(1).max(1),
+        modules: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The PTX target for a device: its own compute capability where NVRTC 12 knows it, else the
+/// newest one below it (PTX is forward compatible).
+fn virtual_arch(major: i32, minor: i32) -> &'static str {
+    match major * 10 + minor {
+        ..=69 => "compute_60",
+        70 | 71 => "compute_70",
+        72..=74 => "compute_72",
+        75..=79 => "compute_75",
+        80..=85 => "compute_80",
+        86 => "compute_86",
+        87 => "compute_87",
+        88 => "compute_87",
+        89 => "compute_89",
+        90..=99 => "compute_90",
+        _ => "compute_90",
+    }
+}
+
+fn driver(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::Backend { message: format!("{what}: {e:?}") }
+}
+
+impl Gpu {
+    /// The module of one kernel source, compiled by NVRTC the first time it is needed.
+    fn module(&self, source: KernelSource) -> Result<Arc<CudaModule>> {
+        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = modules.get(&source) {
+            return Ok(m.clone());
+        }
+        let ptx = compile_ptx(source, self.arch)?;
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(driver(&format!("loading kernels/{}", source.file_name())))?;
+        modules.insert(source, module.clone());
+        Ok(module)
+    }
+
+    /// Number of multiprocessors (to size grid-stride launches).
+    pub(crate) fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+
+    fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<cudarc::driver::CudaSlice<T>> {
+        self.stream.alloc_zeros::<T>(len.max(1)).map_err(driver("allocating device memory"))
+    }
+
+    fn download<T: DeviceRepr + Clone + Default>(
+        &self,
+        src: &cudarc::driver::CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        let mut v = self.stream.clone_dtoh(src).map_err(driver("copying results to the host"))?;
+        v.truncate(len);
+        Ok(v)
+    }
+
+    /// Kernel 1 on `x` (S x N x K, member-major), streamed `launch.chunk` members at a time.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ensemble<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        x: &[T],
+        (s, n, k): (usize, usize, usize),
+        logits: bool,
+        labels: &[i32],
+        nll_eps: f64,
+        n_bins: usize,
+        launch: Launch,
+    ) -> Result<EnsembleRaw> {
+        let module = self.module(KernelSource::Ensemble)?;
+        let name = if std::mem::size_of::<T>() == 4 { "ens_accumulate_f32" } else { "ens_accumulate_f64" };
+        let accumulate = module.load_function(name).map_err(driver(name))?;
+        let finalize = module.load_function("ens_finalize").map_err(driver("ens_finalize"))?;
+        let cfg = LaunchConfig { grid_dim: (launch.grid, 1, 1), block_dim: (launch.block, 1, 1), shared_mem_bytes: 0 };
+        let (n_i, k_i, s_i, logits_i, bins_i) = (n as i32, k as i32, s as i32, i32::from(logits), n_bins as i32);
+        let st = &self.stream;
+        let mut acc = self.zeros::<f64>(n * k)?;
+        let mut ent = self.zeros::<f64>(n)?;
+        let mut p1s = self.zeros::<f64>(n)?;
+        let mut p1q = self.zeros::<f64>(n)?;
+        // One chunk buffer, reused: only chunk x N x K input values are ever on the device.
+        let mut chunk = self.zeros::<T>(launch.chunk * n * k)?;
+        for m0 in (0..s).step_by(launch.chunk) {
+            let members = launch.chunk.min(s - m0);
+            let src = &x[m0 * n * k..(m0 + members) * n * k];
+            st.memcpy_htod(src, &mut chunk.slice_mut(0..src.len())).map_err(driver("copying a chunk of members"))?;
+            let members_i = members as i32;
+            let mut b = st.launch_builder(&accumulate);
+            b.arg(&chunk).arg(&members_i).arg(&n_i).arg(&k_i).arg(&logits_i);
+            b.arg(&mut acc).arg(&mut ent).arg(&mut p1s).arg(&mut p1q);
+            // SAFETY: the arguments match ens_accumulate_*'s signature in kernels/ensemble.cu
+            // (pointers to buffers of the lengths it indexes: chunk >= members x N x K, acc
+            // N x K, the others N), and the block size is a power of two <= 256.
+            unsafe { b.launch(cfg) }.map_err(driver(name))?;
+        }
+        drop(chunk);
+        let labels_d = st.clone_htod(labels).map_err(driver("copying labels"))?;
+        let mut predicted = self.zeros::<i32>(n)?;
+        let mut rank = self.zeros::<i32>(n)?;
+        let mut out: Vec<cudarc::driver::CudaSlice<f64>> =
+            (0..7).map(|_| self.zeros::<f64>(n)).collect::<Result<_>>()?;
+        let mut bin_count = self.zeros::<i32>(n_bins)?;
+        let mut bin_conf = self.zeros::<f64>(n_bins)?;
+        let mut bin_correct = self.zeros::<i32>(n_bins)?;
+        {
+            let mut b = st.launch_builder(&finalize);
+            b.arg(&mut acc).arg(&ent).arg(&p1s).arg(&p1q).arg(&labels_d);
+            b.arg(&n_i).arg(&k_i).arg(&s_i).arg(&nll_eps).arg(&bins_i);
+            b.arg(&mut predicted).arg(&mut rank);
+            for o in out.iter_mut() {
+                b.arg(o);
+            }
+            b.arg(&mut bin_count).arg(&mut bin_conf).arg(&mut bin_correct);
+            // SAFETY: the arguments match ens_finalize's signature (22 parameters, in order);
+            // every per-point buffer has N elements, acc N x K, the bins n_bins (>= 1 allocated).
+            unsafe { b.launch(cfg) }.map_err(driver("ens_finalize"))?;
+        }
+        let mut f = out.iter().map(|o| self.download(o, n)).collect::<Result<Vec<_>>>()?.into_iter();
+        let mut next = || f.next().unwrap_or_default();
+        Ok(EnsembleRaw {
+            mean_probs: self.download(&acc, n * k)?,
+            predicted: self.download(&predicted, n)?,
+            label_rank: self.download(&rank, n)?,
+            confidence: next(),
+            nll: next(),
+            brier: next(),
+            entropy: next(),
+            expected_entropy: next(),
+            mutual_information: next(),
+            sample_sd: next(),
+            bin_count: self.download(&bin_count, n_bins)?,
+            bin_confidence: self.download(&bin_conf, n_bins)?,
+            bin_correct: self.download(&bin_correct, n_bins)?,
+        })
+    }
+
+    /// Kernel 2 on a mixture (weights M, member-major M x N means and sds).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn mixture(
+        &self,
+        weights: &[f64],
+        means: &[f64],
+        sds: &[f64],
+        y: &[f64],
+        sd_floor: f64,
+        (z_lo, p_lo, z_hi, p_hi): (f64, f64, f64, f64),
+        (grid, block): (u32, u32),
+    ) -> Result<MixtureRaw> {
+        let module = self.module(KernelSource::Mixture)?;
+        let f = module.load_function("mix_metrics").map_err(driver("mix_metrics"))?;
+        let st = &self.stream;
+        let (m, n) = (weights.len(), y.len());
+        let up = |v: &[f64]| st.clone_htod(v).map_err(driver("copying the mixture to the device"));
+        let (w_d, means_d, sds_d, y_d) = (up(weights)?, up(means)?, up(sds)?, up(y)?);
+        let mut out: Vec<cudarc::driver::CudaSlice<f64>> =
+            (0..4).map(|_| self.zeros::<f64>(n)).collect::<Result<_>>()?;
+        let mut covered = self.zeros::<i32>(1)?;
+        let (m_i, n_i) = (m as i32, n as i32);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        {
+            let mut b = st.launch_builder(&f);
+            b.arg(&w_d).arg(&means_d).arg(&sds_d).arg(&y_d).arg(&m_i).arg(&n_i);
+            b.arg(&sd_floor).arg(&z_lo).arg(&p_lo).arg(&z_hi).arg(&p_hi);
+            for o in out.iter_mut() {
+                b.arg(o);
+            }
+            b.arg(&mut covered);
+            // SAFETY: the arguments match mix_metrics's signature (16 parameters, in order);
+            // means and sds hold M x N values, y and the outputs N, covered 1.
+            unsafe { b.launch(cfg) }.map_err(driver("mix_metrics"))?;
+        }
+        let mut v = out.iter().map(|o| self.download(o, n)).collect::<Result<Vec<_>>>()?.into_iter();
+        let mut next = || v.next().unwrap_or_default();
+        Ok(MixtureRaw {
+            crps: next(),
+            nll: next(),
+            lower: next(),
+            upper: next(),
+            covered: self.download(&covered, 1)?.first().copied().unwrap_or(0),
+        })
+    }
+
+    /// Kernel 4: E members' forward passes over N points (x row-major N x d).
+    pub(crate) fn mlp(
+        &self,
+        params: &[f64],
+        x: &[f64],
+        (members, n, d): (usize, usize, usize),
+        (grid, tile): (u32, u32),
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let module = self.module(KernelSource::Mlp)?;
+        let f = module.load_function("mlp_forward_f64").map_err(driver("mlp_forward_f64"))?;
+        let st = &self.stream;
+        let params_d = st.clone_htod(params).map_err(driver("copying parameters"))?;
+        let x_d = st.clone_htod(x).map_err(driver("copying inputs"))?;
+        let mut mean = self.zeros::<f64>(members * n)?;
+        let mut sd = self.zeros::<f64>(members * n)?;
+        let (d_i, n_i, e_i, tile_i) = (d as i32, n as i32, members as i32, tile as i32);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+        let mut b = st.launch_builder(&f);
+        b.arg(&params_d).arg(&x_d).arg(&d_i).arg(&n_i).arg(&e_i).arg(&tile_i).arg(&mut mean).arg(&mut sd);
+        // SAFETY: the arguments match mlp_forward_f64's signature (8 parameters, in order);
+        // params holds E x P values, x N x d, mean and sd E x N; the block has 64 threads.
+        unsafe { b.launch(cfg) }.map_err(driver("mlp_forward_f64"))?;
+        Ok((self.download(&mean, members * n)?, self.download(&sd, members * n)?))
+    }
+}

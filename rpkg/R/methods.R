@@ -38,7 +38,7 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
     cat("\n", title, ":\n", sep = "")
     num <- c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")
     tab[num] <- lapply(tab[num], round, digits)
-    tab$Rhat <- round(tab$Rhat, 2)
+    tab$Rhat <- formatC(tab$Rhat, format = "f", digits = 2)
     print(tab)
   }
   show(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper)

@@ -288,3 +288,14 @@ test_that("plot and pp_check draw without error, with and without ggplot2", {
   expect_null(base_plot(f, pars = c("mu0", "tau")))
   expect_equal(dim(yrep), c(4L, f$info$n_obs))
 })
+
+test_that("the generics brms uses (nlme, bayesplot, rstantools) dispatch to credence's methods", {
+  d <- mt()
+  f <- credence_fit(crps ~ method, d, iter = 200, seed = 1, chains = 2)
+  skip_if_not_installed("nlme")
+  expect_equal(nlme::fixef(f), fixef(f))
+  skip_if_not_installed("bayesplot")
+  expect_equal(bayesplot::nuts_params(f), nuts_params(f))
+  skip_if_not_installed("rstantools")
+  expect_equal(rstantools::prior_summary(f), prior_summary(f))
+})

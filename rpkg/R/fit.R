@@ -1,35 +1,98 @@
-#' Fit the hierarchical comparison model (brms-style formula).
-credence_fit <- function(formula, data, family = "gaussian", sigma = ~method, chains = 4,
-                         iter = 2000, warmup = floor(iter / 2), seed = 1) {
-  rhs <- attr(stats::terms(formula), "term.labels")
-  response <- all.vars(formula[[2]])
-  re <- grep("|", rhs, fixed = TRUE, value = TRUE)
-  fixed <- setdiff(rhs, re)
-  if (length(fixed) != 1) stop("credence_fit: expected one method term, got: ", paste(fixed, collapse = ", "))
-  pair_col <- if (length(re)) trimws(sub(".*\\|", "", re[[1]])) else NULL
-  cols <- c(response, fixed, pair_col)
+# credence_fit and update: data checks and conversion; the model is fitted by the Rust core.
+
+#' @export
+credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~method, prior = NULL, chains = 4,
+                         iter = 2000, warmup = floor(iter / 2), seed = NULL, cores = getOption("mc.cores", 1L),
+                         higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10)) {
+  args <- list(formula = formula, data = data, family = family, sigma = sigma, prior = prior, chains = chains,
+               iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
+               control = control)
+  # An unspecified warmup stays half of iter when update() changes iter.
+  if (missing(warmup)) args["warmup"] <- list(NULL)
+  fit_from_args(args, data_name = deparse1(substitute(data)), sigma_given = !missing(sigma))
+}
+
+check_count <- function(name, x, min) {
+  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x != round(x) || x < min) {
+    stop("credence_fit: ", name, " must be a whole number >= ", min, call. = FALSE)
+  }
+  as.double(x)
+}
+
+fit_from_args <- function(args, data_name, sigma_given = TRUE) {
+  f <- parse_credence_formula(args$formula)
+  family <- resolve_family(args$family)
+  if (family == "beta_binomial" && is.null(f$trials)) {
+    stop("credence_fit: beta_binomial() needs the trials on the left-hand side, e.g. covered | trials(n_test) ~ method",
+         call. = FALSE)
+  }
+  if (family == "gaussian" && !is.null(f$trials)) {
+    stop("credence_fit: trials() needs family = beta_binomial()", call. = FALSE)
+  }
+  shared_sigma <- parse_sigma_formula(args$sigma, f$group)
+  if (family == "beta_binomial" && sigma_given) {
+    stop("credence_fit: sigma applies to the gaussian family only (beta_binomial has phi)", call. = FALSE)
+  }
+  data <- args$data
+  if (!is.data.frame(data)) stop("credence_fit: data must be a data frame", call. = FALSE)
+  cols <- c(f$response, f$trials, f$group, f$pair)
+  missing_cols <- setdiff(cols, names(data))
+  if (length(missing_cols)) {
+    stop("credence_fit: column(s) not in data: ", paste(missing_cols, collapse = ", "), call. = FALSE)
+  }
+  for (k in c(f$response, f$trials)) {
+    if (!is.numeric(data[[k]])) {
+      stop("credence_fit: column '", k, "' must be numeric or integer, not ", class(data[[k]])[1], call. = FALSE)
+    }
+  }
+  for (k in c(f$group, f$pair)) {
+    if (!(is.factor(data[[k]]) || is.character(data[[k]]) || is.numeric(data[[k]]) || is.logical(data[[k]]))) {
+      stop("credence_fit: column '", k, "' must be a factor or character, not ", class(data[[k]])[1], call. = FALSE)
+    }
+  }
   keep <- stats::complete.cases(data[, cols, drop = FALSE])
-  if (any(!keep)) warning(sum(!keep), " row(s) with missing values were dropped")
+  if (any(!keep)) {
+    warning(sum(!keep), " row(s) containing NAs were dropped (excluded from the model)", call. = FALSE)
+  }
   d <- data[keep, , drop = FALSE]
-  ptr <- glue_fit(as.character(d[[fixed]]), if (is.null(pair_col)) NULL else as.character(d[[pair_col]]),
-                  as.double(d[[response[1]]]), NULL, family, identical(sigma, ~1), !is.null(pair_col),
-                  FALSE, FALSE, FALSE, rep("", 5), chains, warmup, iter - warmup, seed, 0.8, FALSE)
-  structure(list(ptr = ptr, formula = formula, summary = as.data.frame(glue_summary(ptr)),
-                 info = glue_info(ptr)), class = "credence_fit")
+  chains <- check_count("chains", args$chains, 1)
+  iter <- check_count("iter", args$iter, 1)
+  warmup <- check_count("warmup", if (is.null(args$warmup)) floor(iter / 2) else args$warmup, 0)
+  if (iter <= warmup) stop("credence_fit: iter (", iter, ") must exceed warmup (", warmup, ")", call. = FALSE)
+  seed <- args$seed
+  if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1)
+  seed <- check_count("seed", seed, 0)
+  control <- utils::modifyList(list(adapt_delta = 0.8, max_treedepth = 10), as.list(args$control))
+  unknown <- setdiff(names(control), c("adapt_delta", "max_treedepth"))
+  if (length(unknown)) {
+    stop("credence_fit: unsupported control entries: ", paste(unknown, collapse = ", "),
+         "; expected adapt_delta, max_treedepth", call. = FALSE)
+  }
+  priors <- prior_strings(args$prior)
+  ptr <- glue_fit(as.character(d[[f$group]]), if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                  as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
+                  family, shared_sigma, !is.null(f$pair), FALSE, FALSE, FALSE, unname(priors),
+                  chains, warmup, iter - warmup, seed, as.double(control$adapt_delta),
+                  as.double(control$max_treedepth), isTRUE(args$higher_is_better))
+  args$seed <- seed
+  structure(list(ptr = ptr, formula = args$formula, family = family, shared_sigma = shared_sigma,
+                 terms = f, data = d, data_name = data_name, seed = seed, sigma_given = sigma_given, prior = priors, args = args,
+                 summary = as.data.frame(glue_summary(ptr)), info = glue_info(ptr)),
+            class = "credence_fit")
 }
 
 #' @export
-print.credence_fit <- function(x, digits = 2, ...) {
-  i <- x$info
-  cat(" Family: gaussian\n  Links: mu = identity; sigma = identity\nFormula:", deparse(x$formula), "\n")
-  cat("   Data: data (Number of observations:", i$n_obs, ")\n")
-  cat("  Draws:", i$chains, "chains, each with iter =", i$warmup + i$draws, "; warmup =", i$warmup,
-      "; thin = 1;\n         total post-warmup draws =", i$chains * i$draws, "\n\n")
-  s <- x$summary
-  tab <- data.frame(Estimate = s$mean, Est.Error = s$sd, `l-95% CI` = s$q2_5, `u-95% CI` = s$q97_5,
-                    Rhat = s$rhat, Bulk_ESS = round(s$ess_bulk), Tail_ESS = round(s$ess_tail),
-                    row.names = s$name, check.names = FALSE)
-  print(round(tab, digits))
-  for (w in i$warnings) cat("\nWarning:", w, "\n")
-  invisible(x)
+update.credence_fit <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
+  args <- object$args
+  data_name <- object$data_name
+  if (!missing(formula.)) args$formula <- stats::update(args$formula, formula.)
+  if (!is.null(newdata)) {
+    args$data <- newdata
+    data_name <- deparse1(substitute(newdata))
+  }
+  changes <- list(...)
+  bad <- setdiff(names(changes), names(args))
+  if (length(bad)) stop("update: unknown argument(s) ", paste(bad, collapse = ", "), call. = FALSE)
+  for (k in names(changes)) args[k] <- list(changes[[k]])
+  fit_from_args(args, data_name, sigma_given = isTRUE(object$sigma_given) || "sigma" %in% names(changes))
 }

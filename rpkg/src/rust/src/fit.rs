@@ -1,8 +1,8 @@
 //! Fitting and the quantities of a fit: R vectors in, `credence::compare` calls, R lists out.
 
 use credence::compare::{
-    BetaBinomialOptions, BetaBinomialPriors, Design, Family, Fit, FitOptions, GaussianOptions, GaussianPriors,
-    Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit, mdd_curve,
+    BetaBinomialOptions, BetaBinomialPriors, Design, DrawStats, Family, Fit, FitOptions, GaussianOptions,
+    GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit, mdd_curve,
 };
 use extendr_api::prelude::*;
 
@@ -48,6 +48,7 @@ fn glue_fit(
     draws: f64,
     seed: f64,
     target_accept: f64,
+    max_depth: f64,
     higher_is_better: bool,
 ) -> R<ExternalPtr<Fit>> {
     let [mu0, tau, sigma, sigma_gamma, phi] = <[String; 5]>::try_from(priors)
@@ -95,7 +96,7 @@ fn glue_fit(
             draws: count("draws", draws)?,
             seed: count("seed", seed)?,
             target_accept,
-            ..Default::default()
+            max_depth: count("max_treedepth", max_depth)?,
         },
         higher_is_better,
     };
@@ -170,6 +171,56 @@ fn glue_prob_better_pair(f: ExternalPtr<Fit>, a: &str, b: &str) -> R<Vec<f64>> {
     Ok(vec![p, se])
 }
 
+/// Per-draw sampler statistics in bayesplot's `nuts_params` layout: chain, iteration (both
+/// from 1) and one column per statistic, chain after chain.
+#[extendr]
+fn glue_nuts_params(f: ExternalPtr<Fit>) -> List {
+    let rows: Vec<(usize, usize, &DrawStats)> = f
+        .sampler_stats()
+        .iter()
+        .enumerate()
+        .flat_map(|(c, chain)| chain.iter().enumerate().map(move |(i, s)| (c + 1, i + 1, s)))
+        .collect();
+    let col = |g: fn(&DrawStats) -> f64| rows.iter().map(|r| g(r.2)).collect::<Vec<f64>>();
+    list!(
+        chain = rows.iter().map(|r| r.0 as f64).collect::<Vec<_>>(),
+        iteration = rows.iter().map(|r| r.1 as f64).collect::<Vec<_>>(),
+        accept_stat__ = col(|s| s.accept_stat),
+        stepsize__ = col(|s| s.step_size),
+        treedepth__ = col(|s| s.tree_depth as f64),
+        n_leapfrog__ = col(|s| s.n_leapfrog as f64),
+        divergent__ = col(|s| f64::from(u8::from(s.divergent))),
+        energy__ = col(|s| s.energy)
+    )
+}
+
+/// The priors in use (defaults resolved), as the text forms the core parses.
+#[extendr]
+fn glue_priors(f: ExternalPtr<Fit>) -> List {
+    let (names, priors): (Vec<&str>, Vec<String>) = match f.options().family {
+        Family::Gaussian(o) => {
+            let p = o.priors;
+            let mut v = vec![("mu0", p.mu0.to_string()), ("tau", p.tau.to_string()), ("sigma", p.sigma.to_string())];
+            if o.realization_effect && !f.design().pairs().is_empty() {
+                v.push(("sigma_gamma", p.sigma_gamma.to_string()));
+            }
+            if o.likelihood == Likelihood::StudentT {
+                v.push(("nu", p.nu.to_string()));
+            }
+            v.into_iter().unzip()
+        }
+        Family::BetaBinomial(o) => {
+            let p = o.priors;
+            let mut v = vec![("mu0", p.mu0.to_string()), ("tau", p.tau.to_string()), ("phi", p.phi.to_string())];
+            if o.realization_effect && !f.design().pairs().is_empty() {
+                v.push(("sigma_gamma", p.sigma_gamma.to_string()));
+            }
+            v.into_iter().unzip()
+        }
+    };
+    list!(class = names, prior = priors)
+}
+
 /// Predictive minimum detectable difference of a pair.
 #[extendr]
 fn glue_mdd(f: ExternalPtr<Fit>, a: &str, b: &str, power: f64, r_new: f64) -> R<List> {
@@ -211,6 +262,8 @@ extendr_module! {
     fn glue_prob_better;
     fn glue_prob_better_pair;
     fn glue_mdd;
+    fn glue_nuts_params;
+    fn glue_priors;
     fn glue_mdd_curve;
     fn glue_predict;
 }

@@ -12,7 +12,7 @@ use super::design::Design;
 use super::diagnostics::{mcse_mean, summary_diagnostics};
 use super::gaussian::{GaussianModel, KnownHyper};
 use super::model::{Family, Output, OutputKind, Posterior};
-use super::sampler::{SamplerSettings, run_chains, stream_seed};
+use super::sampler::{DrawStats, SamplerSettings, run_chains, stream_seed};
 use crate::error::{Error, Result};
 use crate::special::{norm_cdf, norm_quantile};
 
@@ -94,6 +94,9 @@ pub struct Fit {
     seconds: f64,
     gradient_evals: u64,
     summary: Vec<ParamSummary>,
+    /// Per chain, the sampler statistics of each kept draw.
+    #[serde(default)]
+    sampler_stats: Vec<Vec<DrawStats>>,
 }
 
 /// Builds the posterior for a design (on the scale it is fitted on).
@@ -204,6 +207,7 @@ pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<Know
         seconds: 0.0,
         gradient_evals: runs.iter().map(|r| r.gradient_evals).sum(),
         summary: Vec::new(),
+        sampler_stats: runs.iter().map(|r| r.stats.clone()).collect(),
     };
     // Summaries are computed once, in parallel over quantities, and kept with the fit.
     let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
@@ -252,6 +256,11 @@ impl Fit {
     /// Leapfrog steps (gradient evaluations) of all chains, warmup included.
     pub fn gradient_evals(&self) -> u64 {
         self.gradient_evals
+    }
+    /// Sampler statistics of each kept draw, one vector per chain (accept_stat, step size,
+    /// tree depth, leapfrog steps, divergence, energy; bayesplot's `nuts_params`).
+    pub fn sampler_stats(&self) -> &[Vec<DrawStats>] {
+        &self.sampler_stats
     }
     /// Number of chains.
     pub fn n_chains(&self) -> usize {
@@ -558,6 +567,46 @@ mod tests {
         let (a, b) = (run(1), run(3));
         assert_eq!(a.chains, b.chains);
         assert_eq!(a.summary(), b.summary());
+    }
+
+    #[test]
+    fn sampler_stats_agree_with_the_fit_diagnostics() {
+        // A far too low target acceptance forces large steps and so divergences to count.
+        for target_accept in [0.8, 0.05] {
+            let mut o = quick();
+            o.sampler.target_accept = target_accept;
+            o.sampler.chains = 2;
+            let f = fit(&simulated(10, 1.0), &o).unwrap();
+            let stats = f.sampler_stats();
+            assert_eq!(stats.len(), f.n_chains());
+            assert!(stats.iter().all(|c| c.len() == f.n_draws()));
+            let all: Vec<&DrawStats> = stats.iter().flatten().collect();
+            let divergent = all.iter().filter(|s| s.divergent).count();
+            assert_eq!(divergent, f.diagnostics().divergences);
+            if target_accept < 0.1 {
+                assert!(divergent > 0, "expected divergences at target_accept {target_accept}");
+            }
+            // Kept transitions' leapfrog steps are part of all gradient evaluations (warmup too).
+            let kept: u64 = all.iter().map(|s| s.n_leapfrog).sum();
+            assert!(kept > 0 && kept <= f.gradient_evals(), "{kept} > {}", f.gradient_evals());
+            for s in &all {
+                assert!((0.0..=1.0).contains(&s.accept_stat), "{s:?}");
+                assert!(s.step_size > 0.0 && s.energy.is_finite(), "{s:?}");
+                // A kept tree of depth d took 2^d - 1 steps; a rejected last doubling adds at
+                // most 2^d more.
+                let d = s.tree_depth;
+                assert!(s.n_leapfrog >= (1 << d) - 1 && s.n_leapfrog < 1 << (d + 1), "{s:?}");
+            }
+            // After warmup nuts-rs jitters the adapted step size uniformly by +-10% per draw.
+            for c in stats {
+                let lo = c.iter().map(|s| s.step_size).fold(f64::INFINITY, f64::min);
+                let hi = c.iter().map(|s| s.step_size).fold(0.0, f64::max);
+                assert!(hi > lo && hi / lo <= 1.1 / 0.9 + 1e-12, "{lo} {hi}");
+            }
+            // Mean accept_stat follows the adaptation target (loosely: short warmup).
+            let mean_accept = all.iter().map(|s| s.accept_stat).sum::<f64>() / all.len() as f64;
+            assert!((mean_accept - target_accept).abs() < 0.25, "{mean_accept} vs {target_accept}");
+        }
     }
 
     #[test]

@@ -93,5 +93,5 @@ pub use model::{
 pub use planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
-pub use sampler::SamplerSettings;
+pub use sampler::{DrawStats, SamplerSettings};
 pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc};

@@ -54,6 +54,27 @@ impl SamplerSettings {
     }
 }
 
+/// Sampler statistics of one kept draw (the columns of Stan's `sampler_params` / bayesplot's
+/// `nuts_params`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DrawStats {
+    /// Mean Metropolis acceptance probability over the trajectory (`accept_stat__`).
+    pub accept_stat: f64,
+    /// Step size used for this transition (`stepsize__`; after warmup nuts-rs jitters the
+    /// adapted step size by up to +-10% per transition).
+    pub step_size: f64,
+    /// Doublings of the trajectory that were kept (`treedepth__`; nuts-rs does not count a
+    /// last doubling that was rejected for a U-turn or divergence, Stan does, so Stan's value
+    /// can be larger by one for the same trajectory).
+    pub tree_depth: u64,
+    /// Leapfrog steps of this transition (`n_leapfrog__`).
+    pub n_leapfrog: u64,
+    /// Whether the transition diverged (`divergent__`).
+    pub divergent: bool,
+    /// Hamiltonian (potential plus kinetic energy) at the kept point (`energy__`).
+    pub energy: f64,
+}
+
 /// The result of one chain.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChainOutput {
@@ -67,6 +88,8 @@ pub(crate) struct ChainOutput {
     pub step_size: f64,
     /// Gradient evaluations, warmup included.
     pub gradient_evals: u64,
+    /// Sampler statistics of each kept draw.
+    pub stats: Vec<DrawStats>,
 }
 
 pub(crate) use crate::seeds::stream_seed;
@@ -149,6 +172,7 @@ fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, chain: u64) -> Re
         treedepth_hits: 0,
         step_size: f64::NAN,
         gradient_evals: 0,
+        stats: Vec::with_capacity(settings.draws as usize),
     };
     let mut constrained = vec![0.0; n_out];
     for _ in 0..settings.warmup + settings.draws {
@@ -160,6 +184,14 @@ fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, chain: u64) -> Re
         out.divergences += usize::from(progress.diverging);
         out.treedepth_hits += usize::from(stats.maxdepth_reached);
         out.step_size = progress.step_size;
+        out.stats.push(DrawStats {
+            accept_stat: stats.adapt.step_size.mean_tree_accept,
+            step_size: progress.step_size,
+            tree_depth: stats.depth,
+            n_leapfrog: progress.num_steps,
+            divergent: progress.diverging,
+            energy: stats.point.energy,
+        });
         post.constrain(&position, &mut constrained);
         out.draws.extend_from_slice(&constrained);
     }

@@ -1,0 +1,92 @@
+# Formula and family parsing for credence_fit (internal). Only the models of the core are
+# accepted; anything else is an error that names the unsupported term.
+
+unsupported <- function(what, term, hint) {
+  stop("credence_fit: unsupported ", what, " '", term, "'; ", hint, call. = FALSE)
+}
+
+# Splits an expression on top-level `+` into its terms.
+split_plus <- function(e) {
+  if (is.call(e) && identical(e[[1]], as.name("+")) && length(e) == 3) {
+    c(split_plus(e[[2]]), split_plus(e[[3]]))
+  } else {
+    list(e)
+  }
+}
+
+rhs_hint <- "the right-hand side must be 'method' or 'method + (1 | realization)'"
+
+# Parses `y ~ method`, `y ~ method + (1 | realization)` and `k | trials(n) ~ method (+ ...)`.
+# Returns list(response, trials, group, pair).
+parse_credence_formula <- function(formula) {
+  if (!inherits(formula, "formula") || length(formula) != 3) {
+    stop("credence_fit: formula must be two-sided, e.g. crps ~ method + (1 | realization)", call. = FALSE)
+  }
+  lhs <- formula[[2]]
+  trials <- NULL
+  if (is.call(lhs) && identical(lhs[[1]], as.name("|"))) {
+    add <- lhs[[3]]
+    if (!(is.call(add) && identical(add[[1]], as.name("trials")) && length(add) == 2 && is.name(add[[2]]))) {
+      unsupported("response term", deparse1(add), "only 'trials(column)' may follow '|' on the left-hand side")
+    }
+    trials <- as.character(add[[2]])
+    lhs <- lhs[[2]]
+  }
+  if (!is.name(lhs)) {
+    unsupported("response", deparse1(lhs), "the response must be a column name (transform the data beforehand)")
+  }
+  group <- NULL
+  pair <- NULL
+  for (t in split_plus(formula[[3]])) {
+    if (is.name(t)) {
+      if (!is.null(group)) unsupported("term", deparse1(t), paste0("only one method term is allowed (", group, " already given)"))
+      group <- as.character(t)
+    } else if (is.call(t) && identical(t[[1]], as.name("(")) && is.call(t[[2]]) && identical(t[[2]][[1]], as.name("|"))) {
+      re <- t[[2]]
+      if (!(identical(re[[2]], 1) || identical(re[[2]], 1L)) || !is.name(re[[3]])) {
+        unsupported("term", deparse1(t), "the only group-level term is (1 | realization): a realization intercept")
+      }
+      if (!is.null(pair)) unsupported("term", deparse1(t), "only one realization term is allowed")
+      pair <- as.character(re[[3]])
+    } else {
+      unsupported("term", deparse1(t), rhs_hint)
+    }
+  }
+  if (is.null(group)) stop("credence_fit: the formula needs a method term, e.g. crps ~ method", call. = FALSE)
+  list(response = as.character(lhs), trials = trials, group = group, pair = pair)
+}
+
+# TRUE for a shared sigma (`~ 1`), FALSE for one per method (`~ method`).
+parse_sigma_formula <- function(sigma, group) {
+  if (!inherits(sigma, "formula") || length(sigma) != 2) {
+    stop("credence_fit: sigma must be a one-sided formula, ~ 1 or ~ ", group, call. = FALSE)
+  }
+  rhs <- sigma[[2]]
+  if (identical(rhs, 1) || identical(rhs, 1L)) return(TRUE)
+  if (is.name(rhs) && as.character(rhs) %in% c(group, "method")) return(FALSE)
+  unsupported("sigma term", deparse1(rhs), paste0("sigma must be ~ 1 (shared) or ~ ", group, " (one per method)"))
+}
+
+#' @export
+beta_binomial <- function(link = "logit", link_phi = "log") {
+  if (!identical(link, "logit") || !identical(link_phi, "log")) {
+    stop("beta_binomial: the model has links mu = logit and phi = log only", call. = FALSE)
+  }
+  structure(list(family = "beta_binomial", link = link, link_phi = link_phi), class = c("brmsfamily", "family"))
+}
+
+# Family object, function or string -> "gaussian" or "beta_binomial".
+resolve_family <- function(family) {
+  if (is.function(family)) family <- family()
+  name <- if (is.character(family) && length(family) == 1) family else if (is.list(family)) family$family else NULL
+  if (is.null(name)) stop("credence_fit: family must be gaussian(), beta_binomial() or their names", call. = FALSE)
+  name <- sub("-", "_", tolower(name), fixed = TRUE)
+  if (!name %in% c("gaussian", "beta_binomial")) {
+    stop("credence_fit: unsupported family '", name, "'; expected gaussian or beta_binomial", call. = FALSE)
+  }
+  link <- if (is.list(family)) family$link else NULL
+  if (name == "gaussian" && !is.null(link) && !identical(link, "identity")) {
+    stop("credence_fit: unsupported link '", link, "' for gaussian; only identity", call. = FALSE)
+  }
+  name
+}

@@ -70,17 +70,21 @@
 //!   [`Fit::posterior_predictive`] for y_rep.
 
 mod beta_binomial;
+mod chees;
 mod design;
 mod diagnostics;
 mod fit;
 mod gaussian;
 mod model;
+mod nested_rhat;
+mod philox;
 mod planning;
 mod priors;
 mod ranking;
 mod sampler;
 mod sbc;
 
+pub use chees::{CheesFit, CheesOptions, CheesSettings, Jitter, fit_chees, fit_many_chees};
 pub use design::Design;
 pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
@@ -90,8 +94,9 @@ pub use fit::{Fit, FitDiagnostics, FitOptions, Mdd, ParamSummary, fit, fit_many}
 pub use model::{
     BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, SigmaStructure,
 };
+pub use nested_rhat::nested_rhat;
 pub use planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
 pub use sampler::SamplerSettings;
-pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc};
+pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};

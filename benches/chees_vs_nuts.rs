@@ -14,6 +14,9 @@ use credence::compare::{BetaBinomialOptions, CheesOptions, Design, Family, FitOp
 #[path = "fit_data.rs"]
 mod fit_data;
 
+/// A simulated design from (methods, realizations, seed).
+type MakeDesign = fn(usize, usize, u64) -> Design;
+
 fn report(label: &str, seconds: f64, fits: &[&credence::compare::Fit], nested: Option<f64>) {
     let ess: f64 = fits.iter().map(|f| f.diagnostics().min_ess_bulk).sum();
     let grads: u64 = fits.iter().map(|f| f.gradient_evals()).sum();
@@ -36,7 +39,7 @@ fn main() {
         "| sampler, model | fits | wall | gradient evals | divergences | max R-hat | max nested R-hat | mean min bulk-ESS per fit | min bulk-ESS per second |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    let models: [(&str, Family, fn(usize, usize, u64) -> Design); 2] = [
+    let models: [(&str, Family, MakeDesign); 2] = [
         ("gaussian", Family::default(), fit_data::gaussian_design),
         ("beta-binomial", Family::BetaBinomial(BetaBinomialOptions::default()), fit_data::coverage_design),
     ];

@@ -8,6 +8,11 @@
 //! ([`Fit::rope`]), and did the sampler work ([`Fit::diagnostics`], with the diagnostics of R's
 //! posterior package in [`rhat`], [`ess_bulk`], [`ess_tail`], [`mcse_mean`], [`mcse_quantile`]).
 //!
+//! Many designs at once (simulation-based calibration, refits, study grids): [`fit_many_chees`]
+//! runs batched ChEES-HMC, many short chains per design in lockstep with the same number of
+//! leapfrog steps (the CPU reference of a GPU kernel; Philox4x32-10 streams per chain), and
+//! reports [`nested_rhat`] over superchains next to the usual diagnostics ([`CheesFit`]).
+//!
 //! # Models
 //!
 //! **Gaussian** (Zhan et al. 2026), for method m and realization i:

@@ -12,7 +12,7 @@ use super::design::Design;
 use super::diagnostics::{mcse_mean, summary_diagnostics};
 use super::gaussian::{GaussianModel, KnownHyper};
 use super::model::{Family, Output, OutputKind, Posterior};
-use super::sampler::{DrawStats, SamplerSettings, run_chains, stream_seed};
+use super::sampler::{ChainOutput, DrawStats, SamplerSettings, run_chains, stream_seed};
 use crate::error::{Error, Result};
 use crate::special::{norm_cdf, norm_quantile};
 
@@ -158,6 +158,22 @@ pub fn fit_many(designs: &[Design], options: &FitOptions) -> Vec<Result<Fit>> {
 
 pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>) -> Result<Fit> {
     let start = Instant::now();
+    let prepared = prepare(design, options, fixed)?;
+    let runs = run_chains(prepared.model.as_ref(), &options.sampler)?;
+    Ok(assemble(design, options, prepared, &runs, start))
+}
+
+/// A model ready to sample: built on the scale it is fitted on, with the standardisation
+/// (mean, sd) to undo and the warnings found so far.
+pub(crate) struct Prepared {
+    /// The posterior on the fitted scale.
+    pub model: Box<dyn Posterior>,
+    standardization: Option<(f64, f64)>,
+    warnings: Vec<String>,
+}
+
+/// Standardises the response if asked (warning when it should be) and builds the model.
+pub(crate) fn prepare(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>) -> Result<Prepared> {
     let mut warnings = Vec::new();
     let (fitted_design, standardization) = match &options.family {
         Family::Gaussian(o) => {
@@ -178,7 +194,18 @@ pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<Know
         Family::BetaBinomial(_) => (design.clone(), None),
     };
     let model = build_model(&fitted_design, &options.family, fixed)?;
-    let runs = run_chains(model.as_ref(), &options.sampler)?;
+    Ok(Prepared { model, standardization, warnings })
+}
+
+/// Turns sampled chains into a [`Fit`]: back to the original scale, summaries, warnings.
+pub(crate) fn assemble(
+    design: &Design,
+    options: &FitOptions,
+    prepared: Prepared,
+    runs: &[ChainOutput],
+    start: Instant,
+) -> Fit {
+    let Prepared { model, standardization, warnings } = prepared;
     let outputs = model.outputs().to_vec();
     let mut chains: Vec<Vec<f64>> = runs.iter().map(|r| r.draws.clone()).collect();
     if let Some((mean, sd)) = standardization {
@@ -229,7 +256,7 @@ pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<Know
         fit.warnings.push(format!("{} transition(s) hit the maximum tree depth", d.treedepth_hits));
     }
     fit.seconds = start.elapsed().as_secs_f64();
-    Ok(fit)
+    fit
 }
 
 impl Fit {
@@ -248,6 +275,10 @@ impl Fit {
     /// Warnings in plain language (data scale, divergences, R-hat, ESS, tree depth).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+    /// Adds a warning (samplers with their own checks, e.g. ChEES's nested R-hat).
+    pub(crate) fn push_warning(&mut self, warning: String) {
+        self.warnings.push(warning);
     }
     /// Wall-clock seconds of the fit.
     pub fn seconds(&self) -> f64 {

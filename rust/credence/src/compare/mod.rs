@@ -8,6 +8,11 @@
 //! ([`Fit::rope`]), and did the sampler work ([`Fit::diagnostics`], with the diagnostics of R's
 //! posterior package in [`rhat`], [`ess_bulk`], [`ess_tail`], [`mcse_mean`], [`mcse_quantile`]).
 //!
+//! Many designs at once (simulation-based calibration, refits, study grids): [`fit_many_chees`]
+//! runs batched ChEES-HMC, many short chains per design in lockstep with the same number of
+//! leapfrog steps (the CPU reference of a GPU kernel; Philox4x32-10 streams per chain), and
+//! reports [`nested_rhat`] over superchains next to the usual diagnostics ([`CheesFit`]).
+//!
 //! # Models
 //!
 //! **Gaussian** (Zhan et al. 2026), for method m and realization i:
@@ -70,17 +75,21 @@
 //!   [`Fit::posterior_predictive`] for y_rep.
 
 mod beta_binomial;
+mod chees;
 mod design;
 mod diagnostics;
 mod fit;
 mod gaussian;
 mod model;
+mod nested_rhat;
+mod philox;
 mod planning;
 mod priors;
 mod ranking;
 mod sampler;
 mod sbc;
 
+pub use chees::{CheesFit, CheesOptions, CheesSettings, Jitter, fit_chees, fit_many_chees};
 pub use design::Design;
 pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
@@ -90,8 +99,9 @@ pub use fit::{Fit, FitDiagnostics, FitOptions, Mdd, ParamSummary, fit, fit_many}
 pub use model::{
     BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, SigmaStructure,
 };
+pub use nested_rhat::nested_rhat;
 pub use planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
 pub use sampler::{DrawStats, SamplerSettings};
-pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc};
+pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};

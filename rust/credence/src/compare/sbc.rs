@@ -8,8 +8,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;
 
+use super::chees::{CheesOptions, CheesSettings, fit_chees};
 use super::design::Design;
-use super::fit::{FitOptions, build_model, fit};
+use super::fit::{Fit, FitOptions, build_model, fit};
 use super::model::Family;
 use super::sampler::{SamplerSettings, stream_seed};
 use crate::error::{Error, Result};
@@ -111,6 +112,36 @@ impl SbcResult {
 /// Runs simulation-based calibration on designs shaped like `template` (its labels, pairing
 /// and trials are kept; the response is simulated), in parallel over simulations.
 pub fn sbc(template: &Design, family: &Family, quantities: &[SbcQuantity], options: &SbcOptions) -> Result<SbcResult> {
+    sbc_with(template, family, quantities, options, |design, seed| {
+        let mut sampler = options.sampler;
+        sampler.seed = seed;
+        fit(design, &FitOptions { family: *family, sampler, higher_is_better: false })
+    })
+}
+
+/// [`sbc`] with every fit done by batched ChEES-HMC ([`fit_chees`]) under `chees` (its seed is
+/// replaced per simulation; `options.sampler` is not used).
+pub fn sbc_chees(
+    template: &Design,
+    family: &Family,
+    quantities: &[SbcQuantity],
+    options: &SbcOptions,
+    chees: &CheesSettings,
+) -> Result<SbcResult> {
+    sbc_with(template, family, quantities, options, |design, seed| {
+        let sampler = CheesSettings { seed, ..*chees };
+        fit_chees(design, &CheesOptions { family: *family, sampler, higher_is_better: false }).map(|f| f.fit)
+    })
+}
+
+/// The calibration loop with any fitting function (design, seed) -> fit.
+fn sbc_with(
+    template: &Design,
+    family: &Family,
+    quantities: &[SbcQuantity],
+    options: &SbcOptions,
+    fit_one: impl Fn(&Design, u64) -> Result<Fit> + Sync,
+) -> Result<SbcResult> {
     if options.thin_to == 0 || options.n_sims == 0 {
         return Err(Error::argument(
             "SBC size",
@@ -141,9 +172,7 @@ pub fn sbc(template: &Design, family: &Family, quantities: &[SbcQuantity], optio
             let truth = model.sample_prior(&mut rng);
             let y = model.simulate(&truth, &mut rng);
             let design = template.with_response(y)?;
-            let mut sampler = options.sampler;
-            sampler.seed = stream_seed(options.seed ^ 0x5bc, s as u64);
-            let f = fit(&design, &FitOptions { family: *family, sampler, higher_is_better: false })?;
+            let f = fit_one(&design, stream_seed(options.seed ^ 0x5bc, s as u64))?;
             let rows = f.rows();
             let step = rows.len() as f64 / options.thin_to as f64;
             let thinned: Vec<&[f64]> = (0..options.thin_to).map(|k| rows[(k as f64 * step) as usize]).collect();

@@ -1,0 +1,844 @@
+//! Batched many-chain ChEES-HMC (Hoffman, Radul & Sountsov 2021, "An Adaptive MCMC Scheme for
+//! Setting Trajectory Lengths in Hamiltonian Monte Carlo", AISTATS) for many designs at once,
+//! with nested R-hat for the many short chains.
+//!
+//! # Algorithm
+//!
+//! Per design, `superchains x chains_per_superchain` chains run in lockstep: every chain takes
+//! the same number of leapfrog steps in an iteration, so a GPU warp never waits on a longer
+//! trajectory (this is what makes the algorithm fit SIMD hardware, unlike NUTS). The chains of
+//! a superchain start from one point drawn uniform(-2, 2) on the unconstrained scale (Stan's
+//! default range), the setting nested R-hat assumes. Iteration t:
+//!
+//! 1. jitter h_t in (0, 1): the base-2 Halton (van der Corput) sequence at t (the paper's
+//!    choice), or a uniform shared by all chains of the design;
+//! 2. n_t = ceil(h_t T / eps) leapfrog steps (at least 1, at most `max_leapfrog`) for every
+//!    chain, with momenta p ~ N(0, M) from the chain's own Philox stream and the diagonal mass
+//!    matrix M = diag(1 / inv_mass);
+//! 3. a Metropolis test per chain (a non-finite or > 1000 energy error is a divergence, with
+//!    acceptance 0);
+//! 4. during warmup:
+//!    - the step size by dual averaging (Hoffman & Gelman 2014, Stan's constants gamma 0.05,
+//!      t0 10, kappa 0.75) on the *mean* acceptance probability across the chains;
+//!    - log T by Adam on the ChEES criterion, 1/4 E\[(||theta' - E theta'||^2 -
+//!      ||theta - E theta||^2)^2\], whose gradient in T is estimated per chain as
+//!      h_t (||theta'_c - mean'||^2 - ||theta_c - mean||^2) ((theta'_c - mean') . v'_c)
+//!      (v' = M^-1 p' the velocity at the trajectory's end) and averaged over chains with the
+//!      acceptance probabilities as weights (the proposal mean is also acceptance weighted);
+//!    - the inverse mass matrix from the variance of all chains' states pooled over a window of
+//!      iterations (Stan's windows: 75 iterations first, then windows of 25, 50, 100, ..., the
+//!      last max(50, warmup / 4) iterations with the metric fixed, longer than Stan's 50 so
+//!      that T can climb after its restart; 15% / 75% / 10% for warmups under 175), regularised like Stan's ((n / (n + 5)) var + 1e-3 (5 / (n + 5))); after each
+//!      update the step size is re-initialised (doubling / halving until the mean one-step
+//!      acceptance crosses 1/2) and dual averaging restarts at mu = ln(10 eps);
+//! 5. after warmup eps is dual averaging's averaged iterate and T the moving average of log T
+//!    (weights t^-0.75 since the last metric update, as in BlackJAX); both stay fixed while
+//!    the draws are kept, and the jitter goes on.
+//!
+//! # Choices the paper leaves open (defaults of [`CheesSettings`])
+//!
+//! - 16 superchains x 4 chains (64 chains per design): 16 superchains give nested R-hat's
+//!   between-superchain variance 15 degrees of freedom; 4 chains per superchain let the
+//!   within-superchain spread show when chains have not forgotten their start.
+//! - 400 warmup iterations, 100 kept draws per chain (6400 draws per design).
+//! - Initial step size from the doubling / halving heuristic above; T starts at eps (one step)
+//!   and restarts there after every metric update, with Adam's state: Adam then climbs to the
+//!   criterion's first maximum under the new metric. Without the restart, T learned under the
+//!   unit metric (long, for a coordinate with sd 5) stayed at a later local maximum of the
+//!   criterion after the metric was learned: 4.3 leapfrog steps per iteration, a rotation of
+//!   4.4 rad on a whitened normal (a U-turn past pi), against 1.4 rad with the restart.
+//! - Adam without momentum (beta1 = 0, beta2 = 0.95, learning rate 0.025 on log T; the values
+//!   of the TFP and BlackJAX implementations), T capped at `max_leapfrog` (1000) steps.
+//! - Target mean acceptance 0.8, the crate's NUTS default, rather than the paper's 0.651:
+//!   hierarchical posteriors have narrow regions (small tau) where a larger step diverges, and
+//!   simulation-based calibration is the check (tests/chees.rs).
+//! - The ChEES criterion is evaluated in the coordinates whitened by the current mass matrix
+//!   (theta_i / sqrt(inv_mass_i)), so a well-identified coordinate with a tiny posterior sd
+//!   counts as much as a loose one; the paper works in the original coordinates.
+//!
+//! # Random numbers and reproducibility
+//!
+//! Every chain draws from its own Philox4x32-10 stream (see the layout in `philox.rs`): key =
+//! the seed, counter = (block, chain, design index). Results do not depend on the number of
+//! threads (rayon runs designs in parallel, each design's chains serially) and a kernel can
+//! reproduce the CPU streams exactly.
+//!
+//! # How a CUDA kernel maps onto it
+//!
+//! The state is kept as flat arrays, chain-major: positions, gradients and momenta are
+//! `chains x dim` `f64` slices, log densities and acceptance probabilities `chains` slices, the
+//! inverse mass matrix one `dim` slice per design. A kernel would give one thread per chain and
+//! one block per design (64 chains = two warps): the leapfrog loop runs the same n_t steps in
+//! every thread (a divergent chain keeps stepping, masked, where the CPU stops it early; the
+//! results are the same because a divergent proposal is rejected either way), and the
+//! per-iteration cross-chain reductions (mean acceptance, the two means and the ChEES gradient,
+//! the window variance) are block reductions in shared memory followed by one thread updating
+//! eps and T for the block. Each thread carries its Philox block counter in a register.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::design::Design;
+use super::fit::{Fit, FitOptions, assemble, prepare};
+use super::model::{Family, Posterior};
+use super::nested_rhat::nested_rhat;
+use super::philox::{INIT_STREAM, Stream};
+use super::sampler::{ChainOutput, DrawStats, SamplerSettings};
+use crate::error::{Error, Result};
+
+/// Stream index of a design's shared uniform jitter.
+const JITTER_STREAM: u32 = 0x4000_0000;
+
+/// How the trajectory length is jittered from iteration to iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Jitter {
+    /// T_t = h_t T with h_t the base-2 Halton sequence (the paper's choice; default).
+    #[default]
+    Halton,
+    /// T_t = u_t T with u_t uniform(0, 1), one draw per iteration shared by the design's chains.
+    Uniform,
+}
+
+/// Settings of the batched ChEES-HMC sampler (see the module docs for why these defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CheesSettings {
+    /// Number of superchains (chains of one superchain share their initial point).
+    pub superchains: usize,
+    /// Chains per superchain.
+    pub chains_per_superchain: usize,
+    /// Warmup iterations, discarded.
+    pub warmup: u64,
+    /// Kept draws per chain.
+    pub draws: u64,
+    /// Seed; the Philox key of every stream.
+    pub seed: u64,
+    /// Target of the mean acceptance probability across chains.
+    pub target_accept: f64,
+    /// Adam learning rate on log T.
+    pub learning_rate: f64,
+    /// Most leapfrog steps in one iteration.
+    pub max_leapfrog: usize,
+    /// Jitter of the trajectory length.
+    pub jitter: Jitter,
+}
+
+impl Default for CheesSettings {
+    fn default() -> Self {
+        Self {
+            superchains: 16,
+            chains_per_superchain: 4,
+            warmup: 400,
+            draws: 100,
+            seed: 1,
+            target_accept: 0.8,
+            learning_rate: 0.025,
+            max_leapfrog: 1000,
+            jitter: Jitter::Halton,
+        }
+    }
+}
+
+impl CheesSettings {
+    /// Total chains per design.
+    pub fn chains(&self) -> usize {
+        self.superchains * self.chains_per_superchain
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.superchains < 2 {
+            return Err(Error::argument("superchains", self.superchains, "at least 2 (nested R-hat compares them)"));
+        }
+        if self.chains_per_superchain == 0 {
+            return Err(Error::argument("chains_per_superchain", self.chains_per_superchain, "at least 1"));
+        }
+        if self.chains() > INIT_STREAM as usize {
+            return Err(Error::argument("chains", self.chains(), format!("at most {}", INIT_STREAM)));
+        }
+        if self.draws < 4 {
+            return Err(Error::argument("draws", self.draws, "at least 4 (diagnostics split chains in half)"));
+        }
+        if !(self.target_accept > 0.0 && self.target_accept < 1.0) {
+            return Err(Error::argument("target_accept", self.target_accept, "in (0, 1)"));
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return Err(Error::argument("learning_rate", self.learning_rate, "a finite number > 0"));
+        }
+        if self.max_leapfrog == 0 {
+            return Err(Error::argument("max_leapfrog", self.max_leapfrog, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Options of [`fit_chees`] and [`fit_many_chees`].
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CheesOptions {
+    /// Model family and its options.
+    pub family: Family,
+    /// Sampler settings.
+    pub sampler: CheesSettings,
+    /// Higher metric values are better (as in [`FitOptions`]).
+    pub higher_is_better: bool,
+}
+
+/// A ChEES fit: the [`Fit`] (all its quantities and diagnostics work as for NUTS; its
+/// `options().sampler` records chains, warmup, draws, seed and target acceptance) and what is
+/// particular to ChEES.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheesFit {
+    /// The fit.
+    pub fit: Fit,
+    /// Nested R-hat of every summarised quantity, in the order of [`Fit::summary`].
+    pub nested_rhat: Vec<(String, f64)>,
+    /// Adapted step size.
+    pub step_size: f64,
+    /// Adapted (unjittered) trajectory length T.
+    pub trajectory_length: f64,
+    /// Mean leapfrog steps per iteration after warmup.
+    pub mean_leapfrog_steps: f64,
+    /// Iterations whose step count was capped at `max_leapfrog`, warmup included.
+    pub max_leapfrog_hits: usize,
+    /// Adapted inverse mass matrix (its diagonal, on the unconstrained scale).
+    pub inv_mass: Vec<f64>,
+}
+
+impl CheesFit {
+    /// Largest nested R-hat over the summarised quantities (NaN ignored).
+    pub fn max_nested_rhat(&self) -> f64 {
+        self.nested_rhat.iter().map(|x| x.1).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max)
+    }
+}
+
+/// Fits one design by batched ChEES-HMC (design index 0 of the Philox layout, so this equals
+/// the first result of [`fit_many_chees`]).
+pub fn fit_chees(design: &Design, options: &CheesOptions) -> Result<CheesFit> {
+    fit_indexed(design, options, 0)
+}
+
+/// Fits many designs by ChEES-HMC, in parallel over designs (design i uses Philox streams
+/// with design index i); results in input order and independent of the thread count.
+pub fn fit_many_chees(designs: &[Design], options: &CheesOptions) -> Vec<Result<CheesFit>> {
+    designs.par_iter().enumerate().map(|(i, d)| fit_indexed(d, options, i as u32)).collect()
+}
+
+fn fit_indexed(design: &Design, options: &CheesOptions, data_set: u32) -> Result<CheesFit> {
+    let start = Instant::now();
+    let s = options.sampler;
+    s.validate()?;
+    let fit_options = FitOptions {
+        family: options.family,
+        sampler: SamplerSettings {
+            chains: s.chains(),
+            warmup: s.warmup,
+            draws: s.draws,
+            seed: s.seed,
+            target_accept: s.target_accept,
+            ..Default::default()
+        },
+        higher_is_better: options.higher_is_better,
+    };
+    let prepared = prepare(design, &fit_options, None)?;
+    let run = run_chees(prepared.model.as_ref(), &s, data_set)?;
+    let mut fit = assemble(design, &fit_options, prepared, &run.chains, start);
+    let nested = fit
+        .summary()
+        .iter()
+        .map(|p| {
+            let draws = fit.draws(&p.name)?;
+            let refs: Vec<&[f64]> = draws.iter().map(Vec::as_slice).collect();
+            Ok((p.name.clone(), nested_rhat(&refs, s.chains_per_superchain)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = CheesFit {
+        fit: {
+            let worst = nested.iter().map(|x| x.1).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max);
+            if worst > 1.01 {
+                fit.push_warning(format!("largest nested R-hat is {worst:.3} > 1.01: the superchains disagree"));
+            }
+            if run.max_leapfrog_hits > 0 {
+                fit.push_warning(format!(
+                    "{} iteration(s) were capped at {} leapfrog steps",
+                    run.max_leapfrog_hits, s.max_leapfrog
+                ));
+            }
+            fit
+        },
+        nested_rhat: nested,
+        step_size: run.step_size,
+        trajectory_length: run.trajectory_length,
+        mean_leapfrog_steps: run.mean_leapfrog_steps,
+        max_leapfrog_hits: run.max_leapfrog_hits,
+        inv_mass: run.inv_mass,
+    };
+    Ok(out)
+}
+
+/// What one design's run returns.
+pub(crate) struct CheesRun {
+    pub chains: Vec<ChainOutput>,
+    pub step_size: f64,
+    pub trajectory_length: f64,
+    pub mean_leapfrog_steps: f64,
+    pub max_leapfrog_hits: usize,
+    /// Adapted inverse mass matrix (diagonal).
+    pub inv_mass: Vec<f64>,
+}
+
+/// The base-2 Halton (van der Corput) number of t >= 1, in (0, 1).
+fn halton(mut t: u64) -> f64 {
+    let (mut h, mut f) = (0.0, 0.5);
+    while t > 0 {
+        h += f * (t & 1) as f64;
+        t >>= 1;
+        f *= 0.5;
+    }
+    h
+}
+
+/// The metric adaptation windows (Stan's schedule) as (first, one past last) iterations.
+fn metric_windows(warmup: usize) -> Vec<(usize, usize)> {
+    if warmup < 20 {
+        return Vec::new();
+    }
+    // Stan's buffers, except that the last one is at least a quarter of the warmup: T restarts
+    // after each metric update and needs room to climb (at most about 0.025 per iteration in
+    // log T) and settle.
+    let (mut init, mut term, mut base) = (75, 50.max(warmup / 4), 25);
+    if init + term + base > warmup {
+        init = warmup * 15 / 100;
+        term = warmup / 10;
+        base = warmup - init - term;
+    }
+    let last = warmup - term;
+    let mut windows = Vec::new();
+    let (mut start, mut size) = (init, base);
+    while start < last {
+        let mut end = start + size;
+        if end + 2 * size > last {
+            end = last;
+        }
+        windows.push((start, end));
+        start = end;
+        size *= 2;
+    }
+    windows
+}
+
+/// Dual averaging of the log step size (Nesterov 2009; Hoffman & Gelman 2014).
+struct DualAveraging {
+    mu: f64,
+    h_bar: f64,
+    x_bar: f64,
+    t: f64,
+    target: f64,
+}
+
+impl DualAveraging {
+    fn new(eps: f64, target: f64) -> Self {
+        Self { mu: (10.0 * eps).ln(), h_bar: 0.0, x_bar: 0.0, t: 0.0, target }
+    }
+    /// Updates with a mean acceptance; returns the next step size.
+    fn update(&mut self, accept: f64) -> f64 {
+        const GAMMA: f64 = 0.05;
+        const T0: f64 = 10.0;
+        const KAPPA: f64 = 0.75;
+        self.t += 1.0;
+        let w = 1.0 / (self.t + T0);
+        self.h_bar = (1.0 - w) * self.h_bar + w * (self.target - accept);
+        let x = self.mu - self.t.sqrt() / GAMMA * self.h_bar;
+        let eta = self.t.powf(-KAPPA);
+        self.x_bar = eta * x + (1.0 - eta) * self.x_bar;
+        x.exp()
+    }
+    fn averaged(&self) -> f64 {
+        self.x_bar.exp()
+    }
+}
+
+/// The chains of one design as flat chain-major arrays.
+struct Ensemble<'a> {
+    post: &'a dyn Posterior,
+    dim: usize,
+    n: usize,
+    pos: Vec<f64>,
+    grad: Vec<f64>,
+    logp: Vec<f64>,
+    inv_mass: Vec<f64>,
+    streams: Vec<Stream>,
+    gradient_evals: Vec<u64>,
+    // Per-iteration scratch: proposals, end momenta, acceptance probabilities.
+    q: Vec<f64>,
+    g: Vec<f64>,
+    p: Vec<f64>,
+    lp: Vec<f64>,
+    accept: Vec<f64>,
+    divergent: Vec<bool>,
+    /// Hamiltonian at each chain's kept point after the last transition (`energy__`).
+    energy: Vec<f64>,
+}
+
+impl<'a> Ensemble<'a> {
+    fn new(post: &'a dyn Posterior, s: &CheesSettings, data_set: u32) -> Result<Self> {
+        let dim = post.dim();
+        let n = s.chains();
+        let mut pos = vec![0.0; n * dim];
+        let mut grad = vec![0.0; n * dim];
+        let mut logp = vec![0.0; n];
+        for k in 0..s.superchains {
+            let mut init = Stream::new(s.seed, data_set, INIT_STREAM | k as u32);
+            let mut point = vec![0.0; dim];
+            let mut g = vec![0.0; dim];
+            let mut tries = 0;
+            let lp = loop {
+                point.iter_mut().for_each(|x| *x = 4.0 * init.uniform() - 2.0);
+                let lp = post.logp(&point, &mut g);
+                if lp.is_finite() && g.iter().all(|v| v.is_finite()) {
+                    break lp;
+                }
+                tries += 1;
+                if tries == 100 {
+                    return Err(Error::Sampler {
+                        chain: (k * s.chains_per_superchain) as u64,
+                        message: "no finite log density at 100 initial points drawn uniform(-2, 2)".into(),
+                    });
+                }
+            };
+            for c in k * s.chains_per_superchain..(k + 1) * s.chains_per_superchain {
+                pos[c * dim..(c + 1) * dim].copy_from_slice(&point);
+                grad[c * dim..(c + 1) * dim].copy_from_slice(&g);
+                logp[c] = lp;
+            }
+        }
+        Ok(Self {
+            post,
+            dim,
+            n,
+            q: pos.clone(),
+            g: grad.clone(),
+            p: vec![0.0; n * dim],
+            lp: logp.clone(),
+            pos,
+            grad,
+            logp,
+            inv_mass: vec![1.0; dim],
+            streams: (0..n).map(|c| Stream::new(s.seed, data_set, c as u32)).collect(),
+            gradient_evals: vec![1; n],
+            accept: vec![0.0; n],
+            divergent: vec![false; n],
+            energy: vec![f64::NAN; n],
+        })
+    }
+
+    /// One HMC transition of every chain with `steps` leapfrog steps of size `eps`: fills the
+    /// proposals (q, p at the end), acceptance probabilities and divergence flags, and moves
+    /// the accepted chains (the Metropolis test only when `move_chains`).
+    fn transition(&mut self, eps: f64, steps: usize, move_chains: bool) {
+        let d = self.dim;
+        for c in 0..self.n {
+            let range = c * d..(c + 1) * d;
+            let stream = &mut self.streams[c];
+            let (q, g, p) = (&mut self.q[range.clone()], &mut self.g[range.clone()], &mut self.p[range.clone()]);
+            q.copy_from_slice(&self.pos[range.clone()]);
+            g.copy_from_slice(&self.grad[range.clone()]);
+            let mut kinetic0 = 0.0;
+            for (pi, &im) in p.iter_mut().zip(&self.inv_mass) {
+                *pi = stream.normal() / im.sqrt();
+                kinetic0 += 0.5 * *pi * *pi * im;
+            }
+            let h0 = -self.logp[c] + kinetic0;
+            let mut lp = f64::NAN;
+            let mut finite = true;
+            for _ in 0..steps {
+                for i in 0..d {
+                    p[i] += 0.5 * eps * g[i];
+                    q[i] += eps * self.inv_mass[i] * p[i];
+                }
+                lp = self.post.logp(q, g);
+                self.gradient_evals[c] += 1;
+                if !(lp.is_finite() && g.iter().all(|v| v.is_finite())) {
+                    finite = false;
+                    break;
+                }
+                for i in 0..d {
+                    p[i] += 0.5 * eps * g[i];
+                }
+            }
+            let kinetic1: f64 = p.iter().zip(&self.inv_mass).map(|(pi, im)| 0.5 * pi * pi * im).sum();
+            let h1 = -lp + kinetic1;
+            let error = h1 - h0;
+            let (alpha, divergent) =
+                if finite && error.is_finite() { ((-error).exp().min(1.0), error > 1000.0) } else { (0.0, true) };
+            self.accept[c] = alpha;
+            self.divergent[c] = divergent;
+            self.lp[c] = lp;
+            self.energy[c] = h0;
+            if move_chains && stream.uniform() < alpha {
+                self.pos[range.clone()].copy_from_slice(q);
+                self.grad[range].copy_from_slice(g);
+                self.logp[c] = lp;
+                self.energy[c] = h1;
+            }
+        }
+    }
+
+    fn mean_accept(&self) -> f64 {
+        self.accept.iter().sum::<f64>() / self.n as f64
+    }
+
+    /// Stan's heuristic on the mean one-step acceptance: double or halve eps until the mean
+    /// acceptance of one leapfrog step crosses 1/2 (chains do not move).
+    fn reasonable_step(&mut self, mut eps: f64) -> f64 {
+        self.transition(eps, 1, false);
+        let up = self.mean_accept() > 0.5;
+        for _ in 0..50 {
+            let next = if up { eps * 2.0 } else { eps / 2.0 };
+            self.transition(next, 1, false);
+            let a = self.mean_accept();
+            if (up && a <= 0.5) || (!up && a > 0.5) {
+                return if up { eps } else { next };
+            }
+            eps = next;
+        }
+        eps
+    }
+
+    /// Estimated derivative of the ChEES criterion in T for the last transition (`prev` the
+    /// positions before it), in the coordinates whitened by the mass matrix.
+    fn chees_gradient(&self, prev: &[f64], jitter: f64) -> f64 {
+        let d = self.dim;
+        let total: f64 = self.accept.iter().sum();
+        if total / (self.n as f64) < 1e-4 {
+            return 0.0;
+        }
+        let mut mean_prev = vec![0.0; d];
+        let mut mean_prop = vec![0.0; d];
+        for c in 0..self.n {
+            for i in 0..d {
+                mean_prev[i] += prev[c * d + i] / self.n as f64;
+                if self.accept[c] > 0.0 {
+                    mean_prop[i] += self.accept[c] * self.q[c * d + i] / total;
+                }
+            }
+        }
+        let mut g = 0.0;
+        for c in 0..self.n {
+            if self.accept[c] == 0.0 {
+                continue;
+            }
+            let (mut sq, mut dot) = (0.0, 0.0);
+            for i in 0..d {
+                let w = 1.0 / self.inv_mass[i];
+                let dp = self.q[c * d + i] - mean_prop[i];
+                let d0 = prev[c * d + i] - mean_prev[i];
+                sq += (dp * dp - d0 * d0) * w;
+                // Whitened (dp / s) . (v / s) with s^2 = inv_mass and velocity v = inv_mass p
+                // is dp . p.
+                dot += dp * self.p[c * d + i];
+            }
+            g += self.accept[c] * jitter * sq * dot;
+        }
+        let g = g / total;
+        if g.is_finite() { g } else { 0.0 }
+    }
+}
+
+/// Runs one design's chains: warmup with adaptation, then the kept draws.
+pub(crate) fn run_chees(post: &dyn Posterior, s: &CheesSettings, data_set: u32) -> Result<CheesRun> {
+    s.validate()?;
+    let mut ens = Ensemble::new(post, s, data_set)?;
+    let (n, d) = (ens.n, ens.dim);
+    let warmup = s.warmup as usize;
+    let windows = metric_windows(warmup);
+    let mut jitter_stream = Stream::new(s.seed, data_set, JITTER_STREAM);
+    let mut eps = ens.reasonable_step(1.0);
+    let mut da = DualAveraging::new(eps, s.target_accept);
+    let mut log_t = eps.ln();
+    let (mut adam_v, mut adam_t) = (0.0, 0i32);
+    const BETA2: f64 = 0.95;
+    let (mut log_t_avg, mut avg_t) = (log_t, 0.0f64);
+    // Welford accumulators of the pooled window variance.
+    let mut w_count = 0.0;
+    let mut w_mean = vec![0.0; d];
+    let mut w_m2 = vec![0.0; d];
+    let mut prev = vec![0.0; n * d];
+    let mut hits = 0;
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(s.draws as usize * post.outputs().len()); n];
+    let mut divergences = vec![0usize; n];
+    let mut stats: Vec<Vec<DrawStats>> = vec![Vec::with_capacity(s.draws as usize); n];
+    let mut constrained = vec![0.0; post.outputs().len()];
+    let mut sampling_steps = 0usize;
+    let total = warmup + s.draws as usize;
+    let mut final_eps = eps;
+    let mut final_t = log_t.exp();
+    for it in 0..total {
+        let h = match s.jitter {
+            Jitter::Halton => halton(it as u64 + 1),
+            Jitter::Uniform => jitter_stream.uniform(),
+        };
+        let (step, t_len) = if it < warmup { (eps, log_t.exp()) } else { (final_eps, final_t) };
+        let wanted = (h * t_len / step).ceil();
+        let steps = if wanted > s.max_leapfrog as f64 {
+            hits += 1;
+            s.max_leapfrog
+        } else {
+            (wanted as usize).max(1)
+        };
+        prev.copy_from_slice(&ens.pos);
+        ens.transition(step, steps, true);
+        if it >= warmup {
+            sampling_steps += steps;
+            for c in 0..n {
+                divergences[c] += usize::from(ens.divergent[c]);
+                // One fixed-length trajectory per transition: no tree, so depth 0 (as Stan
+                // reports for its static HMC) and the jittered step count as n_leapfrog.
+                stats[c].push(DrawStats {
+                    accept_stat: ens.accept[c],
+                    step_size: step,
+                    tree_depth: 0,
+                    n_leapfrog: steps as u64,
+                    divergent: ens.divergent[c],
+                    energy: ens.energy[c],
+                });
+                post.constrain(&ens.pos[c * d..(c + 1) * d], &mut constrained);
+                draws[c].extend_from_slice(&constrained);
+            }
+            continue;
+        }
+        // Step size.
+        eps = da.update(ens.mean_accept());
+        // Trajectory length: Adam (no momentum) ascent on log T.
+        let grad_log_t = ens.chees_gradient(&prev, h) * log_t.exp();
+        adam_t += 1;
+        adam_v = BETA2 * adam_v + (1.0 - BETA2) * grad_log_t * grad_log_t;
+        let v_hat = adam_v / (1.0 - BETA2.powi(adam_t));
+        if v_hat > 0.0 {
+            log_t += s.learning_rate * grad_log_t / (v_hat.sqrt() + 1e-12);
+        }
+        log_t = log_t.min((eps * s.max_leapfrog as f64).ln());
+        avg_t += 1.0;
+        let eta = avg_t.powf(-0.75);
+        log_t_avg = eta * log_t + (1.0 - eta) * log_t_avg;
+        // Mass matrix windows: pool every chain's state over the window.
+        if windows.iter().any(|&(first, end)| (first..end).contains(&it)) {
+            for c in 0..n {
+                w_count += 1.0;
+                for i in 0..d {
+                    let x = ens.pos[c * d + i];
+                    let delta = x - w_mean[i];
+                    w_mean[i] += delta / w_count;
+                    w_m2[i] += delta * (x - w_mean[i]);
+                }
+            }
+        }
+        if windows.iter().any(|&(_, end)| end == it + 1) && w_count > 1.0 {
+            let shrink = w_count / (w_count + 5.0);
+            for (im, m2) in ens.inv_mass.iter_mut().zip(&w_m2) {
+                *im = shrink * m2 / (w_count - 1.0) + 1e-3 * (1.0 - shrink);
+            }
+            w_count = 0.0;
+            w_mean.fill(0.0);
+            w_m2.fill(0.0);
+            eps = ens.reasonable_step(eps);
+            da = DualAveraging::new(eps, s.target_accept);
+            // T restarts at one step: Adam climbs to the criterion's first maximum under the
+            // new metric instead of staying at a later local maximum inherited from the old.
+            log_t = eps.ln();
+            (adam_v, adam_t) = (0.0, 0);
+            log_t_avg = log_t;
+            avg_t = 0.0;
+        }
+        if it + 1 == warmup {
+            final_eps = da.averaged();
+            final_t = log_t_avg.exp().min(final_eps * s.max_leapfrog as f64);
+        }
+    }
+    if warmup == 0 {
+        final_eps = eps;
+        final_t = log_t.exp();
+    }
+    let chains = draws
+        .into_iter()
+        .zip(divergences)
+        .zip(stats)
+        .zip(&ens.gradient_evals)
+        .map(|(((draws, divergences), stats), &gradient_evals)| ChainOutput {
+            draws,
+            divergences,
+            stats,
+            treedepth_hits: 0,
+            step_size: final_eps,
+            gradient_evals,
+        })
+        .collect();
+    Ok(CheesRun {
+        chains,
+        step_size: final_eps,
+        trajectory_length: final_t,
+        mean_leapfrog_steps: sampling_steps as f64 / s.draws as f64,
+        max_leapfrog_hits: hits,
+        inv_mass: ens.inv_mass.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::model::Output;
+
+    /// Independent normals N(m_i, s_i^2): the ChEES-optimal behaviour and the moments are known.
+    struct Normals {
+        mean: Vec<f64>,
+        sd: Vec<f64>,
+        outputs: Vec<Output>,
+    }
+
+    impl Normals {
+        fn new(mean: Vec<f64>, sd: Vec<f64>) -> Self {
+            let outputs =
+                (0..mean.len()).map(|i| Output::new(format!("x[{i}]"), crate::compare::OutputKind::Fixed)).collect();
+            Self { mean, sd, outputs }
+        }
+    }
+
+    impl Posterior for Normals {
+        fn dim(&self) -> usize {
+            self.mean.len()
+        }
+        fn logp(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+            let mut lp = 0.0;
+            for i in 0..x.len() {
+                let z = (x[i] - self.mean[i]) / self.sd[i];
+                lp -= 0.5 * z * z;
+                grad[i] = -z / self.sd[i];
+            }
+            lp
+        }
+        fn outputs(&self) -> &[Output] {
+            &self.outputs
+        }
+        fn constrain(&self, x: &[f64], out: &mut [f64]) {
+            out.copy_from_slice(x);
+        }
+        fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
+            Vec::new()
+        }
+        fn sample_prior(&self, _: &mut dyn rand::Rng) -> Vec<f64> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn halton_and_windows_follow_their_definitions() {
+        let h: Vec<f64> = (1..=6).map(halton).collect();
+        assert_eq!(h, [0.5, 0.25, 0.75, 0.125, 0.625, 0.375]);
+        // Stan's windows (75 first, then 25, 50, 100, ... each extended to the last window
+        // when the next would not fit) with a final buffer of max(50, warmup / 4).
+        assert_eq!(metric_windows(1000), [(75, 100), (100, 150), (150, 250), (250, 750)]);
+        assert_eq!(metric_windows(400), [(75, 100), (100, 150), (150, 300)]);
+        // Short warmup: 15% / 75% / 10%.
+        assert_eq!(metric_windows(100), [(15, 90)]);
+        assert!(metric_windows(10).is_empty());
+    }
+
+    #[test]
+    fn samples_independent_normals_with_the_right_moments_and_adapts_the_metric() {
+        // Scales over two orders of magnitude: the metric must learn them.
+        let sd = vec![0.05, 0.3, 1.0, 2.0, 5.0];
+        let post = Normals::new(vec![1.0, -2.0, 0.0, 3.0, 0.5], sd.clone());
+        let s = CheesSettings { warmup: 300, draws: 100, ..Default::default() };
+        let run = run_chees(&post, &s, 0).unwrap();
+        let divergences: usize = run.chains.iter().map(|c| c.divergences).sum();
+        assert_eq!(divergences, 0);
+        // Per-draw statistics: one per kept draw, every chain the same step count and size.
+        for c in &run.chains {
+            assert_eq!(c.stats.len(), s.draws as usize);
+            for (t, st) in c.stats.iter().enumerate() {
+                assert!((0.0..=1.0).contains(&st.accept_stat) && st.energy.is_finite() && !st.divergent);
+                assert_eq!(st.n_leapfrog, run.chains[0].stats[t].n_leapfrog);
+                assert_eq!(st.step_size, run.step_size);
+            }
+        }
+        let d = post.dim();
+        for (i, &sd_i) in sd.iter().enumerate() {
+            let all: Vec<f64> = run.chains.iter().flat_map(|c| c.draws.iter().skip(i).step_by(d).copied()).collect();
+            let m = all.iter().sum::<f64>() / all.len() as f64;
+            let v = all.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (all.len() as f64 - 1.0);
+            // 6400 draws; even at an ESS of 1000 the standard error of the mean is 0.032 sd and
+            // of the variance about 0.045 var: bounds of 5 standard errors.
+            assert!(((m - post.mean[i]) / sd_i).abs() < 0.16, "mean {i}: {m}");
+            assert!((v / (sd_i * sd_i) - 1.0).abs() < 0.25, "var {i}: {v}");
+        }
+        // The metric learns the variances: 12 800 pooled states in the last window.
+        for (i, (im, sd_i)) in run.inv_mass.iter().zip(&sd).enumerate() {
+            let ratio = im / (sd_i * sd_i);
+            assert!(ratio > 0.75 && ratio < 1.33, "inv_mass {i}: {ratio}");
+        }
+        // Whitened, the target is a standard normal, where a leapfrog step of size eps rotates
+        // phase space by acos(1 - eps^2 / 2) and the ChEES criterion peaks at a quarter period
+        // (pi / 2 of rotation): the mean rotation per iteration must be near it, not a half
+        // period or more (a U-turn, which a later local maximum of the criterion allows).
+        let angle = run.mean_leapfrog_steps * (1.0 - run.step_size.powi(2) / 2.0).acos();
+        assert!(angle > std::f64::consts::FRAC_PI_4 && angle < 3.0 * std::f64::consts::FRAC_PI_4, "{angle}");
+    }
+
+    #[test]
+    fn results_do_not_depend_on_threads_or_batch_position() {
+        let post = Normals::new(vec![0.0, 1.0], vec![1.0, 0.5]);
+        let s = CheesSettings { warmup: 60, draws: 10, superchains: 2, chains_per_superchain: 2, ..Default::default() };
+        let a = run_chees(&post, &s, 3).unwrap();
+        let b = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run_chees(&post, &s, 3));
+        let b = b.unwrap();
+        assert!(a.chains.iter().zip(&b.chains).all(|(x, y)| x.draws == y.draws));
+        let c = run_chees(&post, &s, 4).unwrap();
+        assert_ne!(a.chains[0].draws, c.chains[0].draws);
+    }
+
+    /// A fast simulation-based calibration (the release test tests/chees.rs runs 200
+    /// simulations per model): 40 simulations, ranks among 19 draws in 5 bins, level 0.001.
+    #[test]
+    fn fast_simulation_based_calibration() {
+        use crate::compare::{BetaBinomialOptions, SbcOptions, SbcQuantity, sbc_chees};
+        let (mut g, mut p) = (Vec::new(), Vec::new());
+        for r in 0..6 {
+            for m in 0..3 {
+                g.push(format!("M{m}"));
+                p.push(format!("r{r}"));
+            }
+        }
+        let settings =
+            CheesSettings { superchains: 8, chains_per_superchain: 2, warmup: 150, draws: 25, ..Default::default() };
+        let options = SbcOptions { n_sims: 40, thin_to: 19, ..Default::default() };
+        let q = |n: &str| SbcQuantity::Param(n.into());
+        let gaussian = Design::new(g.clone(), Some(p.clone()), vec![0.0; 18], None).unwrap();
+        let counts = Design::new(g, Some(p), vec![20.0; 18], Some(vec![40.0; 18])).unwrap();
+        let cases = [
+            (gaussian, Family::default(), vec![q("mu0"), q("tau"), q("mu[M0]"), q("sigma[M0]")]),
+            (counts, Family::BetaBinomial(BetaBinomialOptions::default()), vec![q("mu0"), q("phi"), q("p[M0]")]),
+        ];
+        for (template, family, quantities) in cases {
+            let r = sbc_chees(&template, &family, &quantities, &options, &settings).unwrap();
+            for t in r.chi_square(5).unwrap() {
+                assert!(t.p_value > 1e-3, "{}: chi2 {:.1}, p {:.1e}", t.quantity, t.chi_square, t.p_value);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        let bad = [
+            CheesSettings { superchains: 1, ..Default::default() },
+            CheesSettings { chains_per_superchain: 0, ..Default::default() },
+            CheesSettings { draws: 2, ..Default::default() },
+            CheesSettings { target_accept: 1.0, ..Default::default() },
+            CheesSettings { learning_rate: 0.0, ..Default::default() },
+            CheesSettings { max_leapfrog: 0, ..Default::default() },
+        ];
+        for s in bad {
+            assert!(s.validate().is_err(), "{s:?}");
+        }
+    }
+}

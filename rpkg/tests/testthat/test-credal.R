@@ -1,14 +1,16 @@
-# Credal evaluation against the issue's known values and closed forms.
+# Credal evaluation against the issue's known values (given to 6 decimals) and closed forms.
+
+near <- function(actual, expected) expect_lt(abs(actual - expected), 5e-7)
 
 test_that("two samples give the issue's masses, NS, KL, JS and E", {
   s <- array(c(0.7, 0.5, 0.2, 0.3, 0.1, 0.2), dim = c(2, 1, 3))
   r <- credal_eval(samples = s, y = 1, lambda = c(0, 1))
   # masses {a} .5 {b} .2 {c} .1 {ab} .1 {ac} .1
   expect_equal(r$overall$ns$mean, 0.2 * log(2), tolerance = 1e-12)
-  expect_equal(r$overall$ns$mean, 0.138629, tolerance = 1e-6)
-  expect_equal(r$overall$kl$mean, 0.356675, tolerance = 1e-6)
-  expect_equal(r$overall$js$mean, 0.342457, tolerance = 1e-6)
-  expect_equal(r$overall$e$mean[r$overall$e$lambda == 1], 0.495304, tolerance = 1e-6)
+  near(r$overall$ns$mean, 0.138629)
+  near(r$overall$kl$mean, 0.356675)
+  near(r$overall$js$mean, 0.342457)
+  near(r$overall$e$mean[r$overall$e$lambda == 1], 0.495304)
   expect_equal(r$koerner$mean, 0.5 + 0.2 + 0.1 + 2 * 0.2, tolerance = 1e-12)
   expect_equal(r$pal$mean, 0.8 + 0.2 / 2, tolerance = 1e-12)
   expect_equal(r$points$predicted, 1L)
@@ -18,10 +20,10 @@ test_that("three disagreeing samples renormalise to thirds on the pairs", {
   s <- array(0, dim = c(3, 1, 3))
   s[1, 1, ] <- c(0.5, 0.5, 0); s[2, 1, ] <- c(0, 0.5, 0.5); s[3, 1, ] <- c(0.5, 0, 0.5)
   r <- credal_eval(samples = s, y = 1, lambda = 1)
-  expect_equal(r$overall$ns$mean, 0.693147, tolerance = 1e-6)
-  expect_equal(r$overall$kl$mean, 0.405465, tolerance = 1e-6)
-  expect_equal(r$overall$js$mean, 0.363736, tolerance = 1e-6)
-  expect_equal(r$overall$e$mean, 1.098612, tolerance = 1e-6)
+  near(r$overall$ns$mean, 0.693147)
+  near(r$overall$kl$mean, 0.405465)
+  near(r$overall$js$mean, 0.363736)
+  near(r$overall$e$mean, 1.098612)
   # Without renormalisation the frame keeps its signed mass -0.5.
   expect_equal(credal_eval(samples = s, y = 1, normalisation = "none")$overall$ns$mean,
                3 * 0.5 * log(2) - 0.5 * log(3), tolerance = 1e-12)

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use credence::credal::{
-    Budget, CredalOptions, CredalReport, FocalSets, GroupSummary, Normalisation, Stat, VertexMethod,
-    dirichlet_samples, evaluate_credal, from_beliefs, from_intervals, from_probs, from_samples, rank_over_lambda,
+    Budget, CredalOptions, CredalReport, FocalSets, GroupSummary, Normalisation, Stat, VertexMethod, dirichlet_samples,
+    evaluate_credal, from_beliefs, from_intervals, from_probs, from_samples, rank_over_lambda,
 };
 use credence::ndarray::{Array2, Array3, ShapeBuilder};
 use extendr_api::prelude::*;
@@ -16,9 +16,7 @@ use crate::msg;
 type R<T> = std::result::Result<T, String>;
 
 fn dims(name: &str, dim: &[i32]) -> R<Vec<usize>> {
-    dim.iter()
-        .map(|&d| usize::try_from(d).map_err(|_| format!("{name}: dimension {d} is negative")))
-        .collect()
+    dim.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{name}: dimension {d} is negative"))).collect()
 }
 
 /// An R matrix (column-major values plus dimensions) as an N x K array.
@@ -142,7 +140,9 @@ fn glue_credal(
         .map(|y| {
             y.iter()
                 .enumerate()
-                .map(|(i, &l)| usize::try_from(l).map_err(|_| format!("y[{}] = {}: expected a class >= 1", i + 1, l + 1)))
+                .map(|(i, &l)| {
+                    usize::try_from(l).map_err(|_| format!("y[{}] = {}: expected a class >= 1", i + 1, l + 1))
+                })
                 .collect::<R<Vec<usize>>>()
         })
         .transpose()?;

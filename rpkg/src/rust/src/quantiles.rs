@@ -1,9 +1,7 @@
 //! Quantiles of a metric over repeated runs with distribution-free intervals: R vectors in,
 //! `credence::quantiles` calls, R lists out.
 
-use credence::quantiles::{
-    CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci, t_interval,
-};
+use credence::quantiles::{CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci, t_interval};
 use extendr_api::prelude::*;
 
 use crate::msg;

@@ -7,8 +7,10 @@
 
 use extendr_api::prelude::*;
 
+mod credal;
 mod fit;
 mod metrics;
+mod quantiles;
 
 /// Maps a core error (or any displayable error) to the message R shows.
 pub(crate) fn msg(e: impl std::fmt::Display) -> String {
@@ -23,7 +25,9 @@ fn glue_panic_for_tests(message: &str) -> i32 {
 
 extendr_module! {
     mod credence;
+    use credal;
     use fit;
     use metrics;
+    use quantiles;
     fn glue_panic_for_tests;
 }

@@ -1,0 +1,112 @@
+# Metric functions for vectors and matrices. The R side only converts types (matrices to values
+# plus dimensions, 1-based labels and factors to 0-based class indices); every number comes
+# from the Rust core (credence::metrics).
+
+# Class labels as 0-based integers: a factor uses its level codes, numbers must be 1..K.
+as_class_index <- function(y) {
+  if (is.factor(y)) return(as.integer(y) - 1L)
+  if (is.logical(y)) return(as.integer(y))
+  if (!is.numeric(y)) stop("labels: expected a factor or integer classes 1..K, got ", class(y)[1])
+  as.integer(y) - 1L
+}
+
+# Probabilities as values plus dimensions (an N x K matrix or an S x N x K array).
+as_probs <- function(probs) {
+  if (is.data.frame(probs)) probs <- as.matrix(probs)
+  d <- dim(probs)
+  if (is.null(d) || !length(d) %in% 2:3) {
+    stop("probs: expected an N x K matrix or an S x N x K array")
+  }
+  list(values = as.double(probs), dim = as.integer(d))
+}
+
+as_matrix <- function(x, name) {
+  if (is.data.frame(x)) x <- as.matrix(x)
+  if (is.null(dim(x))) x <- matrix(x, nrow = 1L)
+  if (length(dim(x)) != 2L) stop(name, ": expected a matrix")
+  x
+}
+
+#' @export
+crps_gaussian <- function(y, mean, sd) {
+  .Call(wrap__glue_crps_gaussian, as.double(mean), as.double(sd), as.double(y))
+}
+
+#' @export
+nll_gaussian <- function(y, mean, sd) {
+  .Call(wrap__glue_nll_gaussian, as.double(mean), as.double(sd), as.double(y))
+}
+
+#' @export
+crps_mixture <- function(y, means, sds, weights = NULL) {
+  means <- as_matrix(means, "means")
+  sds <- as_matrix(sds, "sds")
+  if (!identical(dim(means), dim(sds))) stop("means and sds: expected matrices of the same dimensions")
+  .Call(wrap__glue_crps_mixture, as.double(means), as.double(sds), nrow(means), ncol(means),
+        if (is.null(weights)) NULL else as.double(weights), as.double(y))
+}
+
+#' @export
+crps_sample <- function(y, dat, estimator = c("standard", "fair")) {
+  estimator <- match.arg(estimator)
+  dat <- if (is.null(dim(dat))) matrix(dat, nrow = 1L) else as_matrix(dat, "dat")
+  .Call(wrap__glue_crps_sample, as.double(dat), nrow(dat), ncol(dat), as.double(y), estimator)
+}
+
+#' @export
+picp <- function(y, lower, upper) {
+  .Call(wrap__glue_interval_coverage, as.double(lower), as.double(upper), as.double(y))[1]
+}
+
+#' @export
+mpiw <- function(lower, upper) {
+  # The width does not depend on the observations; the lower bounds stand in for them.
+  .Call(wrap__glue_interval_coverage, as.double(lower), as.double(upper), as.double(lower))[2]
+}
+
+#' @export
+interval_score <- function(y, lower, upper, alpha = 0.1) {
+  .Call(wrap__glue_interval_score, as.double(lower), as.double(upper), as.double(y), as.double(alpha))
+}
+
+#' @export
+ece <- function(probs, y, bins = 15L) {
+  p <- as_probs(probs)
+  .Call(wrap__glue_ece, p$values, p$dim, as_class_index(y), as.integer(bins))
+}
+
+#' @export
+brier <- function(probs, y) {
+  p <- as_probs(probs)
+  .Call(wrap__glue_brier, p$values, p$dim, as_class_index(y))
+}
+
+#' @export
+entropy_decomposition <- function(probs) {
+  p <- as_probs(probs)
+  as.data.frame(.Call(wrap__glue_entropy_decomposition, p$values, p$dim))
+}
+
+#' @export
+auroc <- function(scores, positive) {
+  if (is.factor(positive)) {
+    if (nlevels(positive) != 2L) stop("positive: expected a logical or a two-level factor")
+    positive <- as.integer(positive) == 2L
+  }
+  a <- .Call(wrap__glue_auroc, as.double(scores), as.integer(as.logical(positive)))
+  if (is.nan(a)) NA_real_ else a
+}
+
+#' @export
+referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
+                           uncertainty = c("entropy", "expected_entropy", "mutual_information",
+                                           "bernoulli_sd", "sample_sd", "one_minus_confidence")) {
+  uncertainty <- match.arg(uncertainty)
+  p <- as_probs(probs)
+  r <- as.data.frame(.Call(wrap__glue_referral_curve, p$values, p$dim, as_class_index(y),
+                           as.double(fractions), uncertainty))
+  r$n <- as.integer(r$n)
+  r$accuracy[is.nan(r$accuracy)] <- NA_real_
+  r$auroc[is.nan(r$auroc)] <- NA_real_
+  r
+}

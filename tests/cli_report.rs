@@ -31,6 +31,28 @@ fn json_report_is_consistent_with_its_own_definitions() {
         .find(|s| s["metric"] == "crps" && s["method"] == "A" && s["n"] == 30.0)
         .unwrap();
     assert!((s["mean"].as_f64().unwrap() - mean).abs() < 1e-12);
+    // Quantiles of the same cell: the type-7 median of the 8 values, an exact 90% interval whose
+    // bounds are order statistics, and no quartile intervals (they need 9 runs at level 0.9,
+    // the minimum-n table).
+    let mut sorted = want.clone();
+    sorted.sort_by(f64::total_cmp);
+    let q = &v["quantiles"][0];
+    assert_eq!((q["dataset"].as_str(), q["metric"].as_str()), (Some("toy"), Some("crps")));
+    let group = q["table"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["key"][0] == "A" && g["key"][1].as_str().unwrap().parse::<f64>().unwrap() == 30.0)
+        .unwrap();
+    assert_eq!(group["n"], 8);
+    let [q25, q50, q75] = [0, 1, 2].map(|i| &group["quantiles"][i]);
+    assert!((q50["estimate"].as_f64().unwrap() - (sorted[3] + sorted[4]) / 2.0).abs() < 1e-12);
+    for bound in ["lower", "upper"] {
+        let x = q50[bound].as_f64().unwrap();
+        assert!(sorted.iter().any(|&s| s == x), "{bound} {x} is not an order statistic");
+    }
+    assert!(q50["coverage"].as_f64().unwrap() >= 0.9);
+    assert!(q25["lower"].is_null() && q75["upper"].is_null());
     for f in fits {
         // P(A better than B) + P(B better than A) = 1 for continuous draws.
         let p = &f["prob_better"];
@@ -58,6 +80,8 @@ fn html_report_has_every_section_and_no_cdn() {
     let html = std::fs::read_to_string(&out).unwrap();
     for needle in [
         "id=\"overview\"",
+        "Quantiles over realizations",
+        "credence-quantile-table",
         "Metric tables",
         "P(A better than B) by training size",
         "Pairwise P(row better",

@@ -9,6 +9,7 @@ use super::summary::{MethodSummary, summarize};
 use crate::compare::{Design, Fit, FitDiagnostics, FitOptions, fit_many};
 use crate::error::{Error, Result};
 use crate::io::Table;
+use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
 
 /// The metrics of a `credence study` table, summarised in the report's tables when present.
 pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
@@ -20,6 +21,23 @@ pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw"
 /// fit` for a target-aware answer).
 pub fn higher_is_better(metric: &str) -> bool {
     matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
+}
+
+/// Quantile levels of the report's per-cell quantile tables: the quartiles and the median,
+/// whose exact order-statistic intervals at level 0.9 exist from 9 realizations on (the 0.1 and
+/// 0.9 quantiles would need 22).
+pub const QUANTILE_LEVELS: [f64; 3] = [0.25, 0.5, 0.75];
+
+/// Quantiles of one fitted metric over the realizations of each (method, n) of a data set, or
+/// why there are none.
+#[derive(Debug, Clone)]
+pub struct QuantileCell {
+    /// Data set.
+    pub dataset: String,
+    /// Metric.
+    pub metric: String,
+    /// Exact order-statistic intervals at level 0.9 (grouped by method, n), or the error.
+    pub table: std::result::Result<QuantileTable, String>,
 }
 
 /// Options of [`build_report`].
@@ -105,6 +123,8 @@ pub struct Report {
     pub summaries: Vec<MethodSummary>,
     /// One fit per (dataset, n, fitted metric), in that order.
     pub fits: Vec<CellFit>,
+    /// Distribution-free quantile intervals per (dataset, fitted metric).
+    pub quantiles: Vec<QuantileCell>,
     /// The credence version that made the report.
     pub version: String,
     /// Seconds spent fitting.
@@ -154,6 +174,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     let mut sizes = Vec::new();
     let mut summaries = Vec::new();
     let mut cells: Vec<CellFit> = Vec::new();
+    let mut quantiles = Vec::new();
     let mut designs: Vec<(usize, Design)> = Vec::new();
     for dataset in &datasets {
         let part = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
@@ -162,6 +183,13 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
             summaries.extend(summarize(&part, dataset, metric, &ns, &methods)?);
         }
         for metric in &options.metrics {
+            let by = ["method".to_string(), "n".to_string()];
+            quantiles.push(QuantileCell {
+                dataset: dataset.clone(),
+                metric: metric.clone(),
+                table: quantile_table(&part, metric, &by, &QUANTILE_LEVELS, &CiOptions::default())
+                    .map_err(|e| e.to_string()),
+            });
             for &n in &ns {
                 let slice = part.filter_equal("n", &n.to_string())?;
                 let mut cell = CellFit {
@@ -213,6 +241,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         rows: table.n_rows(),
         summaries,
         fits: cells,
+        quantiles,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds: start.elapsed().as_secs_f64(),
     })
@@ -229,6 +258,11 @@ impl Report {
         let mut v: Vec<&CellFit> = self.fits.iter().filter(|c| c.dataset == dataset && c.metric == metric).collect();
         v.sort_by(|a, b| a.n.total_cmp(&b.n));
         v
+    }
+
+    /// The quantile table of one data set and metric.
+    pub fn quantiles_of(&self, dataset: &str, metric: &str) -> Option<&QuantileCell> {
+        self.quantiles.iter().find(|q| q.dataset == dataset && q.metric == metric)
     }
 
     /// The summaries of one data set and metric.

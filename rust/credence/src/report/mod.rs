@@ -4,7 +4,8 @@
 //! [`build_report`] reads the cells of the table (data set x training size x fitted metric),
 //! fits the hierarchical model to every cell at once ([`crate::compare::fit_many`]), and keeps
 //! the metric summaries, fits and their diagnostics in a [`Report`]. [`Report::to_html`] renders
-//! the page (overview, per-dataset metric tables, P(A better than B) against n, heatmaps, MDD
+//! the page (overview, per-dataset metric tables, quantiles over realizations with exact
+//! order-statistic intervals ([`QUANTILE_LEVELS`]), P(A better than B) against n, heatmaps, MDD
 //! curves, power-law exponents, posterior summaries, a diagnostics list and a reproducibility
 //! footer; plotly.js embedded once, no network) and [`Report::to_json`] the same numbers for
 //! pipelines.
@@ -18,7 +19,7 @@ mod page;
 mod summary;
 pub(crate) mod tables;
 
-pub use build::{CellFit, Report, ReportOptions, build_report, higher_is_better};
+pub use build::{CellFit, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better};
 pub use summary::{MethodSummary, mean_sd, summarize};
 
 mod demo;

@@ -7,6 +7,7 @@ use plotly::Plot;
 use super::build::Report;
 use super::tables::{metric_table, num, posterior_table, power_law_table};
 use crate::compare::{Fit, mdd_curve};
+use crate::notebook::EvcxrDisplay;
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::plots::{comparison, diagnostics, scaling};
 
@@ -153,6 +154,14 @@ impl Report {
         let fits: Vec<(f64, &Fit)> = cells.iter().filter_map(|c| c.fit.as_ref().map(|f| (c.n, f))).collect();
         let summaries = self.summaries_of(d, m);
         figs.add(out, &scaling::mean_sd_by_method(&summaries, m));
+        out.push_str("<h3>Quantiles over realizations (distribution-free intervals)</h3>\n");
+        match self.quantiles_of(d, m).map(|q| &q.table) {
+            Some(Ok(t)) => out.push_str(&t.to_html()),
+            Some(Err(e)) => {
+                let _ = write!(out, "<p class=\"bad\">{}</p>", escape(e));
+            }
+            None => {}
+        }
         let ranking = self.ranking(d, m);
         let common: Vec<String> =
             ranking.iter().filter(|x| fits.iter().all(|(_, f)| f.design().groups().contains(x))).cloned().collect();

@@ -163,6 +163,14 @@ impl Report {
             }
             laws.insert(d.clone(), Value::Object(per_metric));
         }
+        let quantiles: Vec<Value> = self
+            .quantiles
+            .iter()
+            .map(|q| match &q.table {
+                Ok(t) => json!({"dataset": q.dataset, "metric": q.metric, "table": t}),
+                Err(e) => json!({"dataset": q.dataset, "metric": q.metric, "error": e}),
+            })
+            .collect();
         let flagged: Vec<Value> = self
             .flagged()
             .into_iter()
@@ -183,6 +191,7 @@ impl Report {
             "summaries": summaries,
             "fits": fits,
             "power_laws": laws,
+            "quantiles": quantiles,
             "flagged": flagged,
             "fit_seconds": self.fit_seconds,
         })

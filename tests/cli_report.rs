@@ -49,7 +49,7 @@ fn json_report_is_consistent_with_its_own_definitions() {
     assert!((q50["estimate"].as_f64().unwrap() - (sorted[3] + sorted[4]) / 2.0).abs() < 1e-12);
     for bound in ["lower", "upper"] {
         let x = q50[bound].as_f64().unwrap();
-        assert!(sorted.iter().any(|&s| s == x), "{bound} {x} is not an order statistic");
+        assert!(sorted.contains(&x), "{bound} {x} is not an order statistic");
     }
     assert!(q50["coverage"].as_f64().unwrap() >= 0.9);
     assert!(q25["lower"].is_null() && q75["upper"].is_null());

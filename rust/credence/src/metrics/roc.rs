@@ -25,7 +25,8 @@ pub fn auroc(scores: &[f64], positive: &[bool]) -> Result<Option<f64>> {
 pub(crate) fn auroc_indexed(scores: &[f64], positive: &[bool], idx: Vec<usize>) -> Option<f64> {
     // Sorting (score, label) pairs directly is far more cache-friendly than an index sort, and
     // integer order keys sort about three times faster than floats under total_cmp.
-    let mut pairs: Vec<(u64, bool)> = idx.into_iter().map(|i| (order_key(scores[i]), positive[i])).collect();
+    // `+ 0.0` maps -0 to +0: the two are equal scores (a tie), but their order keys differ.
+    let mut pairs: Vec<(u64, bool)> = idx.into_iter().map(|i| (order_key(scores[i] + 0.0), positive[i])).collect();
     pairs.sort_unstable_by_key(|p| p.0);
     let (mut u, mut neg_below, mut n_pos) = (0.0, 0usize, 0usize);
     let mut start = 0;
@@ -179,6 +180,14 @@ mod tests {
             }
         }
         num / den
+    }
+
+    #[test]
+    fn signed_zeros_tie() {
+        // -0 == +0, so the pair is a tie worth 1/2 (as the brute-force count says).
+        let (scores, positive) = ([0.0, -0.0], [true, false]);
+        assert_eq!(auroc(&scores, &positive).unwrap(), Some(brute_force(&scores, &positive)));
+        assert_eq!(auroc(&scores, &positive).unwrap(), Some(0.5));
     }
 
     #[test]

@@ -152,28 +152,39 @@ fn ptxas_report_parser_reads_spills() {
     assert_eq!(ptxas_report(text), vec![("k1".to_owned(), 255, 8, 12)]);
 }
 
-/// The C++ harness built once per test process from the embedded sources, or `None` (skip)
-/// without a C++20 compiler.
+/// The C++ harness built from the embedded sources, or `None` (skip) without a C++20
+/// compiler. It is cached in the temp directory under a hash of the sources (built in a
+/// per-process folder, then renamed into place), so runs reuse it and leave one folder per
+/// source version rather than one per run.
 fn harness() -> Option<PathBuf> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("credence-cuda-shim-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok()?;
-        std::fs::write(dir.join("cuda_cpu_shim.h"), CPU_SHIM_HEADER).ok()?;
-        std::fs::write(dir.join("cpu_harness.cpp"), CPU_HARNESS).ok()?;
-        for s in KernelSource::ALL {
-            std::fs::write(dir.join(s.file_name()), s.source()).ok()?;
+        use std::hash::{Hash, Hasher};
+        let mut files = vec![("cuda_cpu_shim.h", CPU_SHIM_HEADER), ("cpu_harness.cpp", CPU_HARNESS)];
+        files.extend(KernelSource::ALL.iter().map(|s| (s.file_name(), s.source())));
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        files.hash(&mut h);
+        let cache = std::env::temp_dir().join(format!("credence-cuda-shim-{:016x}", h.finish()));
+        let exe = cache.join("harness");
+        if exe.is_file() {
+            return Some(exe);
+        }
+        let work = cache.join(format!("build-{}", std::process::id()));
+        std::fs::create_dir_all(&work).ok()?;
+        for (name, text) in &files {
+            std::fs::write(work.join(name), text).ok()?;
         }
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".to_owned());
-        let exe = dir.join("harness");
         let out = Command::new(&cxx)
             .args(["-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
-            .arg(&exe)
-            .arg(dir.join("cpu_harness.cpp"))
+            .arg(work.join("harness"))
+            .arg(work.join("cpu_harness.cpp"))
             .output()
             .ok()?;
         // A compiler that runs but rejects the sources is a failure, not a skip.
         assert!(out.status.success(), "{cxx} failed on the kernels:\n{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::rename(work.join("harness"), &exe).ok()?;
+        let _ = std::fs::remove_dir_all(&work);
         Some(exe)
     });
     require(built.clone(), "a C++20 compiler (g++ >= 11; set CXX)")

@@ -75,24 +75,6 @@ fn beta_binomial_fits_agree_with_nuts() {
     agree(&designs, Family::BetaBinomial(BetaBinomialOptions::default()));
 }
 
-fn check(name: &str, result: &credence::compare::SbcResult) {
-    let tests = result.chi_square(10).expect("100 rank values in 10 bins");
-    eprintln!("{name} (ChEES), divergences {}:", result.divergences);
-    for t in &tests {
-        eprintln!("{:24} chi2 = {:6.2} (df {}), p = {:.3}", t.quantity, t.chi_square, t.df, t.p_value);
-    }
-    // As in tests/sbc.rs: level 0.001 per quantity.
-    for t in &tests {
-        assert!(
-            t.p_value > 1e-3,
-            "{} is not calibrated: chi2 = {:.1}, p = {:.2e}",
-            t.quantity,
-            t.chi_square,
-            t.p_value
-        );
-    }
-}
-
 /// 16 superchains x 4 chains, 300 warmup, 50 draws per chain: 3200 draws thinned to 99.
 fn sbc_settings() -> CheesSettings {
     CheesSettings { warmup: 300, draws: 50, ..Default::default() }
@@ -104,7 +86,7 @@ fn gaussian_model_is_calibrated_under_chees() {
     let case = sbc_cases::gaussian();
     let r = sbc_chees(&case.template, &case.family, &case.quantities, &SbcOptions::default(), &sbc_settings()).unwrap();
     assert_eq!(r.ranks[0].len(), 200);
-    check(case.name, &r);
+    sbc_cases::assert_calibrated(&format!("{} (ChEES)", case.name), &r);
 }
 
 #[test]
@@ -112,5 +94,5 @@ fn gaussian_model_is_calibrated_under_chees() {
 fn beta_binomial_model_is_calibrated_under_chees() {
     let case = sbc_cases::beta_binomial();
     let r = sbc_chees(&case.template, &case.family, &case.quantities, &SbcOptions::default(), &sbc_settings()).unwrap();
-    check(case.name, &r);
+    sbc_cases::assert_calibrated(&format!("{} (ChEES)", case.name), &r);
 }

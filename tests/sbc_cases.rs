@@ -71,3 +71,25 @@ pub fn beta_binomial() -> Case {
         ],
     }
 }
+
+/// Asserts every quantity's SBC ranks are uniform: a chi-square test on 10 bins per quantity at
+/// level 0.001 each (printed first, with the divergence count).
+#[allow(dead_code)] // benches/sbc_report.rs plots the ranks instead
+pub fn assert_calibrated(name: &str, result: &credence::compare::SbcResult) {
+    let tests = result.chi_square(10).expect("100 rank values in 10 bins");
+    eprintln!("{name}, divergences {}:", result.divergences);
+    for t in &tests {
+        eprintln!("{:24} chi2 = {:6.2} (df {}), p = {:.3}", t.quantity, t.chi_square, t.df, t.p_value);
+    }
+    // One test per quantity at level 0.001 each: a miscalibrated quantity fails decisively
+    // (the unit tests show chi-square near 0 for uniform and p < 1e-10 for degenerate ranks).
+    for t in &tests {
+        assert!(
+            t.p_value > 1e-3,
+            "{} is not calibrated: chi2 = {:.1}, p = {:.2e}",
+            t.quantity,
+            t.chi_square,
+            t.p_value
+        );
+    }
+}

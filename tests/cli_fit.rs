@@ -141,3 +141,41 @@ fn bad_input_is_reported() {
     assert!(!ok && stderr.contains("bad.csv: line 3, column 'crps': 'oops' is not a finite number"), "{stderr}");
     assert!(!stderr.contains("panicked"));
 }
+
+#[test]
+fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
+    let run = |extra: &[&str]| -> Value {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let (ok, stdout, stderr) = credence(&args);
+        assert!(ok, "{stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let nuts = run(&[]);
+    let chees = run(&["--sampler", "chees"]);
+    assert_eq!(nuts["sampler"], "nuts");
+    assert_eq!(chees["sampler"], "chees");
+    assert!(nuts.get("chees").is_none());
+    // 16 x 4 chains: the nested R-hat of every summarised quantity, and a converged fit.
+    let nested = chees["chees"]["nested_rhat"].as_object().unwrap();
+    assert_eq!(nested.len(), chees["parameters"].as_object().unwrap().len());
+    let worst = chees["chees"]["max_nested_rhat"].as_f64().unwrap();
+    assert!(worst > 1.0 && worst < 1.05, "{worst}");
+    assert_eq!(chees["chees"]["superchains"], 16);
+    // Two samplers of one posterior: the method means within 0.2 posterior sd (the Monte Carlo
+    // error of 4000 NUTS and 6400 ChEES draws is a few hundredths of an sd).
+    for name in ["mu[MC dropout]", "mu[Ensemble]", "mu[SWAG]", "mu0"] {
+        let (a, b) = (&nuts["parameters"][name], &chees["parameters"][name]);
+        let sd = a["sd"].as_f64().unwrap();
+        let gap = (a["mean"].as_f64().unwrap() - b["mean"].as_f64().unwrap()).abs();
+        assert!(gap < 0.2 * sd, "{name}: NUTS {a} ChEES {b}");
+    }
+    assert!(chees["prob_less"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
+    // The chain flags belong to one sampler each.
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--sampler", "chees", "--chains", "8"]);
+    assert!(!ok && stderr.contains("--superchains x --chains-per-superchain"), "{stderr}");
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--superchains", "8"]);
+    assert!(!ok && stderr.contains("need --sampler chees"), "{stderr}");
+}

@@ -109,3 +109,33 @@ fn a_missing_metric_column_is_named_with_the_file() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("report_table.csv") && err.contains("'ece'"), "{err}");
 }
+
+#[test]
+fn chees_report_fits_every_cell_and_agrees_with_nuts() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |sampler: &str| -> serde_json::Value {
+        let out = dir.path().join(format!("{sampler}.json"));
+        let status = credence()
+            .args(["report", TABLE, "--out", out.to_str().unwrap(), "--format", "json", "--sampler", sampler])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let (nuts, chees) = (run("nuts"), run("chees"));
+    assert!(nuts["options"]["chees"].is_null());
+    assert_eq!(chees["options"]["chees"]["superchains"], 16);
+    let (a, b) = (nuts["fits"].as_array().unwrap(), chees["fits"].as_array().unwrap());
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x["n"], y["n"]);
+        assert!(y["error"].is_null(), "{}", y["error"]);
+        // 64 chains x 100 draws per fit.
+        for m in ["A", "B", "C"] {
+            let name = format!("mu[{m}]");
+            let (p, q) = (&x["parameters"][&name], &y["parameters"][&name]);
+            let gap = (p["mean"].as_f64().unwrap() - q["mean"].as_f64().unwrap()).abs();
+            assert!(gap < 0.2 * p["sd"].as_f64().unwrap(), "n {}: {name}: NUTS {p} ChEES {q}", x["n"]);
+        }
+    }
+}

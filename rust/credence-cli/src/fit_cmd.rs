@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use credence::compare::{
-    BetaBinomialOptions, BetaBinomialPriors, Design, Family, Fit, FitOptions, GaussianOptions, GaussianPriors,
-    Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
+    BetaBinomialOptions, BetaBinomialPriors, CheesFit, CheesOptions, CheesSettings, Design, Family, Fit, FitOptions,
+    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
+    fit_chees,
 };
 use credence::io::Table;
 use serde_json::{Map, Value, json};
@@ -37,15 +38,25 @@ pub struct FitArgs {
     /// Column with the number of test points behind each count (beta-binomial).
     #[arg(long)]
     trials: Option<String>,
-    /// Number of chains.
-    #[arg(long, default_value_t = 4)]
-    chains: usize,
-    /// Warmup iterations per chain.
-    #[arg(long, default_value_t = 1000)]
-    warmup: u64,
-    /// Kept draws per chain.
-    #[arg(long, default_value_t = 1000)]
-    draws: u64,
+    /// Sampler: nuts (Stan's algorithm, 4 chains) or chees (batched ChEES-HMC: superchains of
+    /// chains in lockstep, with nested R-hat).
+    #[arg(long, value_enum, default_value = "nuts")]
+    sampler: SamplerKind,
+    /// Number of chains (NUTS; default 4).
+    #[arg(long, conflicts_with_all = ["superchains", "chains_per_superchain"])]
+    chains: Option<usize>,
+    /// ChEES: number of superchains (chains of one superchain share their initial point).
+    #[arg(long)]
+    superchains: Option<usize>,
+    /// ChEES: chains per superchain.
+    #[arg(long)]
+    chains_per_superchain: Option<usize>,
+    /// Warmup iterations per chain (default 1000 for NUTS, 400 for ChEES).
+    #[arg(long)]
+    warmup: Option<u64>,
+    /// Kept draws per chain (default 1000 for NUTS, 100 for ChEES).
+    #[arg(long)]
+    draws: Option<u64>,
     /// Seed (identical results for the same seed, whatever the thread count).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -105,6 +116,15 @@ pub struct FitArgs {
     save_draws: Option<PathBuf>,
 }
 
+/// The sampler of `credence fit` and `credence report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplerKind {
+    /// No-U-Turn sampler, one fit at a time.
+    Nuts,
+    /// Batched ChEES-HMC.
+    Chees,
+}
+
 fn family(a: &FitArgs) -> Result<Family> {
     Ok(match a.family.replace('_', "-").as_str() {
         "gaussian" => {
@@ -157,32 +177,62 @@ pub fn run(a: FitArgs) -> Result<()> {
     }
     let (design, mut notes) =
         Design::from_table(&table, &a.response, &a.group, a.pair.as_deref(), a.trials.as_deref())?;
+    let chees = match a.sampler {
+        SamplerKind::Nuts => {
+            if a.superchains.is_some() || a.chains_per_superchain.is_some() {
+                bail!("--superchains and --chains-per-superchain need --sampler chees");
+            }
+            None
+        }
+        SamplerKind::Chees => {
+            if a.chains.is_some() {
+                bail!("--sampler chees counts chains as --superchains x --chains-per-superchain, not --chains");
+            }
+            let d = CheesSettings::default();
+            Some(CheesSettings {
+                superchains: a.superchains.unwrap_or(d.superchains),
+                chains_per_superchain: a.chains_per_superchain.unwrap_or(d.chains_per_superchain),
+                warmup: a.warmup.unwrap_or(d.warmup),
+                draws: a.draws.unwrap_or(d.draws),
+                seed: a.seed,
+                target_accept: a.target_accept,
+                ..d
+            })
+        }
+    };
+    let d = SamplerSettings::default();
     let options = FitOptions {
         family,
         sampler: SamplerSettings {
-            chains: a.chains,
-            warmup: a.warmup,
-            draws: a.draws,
+            chains: a.chains.unwrap_or(d.chains),
+            warmup: a.warmup.unwrap_or(d.warmup),
+            draws: a.draws.unwrap_or(d.draws),
             seed: a.seed,
             target_accept: a.target_accept,
-            ..Default::default()
+            ..d
         },
         higher_is_better: a.higher_is_better,
     };
-    let f = fit(&design, &options)?;
+    let (f, chees) = match chees {
+        None => (fit(&design, &options)?, None),
+        Some(sampler) => {
+            let c = fit_chees(&design, &CheesOptions { family, sampler, higher_is_better: a.higher_is_better })?;
+            (c.fit.clone(), Some(c))
+        }
+    };
     notes.extend(f.warnings().iter().cloned());
     if let Some(path) = &a.save_draws {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         f.write_draws_csv(std::io::BufWriter::new(file))?;
     }
-    let out = to_json(&f, &a, &notes)?;
+    let out = to_json(&f, chees.as_ref(), &a, &notes)?;
     match a.json.as_deref() {
         Some("-") => outln!("{}", serde_json::to_string_pretty(&out)?),
         Some(path) => {
             std::fs::write(path, serde_json::to_string_pretty(&out)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            print_tables(&f, &a, &notes)?;
+            print_tables(&f, chees.as_ref(), &a, &notes)?;
         }
-        None => print_tables(&f, &a, &notes)?,
+        None => print_tables(&f, chees.as_ref(), &a, &notes)?,
     }
     Ok(())
 }
@@ -200,7 +250,7 @@ fn pairwise(f: &Fit, value: impl Fn(&str, &str) -> credence::Result<f64>) -> Res
     Ok(Value::Object(outer))
 }
 
-fn to_json(f: &Fit, a: &FitArgs, notes: &[String]) -> Result<Value> {
+fn to_json(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]) -> Result<Value> {
     let mut parameters = Map::new();
     for s in f.summary() {
         parameters.insert(
@@ -228,10 +278,22 @@ fn to_json(f: &Fit, a: &FitArgs, notes: &[String]) -> Result<Value> {
         out["rope"] = pairwise(f, |x, y| f.rope(x, y, eps))?;
         out["rope_eps"] = json!(eps);
     }
+    out["sampler"] = json!(if chees.is_some() { "chees" } else { "nuts" });
+    if let Some(c) = chees {
+        out["chees"] = json!({
+            "nested_rhat": c.nested_rhat.iter().map(|(n, r)| (n.clone(), json!(r))).collect::<Map<_, _>>(),
+            "max_nested_rhat": c.max_nested_rhat(),
+            "step_size": c.step_size,
+            "trajectory_length": c.trajectory_length,
+            "mean_leapfrog_steps": c.mean_leapfrog_steps,
+            "superchains": a.superchains.unwrap_or(CheesSettings::default().superchains),
+            "chains_per_superchain": a.chains_per_superchain.unwrap_or(CheesSettings::default().chains_per_superchain),
+        });
+    }
     Ok(out)
 }
 
-fn print_tables(f: &Fit, a: &FitArgs, notes: &[String]) -> Result<()> {
+fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]) -> Result<()> {
     let d = f.design();
     let family = match f.options().family {
         Family::Gaussian(o) => format!(
@@ -263,6 +325,15 @@ fn print_tables(f: &Fit, a: &FitArgs, notes: &[String]) -> Result<()> {
         s.warmup,
         s.chains as u64 * s.draws
     );
+    if let Some(c) = chees {
+        outln!(
+            "Sampler: ChEES-HMC, step size {:.4}, trajectory length {:.4} ({:.1} leapfrog steps per iteration), largest nested R-hat {:.3}",
+            c.step_size,
+            c.trajectory_length,
+            c.mean_leapfrog_steps,
+            c.max_nested_rhat()
+        );
+    }
     outln!(" Fitted in {:.3} s\n", f.seconds());
     let mut rows = vec![
         ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]

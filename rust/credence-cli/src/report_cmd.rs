@@ -5,9 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use credence::compare::CheesSettings;
 use credence::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
 use credence::study::data::Dataset;
 use indicatif::ProgressBar;
+
+use crate::fit_cmd::SamplerKind;
 
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -39,6 +42,10 @@ pub struct ReportArgs {
     /// Sampler seed of every fit.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Sampler of every fit: nuts, or chees (batched ChEES-HMC over all cells at once, with
+    /// its default 16 superchains x 4 chains, 400 warmup + 100 draws).
+    #[arg(long, value_enum, default_value = "nuts")]
+    sampler: SamplerKind,
 }
 
 /// Arguments of `credence demo`.
@@ -90,6 +97,9 @@ pub fn run(a: ReportArgs) -> Result<()> {
         ..ReportOptions::default()
     };
     options.fit.sampler.seed = a.seed;
+    if a.sampler == SamplerKind::Chees {
+        options.chees = Some(CheesSettings { seed: a.seed, ..CheesSettings::default() });
+    }
     let report = Report::from_path(&a.results, &options)?;
     write_report(&report, &a.out, a.format)?;
     print_flagged(&report);

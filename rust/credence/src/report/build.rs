@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::summary::{MethodSummary, summarize};
-use crate::compare::{Design, Fit, FitDiagnostics, FitOptions, fit_many};
+use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many, fit_many_chees};
 use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
@@ -52,11 +52,21 @@ pub struct ReportOptions {
     pub fit: FitOptions,
     /// The command that made the report, for the reproducibility footer.
     pub command_line: Option<String>,
+    /// Fit every cell by batched ChEES-HMC with these settings (one batch of designs, nested
+    /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
+    #[serde(default)]
+    pub chees: Option<CheesSettings>,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        Self { metrics: vec!["crps".to_string()], power: 0.8, fit: FitOptions::default(), command_line: None }
+        Self {
+            metrics: vec!["crps".to_string()],
+            power: 0.8,
+            fit: FitOptions::default(),
+            command_line: None,
+            chees: None,
+        }
     }
 }
 
@@ -222,7 +232,14 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         }
         let opts = FitOptions { higher_is_better: higher, ..options.fit };
         let ds: Vec<Design> = batch.iter().map(|(_, d)| d.clone()).collect();
-        for ((i, _), result) in batch.iter().zip(fit_many(&ds, &opts)) {
+        let results: Vec<Result<Fit>> = match options.chees {
+            None => fit_many(&ds, &opts),
+            Some(sampler) => {
+                let o = CheesOptions { family: opts.family, sampler, higher_is_better: higher };
+                fit_many_chees(&ds, &o).into_iter().map(|r| r.map(|c| c.fit)).collect()
+            }
+        };
+        for ((i, _), result) in batch.iter().zip(results) {
             match result {
                 Ok(f) => {
                     cells[*i].warnings.extend(f.warnings().iter().cloned());

@@ -303,12 +303,22 @@ impl Report {
 
     fn footer(&self, out: &mut String) {
         let s = &self.options.fit.sampler;
+        let sampler = match &self.options.chees {
+            None => format!(
+                "NUTS, {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {}",
+                s.chains, s.warmup, s.draws, s.target_accept, s.seed
+            ),
+            Some(c) => format!(
+                "ChEES-HMC, {} superchains x {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {}",
+                c.superchains, c.chains_per_superchain, c.warmup, c.draws, c.target_accept, c.seed
+            ),
+        };
         let _ = writeln!(
             out,
             "<footer id=\"reproducibility\"><h2>Reproducibility</h2><ul>\
              <li>credence {}</li><li>source table: <code>{}</code> ({} rows)</li>\
              <li>command: <code>{}</code></li>\
-             <li>sampler: NUTS, {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {} \
+             <li>sampler: {} \
              (draws are identical for a seed whatever the thread count)</li>\
              <li>data realizations: the table's own seeds (a <code>credence study</code> table records each row's \
              seed: realization r of size n uses seed r + n + seed offset)</li>\
@@ -317,11 +327,7 @@ impl Report {
             escape(&self.source),
             self.rows,
             escape(self.options.command_line.as_deref().unwrap_or("(library call)")),
-            s.chains,
-            s.warmup,
-            s.draws,
-            s.target_accept,
-            s.seed,
+            sampler,
             self.fit_seconds,
             self.fits.len()
         );

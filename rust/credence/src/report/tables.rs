@@ -183,6 +183,7 @@ impl Report {
                 "metrics": self.options.metrics,
                 "power": self.options.power,
                 "sampler": self.options.fit.sampler,
+                "chees": self.options.chees,
                 "command_line": self.options.command_line,
             },
             "rows": self.rows,

@@ -179,3 +179,32 @@ fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
     let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--superchains", "8"]);
     assert!(!ok && stderr.contains("need --sampler chees"), "{stderr}");
 }
+
+#[test]
+fn a_target_replaces_the_direction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    // Coverage proportions near 0.85 (MC dropout), 0.90 (Ensemble) and 0.80 (SWAG).
+    let run = |extra: &[&str]| -> Value {
+        let mut args = quick(&path, &["--response", "covered", "--trials", "n_test", "--family", "beta-binomial"]);
+        args.extend_from_slice(extra);
+        let (ok, stdout, stderr) = credence(&args);
+        assert!(ok, "{stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let higher = run(&["--higher-is-better"]);
+    assert!(higher["prob_less"]["Ensemble"]["MC dropout"].as_f64().unwrap() > 0.95);
+    let near = run(&["--target", "0.85"]);
+    assert_eq!(near["target"], 0.85);
+    assert!(near["prob_less"]["MC dropout"]["Ensemble"].as_f64().unwrap() > 0.95, "{}", near["prob_less"]);
+    assert!(near["prob_less"]["MC dropout"]["SWAG"].as_f64().unwrap() > 0.95);
+    // The posterior itself does not change.
+    assert_eq!(near["parameters"], higher["parameters"]);
+    let (ok, _, stderr) = credence(&quick(&path, &["--response", "crps", "--target", "0.3", "--higher-is-better"]));
+    assert!(!ok && stderr.contains("--higher-is-better"), "{stderr}");
+    let (ok, _, stderr) = credence(&quick(
+        &path,
+        &["--response", "covered", "--trials", "n_test", "--family", "beta-binomial", "--target", "85"],
+    ));
+    assert!(!ok && stderr.contains("a proportion in (0, 1)"), "{stderr}");
+}

@@ -139,3 +139,47 @@ fn chees_report_fits_every_cell_and_agrees_with_nuts() {
         }
     }
 }
+
+#[test]
+fn picp_is_compared_by_its_distance_to_the_nominal_level() {
+    // A over-covers (0.97), B is nominal (0.90), C under-covers (0.80); 2 sizes x 8 realizations.
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t.csv");
+    let mut csv = String::from("n,method,realization,crps,picp\n");
+    for n in [20, 40] {
+        for r in 0..8 {
+            let wiggle = 0.01 * ((r * 7 + n) % 5) as f64 - 0.02;
+            for (m, picp) in [("A", 0.97), ("B", 0.90), ("C", 0.80)] {
+                csv.push_str(&format!("{n},{m},{r},{},{}\n", 0.3 + wiggle, picp + wiggle));
+            }
+        }
+    }
+    std::fs::write(&table, csv).unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = dir.path().join("r.json");
+        let mut args = vec!["report", table.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(&["--format", "json", "--metric", "picp"]);
+        args.extend_from_slice(extra);
+        assert!(credence().args(&args).status().unwrap().success());
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let p = |v: &serde_json::Value, a: &str, b: &str| -> Vec<f64> {
+        v["fits"].as_array().unwrap().iter().map(|f| f["prob_better"][a][b].as_f64().unwrap()).collect()
+    };
+    let nominal = run(&[]);
+    assert_eq!(nominal["options"]["targets"]["picp"], 0.9);
+    assert!(p(&nominal, "B", "A").iter().all(|&x| x > 0.95), "{:?}", p(&nominal, "B", "A"));
+    assert!(p(&nominal, "B", "C").iter().all(|&x| x > 0.95));
+    // |0.97 - 0.9| < |0.80 - 0.9|: A is better than C.
+    assert!(p(&nominal, "A", "C").iter().all(|&x| x > 0.95));
+    let raw = run(&["--target", "picp=none"]);
+    assert!(raw["options"]["targets"].as_object().unwrap().is_empty());
+    assert!(p(&raw, "A", "B").iter().all(|&x| x > 0.95));
+    let (ok, err) = {
+        let out =
+            credence().args(["report", table.to_str().unwrap(), "--out", "/dev/null", "--target", "picp"]).output();
+        let out = out.unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    assert!(!ok && err.contains("expected METRIC=VALUE"), "{err}");
+}

@@ -66,6 +66,10 @@ pub struct FitArgs {
     /// Higher metric values are better (coverage, accuracy); default: lower is better.
     #[arg(long)]
     higher_is_better: bool,
+    /// Closer to this value is better, e.g. 0.9 for the coverage of 90% intervals (a
+    /// proportion for the beta-binomial): P(|mu_A - T| < |mu_B - T|) replaces the direction.
+    #[arg(long, conflicts_with = "higher_is_better")]
+    target: Option<f64>,
     /// Gaussian: one sigma shared by all methods instead of one per method.
     #[arg(long)]
     shared_sigma: bool,
@@ -220,6 +224,10 @@ pub fn run(a: FitArgs) -> Result<()> {
             (c.fit.clone(), Some(c))
         }
     };
+    let f = match a.target {
+        Some(t) => f.with_target(t)?,
+        None => f,
+    };
     notes.extend(f.warnings().iter().cloned());
     if let Some(path) = &a.save_draws {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -265,6 +273,7 @@ fn to_json(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]) -> 
         "prob_less": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.0))?,
         "prob_less_mcse": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.1))?,
         "higher_is_better": a.higher_is_better,
+        "target": a.target,
         "mdd": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.mdd))?,
         "detection_probability": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.detection_probability))?,
         "power": a.power,
@@ -354,7 +363,11 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
     }
     out!("{}", render(&rows));
     let groups = d.groups();
-    let better = if a.higher_is_better { "higher" } else { "lower" };
+    let better = match a.target {
+        Some(t) => format!("closer to {t}"),
+        None if a.higher_is_better => "higher".into(),
+        None => "lower".into(),
+    };
     outln!("\nP(row better than column), {better} is better:");
     let matrix = f.prob_better_matrix()?;
     let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];

@@ -46,6 +46,10 @@ pub struct ReportArgs {
     /// its default 16 superchains x 4 chains, 400 warmup + 100 draws).
     #[arg(long, value_enum, default_value = "nuts")]
     sampler: SamplerKind,
+    /// Compare METRIC by its distance to VALUE instead of a direction (repeatable; default
+    /// picp=0.9, the study's nominal coverage; `picp=none` compares PICP as higher-is-better).
+    #[arg(long = "target", value_name = "METRIC=VALUE")]
+    targets: Vec<String>,
 }
 
 /// Arguments of `credence demo`.
@@ -99,6 +103,25 @@ pub fn run(a: ReportArgs) -> Result<()> {
     options.fit.sampler.seed = a.seed;
     if a.sampler == SamplerKind::Chees {
         options.chees = Some(CheesSettings { seed: a.seed, ..CheesSettings::default() });
+    }
+    for t in &a.targets {
+        let Some((metric, value)) = t.split_once('=') else {
+            bail!("--target {t}: expected METRIC=VALUE, e.g. picp=0.9");
+        };
+        let metric = metric.trim().to_string();
+        match value.trim() {
+            "none" => {
+                options.targets.remove(&metric);
+            }
+            v => {
+                let x: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite())
+                    .with_context(|| format!("--target {t}: '{v}' is not a finite number (or 'none')"))?;
+                options.targets.insert(metric, x);
+            }
+        }
     }
     let report = Report::from_path(&a.results, &options)?;
     write_report(&report, &a.out, a.format)?;

@@ -97,6 +97,9 @@ pub struct Fit {
     /// Per chain, the sampler statistics of each kept draw.
     #[serde(default)]
     sampler_stats: Vec<Vec<DrawStats>>,
+    /// "Better" means closer to this value (see [`Fit::with_target`]).
+    #[serde(default)]
+    target: Option<f64>,
 }
 
 /// Builds the posterior for a design (on the scale it is fitted on).
@@ -235,6 +238,7 @@ pub(crate) fn assemble(
         gradient_evals: runs.iter().map(|r| r.gradient_evals).sum(),
         summary: Vec::new(),
         sampler_stats: runs.iter().map(|r| r.stats.clone()).collect(),
+        target: None,
     };
     // Summaries are computed once, in parallel over quantities, and kept with the fit.
     let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
@@ -267,6 +271,40 @@ impl Fit {
     /// The options used.
     pub fn options(&self) -> &FitOptions {
         &self.options
+    }
+
+    /// The same fit compared by closeness to a target: "A better than B" becomes
+    /// |mu_A - target| < |mu_B - target| (p for the beta-binomial) in [`Fit::prob_better`] and
+    /// everything built on it, instead of a direction. For metrics with a nominal value, such
+    /// as the coverage of 90% intervals (target 0.9), where over-coverage is no better than
+    /// under-coverage. The draws, summaries and MDDs do not change.
+    ///
+    /// ```
+    /// # use credence::compare::{Design, FitOptions, SamplerSettings, fit};
+    /// let y = [0.99, 0.98, 0.99, 0.91, 0.90, 0.89];
+    /// let g = ["wide", "wide", "wide", "nominal", "nominal", "nominal"].map(String::from).to_vec();
+    /// let d = Design::new(g, None, y.to_vec(), None)?;
+    /// let o = FitOptions { sampler: SamplerSettings { warmup: 300, draws: 300, ..Default::default() }, ..Default::default() };
+    /// let f = fit(&d, &FitOptions { higher_is_better: true, ..o })?;
+    /// assert!(f.prob_better("wide", "nominal")?.0 > 0.9); // higher coverage "wins"...
+    /// let f = f.with_target(0.9)?;
+    /// assert!(f.prob_better("nominal", "wide")?.0 > 0.9); // ...but 0.9 was the goal
+    /// # Ok::<(), credence::Error>(())
+    /// ```
+    pub fn with_target(mut self, target: f64) -> Result<Self> {
+        if !target.is_finite() {
+            return Err(Error::argument("target", target, "a finite number"));
+        }
+        if matches!(self.options.family, Family::BetaBinomial(_)) && !(target > 0.0 && target < 1.0) {
+            return Err(Error::argument("target", target, "a proportion in (0, 1) for the beta-binomial model"));
+        }
+        self.target = Some(target);
+        Ok(self)
+    }
+
+    /// The target set by [`Fit::with_target`], if any.
+    pub fn target(&self) -> Option<f64> {
+        self.target
     }
     /// Names of all reported quantities (summarised ones first, realization effects last).
     pub fn names(&self) -> Vec<&str> {
@@ -392,11 +430,17 @@ impl Fit {
     }
 
     /// P(A better than B | y) with its Monte Carlo standard error: the share of draws with
-    /// mu_A < mu_B (mu_A > mu_B when higher is better; p for the beta-binomial).
+    /// mu_A < mu_B (mu_A > mu_B when higher is better; p for the beta-binomial), or with
+    /// |mu_A - t| < |mu_B - t| under a target t ([`Fit::with_target`]).
     pub fn prob_better(&self, a: &str, b: &str) -> Result<(f64, f64)> {
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
         let higher = self.options.higher_is_better;
-        let ind = self.derived(|row| f64::from(u8::from(if higher { row[i] > row[j] } else { row[i] < row[j] })));
+        let better = |x: f64, y: f64| match self.target {
+            Some(t) => (x - t).abs() < (y - t).abs(),
+            None if higher => x > y,
+            None => x < y,
+        };
+        let ind = self.derived(|row| f64::from(u8::from(better(row[i], row[j]))));
         let refs: Vec<&[f64]> = ind.iter().map(Vec::as_slice).collect();
         let total: usize = ind.iter().map(Vec::len).sum();
         let p = ind.iter().flatten().sum::<f64>() / total as f64;
@@ -587,6 +631,29 @@ mod tests {
 
     fn quick() -> FitOptions {
         FitOptions { sampler: SamplerSettings { warmup: 400, draws: 400, ..Default::default() }, ..Default::default() }
+    }
+
+    #[test]
+    fn a_target_compares_distances_to_it() {
+        // M0 (0.30) and M3 (0.31) straddle 0.305 about equally; M2 (0.45) is far above.
+        let f = fit(&simulated(10, 1.0), &quick()).unwrap();
+        let (m0, m2) = (f.draws("mu[M0]").unwrap(), f.draws("mu[M2]").unwrap());
+        let by_hand = |t: f64| {
+            let pairs = m0.iter().flatten().zip(m2.iter().flatten());
+            pairs.clone().filter(|(a, b)| (*a - t).abs() < (*b - t).abs()).count() as f64 / pairs.count() as f64
+        };
+        for t in [0.2, 0.38, 0.5] {
+            let g = f.clone().with_target(t).unwrap();
+            assert_eq!(g.target(), Some(t));
+            assert_eq!(g.prob_better("M0", "M2").unwrap().0, by_hand(t));
+        }
+        // Far below both, closer means lower: the directional answer; far above, the reverse.
+        let lower = f.prob_better("M0", "M2").unwrap().0;
+        assert_eq!(f.clone().with_target(-10.0).unwrap().prob_better("M0", "M2").unwrap().0, lower);
+        assert_eq!(f.clone().with_target(10.0).unwrap().prob_better("M0", "M2").unwrap().0, 1.0 - lower);
+        // Near the middle of M0 and M2 the answer is uncertain; near M0 it is sure.
+        assert!(by_hand(0.3) > 0.99 && (0.05..0.95).contains(&by_hand(0.375)));
+        assert!(f.clone().with_target(f64::NAN).is_err());
     }
 
     #[test]

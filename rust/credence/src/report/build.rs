@@ -1,5 +1,6 @@
 //! Building a report: reading the cells of the table and fitting them in one batch.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
@@ -16,9 +17,9 @@ pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw"
 
 /// Whether a higher value of the metric is better. Lower is better for the error metrics
 /// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC and the
-/// raw coverage columns (`picp`, `covered`), whose nominal target the Gaussian comparison
-/// does not know (an assumption: compare coverage with the beta-binomial model in `credence
-/// fit` for a target-aware answer).
+/// raw coverage columns (`picp`, `covered`). A metric with a target in
+/// [`ReportOptions::targets`] (by default `picp`, the coverage of the study's 90% intervals) is
+/// compared by its distance to the target instead.
 pub fn higher_is_better(metric: &str) -> bool {
     matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
 }
@@ -56,6 +57,16 @@ pub struct ReportOptions {
     /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
     #[serde(default)]
     pub chees: Option<CheesSettings>,
+    /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
+    /// direction, e.g. `picp` -> 0.9 (the default: `credence study` scores central 90%
+    /// intervals, [`crate::study::score::LEVEL`]); they are also ranked by |mean - target|.
+    #[serde(default = "default_targets")]
+    pub targets: BTreeMap<String, f64>,
+}
+
+/// The default targets: PICP at the study's nominal level.
+fn default_targets() -> BTreeMap<String, f64> {
+    BTreeMap::from([("picp".to_string(), crate::study::score::LEVEL)])
 }
 
 impl Default for ReportOptions {
@@ -66,6 +77,7 @@ impl Default for ReportOptions {
             fit: FitOptions::default(),
             command_line: None,
             chees: None,
+            targets: default_targets(),
         }
     }
 }
@@ -240,6 +252,10 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
             }
         };
         for ((i, _), result) in batch.iter().zip(results) {
+            let result = match options.targets.get(&cells[*i].metric) {
+                Some(&t) => result.and_then(|f| f.with_target(t)),
+                None => result,
+            };
             match result {
                 Ok(f) => {
                     cells[*i].warnings.extend(f.warnings().iter().cloned());
@@ -296,6 +312,7 @@ impl Report {
     /// fit (falls back to the table means), and the others ordered from best to worst.
     pub fn ranking(&self, dataset: &str, metric: &str) -> Vec<String> {
         let higher = higher_is_better(metric);
+        let target = self.options.targets.get(metric).copied();
         let fits = self.fits_of(dataset, metric);
         let score = |m: &str| -> f64 {
             let from_fit = fits
@@ -308,6 +325,8 @@ impl Report {
             });
             if v.is_nan() {
                 f64::INFINITY
+            } else if let Some(t) = target {
+                (v - t).abs()
             } else if higher {
                 -v
             } else {

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use plotly::Plot;
 
-use super::build::Report;
+use super::build::{Report, higher_is_better};
 use super::tables::{metric_table, num, posterior_table, power_law_table};
 use crate::compare::{Fit, mdd_curve};
 use crate::notebook::EvcxrDisplay;
@@ -166,6 +166,12 @@ impl Report {
         let common: Vec<String> =
             ranking.iter().filter(|x| fits.iter().all(|(_, f)| f.design().groups().contains(x))).cloned().collect();
         out.push_str("<h3>P(A better than B) by training size</h3>\n");
+        let direction = match self.options.targets.get(m) {
+            Some(t) => format!("closer to the nominal {t} is better: P(|mu_A - {t}| &lt; |mu_B - {t}|)"),
+            None if higher_is_better(m) => "higher is better".into(),
+            None => "lower is better".into(),
+        };
+        let _ = writeln!(out, "<p class=\"small\">{}: {direction}.</p>", escape(m));
         if let Some(best) = common.first() {
             let pairs: Vec<(&str, &str)> = common[1..].iter().map(|o| (best.as_str(), o.as_str())).collect();
             match comparison::prob_better_vs_n(&fits, &pairs, m) {

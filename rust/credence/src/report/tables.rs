@@ -184,6 +184,7 @@ impl Report {
                 "power": self.options.power,
                 "sampler": self.options.fit.sampler,
                 "chees": self.options.chees,
+                "targets": self.options.targets,
                 "command_line": self.options.command_line,
             },
             "rows": self.rows,

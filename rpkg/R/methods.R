@@ -93,9 +93,19 @@ fixef.credence_fit <- function(object, summary = TRUE, ...) {
 }
 
 #' @export
-prob_superior <- function(fit, higher_is_better = NULL) {
+prob_superior <- function(fit, higher_is_better = NULL, target = NULL) {
   if (!inherits(fit, "credence_fit")) stop("prob_superior: fit must be a credence_fit", call. = FALSE)
   g <- method_names(fit)
+  if (!is.null(target)) {
+    if (!is.null(higher_is_better)) {
+      stop("prob_superior: give higher_is_better or target, not both", call. = FALSE)
+    }
+    if (!is.numeric(target) || length(target) != 1 || !is.finite(target)) {
+      stop("prob_superior: target must be one finite number", call. = FALSE)
+    }
+    p <- glue_prob_better_target(fit$ptr, as.double(target))
+    return(matrix(p, nrow = length(g), byrow = TRUE, dimnames = list(better = g, than = g)))
+  }
   m <- matrix(glue_prob_better(fit$ptr), nrow = length(g), byrow = TRUE, dimnames = list(better = g, than = g))
   # P(row > column) is P(column < row): the other direction is the transpose, exactly.
   if (!is.null(higher_is_better) && !identical(isTRUE(higher_is_better), isTRUE(fit$args$higher_is_better))) {

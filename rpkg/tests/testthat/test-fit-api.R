@@ -92,6 +92,16 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
   expect_same_means(f, cli)
   ps <- prob_superior(f)
   expect_equal(ps["MCD", "MAP"], cli$prob_less$MCD$MAP, tolerance = 1e-12)
+  # Closeness to a nominal coverage: the CLI's --target, and by hand from the draws of p.
+  cli_t <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
+                   "--pair", "realization", "--realization-effect", "--target", "0.9",
+                   "--warmup", "300", "--draws", "300", "--chains", "2", "--seed", "2")
+  pt <- prob_superior(f, target = 0.9)
+  p <- fixef(f, summary = FALSE)
+  expect_equal(pt["MCD", "MAP"], cli_t$prob_less$MCD$MAP, tolerance = 1e-12)
+  expect_equal(pt["MCD", "MAP"], mean(abs(p[, "MCD"] - 0.9) < abs(p[, "MAP"] - 0.9)), tolerance = 1e-12)
+  expect_error(prob_superior(f, target = 0.9, higher_is_better = TRUE), "not both")
+  expect_error(prob_superior(f, target = 2), "a proportion in \\(0, 1\\)")
   out <- capture.output(print(f))
   expect_true(any(grepl("^ Family: beta_binomial", out)))
   expect_true(any(grepl("Links: mu = logit; phi = log", out, fixed = TRUE)))

@@ -164,6 +164,13 @@ fn glue_prob_better(f: ExternalPtr<Fit>) -> R<Vec<f64>> {
     Ok(f.prob_better_matrix().map_err(msg)?.concat())
 }
 
+/// P(row better than column) by closeness to `target` (`Fit::with_target`), row-major.
+#[extendr]
+fn glue_prob_better_target(f: ExternalPtr<Fit>, target: f64) -> R<Vec<f64>> {
+    let g = Fit::clone(&f).with_target(target).map_err(msg)?;
+    Ok(g.prob_better_matrix().map_err(msg)?.concat())
+}
+
 /// P(a better than b) and its Monte Carlo standard error.
 #[extendr]
 fn glue_prob_better_pair(f: ExternalPtr<Fit>, a: &str, b: &str) -> R<Vec<f64>> {
@@ -261,6 +268,7 @@ extendr_module! {
     fn glue_draws;
     fn glue_prob_better;
     fn glue_prob_better_pair;
+    fn glue_prob_better_target;
     fn glue_mdd;
     fn glue_nuts_params;
     fn glue_priors;

@@ -77,6 +77,10 @@ mod kernels;
 mod mixture;
 mod mlp;
 
+// Kernel 4's stochastic passes (MC dropout, SWAG/BBB weight samples).
+mod dropout;
+mod weight_samples;
+
 use serde::{Deserialize, Serialize};
 
 pub use ensemble::{EnsembleInput, EnsembleOptions, EnsembleSummary, ensemble_summary};
@@ -85,6 +89,9 @@ pub use kernels::{
 };
 pub use mixture::{MixtureOptions, MixtureSummary, mixture_summary};
 pub use mlp::{MlpForward, mlp_forward, mlp_param_count};
+
+pub use dropout::mlp_dropout_forward;
+pub use weight_samples::{GaussianWeights, MAX_LOW_RANK, gaussian_weight_forward, gaussian_weight_samples};
 
 use crate::error::{Error, Result};
 

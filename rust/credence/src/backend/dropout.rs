@@ -110,17 +110,23 @@ pub(crate) fn check_network(d: usize, params: &[f64], x: &[f64]) -> Result<usize
 /// Runs `passes` MC-dropout forward passes of one network (`params`:
 /// [`mlp_param_count`](super::mlp_param_count)`(d)` values) over N points (`x`: N x d,
 /// row-major), with drop probability `p` in [0, 1) after both hidden ReLUs and the survivors
-/// scaled by 1 / (1 - p). Row s of the result is pass s; the masks are a function of
-/// (`seed`, pass, point, layer, unit) only (see the [module docs](self)), identical on both
-/// backends. `p = 0` gives `passes` copies of [`mlp_forward`](super::mlp_forward).
+/// scaled by 1 / (1 - p). Row s of the result is pass s. The masks are a function of
+/// (`seed`, pass, point, layer, unit) only, identical on both backends: Philox4x32-10 with
+/// key `seed` and counter [pass, point, layer, unit / 4]; the unit reads word unit % 4 and is
+/// kept when it is >= min(p 2^32, 2^32 - 1) (the study's `Net::sample_masks` rule; the study's
+/// own MC-dropout method draws these words from ChaCha8 instead). `p = 0` gives `passes`
+/// copies of [`mlp_forward`](super::mlp_forward).
 ///
 /// ```
-/// use credence::backend::{Backend, mlp_dropout_forward, mlp_param_count};
+/// use credence::backend::{Backend, mlp_dropout_forward, mlp_forward, mlp_param_count};
 /// let d = 2;
-/// let mut params = vec![0.0; mlp_param_count(d)];
-/// params[64 * d..64 * d + 64].fill(1.0); // b1 = 1: every first-layer unit outputs 1
-/// let out = mlp_dropout_forward(Backend::Cpu, d, &params, &[0.5, -0.5], 0.5, 8, 42)?;
-/// assert_eq!(out.means.dim(), (8, 1));
+/// let params: Vec<f64> = (0..mlp_param_count(d)).map(|i| ((i % 7) as f64 - 3.0) * 0.1).collect();
+/// let x = [0.5, -0.5];
+/// let plain = mlp_forward(Backend::Cpu, d, &params, &x)?;
+/// let same = mlp_dropout_forward(Backend::Cpu, d, &params, &x, 0.0, 2, 42)?; // p = 0
+/// assert_eq!(same.means[[1, 0]], plain.means[[0, 0]]);
+/// let mc = mlp_dropout_forward(Backend::Cpu, d, &params, &x, 0.5, 8, 42)?;
+/// assert_eq!(mc.means.dim(), (8, 1)); // passes x points
 /// # Ok::<(), credence::Error>(())
 /// ```
 pub fn mlp_dropout_forward(

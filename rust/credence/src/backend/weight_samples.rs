@@ -86,7 +86,7 @@ impl GaussianWeights {
         if let Some(i) = sq_mean.iter().position(|v| !v.is_finite()) {
             return Err(Error::value("sq_mean", &[i], sq_mean[i], "a finite number"));
         }
-        let k = if p == 0 { 0 } else { deviations.len() / p };
+        let k = deviations.len().checked_div(p).unwrap_or(0);
         if k == 1 {
             return Err(Error::shape(
                 "deviations",
@@ -175,7 +175,10 @@ fn check_samples(samples: usize) -> Result<()> {
 }
 
 /// `samples` weight vectors drawn from `weights` (samples x P): member e is a function of
-/// (`seed`, e) only (see the [module docs](self)), identical on both backends.
+/// (`seed`, e) only, identical on both backends. Its normals are Philox4x32-10 with key
+/// `seed` and counters [t_lo, t_hi, e, 0x5747_0000] for t = 0, 1, ..., Box-Muller giving two
+/// normals per counter (cosine half first); z1 is the first P of them, z2 the next K. (The
+/// study's methods draw their normals from ChaCha8: the same distribution, other numbers.)
 ///
 /// ```
 /// use credence::backend::{Backend, GaussianWeights, gaussian_weight_samples};

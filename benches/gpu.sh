@@ -4,6 +4,9 @@
 # with a driver, and NVRTC: the pip wheel nvidia-cuda-nvrtc-cu12 in .venv is found through
 # NVRTC_LIB_DIR (set here when unset). Arguments go to the example:
 #   benches/gpu.sh [S N K] [M POINTS] [REPEATS]     (defaults 16 50000 1000 10 1000000 3)
+# Kernel 4 runs at fixed sizes: 100 MLPs (d = 10) over 10^5 points, then its stochastic
+# passes on the same points: 50 MC-dropout passes (p = 0.1), 50 SWAG weight samples (rank 20)
+# with their forward passes, and 1000 SWAG draws alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${NVRTC_LIB_DIR:-}" ] && [ -x .venv/bin/python ]; then

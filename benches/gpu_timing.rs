@@ -115,5 +115,68 @@ fn main() -> credence::Result<()> {
         (floor + copy) / gpu
     );
     println!("mlp | {size} | cpu | {cpu:.4} s | | ");
+
+    // Kernel 4, stochastic passes (same network shape and points).
+    stochastic_passes(&params[..mlp_param_count(d)], &x, d, repeats, &mut unif)?;
+    Ok(())
+}
+
+/// Kernel 4's MC-dropout passes (S = 50, p = 0.1) and SWAG weight samples (E = 50, rank 20)
+/// with their forward passes, over the same points; floors as in the `credence::backend` docs.
+fn stochastic_passes(
+    params: &[f64],
+    x: &[f64],
+    d: usize,
+    repeats: usize,
+    unif: &mut impl FnMut() -> f64,
+) -> credence::Result<()> {
+    use credence::backend::{GaussianWeights, gaussian_weight_forward, gaussian_weight_samples, mlp_dropout_forward};
+    let (passes, points) = (50, x.len() / d);
+    let p = mlp_param_count(d);
+    mlp_dropout_forward(Backend::Cuda, d, params, x, 0.1, passes, 1)?;
+    let gpu = best(repeats, || mlp_dropout_forward(Backend::Cuda, d, params, x, 0.1, passes, 1));
+    let cpu = best(1, || mlp_dropout_forward(Backend::Cpu, d, params, x, 0.1, passes, 1));
+    let flop = (passes * points) as f64 * 2.0 * (64 * d + 64 * 64 + 2 * 64) as f64;
+    let int_ops = (passes * points) as f64 * 32.0 * 100.0;
+    let floor = (flop + int_ops) / FP64_FLOPS;
+    let copy = ((points * d + p + 2 * passes * points) * 8) as f64 / PCIE_BYTES_PER_S;
+    let size = format!("S={passes} N={points} d={d} p=0.1 ({flop:.2e} FLOP + {int_ops:.1e} int)");
+    println!(
+        "mlp_dropout | {size} | cuda | {gpu:.4} s | {floor:.4} s (FP64 + INT32) + {copy:.4} s (copies) | {:.3}",
+        (floor + copy) / gpu
+    );
+    println!("mlp_dropout | {size} | cpu | {cpu:.4} s | | ");
+
+    let (samples, rank) = (50, 20);
+    let sq_mean: Vec<f64> = params.iter().map(|m| m * m + 1e-4 * unif()).collect();
+    let devs: Vec<f64> = (0..rank * p).map(|_| 0.01 * (unif() - 0.5)).collect();
+    let swag = GaussianWeights::swag(params.to_vec(), &sq_mean, devs)?;
+    gaussian_weight_forward(Backend::Cuda, d, &swag, x, samples, 1)?;
+    let gpu = best(repeats, || gaussian_weight_forward(Backend::Cuda, d, &swag, x, samples, 1));
+    let cpu = best(1, || gaussian_weight_forward(Backend::Cpu, d, &swag, x, samples, 1));
+    let flop = (samples * points) as f64 * 2.0 * (64 * d + 64 * 64 + 2 * 64) as f64;
+    let floor = flop / FP64_FLOPS;
+    let copy = ((points * d + (2 + rank) * p + 2 * samples * points) * 8) as f64 / PCIE_BYTES_PER_S;
+    let size = format!("SWAG E={samples} K={rank} N={points} d={d} ({flop:.2e} FLOP)");
+    println!(
+        "weight_forward | {size} | cuda | {gpu:.4} s | {floor:.4} s (FP64 FLOPs) + {copy:.4} s (copies) | {:.3}",
+        (floor + copy) / gpu
+    );
+    println!("weight_forward | {size} | cpu | {cpu:.4} s | | ");
+
+    // The draws alone (1000 of them, copied back: the copy is the floor).
+    let many = 1000;
+    gaussian_weight_samples(Backend::Cuda, &swag, many, 2)?;
+    let gpu = best(repeats, || gaussian_weight_samples(Backend::Cuda, &swag, many, 2));
+    let cpu = best(1, || gaussian_weight_samples(Backend::Cpu, &swag, many, 2));
+    let out = (many * p * 8) as f64;
+    let hbm = (out + (rank * p * 8) as f64) / HBM_BYTES_PER_S;
+    let copy = (out + ((2 + rank) * p * 8) as f64) / PCIE_BYTES_PER_S;
+    let size = format!("SWAG E={many} K={rank} P={p} ({:.1} MB out)", out / 1e6);
+    println!(
+        "weight_samples | {size} | cuda | {gpu:.4} s | {hbm:.6} s (HBM) + {copy:.4} s (copies) | {:.3}",
+        (hbm + copy) / gpu
+    );
+    println!("weight_samples | {size} | cpu | {cpu:.4} s | | ");
     Ok(())
 }

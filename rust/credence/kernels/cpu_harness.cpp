@@ -3,7 +3,7 @@
 // from stdout, all little-endian binary: see the tests for the layout.
 //
 //   g++ -std=c++20 -O2 -pthread cpu_harness.cpp -o harness
-//   harness ensemble_f64 | ensemble_f32 | mixture | mlp  < input > output
+//   harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights  < input > output
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -98,6 +98,43 @@ static void mlp() {
   give(sd);
 }
 
+// Header: i64 passes, n, d, grid, threshold, seed (as i64 bits); f64 keep;
+// f64 params[P], x[n * d]. Output: f64 mean[passes * n], sd[passes * n].
+static void mlp_dropout() {
+  auto h = take<long long>(6);
+  const long long passes = h[0], n = h[1], d = h[2];
+  const unsigned grid = (unsigned)h[3], threshold = (unsigned)h[4];
+  const unsigned long long seed = (unsigned long long)h[5];
+  const double keep = take<double>(1)[0];
+  const long long p = 64 * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+  auto params = take<double>(p);
+  auto x = take<double>(n * d);
+  std::vector<double> mean(passes * n), sd(passes * n);
+  cuda_shim::launch(grid, 64, mlp_dropout_f64, (const double*)params.data(), (const double*)x.data(), (int)d, (int)n,
+                    (int)passes, threshold, keep, (unsigned)seed, (unsigned)(seed >> 32), mean.data(),
+                    sd.data());
+  give(mean);
+  give(sd);
+}
+
+// Header: i64 members, n_params, rank, grid, block, seed (as i64 bits); f64 coef;
+// f64 mean[n_params], scale[n_params], low_rank[rank * n_params]. Output: f64 w[members * n_params].
+static void mlp_weights() {
+  auto h = take<long long>(6);
+  const long long members = h[0], p = h[1], rank = h[2];
+  const unsigned grid = (unsigned)h[3], block = (unsigned)h[4];
+  const unsigned long long seed = (unsigned long long)h[5];
+  const double coef = take<double>(1)[0];
+  auto mean = take<double>(p);
+  auto scale = take<double>(p);
+  auto low_rank = take<double>(rank * p);
+  std::vector<double> w(members * p);
+  cuda_shim::launch(grid, block, mlp_gaussian_weights_f64, (const double*)mean.data(), (const double*)scale.data(),
+                    (const double*)low_rank.data(), (int)rank, coef, (int)p, (int)members, (unsigned)seed,
+                    (unsigned)(seed >> 32), w.data());
+  give(w);
+}
+
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "ensemble_f64") {
@@ -108,8 +145,14 @@ int main(int argc, char** argv) {
     mixture();
   } else if (which == "mlp") {
     mlp();
+  } else if (which == "mlp_dropout") {
+    mlp_dropout();
+  } else if (which == "mlp_weights") {
+    mlp_weights();
   } else {
-    std::fprintf(stderr, "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp < input > output\n");
+    std::fprintf(stderr,
+                 "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights"
+                 " < input > output\n");
     return 2;
   }
   return 0;

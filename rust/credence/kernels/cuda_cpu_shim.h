@@ -75,6 +75,9 @@ using std::fmax;
 using std::fmin;
 using std::log;
 using std::sqrt;
+// Used by mlp.cu's Box-Muller normals.
+using std::cos;
+using std::sin;
 inline double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 

@@ -272,3 +272,103 @@ impl Gpu {
         Ok((self.download(&mean, members * n)?, self.download(&sd, members * n)?))
     }
 }
+
+/// Kernel 4's stochastic passes (MC-dropout masks and Gaussian weight samples drawn in-kernel).
+impl Gpu {
+    /// S MC-dropout passes of one network over N points (`kernels/mlp.cu`'s `mlp_dropout_f64`).
+    pub(crate) fn mlp_dropout(
+        &self,
+        params: &[f64],
+        x: &[f64],
+        (passes, n, d): (usize, usize, usize),
+        (threshold, keep, seed): (u32, f64, u64),
+        grid: u32,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let module = self.module(KernelSource::Mlp)?;
+        let f = module.load_function("mlp_dropout_f64").map_err(driver("mlp_dropout_f64"))?;
+        let st = &self.stream;
+        let params_d = st.clone_htod(params).map_err(driver("copying parameters"))?;
+        let x_d = st.clone_htod(x).map_err(driver("copying inputs"))?;
+        let mut mean = self.zeros::<f64>(passes * n)?;
+        let mut sd = self.zeros::<f64>(passes * n)?;
+        let (d_i, n_i, s_i) = (d as i32, n as i32, passes as i32);
+        let (seed_lo, seed_hi) = (seed as u32, (seed >> 32) as u32);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+        let mut b = st.launch_builder(&f);
+        b.arg(&params_d).arg(&x_d).arg(&d_i).arg(&n_i).arg(&s_i);
+        b.arg(&threshold).arg(&keep).arg(&seed_lo).arg(&seed_hi).arg(&mut mean).arg(&mut sd);
+        // SAFETY: the arguments match mlp_dropout_f64's signature (11 parameters, in order);
+        // params holds P values, x N x d, mean and sd S x N; the block has 64 threads.
+        unsafe { b.launch(cfg) }.map_err(driver("mlp_dropout_f64"))?;
+        Ok((self.download(&mean, passes * n)?, self.download(&sd, passes * n)?))
+    }
+
+    /// E weight vectors drawn on the device (`mlp_gaussian_weights_f64`), left there.
+    fn draw_weights(
+        &self,
+        weights: &super::GaussianWeights,
+        samples: usize,
+        seed: u64,
+    ) -> Result<cudarc::driver::CudaSlice<f64>> {
+        let module = self.module(KernelSource::Mlp)?;
+        let f = module.load_function("mlp_gaussian_weights_f64").map_err(driver("mlp_gaussian_weights_f64"))?;
+        let st = &self.stream;
+        let p = weights.len();
+        let up = |v: &[f64]| st.clone_htod(v).map_err(driver("copying the weight distribution"));
+        let (mean_d, scale_d) = (up(weights.mean())?, up(weights.scale())?);
+        // A one-element buffer when there is no low-rank part (the kernel never reads it).
+        let low_rank_d = if weights.rank() > 0 { up(weights.low_rank())? } else { self.zeros::<f64>(1)? };
+        let mut out = self.zeros::<f64>(samples * p)?;
+        let (rank_i, p_i, e_i, coef) = (weights.rank() as i32, p as i32, samples as i32, weights.coef());
+        let (seed_lo, seed_hi) = (seed as u32, (seed >> 32) as u32);
+        let grid = (samples as u64).clamp(1, u64::from(self.sm_count) * 16) as u32;
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let mut b = st.launch_builder(&f);
+        b.arg(&mean_d).arg(&scale_d).arg(&low_rank_d).arg(&rank_i).arg(&coef).arg(&p_i).arg(&e_i);
+        b.arg(&seed_lo).arg(&seed_hi).arg(&mut out);
+        // SAFETY: the arguments match mlp_gaussian_weights_f64's signature (10 parameters, in
+        // order); mean and scale hold P values, low_rank K x P (K <= MLP_MAX_RANK, checked by
+        // GaussianWeights::new), out E x P; the block has 256 threads (the launch bound).
+        unsafe { b.launch(cfg) }.map_err(driver("mlp_gaussian_weights_f64"))?;
+        Ok(out)
+    }
+
+    /// E weight vectors drawn on the device and copied back (E x P).
+    pub(crate) fn gaussian_weights(
+        &self,
+        weights: &super::GaussianWeights,
+        samples: usize,
+        seed: u64,
+    ) -> Result<Vec<f64>> {
+        let out = self.draw_weights(weights, samples, seed)?;
+        self.download(&out, samples * weights.len())
+    }
+
+    /// E weight vectors drawn on the device and the forward passes with them over N points;
+    /// only the predictions come back.
+    pub(crate) fn gaussian_weight_forward(
+        &self,
+        weights: &super::GaussianWeights,
+        samples: usize,
+        seed: u64,
+        x: &[f64],
+        (n, d): (usize, usize),
+        (grid, tile): (u32, u32),
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let params_d = self.draw_weights(weights, samples, seed)?;
+        let module = self.module(KernelSource::Mlp)?;
+        let f = module.load_function("mlp_forward_f64").map_err(driver("mlp_forward_f64"))?;
+        let st = &self.stream;
+        let x_d = st.clone_htod(x).map_err(driver("copying inputs"))?;
+        let mut mean = self.zeros::<f64>(samples * n)?;
+        let mut sd = self.zeros::<f64>(samples * n)?;
+        let (d_i, n_i, e_i, tile_i) = (d as i32, n as i32, samples as i32, tile as i32);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+        let mut b = st.launch_builder(&f);
+        b.arg(&params_d).arg(&x_d).arg(&d_i).arg(&n_i).arg(&e_i).arg(&tile_i).arg(&mut mean).arg(&mut sd);
+        // SAFETY: as in `mlp`: params (drawn on the device) holds E x P values with P the
+        // parameter count of a d-input network (checked by the caller), x N x d, mean and sd E x N.
+        unsafe { b.launch(cfg) }.map_err(driver("mlp_forward_f64"))?;
+        Ok((self.download(&mean, samples * n)?, self.download(&sd, samples * n)?))
+    }
+}

@@ -14,7 +14,8 @@ pub enum KernelSource {
     Ensemble,
     /// `kernels/mixture.cu`: CRPS, NLL and quantiles of Gaussian mixtures (kernel 2).
     Mixture,
-    /// `kernels/mlp.cu`: batched forward passes of the study's MLP (kernel 4, without dropout).
+    /// `kernels/mlp.cu`: batched forward passes of the study's MLP, MC-dropout passes and
+    /// Gaussian weight samples (kernel 4).
     Mlp,
 }
 
@@ -46,7 +47,7 @@ impl KernelSource {
         match self {
             KernelSource::Ensemble => &["ens_accumulate_f64", "ens_accumulate_f32", "ens_finalize"],
             KernelSource::Mixture => &["mix_metrics"],
-            KernelSource::Mlp => &["mlp_forward_f64"],
+            KernelSource::Mlp => &["mlp_forward_f64", "mlp_dropout_f64", "mlp_gaussian_weights_f64"],
         }
     }
 }

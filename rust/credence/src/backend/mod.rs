@@ -30,8 +30,20 @@
 //! 2. [`mixture_summary`]: Gaussian mixtures, one thread per point: closed-form CRPS (O(M^2)),
 //!    NLL by log-sum-exp, central-interval quantiles by bisection (PICP, MPIW).
 //! 4. [`mlp_forward`]: forward passes of the study's heteroscedastic MLP for many parameter
-//!    vectors (deep-ensemble members, SWAG or BBB weight samples) over a test set. MC-dropout
-//!    masks are not supported on the GPU yet. (Kernel 3, batched ChEES sampling, is separate.)
+//!    vectors (deep-ensemble members, any given weight samples) over a test set.
+//!    The stochastic passes draw their randomness in-kernel from Philox4x32-10, in a
+//!    counter layout shared with their CPU references (so both backends give the same numbers,
+//!    whatever the launch geometry):
+//!    - [`mlp_dropout_forward`]: S MC-dropout passes of one network, inverted-dropout masks
+//!      after both hidden ReLUs as the study's MC-dropout method applies them (key = seed,
+//!      counter = [pass, point, layer, unit / 4]);
+//!    - [`gaussian_weight_samples`] and [`gaussian_weight_forward`]: E weight vectors
+//!      mean + scale z1 + coef low_rank^T z2 from a [`GaussianWeights`] (SWAG's diagonal plus
+//!      low-rank posterior, [`GaussianWeights::swag`]; BBB's mean field,
+//!      [`GaussianWeights::bbb`]), drawn on the device into the buffer the forward kernel
+//!      reads (no host round trip).
+//!
+//!    (Kernel 3, batched ChEES sampling, is separate.)
 //!
 //! # Verification without a GPU
 //! The test suite compiles every kernel to PTX with NVRTC, assembles the PTX with `ptxas` for
@@ -68,14 +80,32 @@
 //!   2 x 64) = 9,700 FLOP per network and point, 9.7e10 in all: 2.9 ms at 34 TFLOP/s, against
 //!   0.17 GB of memory traffic (50 us; the parameters, 33 kB per network, stay in cache):
 //!   compute-bound.
+//! - Kernel 4, MC dropout, S = 50 passes, d = 10, N = 1e5 points: the same 9,700 FP64 FLOP per
+//!   pass and point, 4.9e10 in all (1.4 ms at 34 TFLOP/s), plus the masks: 32 Philox blocks
+//!   per pass and point (one per 4 units), about 100 integer operations each, 1.6e10 integer
+//!   operations (about 0.5 ms at the H100's 33 TOPS of INT32; they share issue slots with the
+//!   FP64 work, so the floor is about 1.9 ms). Memory: the S N x 16 B outputs, 80 MB (24 us
+//!   of HBM), which the host copy at 50 GB/s makes 1.6 ms. Compute-bound on the device.
+//! - Kernel 4, weight samples, E = 50 draws of P = 4,994 parameters (d = 10) with a rank
+//!   K = 20 low-rank part (SWAG): per parameter half a Philox block (about 50 integer
+//!   operations), half a Box-Muller pair (`log`, `sqrt`, `sin`, `cos`: about 40 FLOP) and 2K =
+//!   40 FLOP of low-rank products, 2e7 FLOP in all (under 1 us); the E P x 8 B = 2 MB written
+//!   and the K P x 8 B = 0.8 MB factor read are about 1 us of HBM. So the draws are free next
+//!   to the forward passes that read them (1.4 ms as above for N = 1e5); the floor of
+//!   [`gaussian_weight_forward`] is the forward pass plus the copies (inputs 8 MB and the
+//!   distribution 0.9 MB in, 80 MB of predictions out: 1.8 ms at 50 GB/s).
 //!
-//! `benches/gpu.sh` measures both kernels against these floors on a machine with a GPU.
+//! `benches/gpu.sh` measures the kernels against these floors on a machine with a GPU.
 
 mod cuda;
 mod ensemble;
 mod kernels;
 mod mixture;
 mod mlp;
+
+// Kernel 4's stochastic passes (MC dropout, SWAG/BBB weight samples).
+mod dropout;
+mod weight_samples;
 
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +115,9 @@ pub use kernels::{
 };
 pub use mixture::{MixtureOptions, MixtureSummary, mixture_summary};
 pub use mlp::{MlpForward, mlp_forward, mlp_param_count};
+
+pub use dropout::mlp_dropout_forward;
+pub use weight_samples::{GaussianWeights, MAX_LOW_RANK, gaussian_weight_forward, gaussian_weight_samples};
 
 use crate::error::{Error, Result};
 

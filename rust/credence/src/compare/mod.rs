@@ -82,7 +82,7 @@ mod fit;
 mod gaussian;
 mod model;
 mod nested_rhat;
-mod philox;
+pub(crate) mod philox;
 mod planning;
 mod priors;
 mod ranking;

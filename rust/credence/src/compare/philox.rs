@@ -13,6 +13,10 @@
 //! batch, `stream` the index of the chain within it (superchain initial points use
 //! `0x8000_0000 | superchain`), and `block` counts the 4-word blocks that stream has used.
 //! A GPU thread that owns one chain keeps only its block counter in a register.
+//!
+//! Kernel 4's stochastic passes (`backend/dropout.rs`, `backend/weight_samples.rs`) use the
+//! same generator: weight samples are the stream `e` (the member) of data set `0x5747_0000`;
+//! MC-dropout masks use the counter `[pass, point, layer, unit / 4]` (its last word < 16).
 
 /// The Philox4x32 multipliers and Weyl key increments (Random123's `PHILOX_M4x32_*`,
 /// `PHILOX_W32_*`).

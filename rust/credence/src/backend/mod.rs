@@ -71,6 +71,7 @@
 //!
 //! `benches/gpu.sh` measures both kernels against these floors on a machine with a GPU.
 
+mod chees;
 mod cuda;
 mod ensemble;
 mod kernels;
@@ -79,6 +80,7 @@ mod mlp;
 
 use serde::{Deserialize, Serialize};
 
+pub use chees::{chees_kernel_unsupported, fit_many_chees_on};
 pub use ensemble::{EnsembleInput, EnsembleOptions, EnsembleSummary, ensemble_summary};
 pub use kernels::{
     CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, compile_ptx, load_nvrtc_from, nvrtc_available,

@@ -585,3 +585,6 @@ fn mlp_forward_rejects_bad_shapes() {
     assert!(mlp_forward(Backend::Cpu, 2, &vec![0.0; p], &[0.0, 0.0, 1.0]).is_err());
     assert!(mlp_forward(Backend::Cpu, 2, &vec![0.0; p], &[0.0, f64::NAN]).is_err());
 }
+
+// Kernel 3 (ChEES): its own file, tests/chees.rs.
+mod chees;

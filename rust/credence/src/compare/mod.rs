@@ -75,14 +75,14 @@
 //!   [`Fit::posterior_predictive`] for y_rep.
 
 mod beta_binomial;
-mod chees;
+pub(crate) mod chees;
 mod design;
 mod diagnostics;
-mod fit;
-mod gaussian;
-mod model;
+pub(crate) mod fit;
+pub(crate) mod gaussian;
+pub(crate) mod model;
 mod nested_rhat;
-mod philox;
+pub(crate) mod philox;
 mod planning;
 mod priors;
 mod ranking;

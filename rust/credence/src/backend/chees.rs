@@ -86,9 +86,12 @@ struct Reply {
     evals: Vec<u64>,
 }
 
+/// A design's flat model and the positions, gradients and log densities of its initial points.
+type Attached = (DeviceModel, Vec<f64>, Vec<f64>, Vec<f64>);
+
 struct Slot {
     /// Flat model and initial state, once attached.
-    model: Option<(DeviceModel, Vec<f64>, Vec<f64>, Vec<f64>)>,
+    model: Option<Attached>,
     left: bool,
     request: Option<Request>,
     reply: Option<Result<Reply>>,

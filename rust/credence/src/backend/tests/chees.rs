@@ -120,9 +120,13 @@ fn unsupported_variants_are_typed_errors() {
                 CheesSettings { superchains: 2, chains_per_superchain: 2, warmup: 20, draws: 4, ..Default::default() };
             let o = CheesOptions { sampler: s, ..options };
             assert!(
-                crate::backend::fit_many_chees_on(crate::backend::Backend::Auto, &[d.clone()], &o).unwrap()[0].is_ok()
+                crate::backend::fit_many_chees_on(crate::backend::Backend::Auto, std::slice::from_ref(d), &o).unwrap()
+                    [0]
+                .is_ok()
             );
-            assert!(crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, &[d.clone()], &o).is_err());
+            assert!(
+                crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, std::slice::from_ref(d), &o).is_err()
+            );
         }
     }
 }

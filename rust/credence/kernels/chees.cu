@@ -11,7 +11,8 @@
 // uniform_open of two words; Box-Muller takes the cosine first and keeps the sine half, and
 // that spare persists across launches in global memory with the block counter.
 //
-// The log density is the Gaussian hierarchical model (compare/gaussian.rs) with a Normal
+// The log density is the beta-binomial model (compare/beta_binomial.rs, every variant) or the
+// Gaussian hierarchical model (compare/gaussian.rs) with a Normal
 // likelihood: per-method or shared sigma, with no realization effect or with the effect
 // integrated out (Parameterization::Conditional, what Auto picks for a Normal likelihood),
 // centred or non-centred method means, and the reference method of the centred block. The
@@ -46,8 +47,13 @@
 #define CHI_REFERENCE 10
 #define CHI_DATASET 11
 #define CHI_WORK 12
-#define CHI_HEADER 13
-// Followed by centered_mu[M], pattern_of[C].
+#define CHI_KIND 13
+#define CHI_HEADER 14
+// Gaussian (kind 0): followed by centered_mu[M], pattern_of[C].
+// Beta-binomial (kind 1): the same header words read as dim, M, R (realizations in the
+// likelihood, 0 without the effect), cells, n_phi, z, log_phi, log_sg, z_gamma, centred, -,
+// data set, work, kind; followed by group[cells], pair[cells]. Doubles: mu0 mean and sd, the
+// tau, phi and sigma_gamma priors, then k[cells], n[cells], count[cells].
 
 // Model doubles: priors, then counts[M], cell k, mean, ss [M x C each], pattern k [P x M],
 // pattern n [P].
@@ -153,6 +159,155 @@ __device__ __forceinline__ double ch_scale_logp_log(const double* pr, double u, 
   const double lp = ch_scale_logp(pr, 0.0 + e, &dd);
   *d = dd * e + 1.0;
   return lp + u;
+}
+
+#define CH_HALF_LN_2PI 0.9189385332046728
+
+// ln Gamma(x) and digamma(x) together (credence::special::ln_gamma_digamma, same steps).
+__device__ __forceinline__ double ch_lgd(double x, double* psi_out) {
+  if (!(x > 0.0 && isfinite(x))) {
+    *psi_out = __longlong_as_double(0x7ff8000000000000LL);
+    return *psi_out;
+  }
+  double z = x, log_prod = 0.0, inv_sum = 0.0;
+  if (z < 10.0) {
+    double prod = 1.0;
+    while (z < 10.0) {
+      prod *= z;
+      inv_sum += 1.0 / z;
+      z += 1.0;
+    }
+    log_prod = log(prod);
+  }
+  const double lz = log(z);
+  const double r = 1.0 / z;
+  const double r2 = r * r;
+  const double lg_series =
+      r * (1.0 / 12.0 +
+           r2 * (-1.0 / 360.0 +
+                 r2 * (1.0 / 1260.0 +
+                       r2 * (-1.0 / 1680.0 +
+                             r2 * (1.0 / 1188.0 + r2 * (-691.0 / 360360.0 + r2 * (1.0 / 156.0 - r2 * 3617.0 / 122400.0)))))));
+  const double lg = (z - 0.5) * lz - z + CH_HALF_LN_2PI + lg_series;
+  const double psi_series =
+      r2 * (1.0 / 12.0 +
+            r2 * (-1.0 / 120.0 +
+                  r2 * (1.0 / 252.0 +
+                        r2 * (-1.0 / 240.0 + r2 * (1.0 / 132.0 + r2 * (-691.0 / 32760.0 + r2 * (1.0 / 12.0)))))));
+  const double psi = lz - 0.5 * r - psi_series;
+  *psi_out = psi - inv_sum;
+  return lg - log_prod;
+}
+
+__device__ __forceinline__ double ch_logistic(double x) {
+  if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+  const double e = exp(x);
+  return e / (1.0 + e);
+}
+
+// ln p and its gradient (BetaBinomialModel::logp); `work` holds M + R values.
+__device__ double ch_bb_logp(const int* __restrict__ mi, const double* __restrict__ md, const double* __restrict__ th,
+                             double* __restrict__ grad, double* __restrict__ work) {
+  const int dim = mi[CHI_DIM], M = mi[CHI_M], R = mi[CHI_C], cells = mi[CHI_P], n_phi = mi[CHI_NSIGMA];
+  const int z0 = mi[CHI_ZMU], log_phi = mi[CHI_LOGSIGMA], log_sg = mi[CHI_LOGSG], z_gamma = mi[CHI_ZGAMMA];
+  const int centered = mi[CHI_CONDITIONAL];
+  const int* group = mi + CHI_HEADER;
+  const int* pair = group + cells;
+  const double* ck = md + CHD_HEADER;
+  const double* cn = ck + cells;
+  const double* cw = cn + cells;
+  for (int i = 0; i < dim; ++i) grad[i] = 0.0;
+  double lp;
+  {
+    const double z = (th[0] - md[CHD_MU0_MEAN]) / md[CHD_MU0_SD];
+    const double a = -0.5 * z * z, da = -z / md[CHD_MU0_SD];
+    double db;
+    const double b = ch_scale_logp_log(md + CHD_TAU, th[1], &db);
+    lp = a + b;
+    grad[0] += da;
+    grad[1] += db;
+  }
+  const double mu0 = th[0], tau = exp(th[1]);
+  double g_mu0 = 0.0, g_log_tau = 0.0;
+  for (int m = 0; m < M; ++m) {
+    const double x = th[z0 + m];
+    if (centered) {
+      const double z = (x - mu0) / tau;
+      lp -= 0.5 * z * z + th[1];
+      grad[z0 + m] -= z / tau;
+      g_mu0 += z / tau;
+      g_log_tau += z * z - 1.0;
+    } else {
+      lp -= 0.5 * x * x;
+      grad[z0 + m] -= x;
+    }
+  }
+  grad[0] += g_mu0;
+  grad[1] += g_log_tau;
+  for (int k = 0; k < n_phi; ++k) {
+    double d;
+    const double a = ch_scale_logp_log(md + CHD_SIGMA, th[log_phi + k], &d);
+    lp += a;
+    grad[log_phi + k] += d;
+  }
+  double sg = 0.0;
+  if (log_sg >= 0) {
+    double d;
+    const double a = ch_scale_logp_log(md + CHD_SG, th[log_sg], &d);
+    lp += a;
+    grad[log_sg] += d;
+    for (int r = 0; r < R; ++r) {
+      const double z = th[z_gamma + r];
+      lp -= 0.5 * z * z;
+      grad[z_gamma + r] -= z;
+    }
+    sg = exp(th[log_sg]);
+  }
+  double* d_eta_group = work;
+  double* d_eta_pair = work + M;
+  for (int i = 0; i < M + R; ++i) work[i] = 0.0;
+  for (int c = 0; c < cells; ++c) {
+    const int m = group[c];
+    double eta = centered ? th[z0 + m] : mu0 + tau * th[z0 + m];
+    if (R > 0) eta += sg * th[z_gamma + pair[c]];
+    const double p = ch_logistic(eta);
+    const int phi_slot = log_phi + (n_phi == 1 ? 0 : m);
+    const double phi = exp(th[phi_slot]);
+    const double alpha = p * phi, beta = (1.0 - p) * phi;
+    const double k = ck[c], n = cn[c], w = cw[c];
+    double ps_nphi, ps_phi, ps_a, ps_b, ps_ka, ps_kb;
+    const double lg_nphi = ch_lgd(n + phi, &ps_nphi);
+    const double lg_phi = ch_lgd(phi, &ps_phi);
+    const double lg_a = ch_lgd(alpha, &ps_a);
+    const double lg_b = ch_lgd(beta, &ps_b);
+    const double lg_ka = ch_lgd(k + alpha, &ps_ka);
+    const double lg_kb = ch_lgd(n - k + beta, &ps_kb);
+    lp += w * (lg_ka + lg_kb - lg_nphi - lg_a - lg_b + lg_phi);
+    const double common = ps_phi - ps_nphi;
+    const double d_alpha = ps_ka - ps_a + common;
+    const double d_beta = ps_kb - ps_b + common;
+    const double d_eta = w * phi * p * (1.0 - p) * (d_alpha - d_beta);
+    d_eta_group[m] += d_eta;
+    if (R > 0) d_eta_pair[pair[c]] += d_eta;
+    grad[phi_slot] += w * (alpha * d_alpha + beta * d_beta);
+  }
+  if (centered) {
+    for (int m = 0; m < M; ++m) grad[z0 + m] += d_eta_group[m];
+  } else {
+    double s0 = -0.0, s1 = -0.0;
+    for (int m = 0; m < M; ++m) s0 += d_eta_group[m];
+    grad[0] += s0;
+    for (int m = 0; m < M; ++m) s1 += th[z0 + m] * d_eta_group[m];
+    grad[1] += tau * s1;
+    for (int m = 0; m < M; ++m) grad[z0 + m] += tau * d_eta_group[m];
+  }
+  if (log_sg >= 0) {
+    for (int r = 0; r < R; ++r) grad[z_gamma + r] += sg * d_eta_pair[r];
+    double s = -0.0;
+    for (int r = 0; r < R; ++r) s += th[z_gamma + r] * d_eta_pair[r];
+    grad[log_sg] += sg * s;
+  }
+  return lp;
 }
 
 // ln p and its gradient (GaussianModel::logp, Normal likelihood) at `th`; `work` holds
@@ -342,6 +497,14 @@ __device__ double ch_gauss_logp(const int* __restrict__ mi, const double* __rest
   return lp;
 }
 
+// The design's model: Gaussian (kind 0) or beta-binomial (kind 1).
+__device__ __forceinline__ double ch_logp(const int* __restrict__ mi, const double* __restrict__ md,
+                                          const double* __restrict__ th, double* __restrict__ grad,
+                                          double* __restrict__ work) {
+  if (mi[CHI_KIND] == 1) return ch_bb_logp(mi, md, th, grad, work);
+  return ch_gauss_logp(mi, md, th, grad, work);
+}
+
 // Device log density of one design's model at th (one thread per point); for the tests.
 extern "C" __global__ void chees_logp(const long long* __restrict__ off, const int* __restrict__ mi,
                                       const double* __restrict__ md, const double* __restrict__ th, int points,
@@ -350,7 +513,7 @@ extern "C" __global__ void chees_logp(const long long* __restrict__ off, const i
   const double* d = md + off[1];
   const int dim = m[CHI_DIM], wl = m[CHI_WORK];
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < points; i += gridDim.x * blockDim.x) {
-    lp[i] = ch_gauss_logp(m, d, th + (long long)i * dim, grad + (long long)i * dim, work + (long long)i * wl);
+    lp[i] = ch_logp(m, d, th + (long long)i * dim, grad + (long long)i * dim, work + (long long)i * wl);
   }
 }
 
@@ -362,7 +525,7 @@ extern "C" __global__ void chees_logp(const long long* __restrict__ off, const i
 // (block counter, spare flag, spare); outputs q (the proposal), p (the end momentum), g, lp
 // (at the proposal), accept, divergent, energy (Hamiltonian at the kept point), evals (log
 // density evaluations this launch).
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 1)
     chees_transition(const long long* __restrict__ off, const int* __restrict__ mi, const double* __restrict__ md,
                      const double* __restrict__ inv_mass_all, const double* __restrict__ eps_all,
                      const int* __restrict__ steps_all, const int* __restrict__ move_all, unsigned int key_lo,
@@ -415,7 +578,7 @@ extern "C" __global__ void __launch_bounds__(256)
       p[i] += 0.5 * eps * g[i];
       q[i] += eps * inv_mass[i] * p[i];
     }
-    lp = ch_gauss_logp(m, d, q, g, work);
+    lp = ch_logp(m, d, q, g, work);
     used += 1;
     int ok = isfinite(lp);
     for (int i = 0; i < dim; ++i) ok = ok && isfinite(g[i]);

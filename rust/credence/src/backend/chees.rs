@@ -302,8 +302,8 @@ pub fn chees_kernel_unsupported(design: &Design, options: &CheesOptions) -> Opti
 /// Fits many designs by ChEES-HMC on the chosen backend: [`fit_many_chees`] on the CPU, or
 /// with every iteration's transitions of all designs in one launch of kernel 3
 /// (`kernels/chees.cu`) on the GPU. `Auto` uses the GPU only when CUDA is usable and the kernel
-/// implements every design's model (the Gaussian model with a Normal likelihood and the
-/// realization effect integrated out or absent), else the CPU; `Cuda` fails with
+/// implements every design's model (the beta-binomial model; the Gaussian model with a Normal
+/// likelihood and the realization effect integrated out or absent), else the CPU; `Cuda` fails with
 /// [`Error::Backend`] naming what is missing. Results are in input order.
 ///
 /// ```
@@ -325,6 +325,15 @@ pub fn fit_many_chees_on(
         Engine::Cpu => return Ok(fit_many_chees(designs, options)),
         Engine::Cuda(gpu) => gpu,
     };
+    // The kernel's launch bounds: one block of at most 256 threads (chains) per design.
+    if options.sampler.chains() > 256 {
+        if backend == Backend::Auto {
+            return Ok(fit_many_chees(designs, options));
+        }
+        return Err(Error::Backend {
+            message: format!("the ChEES kernel runs at most 256 chains per design, not {}", options.sampler.chains()),
+        });
+    }
     if let Some((i, why)) =
         designs.iter().enumerate().find_map(|(i, d)| chees_kernel_unsupported(d, options).map(|w| (i, w)))
     {

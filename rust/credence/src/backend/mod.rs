@@ -39,8 +39,9 @@
 //!    rendezvous that launches when every running design has asked. Supported: the Gaussian
 //!    model with a Normal likelihood, per-method or shared sigma, the realization effect
 //!    integrated out (what `Auto` picks) or absent, method means centred (with the reference
-//!    method) or not. Student-t, sampled realization effects and the beta-binomial model are
-//!    an [`Error::Backend`] under `Backend::Cuda` and run on the CPU under `Backend::Auto`.
+//!    method) or not; the beta-binomial model in every variant. The Student-t likelihood and
+//!    sampled (explicitly centred or non-centred) realization effects of the Gaussian model
+//!    are an [`Error::Backend`] under `Backend::Cuda` and run on the CPU under `Backend::Auto`.
 //! 4. [`mlp_forward`]: forward passes of the study's heteroscedastic MLP for many parameter
 //!    vectors (deep-ensemble members, SWAG or BBB weight samples) over a test set. MC-dropout
 //!    masks are not supported on the GPU yet.

@@ -11,7 +11,7 @@ use crate::compare::{LocationPrior, ScalePrior};
 /// A model as the kernel reads it (see the `CHI_*` and `CHD_*` constants of `chees.cu`).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeviceModel {
-    /// Header (13 ints), centred flag per method, count pattern per realization.
+    /// Header (14 ints, the last the model kind: 0 Gaussian, 1 beta-binomial), centred flag per method, count pattern per realization.
     pub ints: Vec<i32>,
     /// Priors (11 doubles), counts per method, cell counts, means and sums of squares, pattern
     /// counts and pattern sizes.
@@ -22,7 +22,7 @@ pub(crate) struct DeviceModel {
     pub work: usize,
 }
 
-fn scale_code(p: &ScalePrior) -> [f64; 3] {
+pub(crate) fn scale_code(p: &ScalePrior) -> [f64; 3] {
     match *p {
         ScalePrior::HalfNormal { scale } => [0.0, scale, 0.0],
         ScalePrior::HalfStudentT { df, scale } => [1.0, df, scale],
@@ -64,6 +64,7 @@ impl GaussianModel {
             self.reference.map_or(Ok(-1), to_i32)?,
             data_set as i32,
             to_i32(work)?,
+            0,
         ];
         ints.extend(self.centered_mu.iter().map(|&b| i32::from(b)));
         for &o in &pat.of {

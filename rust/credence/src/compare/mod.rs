@@ -74,7 +74,7 @@
 //!   of realizations, [`ranking_agreement`] for Kendall's tau between two metrics' rankings,
 //!   [`Fit::posterior_predictive`] for y_rep.
 
-mod beta_binomial;
+pub(crate) mod beta_binomial;
 pub(crate) mod chees;
 mod design;
 mod diagnostics;

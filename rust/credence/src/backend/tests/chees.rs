@@ -4,10 +4,13 @@
 
 use super::super::chees::{BatchInit, ChainLauncher, LaunchIn, LaunchOut, fit_many_chees_with};
 use super::{Reader, Rng, harness, nvrtc, run_harness, workspace_root};
+use crate::compare::beta_binomial::BetaBinomialModel;
 use crate::compare::chees::Ensemble;
 use crate::compare::gaussian::GaussianModel;
 use crate::compare::model::{Likelihood, Parameterization, Posterior, SigmaStructure};
-use crate::compare::{CheesOptions, CheesSettings, Design, Family, GaussianOptions, fit_many_chees};
+use crate::compare::{
+    BetaBinomialOptions, CheesOptions, CheesSettings, Design, Family, GaussianOptions, fit_many_chees,
+};
 use crate::error::Result;
 
 /// Designs from the shared fixture tests/data/report_table.csv (3 methods x 8 realizations at
@@ -24,6 +27,35 @@ fn fixtures() -> Vec<Design> {
         out.push(Design::new(g, Some(p), y, None).unwrap());
     }
     out
+}
+
+/// Coverage counts from the same fixture: k = round(40 crps) of n = 40 trials (3 methods x 8
+/// realizations at n = 30 and 100).
+fn count_fixtures() -> Vec<Design> {
+    fixtures()[..2]
+        .iter()
+        .map(|d| {
+            let k = d.y().iter().map(|v| (40.0 * v).round()).collect();
+            let g = d.group().iter().map(|&i| d.groups()[i].clone()).collect();
+            let p = d.pair().iter().map(|&i| d.pairs()[i].clone()).collect();
+            Design::new(g, Some(p), k, Some(vec![40.0; d.n_obs()])).unwrap()
+        })
+        .collect()
+}
+
+/// Every beta-binomial variant.
+fn count_variants() -> Vec<BetaBinomialOptions> {
+    let mut v = Vec::new();
+    for phi_per_method in [false, true] {
+        for realization_effect in [true, false] {
+            for mu in [Parameterization::Centered, Parameterization::NonCentered] {
+                let mut o = BetaBinomialOptions { phi_per_method, realization_effect, ..Default::default() };
+                o.mu_parameterization = mu;
+                v.push(o);
+            }
+        }
+    }
+    v
 }
 
 /// The supported variants: sigma per method or shared, realization effect integrated out or
@@ -69,14 +101,20 @@ fn near(what: &str, got: &[f64], want: &[f64], tol: f64) -> f64 {
 fn device_log_density_equals_posterior_logp() {
     let Some(exe) = harness() else { return };
     let designs = fixtures();
+    let counts = count_fixtures();
     let mut rng = Rng(5);
     let mut worst = 0.0f64;
     let mut references = 0;
+    let mut models: Vec<(String, Box<dyn Posterior>)> = Vec::new();
     for (k, opts) in variants().into_iter().enumerate() {
-        let d = &designs[k % designs.len()];
-        let model = GaussianModel::new(d, opts, None);
-        let flat = model.device_model(0).unwrap_or_else(|e| panic!("{opts:?}: {e}"));
-        references += usize::from(flat.ints[10] >= 0);
+        models.push((format!("{opts:?}"), Box::new(GaussianModel::new(&designs[k % designs.len()], opts, None))));
+    }
+    for (k, opts) in count_variants().into_iter().enumerate() {
+        models.push((format!("{opts:?}"), Box::new(BetaBinomialModel::new(&counts[k % counts.len()], opts))));
+    }
+    for (opts, model) in &models {
+        let flat = model.device_model(0).unwrap_or_else(|e| panic!("{opts}: {e}"));
+        references += usize::from(flat.ints[13] == 0 && flat.ints[10] >= 0);
         let (dim, points) = (model.dim(), 16);
         let th: Vec<f64> = (0..points * dim).map(|_| 3.0 * (rng.next() - 0.5)).collect();
         let mut input = Vec::new();
@@ -93,8 +131,8 @@ fn device_log_density_equals_posterior_logp() {
         for i in 0..points {
             let mut g = vec![0.0; dim];
             let want = model.logp(&th[i * dim..(i + 1) * dim], &mut g);
-            worst = worst.max(near(&format!("{opts:?} lp"), &lp[i..=i], &[want], 1e-12));
-            worst = worst.max(near(&format!("{opts:?} grad"), &grad[i * dim..(i + 1) * dim], &g, 1e-12));
+            worst = worst.max(near(&format!("{opts} lp"), &lp[i..=i], &[want], 1e-12));
+            worst = worst.max(near(&format!("{opts} grad"), &grad[i * dim..(i + 1) * dim], &g, 1e-12));
         }
     }
     assert!(references > 0, "no variant exercised the reference method");
@@ -231,17 +269,18 @@ fn cpu_shim_transitions_match_ensemble_transition() {
     let designs = fixtures();
     // Odd dimensions (a spare normal is left after drawing the momenta and must carry over).
     let s = CheesSettings { superchains: 4, chains_per_superchain: 2, ..Default::default() };
-    let models: Vec<GaussianModel> = designs
+    let mut models: Vec<Box<dyn Posterior>> = designs
         .iter()
         .zip([
             GaussianOptions::default(),
             GaussianOptions { sigma: SigmaStructure::Shared, ..Default::default() },
             GaussianOptions { realization_effect: false, ..Default::default() },
         ])
-        .map(|(d, o)| GaussianModel::new(d, o, None))
+        .map(|(d, o)| Box::new(GaussianModel::new(d, o, None)) as Box<dyn Posterior>)
         .collect();
+    models.push(Box::new(BetaBinomialModel::new(&count_fixtures()[0], BetaBinomialOptions::default())));
     let mut ens: Vec<Ensemble<'_>> =
-        models.iter().enumerate().map(|(b, m)| Ensemble::new(m, &s, b as u32).unwrap()).collect();
+        models.iter().enumerate().map(|(b, m)| Ensemble::new(m.as_ref(), &s, b as u32).unwrap()).collect();
     let mut rng = Rng(9);
     // A metric of unequal scales, and two CPU transitions so that the streams have advanced.
     for e in ens.iter_mut() {
@@ -274,15 +313,15 @@ fn cpu_shim_transitions_match_ensemble_transition() {
     }
     // Four launches: ordinary, no move (the step-size search), a large step that diverges, and
     // a different step count per design.
-    let plan: [(f64, [i32; 3], i32); 4] =
-        [(0.08, [4, 4, 4], 1), (0.2, [1, 1, 1], 0), (40.0, [6, 6, 6], 1), (0.03, [7, 2, 5], 1)];
+    let plan: [(f64, [i32; 4], i32); 4] =
+        [(0.08, [4, 4, 4, 4], 1), (0.2, [1, 1, 1, 1], 0), (40.0, [6, 6, 6, 6], 1), (0.03, [7, 2, 5, 3], 1)];
     let launches: Vec<LaunchIn> = plan
         .iter()
         .map(|&(eps, steps, mv)| LaunchIn {
             inv_mass: inv_mass.clone(),
-            eps: vec![eps; 3],
+            eps: vec![eps; 4],
             steps: steps.to_vec(),
-            moves: vec![mv; 3],
+            moves: vec![mv; 4],
         })
         .collect();
     let got = shim_launch(&exe, &init, &state, &launches);
@@ -359,10 +398,19 @@ fn cpu_shim_batched_fit_equals_cpu_fit() {
     let designs = fixtures();
     let options = small_options();
     let want = fit_many_chees(&designs, &options);
-    let got = fit_many_chees_with(&designs, &options, Box::new(ShimLauncher { exe, state: None }));
+    let got = fit_many_chees_with(&designs, &options, Box::new(ShimLauncher { exe: exe.clone(), state: None }));
     compare_fits("shim fit", &got, &want, 1e-8);
+    let counts = count_fixtures();
+    let options = CheesOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
+    let want = fit_many_chees(&counts, &options);
+    let got = fit_many_chees_with(&counts, &options, Box::new(ShimLauncher { exe, state: None }));
+    compare_fits("shim beta-binomial fit", &got, &want, 1e-8);
 }
 
+/// On the device `log`, `exp`, `sin` and `cos` differ from glibc in the last bits, and 46
+/// iterations of adaptation carry those differences along: 1e-6 rather than the shim's 1e-8
+/// (an accept decision that flips on a last-bit difference would still fail it; not seen on
+/// hardware yet, none was available).
 #[test]
 fn device_chees_fit_equals_cpu_fit() {
     nvrtc();
@@ -377,5 +425,10 @@ fn device_chees_fit_equals_cpu_fit() {
     let options = small_options();
     let want = fit_many_chees(&designs, &options);
     let got = crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, &designs, &options).unwrap();
-    compare_fits("device fit", &got, &want, 1e-8);
+    compare_fits("device fit", &got, &want, 1e-6);
+    let counts = count_fixtures();
+    let options = CheesOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
+    let want = fit_many_chees(&counts, &options);
+    let got = crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, &counts, &options).unwrap();
+    compare_fits("device beta-binomial fit", &got, &want, 1e-6);
 }

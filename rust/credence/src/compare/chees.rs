@@ -74,6 +74,13 @@
 //! per-iteration cross-chain reductions (mean acceptance, the two means and the ChEES gradient,
 //! the window variance) are block reductions in shared memory followed by one thread updating
 //! eps and T for the block. Each thread carries its Philox block counter in a register.
+//!
+//! The kernel that exists (`kernels/chees.cu`, [`crate::backend::fit_many_chees_on`]) does the
+//! transition part of this: one thread per chain and one block per design, the Philox state
+//! (block counter and spare normal) kept in device memory between launches; a chain whose
+//! trajectory turns non-finite stops stepping (as here) while the others go on. The cross-chain
+//! reductions and the adaptation stay on the host ([`ChainMover`], [`ChainDevice`]), so each
+//! iteration copies positions, proposals and end momenta back.
 
 use std::time::Instant;
 

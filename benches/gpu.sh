@@ -15,3 +15,5 @@ if [ -z "${NVRTC_LIB_DIR:-}" ] && [ -x .venv/bin/python ]; then
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 cargo run --release --locked -p credence --example gpu_timing -- "$@"
+# Kernel 3 (batched ChEES): 1000 designs of 10 methods x 50 realizations, GPU against CPU.
+cargo run --release --locked -p credence --example gpu_chees_timing -- ${CHEES_ARGS:-1000 10 50}

@@ -1,9 +1,9 @@
 // Runs credence's CUDA kernels on the CPU through cuda_cpu_shim.h, for the Rust tests
-// (rust/credence/tests/gpu_kernels.rs), which write the inputs to stdin and read the outputs
+// (rust/credence/src/backend/tests.rs and its tests/ modules), which write the inputs to stdin and read the outputs
 // from stdout, all little-endian binary: see the tests for the layout.
 //
 //   g++ -std=c++20 -O2 -pthread cpu_harness.cpp -o harness
-//   harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights  < input > output
+//   harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights | chees | chees_logp < input > output
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -13,6 +13,7 @@
 #include "ensemble.cu"
 #include "mixture.cu"
 #include "mlp.cu"
+#include "chees.cu"
 
 template <typename T>
 static std::vector<T> take(std::size_t count) {
@@ -135,6 +136,69 @@ static void mlp_weights() {
   give(w);
 }
 
+// ChEES (kernel 3). Header: i64 designs B, chains n, launches L, len_mi, len_md, state (sum of
+// n x dim), work (sum of n x work), key_lo, key_hi; i64 off[4 B]; i32 mi[len_mi]; f64
+// md[len_md], inv_mass[state / n], pos[state], grad[state], logp[B n]; u64 block[B n]; i32
+// spare_flag[B n]; f64 spare[B n]; then per launch f64 eps[B]; i32 steps[B], move[B].
+// Output per launch: f64 pos, grad [state], logp [B n], q, p [state], lp, accept [B n]; i32 divergent[B n]; f64
+// energy[B n]; i32 evals[B n]; u64 block[B n]; i32 spare_flag[B n]; f64 spare[B n].
+static void chees() {
+  auto h = take<long long>(9);
+  const long long B = h[0], n = h[1], L = h[2], len_mi = h[3], len_md = h[4], state = h[5], work = h[6];
+  const unsigned key_lo = (unsigned)h[7], key_hi = (unsigned)h[8];
+  auto off = take<long long>(4 * B);
+  auto mi = take<int>(len_mi);
+  auto md = take<double>(len_md);
+  auto inv_mass = take<double>(state / n);
+  auto pos = take<double>(state);
+  auto grad = take<double>(state);
+  auto logp = take<double>(B * n);
+  auto block = take<unsigned long long>(B * n);
+  auto spare_flag = take<int>(B * n);
+  auto spare = take<double>(B * n);
+  std::vector<double> q(state), p(state), g(state), lp(B * n), accept(B * n), energy(B * n), scratch(work);
+  std::vector<int> divergent(B * n), evals(B * n);
+  for (long long l = 0; l < L; ++l) {
+    auto eps = take<double>(B);
+    auto steps = take<int>(B);
+    auto move = take<int>(B);
+    cuda_shim::launch((unsigned)B, (unsigned)n, chees_transition, (const long long*)off.data(), (const int*)mi.data(),
+                      (const double*)md.data(), (const double*)inv_mass.data(), (const double*)eps.data(),
+                      (const int*)steps.data(), (const int*)move.data(), key_lo, key_hi, pos.data(), grad.data(),
+                      logp.data(), block.data(), spare_flag.data(), spare.data(), q.data(), p.data(), g.data(),
+                      lp.data(), accept.data(), divergent.data(), energy.data(), evals.data(), scratch.data());
+    give(pos);
+    give(grad);
+    give(logp);
+    give(q);
+    give(p);
+    give(lp);
+    give(accept);
+    give(divergent);
+    give(energy);
+    give(evals);
+    give(block);
+    give(spare_flag);
+    give(spare);
+  }
+}
+
+// Device log density. Header: i64 points, len_mi, len_md, dim, work; i32 mi[len_mi]; f64
+// md[len_md], th[points x dim]. Output: f64 lp[points], grad[points x dim].
+static void chees_logp_mode() {
+  auto h = take<long long>(5);
+  const long long points = h[0], len_mi = h[1], len_md = h[2], dim = h[3], work = h[4];
+  auto mi = take<int>(len_mi);
+  auto md = take<double>(len_md);
+  auto th = take<double>(points * dim);
+  std::vector<long long> off = {0, 0};
+  std::vector<double> lp(points), grad(points * dim), scratch(points * work);
+  cuda_shim::launch(2, 32, chees_logp, (const long long*)off.data(), (const int*)mi.data(), (const double*)md.data(),
+                    (const double*)th.data(), (int)points, lp.data(), grad.data(), scratch.data());
+  give(lp);
+  give(grad);
+}
+
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "";
   if (which == "ensemble_f64") {
@@ -149,9 +213,13 @@ int main(int argc, char** argv) {
     mlp_dropout();
   } else if (which == "mlp_weights") {
     mlp_weights();
+  } else if (which == "chees") {
+    chees();
+  } else if (which == "chees_logp") {
+    chees_logp_mode();
   } else {
     std::fprintf(stderr,
-                 "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights"
+                 "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights | chees | chees_logp"
                  " < input > output\n");
     return 2;
   }

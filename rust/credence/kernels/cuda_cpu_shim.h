@@ -17,6 +17,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -80,6 +81,16 @@ using std::cos;
 using std::sin;
 inline double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+// Used by chees.cu.
+using std::cos;
+using std::isfinite;
+using std::log1p;
+using std::sin;
+inline double __longlong_as_double(long long x) {
+  double d;
+  std::memcpy(&d, &x, sizeof d);
+  return d;
+}
 
 namespace cuda_shim {
 // Runs kernel(args...) on a grid x block launch (1-D), blocks in order, one OS thread per

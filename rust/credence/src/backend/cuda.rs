@@ -372,3 +372,117 @@ impl Gpu {
         Ok((self.download(&mean, samples * n)?, self.download(&sd, samples * n)?))
     }
 }
+
+/// Kernel 3 (`kernels/chees.cu`): the batch's device buffers, uploaded on the first launch;
+/// the chains' state (positions, gradients, log densities, Philox counters and spares) stays
+/// on the device between launches.
+pub(crate) struct CheesLauncher {
+    gpu: &'static Gpu,
+    state: Option<CheesDevice>,
+}
+
+struct CheesDevice {
+    off: cudarc::driver::CudaSlice<i64>,
+    mi: cudarc::driver::CudaSlice<i32>,
+    md: cudarc::driver::CudaSlice<f64>,
+    pos: cudarc::driver::CudaSlice<f64>,
+    grad: cudarc::driver::CudaSlice<f64>,
+    logp: cudarc::driver::CudaSlice<f64>,
+    block: cudarc::driver::CudaSlice<u64>,
+    spare_flag: cudarc::driver::CudaSlice<i32>,
+    spare: cudarc::driver::CudaSlice<f64>,
+    q: cudarc::driver::CudaSlice<f64>,
+    p: cudarc::driver::CudaSlice<f64>,
+    g: cudarc::driver::CudaSlice<f64>,
+    lp: cudarc::driver::CudaSlice<f64>,
+    accept: cudarc::driver::CudaSlice<f64>,
+    divergent: cudarc::driver::CudaSlice<i32>,
+    energy: cudarc::driver::CudaSlice<f64>,
+    evals: cudarc::driver::CudaSlice<i32>,
+    work: cudarc::driver::CudaSlice<f64>,
+}
+
+impl CheesLauncher {
+    pub(crate) fn new(gpu: &'static Gpu) -> Self {
+        Self { gpu, state: None }
+    }
+
+    fn upload(&self, init: &super::chees::BatchInit) -> Result<CheesDevice> {
+        let st = &self.gpu.stream;
+        let cells = init.dims * init.chains;
+        let chains = init.off.len() / 4 * init.chains;
+        let f = |v: &[f64]| st.clone_htod(v).map_err(driver("copying the ChEES batch to the device"));
+        Ok(CheesDevice {
+            off: st.clone_htod(&init.off).map_err(driver("copying offsets"))?,
+            mi: st.clone_htod(&init.mi).map_err(driver("copying the models"))?,
+            md: f(&init.md)?,
+            pos: f(&init.pos)?,
+            grad: f(&init.grad)?,
+            logp: f(&init.logp)?,
+            block: self.gpu.zeros::<u64>(chains)?,
+            spare_flag: self.gpu.zeros::<i32>(chains)?,
+            spare: self.gpu.zeros::<f64>(chains)?,
+            q: self.gpu.zeros::<f64>(cells)?,
+            p: self.gpu.zeros::<f64>(cells)?,
+            g: self.gpu.zeros::<f64>(cells)?,
+            lp: self.gpu.zeros::<f64>(chains)?,
+            accept: self.gpu.zeros::<f64>(chains)?,
+            divergent: self.gpu.zeros::<i32>(chains)?,
+            energy: self.gpu.zeros::<f64>(chains)?,
+            evals: self.gpu.zeros::<i32>(chains)?,
+            work: self.gpu.zeros::<f64>(init.work)?,
+        })
+    }
+}
+
+impl super::chees::ChainLauncher for CheesLauncher {
+    fn launch(
+        &mut self,
+        init: &super::chees::BatchInit,
+        input: &super::chees::LaunchIn,
+    ) -> Result<super::chees::LaunchOut> {
+        if self.state.is_none() {
+            self.state = Some(self.upload(init)?);
+        }
+        let gpu = self.gpu;
+        let Some(d) = self.state.as_mut() else { unreachable!("uploaded above") };
+        let module = gpu.module(KernelSource::Chees)?;
+        let f = module.load_function("chees_transition").map_err(driver("chees_transition"))?;
+        let st = &gpu.stream;
+        let inv_mass = st.clone_htod(&input.inv_mass).map_err(driver("copying the metric"))?;
+        let eps = st.clone_htod(&input.eps).map_err(driver("copying step sizes"))?;
+        let steps = st.clone_htod(&input.steps).map_err(driver("copying step counts"))?;
+        let moves = st.clone_htod(&input.moves).map_err(driver("copying move flags"))?;
+        let designs = input.eps.len();
+        let cfg = LaunchConfig {
+            grid_dim: (designs as u32, 1, 1),
+            block_dim: (init.chains as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (key_lo, key_hi) = init.key;
+        {
+            let mut b = st.launch_builder(&f);
+            b.arg(&d.off).arg(&d.mi).arg(&d.md).arg(&inv_mass).arg(&eps).arg(&steps).arg(&moves);
+            b.arg(&key_lo).arg(&key_hi);
+            b.arg(&mut d.pos).arg(&mut d.grad).arg(&mut d.logp).arg(&mut d.block).arg(&mut d.spare_flag);
+            b.arg(&mut d.spare).arg(&mut d.q).arg(&mut d.p).arg(&mut d.g).arg(&mut d.lp).arg(&mut d.accept);
+            b.arg(&mut d.divergent).arg(&mut d.energy).arg(&mut d.evals).arg(&mut d.work);
+            // SAFETY: the arguments match chees_transition's signature (24 parameters, in
+            // order); off holds 4 offsets per design into mi, md, the chains x dims vectors and
+            // the scratch, all sized by BatchInit; the block has `chains` <= 256 threads.
+            unsafe { b.launch(cfg) }.map_err(driver("chees_transition"))?;
+        }
+        let cells = init.dims * init.chains;
+        let chains = designs * init.chains;
+        Ok(super::chees::LaunchOut {
+            pos: gpu.download(&d.pos, cells)?,
+            q: gpu.download(&d.q, cells)?,
+            p: gpu.download(&d.p, cells)?,
+            lp: gpu.download(&d.lp, chains)?,
+            accept: gpu.download(&d.accept, chains)?,
+            divergent: gpu.download(&d.divergent, chains)?,
+            energy: gpu.download(&d.energy, chains)?,
+            evals: gpu.download(&d.evals, chains)?,
+        })
+    }
+}

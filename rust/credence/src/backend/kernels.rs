@@ -17,11 +17,14 @@ pub enum KernelSource {
     /// `kernels/mlp.cu`: batched forward passes of the study's MLP, MC-dropout passes and
     /// Gaussian weight samples (kernel 4).
     Mlp,
+    /// `kernels/chees.cu`: one ChEES-HMC transition of many chains of many designs (kernel 3).
+    Chees,
 }
 
 impl KernelSource {
     /// Every kernel source.
-    pub const ALL: [KernelSource; 3] = [KernelSource::Ensemble, KernelSource::Mixture, KernelSource::Mlp];
+    pub const ALL: [KernelSource; 4] =
+        [KernelSource::Ensemble, KernelSource::Mixture, KernelSource::Mlp, KernelSource::Chees];
 
     /// File name under `rust/credence/kernels/`.
     pub fn file_name(self) -> &'static str {
@@ -29,6 +32,7 @@ impl KernelSource {
             KernelSource::Ensemble => "ensemble.cu",
             KernelSource::Mixture => "mixture.cu",
             KernelSource::Mlp => "mlp.cu",
+            KernelSource::Chees => "chees.cu",
         }
     }
 
@@ -38,6 +42,7 @@ impl KernelSource {
             KernelSource::Ensemble => include_str!("../../kernels/ensemble.cu"),
             KernelSource::Mixture => include_str!("../../kernels/mixture.cu"),
             KernelSource::Mlp => include_str!("../../kernels/mlp.cu"),
+            KernelSource::Chees => include_str!("../../kernels/chees.cu"),
         }
     }
 
@@ -48,6 +53,16 @@ impl KernelSource {
             KernelSource::Ensemble => &["ens_accumulate_f64", "ens_accumulate_f32", "ens_finalize"],
             KernelSource::Mixture => &["mix_metrics"],
             KernelSource::Mlp => &["mlp_forward_f64", "mlp_dropout_f64", "mlp_gaussian_weights_f64"],
+            KernelSource::Chees => &["chees_transition", "chees_logp"],
+        }
+    }
+
+    /// NVRTC options besides `--std=c++17`: kernel 3 follows the CPU's arithmetic operation by
+    /// operation, so fused multiply-adds are off there.
+    pub fn extra_options(self) -> &'static [&'static str] {
+        match self {
+            KernelSource::Chees => &["--fmad=false"],
+            _ => &[],
         }
     }
 }
@@ -116,7 +131,10 @@ pub fn compile_ptx(source: KernelSource, arch: &'static str) -> Result<String> {
     let options = cudarc::nvrtc::CompileOptions {
         arch: Some(arch),
         name: Some(source.file_name().to_owned()),
-        options: vec!["--std=c++17".to_owned()],
+        options: std::iter::once("--std=c++17")
+            .chain(source.extra_options().iter().copied())
+            .map(str::to_owned)
+            .collect(),
         ..Default::default()
     };
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(source.source(), options).map_err(|e| {

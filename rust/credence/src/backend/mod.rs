@@ -29,6 +29,19 @@
 //!    Brier, H(p_bar), mean_s H(p_s), mutual information, and the reliability histogram (atomics).
 //! 2. [`mixture_summary`]: Gaussian mixtures, one thread per point: closed-form CRPS (O(M^2)),
 //!    NLL by log-sum-exp, central-interval quantiles by bisection (PICP, MPIW).
+//! 3. [`fit_many_chees_on`]: batched ChEES-HMC fits (`kernels/chees.cu`): one launch per
+//!    iteration runs the transitions of every design's chains (block per design, thread per
+//!    chain, all chains of a design with the same number of leapfrog steps), with in-kernel
+//!    Philox4x32-10 in the CPU's stream layout (the Box-Muller spare and the block counter
+//!    persist in device memory between launches) and the Gaussian model's log density and
+//!    gradient, operation for operation as the Rust code (NVRTC with `--fmad=false`). The
+//!    adaptation is the CPU code of `compare/chees.rs`, one OS thread per design meeting at a
+//!    rendezvous that launches when every running design has asked. Supported: the Gaussian
+//!    model with a Normal likelihood, per-method or shared sigma, the realization effect
+//!    integrated out (what `Auto` picks) or absent, method means centred (with the reference
+//!    method) or not; the beta-binomial model in every variant. The Student-t likelihood and
+//!    sampled (explicitly centred or non-centred) realization effects of the Gaussian model
+//!    are an [`Error::Backend`] under `Backend::Cuda` and run on the CPU under `Backend::Auto`.
 //! 4. [`mlp_forward`]: forward passes of the study's heteroscedastic MLP for many parameter
 //!    vectors (deep-ensemble members, any given weight samples) over a test set.
 //!    The stochastic passes draw their randomness in-kernel from Philox4x32-10, in a
@@ -51,7 +64,7 @@
 //! through `kernels/cuda_cpu_shim.h` (one OS thread per CUDA thread of a block, a real barrier
 //! for `__syncthreads`, atomics) and compares its results with the CPU reference (1e-10
 //! relative in f64, 1e-5 in f32). On a machine with a GPU the same comparisons run on the
-//! device. See `rust/credence/tests/gpu_kernels.rs`.
+//! device. See `rust/credence/src/backend/tests.rs` and its `tests/` modules.
 //!
 //! # Expected throughput (floors from bytes moved and FLOPs; H100 SXM)
 //! H100 figures used: 3.35 TB/s HBM3, about 34 TFLOP/s FP64 on the vector units (67 with the
@@ -95,8 +108,22 @@
 //!   [`gaussian_weight_forward`] is the forward pass plus the copies (inputs 8 MB and the
 //!   distribution 0.9 MB in, 80 MB of predictions out: 1.8 ms at 50 GB/s).
 //!
+//! - Kernel 3, 1000 designs x 64 chains of the Gaussian model with M = 10 methods and R = 50
+//!   realizations (dim D = 3 + 2 M + R = 73): per leapfrog step and chain about
+//!   11 M R + 9 D + 20 (2 M + 6) + 30 M = 7,000 FLOP (the integrated likelihood's cell loops,
+//!   the leapfrog updates, 26 transcendentals), 4.5e8 per step for the 64,000 chains: 13 us.
+//!   The per-chain vectors (q, p, g and the model's scratch, about 10 D + 15 M + 8 R doubles
+//!   touched per step, 10 kB) live in global memory: 0.64 GB per step, 190 us at HBM speed
+//!   when they miss the L2 (4 kB x 64,000 chains = 256 MB). Per iteration the host reads back
+//!   positions, proposals and end momenta (3 x 64,000 x 73 x 8 B = 112 MB, 2.2 ms over PCIe)
+//!   for the ChEES gradient and the metric windows. Floor per iteration of n steps:
+//!   max(0.19 n, 2.2) ms, about 1 s for 500 iterations at n = 10: memory- and copy-bound,
+//!   not compute-bound (moving the cross-chain reductions onto the device would remove the
+//!   copies).
+//!
 //! `benches/gpu.sh` measures the kernels against these floors on a machine with a GPU.
 
+mod chees;
 mod cuda;
 mod ensemble;
 mod kernels;
@@ -109,6 +136,7 @@ mod weight_samples;
 
 use serde::{Deserialize, Serialize};
 
+pub use chees::{chees_kernel_unsupported, fit_many_chees_on};
 pub use ensemble::{EnsembleInput, EnsembleOptions, EnsembleSummary, ensemble_summary};
 pub use kernels::{
     CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, compile_ptx, load_nvrtc_from, nvrtc_available,

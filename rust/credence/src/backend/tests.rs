@@ -588,3 +588,5 @@ fn mlp_forward_rejects_bad_shapes() {
 
 // Kernel 4's stochastic passes (MC dropout, weight samples).
 mod stochastic;
+// Kernel 3 (ChEES): its own file, tests/chees.rs.
+mod chees;

@@ -10,6 +10,9 @@ use super::design::Design;
 use super::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
 use super::priors::standard_normal;
 
+#[path = "beta_binomial_device.rs"]
+pub(crate) mod device;
+
 #[derive(Debug, Clone, Copy)]
 struct Layout {
     n_groups: usize,
@@ -358,6 +361,10 @@ impl Posterior for BetaBinomialModel {
                 rand_distr::Binomial::new(n, theta.clamp(0.0, 1.0)).map(|d| d.sample(rng) as f64).unwrap_or(0.0)
             })
             .collect()
+    }
+
+    fn device_model(&self, data_set: u32) -> std::result::Result<super::gaussian::device::DeviceModel, String> {
+        self.flatten(data_set)
     }
 
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {

@@ -74,6 +74,13 @@
 //! per-iteration cross-chain reductions (mean acceptance, the two means and the ChEES gradient,
 //! the window variance) are block reductions in shared memory followed by one thread updating
 //! eps and T for the block. Each thread carries its Philox block counter in a register.
+//!
+//! The kernel that exists (`kernels/chees.cu`, [`crate::backend::fit_many_chees_on`]) does the
+//! transition part of this: one thread per chain and one block per design, the Philox state
+//! (block counter and spare normal) kept in device memory between launches; a chain whose
+//! trajectory turns non-finite stops stepping (as here) while the others go on. The cross-chain
+//! reductions and the adaptation stay on the host ([`ChainMover`], [`ChainDevice`]), so each
+//! iteration copies positions, proposals and end momenta back.
 
 use std::time::Instant;
 
@@ -226,6 +233,16 @@ pub fn fit_many_chees(designs: &[Design], options: &CheesOptions) -> Vec<Result<
 }
 
 fn fit_indexed(design: &Design, options: &CheesOptions, data_set: u32) -> Result<CheesFit> {
+    fit_indexed_on(design, options, data_set, None)
+}
+
+/// Like [`fit_indexed`], the transitions on `device` when given.
+pub(crate) fn fit_indexed_on(
+    design: &Design,
+    options: &CheesOptions,
+    data_set: u32,
+    device: Option<&dyn ChainDevice>,
+) -> Result<CheesFit> {
     let start = Instant::now();
     let s = options.sampler;
     s.validate()?;
@@ -242,7 +259,7 @@ fn fit_indexed(design: &Design, options: &CheesOptions, data_set: u32) -> Result
         higher_is_better: options.higher_is_better,
     };
     let prepared = prepare(design, &fit_options, None)?;
-    let run = run_chees(prepared.model.as_ref(), &s, data_set)?;
+    let run = run_chees_on(prepared.model.as_ref(), &s, data_set, device)?;
     let mut fit = assemble(design, &fit_options, prepared, &run.chains, start);
     let nested = fit
         .summary()
@@ -359,30 +376,80 @@ impl DualAveraging {
     }
 }
 
+/// Where one design's transitions run when not on the CPU: a device (the CUDA backend runs
+/// `kernels/chees.cu`), which keeps the chains' positions, gradients, log densities and
+/// Philox streams itself (initialised from the host's [`Ensemble::new`]) and writes back what
+/// the adaptation needs.
+pub(crate) trait ChainMover: Send {
+    /// One transition of every chain (as [`Ensemble::transition`]) under the metric `inv_mass`.
+    fn transition(
+        &mut self,
+        eps: f64,
+        steps: usize,
+        move_chains: bool,
+        inv_mass: &[f64],
+        out: &mut MoverOut<'_>,
+    ) -> Result<()>;
+}
+
+/// What a [`ChainMover`] writes after a transition (chain-major, as in [`Ensemble`]).
+pub(crate) struct MoverOut<'b> {
+    /// Kept positions.
+    pub pos: &'b mut [f64],
+    /// Proposals.
+    pub q: &'b mut [f64],
+    /// End momenta.
+    pub p: &'b mut [f64],
+    /// Log density at the proposals.
+    pub lp: &'b mut [f64],
+    /// Acceptance probabilities.
+    pub accept: &'b mut [f64],
+    /// Divergence flags.
+    pub divergent: &'b mut [bool],
+    /// Hamiltonian at the kept points.
+    pub energy: &'b mut [f64],
+    /// Log density evaluations, added to.
+    pub gradient_evals: &'b mut [u64],
+}
+
+/// A device that runs the transitions of many designs (one [`ChainMover`] per design).
+pub(crate) trait ChainDevice: Sync {
+    /// The mover of design `data_set`, initialised with the positions, gradients and log
+    /// densities (chain-major) of its chains' initial points.
+    fn attach<'a>(
+        &'a self,
+        post: &'a dyn Posterior,
+        data_set: u32,
+        init: (&[f64], &[f64], &[f64]),
+    ) -> Result<Box<dyn ChainMover + 'a>>;
+}
+
 /// The chains of one design as flat chain-major arrays.
-struct Ensemble<'a> {
+pub(crate) struct Ensemble<'a> {
     post: &'a dyn Posterior,
-    dim: usize,
-    n: usize,
-    pos: Vec<f64>,
-    grad: Vec<f64>,
-    logp: Vec<f64>,
-    inv_mass: Vec<f64>,
-    streams: Vec<Stream>,
+    pub(crate) dim: usize,
+    pub(crate) n: usize,
+    pub(crate) pos: Vec<f64>,
+    pub(crate) grad: Vec<f64>,
+    pub(crate) logp: Vec<f64>,
+    pub(crate) inv_mass: Vec<f64>,
+    pub(crate) streams: Vec<Stream>,
     gradient_evals: Vec<u64>,
     // Per-iteration scratch: proposals, end momenta, acceptance probabilities.
-    q: Vec<f64>,
+    pub(crate) q: Vec<f64>,
     g: Vec<f64>,
-    p: Vec<f64>,
-    lp: Vec<f64>,
-    accept: Vec<f64>,
-    divergent: Vec<bool>,
+    pub(crate) p: Vec<f64>,
+    pub(crate) lp: Vec<f64>,
+    pub(crate) accept: Vec<f64>,
+    pub(crate) divergent: Vec<bool>,
     /// Hamiltonian at each chain's kept point after the last transition (`energy__`).
-    energy: Vec<f64>,
+    pub(crate) energy: Vec<f64>,
+    /// The device the transitions run on (`None`: this CPU).
+    mover: Option<Box<dyn ChainMover + 'a>>,
 }
 
 impl<'a> Ensemble<'a> {
-    fn new(post: &'a dyn Posterior, s: &CheesSettings, data_set: u32) -> Result<Self> {
+    pub(crate) fn new(post: &'a dyn Posterior, s: &CheesSettings, data_set: u32) -> Result<Self> {
         let dim = post.dim();
         let n = s.chains();
         let mut pos = vec![0.0; n * dim];
@@ -430,13 +497,33 @@ impl<'a> Ensemble<'a> {
             accept: vec![0.0; n],
             divergent: vec![false; n],
             energy: vec![f64::NAN; n],
+            mover: None,
         })
+    }
+
+    /// Moves the transitions to a device, initialised from the current state.
+    fn attach(&mut self, device: &'a dyn ChainDevice, data_set: u32) -> Result<()> {
+        self.mover = Some(device.attach(self.post, data_set, (&self.pos, &self.grad, &self.logp))?);
+        Ok(())
     }
 
     /// One HMC transition of every chain with `steps` leapfrog steps of size `eps`: fills the
     /// proposals (q, p at the end), acceptance probabilities and divergence flags, and moves
     /// the accepted chains (the Metropolis test only when `move_chains`).
-    fn transition(&mut self, eps: f64, steps: usize, move_chains: bool) {
+    pub(crate) fn transition(&mut self, eps: f64, steps: usize, move_chains: bool) -> Result<()> {
+        if let Some(mover) = self.mover.as_mut() {
+            let mut out = MoverOut {
+                pos: &mut self.pos,
+                q: &mut self.q,
+                p: &mut self.p,
+                lp: &mut self.lp,
+                accept: &mut self.accept,
+                divergent: &mut self.divergent,
+                energy: &mut self.energy,
+                gradient_evals: &mut self.gradient_evals,
+            };
+            return mover.transition(eps, steps, move_chains, &self.inv_mass, &mut out);
+        }
         let d = self.dim;
         for c in 0..self.n {
             let range = c * d..(c + 1) * d;
@@ -483,6 +570,7 @@ impl<'a> Ensemble<'a> {
                 self.energy[c] = h1;
             }
         }
+        Ok(())
     }
 
     fn mean_accept(&self) -> f64 {
@@ -491,19 +579,19 @@ impl<'a> Ensemble<'a> {
 
     /// Stan's heuristic on the mean one-step acceptance: double or halve eps until the mean
     /// acceptance of one leapfrog step crosses 1/2 (chains do not move).
-    fn reasonable_step(&mut self, mut eps: f64) -> f64 {
-        self.transition(eps, 1, false);
+    fn reasonable_step(&mut self, mut eps: f64) -> Result<f64> {
+        self.transition(eps, 1, false)?;
         let up = self.mean_accept() > 0.5;
         for _ in 0..50 {
             let next = if up { eps * 2.0 } else { eps / 2.0 };
-            self.transition(next, 1, false);
+            self.transition(next, 1, false)?;
             let a = self.mean_accept();
             if (up && a <= 0.5) || (!up && a > 0.5) {
-                return if up { eps } else { next };
+                return Ok(if up { eps } else { next });
             }
             eps = next;
         }
-        eps
+        Ok(eps)
     }
 
     /// Estimated derivative of the ChEES criterion in T for the last transition (`prev` the
@@ -547,14 +635,29 @@ impl<'a> Ensemble<'a> {
 }
 
 /// Runs one design's chains: warmup with adaptation, then the kept draws.
+#[cfg(test)]
 pub(crate) fn run_chees(post: &dyn Posterior, s: &CheesSettings, data_set: u32) -> Result<CheesRun> {
+    run_chees_on(post, s, data_set, None)
+}
+
+/// [`run_chees`] with the transitions on a device when one is given (the adaptation is
+/// the same code either way).
+pub(crate) fn run_chees_on<'a>(
+    post: &'a dyn Posterior,
+    s: &CheesSettings,
+    data_set: u32,
+    device: Option<&'a dyn ChainDevice>,
+) -> Result<CheesRun> {
     s.validate()?;
     let mut ens = Ensemble::new(post, s, data_set)?;
+    if let Some(device) = device {
+        ens.attach(device, data_set)?;
+    }
     let (n, d) = (ens.n, ens.dim);
     let warmup = s.warmup as usize;
     let windows = metric_windows(warmup);
     let mut jitter_stream = Stream::new(s.seed, data_set, JITTER_STREAM);
-    let mut eps = ens.reasonable_step(1.0);
+    let mut eps = ens.reasonable_step(1.0)?;
     let mut da = DualAveraging::new(eps, s.target_accept);
     let mut log_t = eps.ln();
     let (mut adam_v, mut adam_t) = (0.0, 0i32);
@@ -588,7 +691,7 @@ pub(crate) fn run_chees(post: &dyn Posterior, s: &CheesSettings, data_set: u32) 
             (wanted as usize).max(1)
         };
         prev.copy_from_slice(&ens.pos);
-        ens.transition(step, steps, true);
+        ens.transition(step, steps, true)?;
         if it >= warmup {
             sampling_steps += steps;
             for c in 0..n {
@@ -642,7 +745,7 @@ pub(crate) fn run_chees(post: &dyn Posterior, s: &CheesSettings, data_set: u32) 
             w_count = 0.0;
             w_mean.fill(0.0);
             w_m2.fill(0.0);
-            eps = ens.reasonable_step(eps);
+            eps = ens.reasonable_step(eps)?;
             da = DualAveraging::new(eps, s.target_accept);
             // T restarts at one step: Adam climbs to the criterion's first maximum under the
             // new metric instead of staying at a later local maximum inherited from the old.

@@ -12,6 +12,9 @@ use super::design::Design;
 use super::model::{GaussianOptions, Likelihood, Output, OutputKind, Parameterization, Posterior, SigmaStructure};
 use super::priors::standard_normal;
 
+#[path = "gaussian_device.rs"]
+pub(crate) mod device;
+
 /// Hyperparameters held fixed (the closed-form posterior's setting; a test oracle).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct KnownHyper {
@@ -563,6 +566,10 @@ impl Posterior for GaussianModel {
 
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
         self.sample_prior_draw(rng)
+    }
+
+    fn device_model(&self, data_set: u32) -> std::result::Result<device::DeviceModel, String> {
+        self.flatten(data_set)
     }
 }
 

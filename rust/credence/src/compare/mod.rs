@@ -74,13 +74,13 @@
 //!   of realizations, [`ranking_agreement`] for Kendall's tau between two metrics' rankings,
 //!   [`Fit::posterior_predictive`] for y_rep.
 
-mod beta_binomial;
-mod chees;
+pub(crate) mod beta_binomial;
+pub(crate) mod chees;
 mod design;
 mod diagnostics;
-mod fit;
-mod gaussian;
-mod model;
+pub(crate) mod fit;
+pub(crate) mod gaussian;
+pub(crate) mod model;
 mod nested_rhat;
 pub(crate) mod philox;
 mod planning;

@@ -46,6 +46,11 @@ pub(crate) trait Posterior: Sync {
     fn simulate(&self, constrained: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64>;
     /// Reported quantities drawn from the prior (simulation-based calibration).
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64>;
+    /// The model flattened for the ChEES kernel (`kernels/chees.cu`), or what the kernel does
+    /// not implement (the default: the whole family).
+    fn device_model(&self, _data_set: u32) -> std::result::Result<super::gaussian::device::DeviceModel, String> {
+        Err("this model family".into())
+    }
 }
 
 /// Residual-sd structure of the Gaussian model.

@@ -71,6 +71,12 @@ impl Stream {
         Self { key: [seed as u32, (seed >> 32) as u32], stream, data_set, block: 0, spare: None }
     }
 
+    /// The block counter and the spare normal (the state a kernel keeps per chain).
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> (u64, Option<f64>) {
+        (self.block, self.spare)
+    }
+
     fn next_block(&mut self) -> [u32; 4] {
         let counter = [self.block as u32, (self.block >> 32) as u32, self.stream, self.data_set];
         self.block += 1;

@@ -1,0 +1,61 @@
+//! Times kernel 3 of issue #7 (batched ChEES-HMC, `kernels/chees.cu`) end to end through
+//! `credence::backend::fit_many_chees_on` on the GPU against the CPU (rayon) on the same
+//! designs, and prints the floors of the `credence::backend` docs. Needs a CUDA device; run
+//! through `benches/gpu.sh`.
+//!
+//! ```text
+//! cargo run --release --example gpu_chees_timing -- [DESIGNS] [METHODS] [REALIZATIONS]
+//! ```
+
+use std::time::Instant;
+
+use credence::backend::{Backend, fit_many_chees_on};
+use credence::compare::{CheesOptions, Design};
+
+fn arg(i: usize, default: usize) -> usize {
+    std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
+}
+
+/// splitmix64 in [0, 1).
+fn uniform(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as f64 / 2f64.powi(64)
+}
+
+fn main() -> credence::Result<()> {
+    let (designs, methods, reals) = (arg(1, 1000), arg(2, 10), arg(3, 50));
+    let mut state = 1u64;
+    let data: Vec<Design> = (0..designs)
+        .map(|_| {
+            let (mut g, mut p, mut y) = (Vec::new(), Vec::new(), Vec::new());
+            for r in 0..reals {
+                let gamma = 0.1 * (uniform(&mut state) - 0.5);
+                for m in 0..methods {
+                    g.push(format!("M{m}"));
+                    p.push(format!("r{r}"));
+                    y.push(0.3 + 0.02 * m as f64 + gamma + 0.05 * (uniform(&mut state) - 0.5));
+                }
+            }
+            Design::new(g, Some(p), y, None)
+        })
+        .collect::<credence::Result<_>>()?;
+    let options = CheesOptions::default();
+    println!(
+        "kernel 3: {designs} designs x {} chains, {methods} methods x {reals} realizations, {} + {} iterations",
+        options.sampler.chains(),
+        options.sampler.warmup,
+        options.sampler.draws
+    );
+    for backend in [Backend::Cuda, Backend::Cpu] {
+        let t = Instant::now();
+        let fits = fit_many_chees_on(backend, &data, &options)?;
+        let secs = t.elapsed().as_secs_f64();
+        let ok = fits.iter().filter(|f| f.is_ok()).count();
+        let steps: f64 = fits.iter().flatten().map(|f| f.mean_leapfrog_steps).sum::<f64>() / ok.max(1) as f64;
+        println!("{backend:?}: {secs:.2} s ({ok} fits, mean {steps:.1} leapfrog steps per iteration after warmup)");
+    }
+    Ok(())
+}

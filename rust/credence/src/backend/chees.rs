@@ -1,0 +1,374 @@
+//! Kernel 3 behind the seam: batched ChEES-HMC fits of many designs with the transitions on a
+//! device, one launch per iteration for all designs (block per design, thread per chain).
+//!
+//! The adaptation (dual averaging, Adam on log T, metric windows) is the CPU code of
+//! `compare/chees.rs`, run per design on its own OS thread; each design's transition request
+//! goes to a rendezvous that launches once all designs still running have asked (designs in
+//! different phases ask with different step sizes, step counts and move flags, which the kernel
+//! takes per block) and hands every design its part of the results.
+
+use std::sync::{Condvar, Mutex};
+
+use super::{Backend, Engine};
+use crate::compare::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, fit_indexed_on};
+use crate::compare::gaussian::device::DeviceModel;
+use crate::compare::model::Posterior;
+use crate::compare::{Design, fit_many_chees};
+use crate::error::{Error, Result};
+
+/// The static part of a batch, handed to the launcher with the first launch: per design
+/// `off[4 b..]` = (offset in `mi`, offset in `md`, chains x dims of the earlier designs,
+/// scratch offset), the flat models, and the initial chain states.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BatchInit {
+    pub chains: usize,
+    pub key: (u32, u32),
+    pub off: Vec<i64>,
+    pub mi: Vec<i32>,
+    pub md: Vec<f64>,
+    /// Sum of the designs' dims.
+    pub dims: usize,
+    /// Scratch doubles of all chains.
+    pub work: usize,
+    pub pos: Vec<f64>,
+    pub grad: Vec<f64>,
+    pub logp: Vec<f64>,
+}
+
+/// One launch's inputs: the metric (all designs' inv_mass concatenated) and per design eps,
+/// steps and the move flag (-1: the design has finished, skip it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LaunchIn {
+    pub inv_mass: Vec<f64>,
+    pub eps: Vec<f64>,
+    pub steps: Vec<i32>,
+    pub moves: Vec<i32>,
+}
+
+/// What one launch returns (all designs, chain-major within each).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LaunchOut {
+    pub pos: Vec<f64>,
+    pub q: Vec<f64>,
+    pub p: Vec<f64>,
+    pub lp: Vec<f64>,
+    pub accept: Vec<f64>,
+    pub divergent: Vec<i32>,
+    pub energy: Vec<f64>,
+    pub evals: Vec<i32>,
+}
+
+/// Runs `chees_transition` on a batch (the GPU, or the CPU shim in the tests).
+pub(crate) trait ChainLauncher: Send {
+    /// One launch; `init` is the same on every call (the launcher uploads it on the first).
+    fn launch(&mut self, init: &BatchInit, input: &LaunchIn) -> Result<LaunchOut>;
+}
+
+/// A transition request of one design.
+#[derive(Debug, Clone)]
+struct Request {
+    eps: f64,
+    steps: usize,
+    move_chains: bool,
+    inv_mass: Vec<f64>,
+}
+
+/// One design's part of a launch's results.
+#[derive(Debug, Clone, Default)]
+struct Reply {
+    pos: Vec<f64>,
+    q: Vec<f64>,
+    p: Vec<f64>,
+    lp: Vec<f64>,
+    accept: Vec<f64>,
+    divergent: Vec<bool>,
+    energy: Vec<f64>,
+    evals: Vec<u64>,
+}
+
+/// A design's flat model and the positions, gradients and log densities of its initial points.
+type Attached = (DeviceModel, Vec<f64>, Vec<f64>, Vec<f64>);
+
+struct Slot {
+    /// Flat model and initial state, once attached.
+    model: Option<Attached>,
+    left: bool,
+    request: Option<Request>,
+    reply: Option<Result<Reply>>,
+}
+
+struct Round {
+    slots: Vec<Slot>,
+    init: Option<BatchInit>,
+    launcher: Box<dyn ChainLauncher>,
+}
+
+/// The rendezvous of a batch's designs.
+pub(crate) struct Batch {
+    chains: usize,
+    key: (u32, u32),
+    round: Mutex<Round>,
+    ready: Condvar,
+}
+
+impl Batch {
+    pub(crate) fn new(designs: usize, chains: usize, seed: u64, launcher: Box<dyn ChainLauncher>) -> Self {
+        let slots = (0..designs).map(|_| Slot { model: None, left: false, request: None, reply: None }).collect();
+        Batch {
+            chains,
+            key: (seed as u32, (seed >> 32) as u32),
+            round: Mutex::new(Round { slots, init: None, launcher }),
+            ready: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Round> {
+        self.round.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Design `b` is done (idempotent); launches if everyone else is waiting.
+    pub(crate) fn leave(&self, b: usize) {
+        let mut r = self.lock();
+        if !r.slots[b].left {
+            r.slots[b].left = true;
+            self.launch_if_ready(&mut r);
+        }
+    }
+
+    fn launch_if_ready(&self, r: &mut Round) {
+        let waiting = r.slots.iter().filter(|s| s.request.is_some()).count();
+        let live = r.slots.iter().filter(|s| !s.left).count();
+        if waiting == 0 || waiting < live {
+            return;
+        }
+        if r.init.is_none() {
+            r.init = Some(self.build_init(&r.slots));
+        }
+        let init = r.init.take().unwrap_or_default();
+        let mut input = LaunchIn::default();
+        for s in &r.slots {
+            let dim = s.model.as_ref().map_or(0, |m| m.0.dim);
+            match &s.request {
+                Some(q) => {
+                    input.inv_mass.extend(&q.inv_mass);
+                    input.eps.push(q.eps);
+                    input.steps.push(q.steps as i32);
+                    input.moves.push(i32::from(q.move_chains));
+                }
+                None => {
+                    input.inv_mass.extend(std::iter::repeat_n(1.0, dim));
+                    input.eps.push(0.0);
+                    input.steps.push(0);
+                    input.moves.push(-1);
+                }
+            }
+        }
+        let out = r.launcher.launch(&init, &input);
+        let n = self.chains;
+        let mut at = 0;
+        for (b, s) in r.slots.iter_mut().enumerate() {
+            let dim = s.model.as_ref().map_or(0, |m| m.0.dim);
+            let (lo, hi) = (at * n, (at + dim) * n);
+            at += dim;
+            if s.request.take().is_none() {
+                continue;
+            }
+            s.reply = Some(match &out {
+                Err(e) => Err(Error::Backend { message: e.to_string() }),
+                Ok(o) => Ok(Reply {
+                    pos: o.pos[lo..hi].to_vec(),
+                    q: o.q[lo..hi].to_vec(),
+                    p: o.p[lo..hi].to_vec(),
+                    lp: o.lp[b * n..(b + 1) * n].to_vec(),
+                    accept: o.accept[b * n..(b + 1) * n].to_vec(),
+                    divergent: o.divergent[b * n..(b + 1) * n].iter().map(|&d| d != 0).collect(),
+                    energy: o.energy[b * n..(b + 1) * n].to_vec(),
+                    evals: o.evals[b * n..(b + 1) * n].iter().map(|&e| e.max(0) as u64).collect(),
+                }),
+            });
+        }
+        r.init = Some(init);
+        self.ready.notify_all();
+    }
+
+    fn build_init(&self, slots: &[Slot]) -> BatchInit {
+        let n = self.chains;
+        let mut init = BatchInit { chains: n, key: self.key, ..Default::default() };
+        for (b, s) in slots.iter().enumerate() {
+            match &s.model {
+                Some((m, pos, grad, logp)) => {
+                    init.off.extend([
+                        init.mi.len() as i64,
+                        init.md.len() as i64,
+                        (init.dims * n) as i64,
+                        init.work as i64,
+                    ]);
+                    init.mi.extend(&m.ints);
+                    init.md.extend(&m.doubles);
+                    init.dims += m.dim;
+                    init.work += m.work * n;
+                    init.pos.extend(pos);
+                    init.grad.extend(grad);
+                    init.logp.extend(logp);
+                }
+                None => {
+                    init.off.extend([0, 0, (init.dims * n) as i64, init.work as i64]);
+                    init.logp.extend(std::iter::repeat_n(0.0, n));
+                }
+            }
+            debug_assert_eq!(init.off.len(), 4 * (b + 1));
+        }
+        init
+    }
+
+    fn transition(&self, b: usize, request: Request) -> Result<Reply> {
+        let mut r = self.lock();
+        if r.slots[b].model.is_none() || r.slots[b].left {
+            return Err(Error::Backend { message: format!("design {b} asked for a transition before attaching") });
+        }
+        r.slots[b].request = Some(request);
+        self.launch_if_ready(&mut r);
+        loop {
+            if let Some(reply) = r.slots[b].reply.take() {
+                return reply;
+            }
+            r = self.ready.wait(r).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// One design's handle on the batch.
+struct Member<'a> {
+    batch: &'a Batch,
+    b: usize,
+}
+
+impl ChainMover for Member<'_> {
+    fn transition(
+        &mut self,
+        eps: f64,
+        steps: usize,
+        move_chains: bool,
+        inv_mass: &[f64],
+        out: &mut MoverOut<'_>,
+    ) -> Result<()> {
+        let r = self.batch.transition(self.b, Request { eps, steps, move_chains, inv_mass: inv_mass.to_vec() })?;
+        out.pos.copy_from_slice(&r.pos);
+        out.q.copy_from_slice(&r.q);
+        out.p.copy_from_slice(&r.p);
+        out.lp.copy_from_slice(&r.lp);
+        out.accept.copy_from_slice(&r.accept);
+        out.divergent.copy_from_slice(&r.divergent);
+        out.energy.copy_from_slice(&r.energy);
+        for (g, e) in out.gradient_evals.iter_mut().zip(&r.evals) {
+            *g += e;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Member<'_> {
+    fn drop(&mut self) {
+        self.batch.leave(self.b);
+    }
+}
+
+impl ChainDevice for Batch {
+    fn attach<'a>(
+        &'a self,
+        post: &'a dyn Posterior,
+        data_set: u32,
+        (pos, grad, logp): (&[f64], &[f64], &[f64]),
+    ) -> Result<Box<dyn ChainMover + 'a>> {
+        let b = data_set as usize;
+        let model = post.device_model(data_set).map_err(|what| Error::Backend {
+            message: format!("design {b}: the ChEES kernel does not implement {what}"),
+        })?;
+        let mut r = self.lock();
+        r.slots[b].model = Some((model, pos.to_vec(), grad.to_vec(), logp.to_vec()));
+        Ok(Box::new(Member { batch: self, b }))
+    }
+}
+
+/// Why the ChEES kernel cannot fit `design` under `options` (`None` when it can).
+pub fn chees_kernel_unsupported(design: &Design, options: &CheesOptions) -> Option<String> {
+    let fit_options = crate::compare::FitOptions { family: options.family, ..Default::default() };
+    match crate::compare::fit::prepare(design, &fit_options, None) {
+        Ok(p) => p.model.device_model(0).err(),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// Fits many designs by ChEES-HMC on the chosen backend: [`fit_many_chees`] on the CPU, or
+/// with every iteration's transitions of all designs in one launch of kernel 3
+/// (`kernels/chees.cu`) on the GPU. `Auto` uses the GPU only when CUDA is usable and the kernel
+/// implements every design's model (the beta-binomial model; the Gaussian model with a Normal
+/// likelihood and the realization effect integrated out or absent), else the CPU; `Cuda` fails with
+/// [`Error::Backend`] naming what is missing. Results are in input order.
+///
+/// ```
+/// use credence::backend::{Backend, fit_many_chees_on};
+/// use credence::compare::{CheesOptions, CheesSettings, Design};
+/// let d = Design::new(vec!["A".into(), "A".into(), "B".into(), "B".into()], None, vec![0.1, 0.2, 0.3, 0.5], None)?;
+/// let s = CheesSettings { superchains: 2, chains_per_superchain: 2, warmup: 20, draws: 4, ..Default::default() };
+/// let fits = fit_many_chees_on(Backend::Cpu, &[d], &CheesOptions { sampler: s, ..Default::default() })?;
+/// assert!(fits[0].is_ok());
+/// # Ok::<(), credence::Error>(())
+/// ```
+pub fn fit_many_chees_on(
+    backend: Backend,
+    designs: &[Design],
+    options: &CheesOptions,
+) -> Result<Vec<Result<CheesFit>>> {
+    let engine = backend.engine()?;
+    let gpu = match engine {
+        Engine::Cpu => return Ok(fit_many_chees(designs, options)),
+        Engine::Cuda(gpu) => gpu,
+    };
+    // The kernel's launch bounds: one block of at most 256 threads (chains) per design.
+    if options.sampler.chains() > 256 {
+        if backend == Backend::Auto {
+            return Ok(fit_many_chees(designs, options));
+        }
+        return Err(Error::Backend {
+            message: format!("the ChEES kernel runs at most 256 chains per design, not {}", options.sampler.chains()),
+        });
+    }
+    if let Some((i, why)) =
+        designs.iter().enumerate().find_map(|(i, d)| chees_kernel_unsupported(d, options).map(|w| (i, w)))
+    {
+        if backend == Backend::Auto {
+            return Ok(fit_many_chees(designs, options));
+        }
+        return Err(Error::Backend { message: format!("design {i}: the ChEES kernel does not implement {why}") });
+    }
+    let launcher = super::cuda::CheesLauncher::new(gpu);
+    Ok(fit_many_chees_with(designs, options, Box::new(launcher)))
+}
+
+/// All designs on `launcher`, one OS thread per design (they mostly wait at the rendezvous).
+pub(crate) fn fit_many_chees_with(
+    designs: &[Design],
+    options: &CheesOptions,
+    launcher: Box<dyn ChainLauncher>,
+) -> Vec<Result<CheesFit>> {
+    let batch = Batch::new(designs.len(), options.sampler.chains(), options.sampler.seed, launcher);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = designs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let batch = &batch;
+                scope.spawn(move || {
+                    let r = fit_indexed_on(d, options, i as u32, Some(batch));
+                    batch.leave(i);
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Backend { message: "a design's thread panicked".into() })))
+            .collect()
+    })
+}

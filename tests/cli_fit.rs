@@ -208,3 +208,32 @@ fn a_target_replaces_the_direction() {
     ));
     assert!(!ok && stderr.contains("a proportion in (0, 1)"), "{stderr}");
 }
+
+#[test]
+fn backend_choice_is_checked_and_cpu_equals_auto_without_a_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = table(dir.path());
+    let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        credence(&args)
+    };
+    let (ok, _, stderr) = run(&["--backend", "cuda"]);
+    assert!(!ok && stderr.contains("NUTS runs on the CPU only"), "{stderr}");
+    let (ok, _, stderr) = run(&["--backend", "gpu"]);
+    assert!(!ok && stderr.contains("auto, cpu"), "{stderr}");
+    let (ok, cpu, stderr) = run(&["--sampler", "chees", "--backend", "cpu"]);
+    assert!(ok, "{stderr}");
+    let cpu: Value = serde_json::from_str(&cpu).unwrap();
+    if credence::backend::Backend::cuda_available() {
+        eprintln!("a GPU is here: the forced-CUDA error case does not apply");
+        return;
+    }
+    // No GPU: auto runs on the CPU (the same draws) and forcing CUDA is an error, not a panic.
+    let (ok, auto, stderr) = run(&["--sampler", "chees"]);
+    assert!(ok, "{stderr}");
+    let auto: Value = serde_json::from_str(&auto).unwrap();
+    assert_eq!(auto["parameters"], cpu["parameters"]);
+    let (ok, _, stderr) = run(&["--sampler", "chees", "--backend", "cuda"]);
+    assert!(!ok && stderr.contains("CUDA") && !stderr.contains("panicked"), "{stderr}");
+}

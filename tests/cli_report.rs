@@ -123,6 +123,16 @@ fn chees_report_fits_every_cell_and_agrees_with_nuts() {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
     };
     let (nuts, chees) = (run("nuts"), run("chees"));
+    assert_eq!(chees["options"]["backend"], "auto");
+    // Forcing CUDA where there is none is a clean error (no panic) naming CUDA.
+    if !credence::backend::Backend::cuda_available() {
+        let out = credence()
+            .args(["report", TABLE, "--out", "/dev/null", "--sampler", "chees", "--backend", "cuda"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("CUDA") && !err.contains("panicked"), "{err}");
+    }
     assert!(nuts["options"]["chees"].is_null());
     assert_eq!(chees["options"]["chees"]["superchains"], 16);
     let (a, b) = (nuts["fits"].as_array().unwrap(), chees["fits"].as_array().unwrap());

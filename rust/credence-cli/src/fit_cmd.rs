@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{
     BetaBinomialOptions, BetaBinomialPriors, CheesFit, CheesOptions, CheesSettings, Design, Family, Fit, FitOptions,
     GaussianOptions, GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
-    fit_chees,
 };
 use credence::io::Table;
 use serde_json::{Map, Value, json};
@@ -45,6 +45,10 @@ pub struct FitArgs {
     /// Number of chains (NUTS; default 4).
     #[arg(long, conflicts_with_all = ["superchains", "chains_per_superchain"])]
     chains: Option<usize>,
+    /// Where ChEES runs: auto (the GPU when CUDA is usable and its kernel implements the model,
+    /// else the CPU), cpu or cuda (an error when it cannot run there). NUTS runs on the CPU.
+    #[arg(long)]
+    backend: Option<Backend>,
     /// ChEES: number of superchains (chains of one superchain share their initial point).
     #[arg(long)]
     superchains: Option<usize>,
@@ -186,6 +190,9 @@ pub fn run(a: FitArgs) -> Result<()> {
             if a.superchains.is_some() || a.chains_per_superchain.is_some() {
                 bail!("--superchains and --chains-per-superchain need --sampler chees");
             }
+            if a.backend.is_some_and(|b| b != Backend::Cpu) {
+                bail!("NUTS runs on the CPU only: --backend auto or cuda needs --sampler chees");
+            }
             None
         }
         SamplerKind::Chees => {
@@ -220,7 +227,9 @@ pub fn run(a: FitArgs) -> Result<()> {
     let (f, chees) = match chees {
         None => (fit(&design, &options)?, None),
         Some(sampler) => {
-            let c = fit_chees(&design, &CheesOptions { family, sampler, higher_is_better: a.higher_is_better })?;
+            let o = CheesOptions { family, sampler, higher_is_better: a.higher_is_better };
+            let backend = a.backend.unwrap_or_default();
+            let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??;
             (c.fit.clone(), Some(c))
         }
     };

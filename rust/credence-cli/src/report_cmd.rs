@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use credence::backend::Backend;
 use credence::compare::CheesSettings;
 use credence::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
 use credence::study::data::Dataset;
@@ -46,6 +47,9 @@ pub struct ReportArgs {
     /// its default 16 superchains x 4 chains, 400 warmup + 100 draws).
     #[arg(long, value_enum, default_value = "nuts")]
     sampler: SamplerKind,
+    /// Where the ChEES fits run (with --sampler chees): auto (the GPU when usable), cpu or cuda.
+    #[arg(long)]
+    backend: Option<Backend>,
     /// Compare METRIC by its distance to VALUE instead of a direction (repeatable; default
     /// picp=0.9, the study's nominal coverage; `picp=none` compares PICP as higher-is-better).
     #[arg(long = "target", value_name = "METRIC=VALUE")]
@@ -103,6 +107,9 @@ pub fn run(a: ReportArgs) -> Result<()> {
     options.fit.sampler.seed = a.seed;
     if a.sampler == SamplerKind::Chees {
         options.chees = Some(CheesSettings { seed: a.seed, ..CheesSettings::default() });
+        options.backend = a.backend.unwrap_or_default();
+    } else if a.backend.is_some_and(|b| b != Backend::Cpu) {
+        bail!("NUTS runs on the CPU only: --backend auto or cuda needs --sampler chees");
     }
     for t in &a.targets {
         let Some((metric, value)) = t.split_once('=') else {

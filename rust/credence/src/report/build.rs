@@ -7,7 +7,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::summary::{MethodSummary, summarize};
-use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many, fit_many_chees};
+use crate::backend::{Backend, fit_many_chees_on};
+use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many};
 use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
@@ -57,6 +58,9 @@ pub struct ReportOptions {
     /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
     #[serde(default)]
     pub chees: Option<CheesSettings>,
+    /// Where the ChEES fits run ([`fit_many_chees_on`]; NUTS always runs on the CPU).
+    #[serde(default)]
+    pub backend: Backend,
     /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
     /// direction, e.g. `picp` -> 0.9 (the default: `credence study` scores central 90%
     /// intervals, [`crate::study::score::LEVEL`]); they are also ranked by |mean - target|.
@@ -77,6 +81,7 @@ impl Default for ReportOptions {
             fit: FitOptions::default(),
             command_line: None,
             chees: None,
+            backend: Backend::default(),
             targets: default_targets(),
         }
     }
@@ -248,7 +253,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
             None => fit_many(&ds, &opts),
             Some(sampler) => {
                 let o = CheesOptions { family: opts.family, sampler, higher_is_better: higher };
-                fit_many_chees(&ds, &o).into_iter().map(|r| r.map(|c| c.fit)).collect()
+                fit_many_chees_on(options.backend, &ds, &o)?.into_iter().map(|r| r.map(|c| c.fit)).collect()
             }
         };
         for ((i, _), result) in batch.iter().zip(results) {

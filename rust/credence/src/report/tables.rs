@@ -184,6 +184,7 @@ impl Report {
                 "power": self.options.power,
                 "sampler": self.options.fit.sampler,
                 "chees": self.options.chees,
+                "backend": self.options.backend,
                 "targets": self.options.targets,
                 "command_line": self.options.command_line,
             },

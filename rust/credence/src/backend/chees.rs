@@ -105,6 +105,8 @@ struct Round {
 
 /// The rendezvous of a batch's designs.
 pub(crate) struct Batch {
+    /// Design index (Philox data set) of slot 0: a batch serves one wave of designs.
+    first: u32,
     chains: usize,
     key: (u32, u32),
     round: Mutex<Round>,
@@ -112,9 +114,10 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    pub(crate) fn new(designs: usize, chains: usize, seed: u64, launcher: Box<dyn ChainLauncher>) -> Self {
+    pub(crate) fn new(first: u32, designs: usize, chains: usize, seed: u64, launcher: Box<dyn ChainLauncher>) -> Self {
         let slots = (0..designs).map(|_| Slot { model: None, left: false, request: None, reply: None }).collect();
         Batch {
+            first,
             chains,
             key: (seed as u32, (seed >> 32) as u32),
             round: Mutex::new(Round { slots, init: None, launcher }),
@@ -280,11 +283,22 @@ impl ChainDevice for Batch {
         data_set: u32,
         (pos, grad, logp): (&[f64], &[f64], &[f64]),
     ) -> Result<Box<dyn ChainMover + 'a>> {
-        let b = data_set as usize;
         let model = post.device_model(data_set).map_err(|what| Error::Backend {
-            message: format!("design {b}: the ChEES kernel does not implement {what}"),
+            message: format!("design {data_set}: the ChEES kernel does not implement {what}"),
         })?;
         let mut r = self.lock();
+        let b = match data_set.checked_sub(self.first).map(|b| b as usize) {
+            Some(b) if b < r.slots.len() => b,
+            _ => {
+                return Err(Error::Backend {
+                    message: format!(
+                        "design {data_set} is not in this batch (designs {} to {})",
+                        self.first,
+                        self.first as usize + r.slots.len()
+                    ),
+                });
+            }
+        };
         r.slots[b].model = Some((model, pos.to_vec(), grad.to_vec(), logp.to_vec()));
         Ok(Box::new(Member { batch: self, b }))
     }
@@ -342,33 +356,47 @@ pub fn fit_many_chees_on(
         }
         return Err(Error::Backend { message: format!("design {i}: the ChEES kernel does not implement {why}") });
     }
-    let launcher = super::cuda::CheesLauncher::new(gpu);
-    Ok(fit_many_chees_with(designs, options, Box::new(launcher)))
+    Ok(fit_many_chees_with(designs, options, WAVE, || Box::new(super::cuda::CheesLauncher::new(gpu))))
 }
 
-/// All designs on `launcher`, one OS thread per design (they mostly wait at the rendezvous).
+/// Designs per batch: each has an OS thread (mostly waiting at the rendezvous), so a study
+/// grid of many thousands of designs runs in waves rather than spawning a thread for each at
+/// once; 1024 designs x 64 chains still fill the GPU.
+const WAVE: usize = 1024;
+
+/// All designs in waves of `wave` on launchers from `launcher`, one OS thread per design of a
+/// wave. Design i keeps Philox data set i whatever its wave, so the results equal
+/// [`fit_many_chees`]'s.
 pub(crate) fn fit_many_chees_with(
     designs: &[Design],
     options: &CheesOptions,
-    launcher: Box<dyn ChainLauncher>,
+    wave: usize,
+    launcher: impl Fn() -> Box<dyn ChainLauncher>,
 ) -> Vec<Result<CheesFit>> {
-    let batch = Batch::new(designs.len(), options.sampler.chains(), options.sampler.seed, launcher);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = designs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let batch = &batch;
-                scope.spawn(move || {
-                    let r = fit_indexed_on(d, options, i as u32, Some(batch));
-                    batch.leave(i);
-                    r
+    let mut out = Vec::with_capacity(designs.len());
+    for (w, chunk) in designs.chunks(wave.max(1)).enumerate() {
+        let first = (w * wave.max(1)) as u32;
+        let batch = Batch::new(first, chunk.len(), options.sampler.chains(), options.sampler.seed, launcher());
+        out.extend(std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let batch = &batch;
+                    scope.spawn(move || {
+                        let r = fit_indexed_on(d, options, first + i as u32, Some(batch));
+                        batch.leave(i);
+                        r
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Backend { message: "a design's thread panicked".into() })))
-            .collect()
-    })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| Err(Error::Backend { message: "a design's thread panicked".into() }))
+                })
+                .collect::<Vec<_>>()
+        }));
+    }
+    out
 }

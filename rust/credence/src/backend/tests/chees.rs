@@ -398,12 +398,16 @@ fn cpu_shim_batched_fit_equals_cpu_fit() {
     let designs = fixtures();
     let options = small_options();
     let want = fit_many_chees(&designs, &options);
-    let got = fit_many_chees_with(&designs, &options, Box::new(ShimLauncher { exe: exe.clone(), state: None }));
+    let shim = || -> Box<dyn ChainLauncher> { Box::new(ShimLauncher { exe: exe.clone(), state: None }) };
+    let got = fit_many_chees_with(&designs, &options, 64, shim);
     compare_fits("shim fit", &got, &want, 1e-8);
+    // In waves of 2 designs (a second batch starting at design 2): the same fits.
+    let got = fit_many_chees_with(&designs, &options, 2, shim);
+    compare_fits("shim fit in waves", &got, &want, 1e-8);
     let counts = count_fixtures();
     let options = CheesOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
     let want = fit_many_chees(&counts, &options);
-    let got = fit_many_chees_with(&counts, &options, Box::new(ShimLauncher { exe, state: None }));
+    let got = fit_many_chees_with(&counts, &options, 64, shim);
     compare_fits("shim beta-binomial fit", &got, &want, 1e-8);
 }
 

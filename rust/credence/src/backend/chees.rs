@@ -5,7 +5,9 @@
 //! `compare/chees.rs`, run per design on its own OS thread; each design's transition request
 //! goes to a rendezvous that launches once all designs still running have asked (designs in
 //! different phases ask with different step sizes, step counts and move flags, which the kernel
-//! takes per block) and hands every design its part of the results.
+//! takes per block) and hands every design its part of the results. Designs run in waves of
+//! 1024 (one batch, and one launch per iteration, per wave) so that a grid of many thousands
+//! of designs does not spawn a thread for each at once.
 
 use std::sync::{Condvar, Mutex};
 

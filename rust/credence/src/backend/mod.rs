@@ -36,7 +36,7 @@
 //!    persist in device memory between launches) and the Gaussian model's log density and
 //!    gradient, operation for operation as the Rust code (NVRTC with `--fmad=false`). The
 //!    adaptation is the CPU code of `compare/chees.rs`, one OS thread per design meeting at a
-//!    rendezvous that launches when every running design has asked. Supported: the Gaussian
+//!    rendezvous that launches when every running design has asked (in waves of 1024 designs). Supported: the Gaussian
 //!    model with a Normal likelihood, per-method or shared sigma, the realization effect
 //!    integrated out (what `Auto` picks) or absent, method means centred (with the reference
 //!    method) or not; the beta-binomial model in every variant. The Student-t likelihood and

@@ -25,12 +25,9 @@
 // global memory, chain-major, because their length depends on the design: no local arrays,
 // no spills.
 //
-// Compiled by NVRTC (no headers) and, through cuda_cpu_shim.h, by the host C++ compiler.
+// Compiled by NVRTC (no headers; philox.cuh is prepended by KernelSource::source) and, through
+// cuda_cpu_shim.h, by the host C++ compiler.
 
-#define CH_M0 0xD2511F53u
-#define CH_M1 0xCD9E8D57u
-#define CH_W0 0x9E3779B9u
-#define CH_W1 0xBB67AE85u
 #define CH_TAU 6.28318530717958647692
 
 // Model ints, per design (offsets into the design's slice of `mi`).
@@ -64,40 +61,6 @@
 #define CHD_SG 8
 #define CHD_HEADER 11
 
-struct ChPhilox {
-  unsigned int c[4];
-};
-
-__device__ __forceinline__ ChPhilox ch_philox(unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
-                                              unsigned int k0, unsigned int k1) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += CH_W0;
-      k1 += CH_W1;
-    }
-    const unsigned long long p0 = (unsigned long long)CH_M0 * c0;
-    const unsigned long long p1 = (unsigned long long)CH_M1 * c2;
-    const unsigned int hi0 = (unsigned int)(p0 >> 32), lo0 = (unsigned int)p0;
-    const unsigned int hi1 = (unsigned int)(p1 >> 32), lo1 = (unsigned int)p1;
-    const unsigned int n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-  }
-  ChPhilox r;
-  r.c[0] = c0;
-  r.c[1] = c1;
-  r.c[2] = c2;
-  r.c[3] = c3;
-  return r;
-}
-
-__device__ __forceinline__ double ch_uniform_open(unsigned int hi, unsigned int lo) {
-  const unsigned long long bits = (((unsigned long long)hi << 32) | lo) >> 12;
-  return ((double)bits + 0.5) / 4503599627370496.0;
-}
-
 // One chain's stream: the CPU's Stream with its state in registers.
 struct ChStream {
   unsigned int k0, k1, chain, design;
@@ -106,15 +69,15 @@ struct ChStream {
   double spare;
 };
 
-__device__ __forceinline__ ChPhilox ch_next(ChStream* s) {
-  const ChPhilox b = ch_philox((unsigned int)s->block, (unsigned int)(s->block >> 32), s->chain, s->design, s->k0, s->k1);
+__device__ __forceinline__ philox_words ch_next(ChStream* s) {
+  const philox_words b = philox4x32_10((unsigned int)s->block, (unsigned int)(s->block >> 32), s->chain, s->design, s->k0, s->k1);
   s->block += 1;
   return b;
 }
 
 __device__ __forceinline__ double ch_uniform(ChStream* s) {
-  const ChPhilox b = ch_next(s);
-  return ch_uniform_open(b.c[0], b.c[1]);
+  const philox_words b = ch_next(s);
+  return philox_uniform_open(b.w[0], b.w[1]);
 }
 
 __device__ __forceinline__ double ch_normal(ChStream* s) {
@@ -122,8 +85,8 @@ __device__ __forceinline__ double ch_normal(ChStream* s) {
     s->has_spare = 0;
     return s->spare;
   }
-  const ChPhilox b = ch_next(s);
-  const double u = ch_uniform_open(b.c[0], b.c[1]), v = ch_uniform_open(b.c[2], b.c[3]);
+  const philox_words b = ch_next(s);
+  const double u = philox_uniform_open(b.w[0], b.w[1]), v = philox_uniform_open(b.w[2], b.w[3]);
   const double r = sqrt(-2.0 * log(u));
   const double a = CH_TAU * v;
   s->spare = r * sin(a);

@@ -26,47 +26,13 @@
 //   2): Box-Muller on the uniforms (u, v) of words (0, 1) and (2, 3), r cos(2 pi v) for the
 //   even index, r sin(2 pi v) for the odd one.
 //
-// Compiled by NVRTC (no headers) and, through cuda_cpu_shim.h, by the host C++ compiler.
+// Compiled by NVRTC (no headers; philox.cuh is prepended by KernelSource::source) and, through
+// cuda_cpu_shim.h, by the host C++ compiler.
 
 #define MLP_HIDDEN 64
 
 #define MLP_MAX_RANK 64
 #define MLP_WEIGHT_DOMAIN 0x57470000u
-
-// Philox4x32-10 (Salmon et al. 2011; Random123's constants), as compare/philox.rs.
-struct mlp_words {
-  unsigned int w[4];
-};
-
-__device__ __forceinline__ mlp_words mlp_philox(unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
-                                                unsigned int k0, unsigned int k1) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    const unsigned long long p0 = 0xD2511F53ull * c0;
-    const unsigned long long p1 = 0xCD9E8D57ull * c2;
-    const unsigned int n0 = (unsigned int)(p1 >> 32) ^ c1 ^ k0;
-    const unsigned int n2 = (unsigned int)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (unsigned int)p1;
-    c3 = (unsigned int)p0;
-    c0 = n0;
-    c2 = n2;
-  }
-  mlp_words out;
-  out.w[0] = c0;
-  out.w[1] = c1;
-  out.w[2] = c2;
-  out.w[3] = c3;
-  return out;
-}
-
-// A uniform in (0, 1) from two words: the top 52 bits plus half a unit (never 0 or 1).
-__device__ __forceinline__ double mlp_uniform_open(unsigned int hi, unsigned int lo) {
-  const unsigned long long bits = (((unsigned long long)hi << 32) | lo) >> 12;
-  return ((double)bits + 0.5) * (1.0 / 4503599627370496.0);
-}
 
 extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
     mlp_forward_f64(const double* __restrict__ params, const double* __restrict__ x, int d, int n, int members,
@@ -134,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
     const unsigned int s = (unsigned int)(job / n);
     const unsigned int i = (unsigned int)(job % n);
     if (j < 32) {
-      const mlp_words r = mlp_philox(s, i, (unsigned int)j >> 4, (unsigned int)j & 15u, seed_lo, seed_hi);
+      const philox_words r = philox4x32_10(s, i, (unsigned int)j >> 4, (unsigned int)j & 15u, seed_lo, seed_hi);
       for (int q = 0; q < 4; ++q) mask[4 * j + q] = r.w[q] >= threshold ? keep : 0.0;
     }
     __syncthreads();
@@ -164,9 +130,9 @@ extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
 // The standard normals of pair t of member e's stream: (r cos(2 pi v), r sin(2 pi v)).
 __device__ __forceinline__ void mlp_normal_pair(unsigned int k0, unsigned int k1, unsigned int e, unsigned long long t,
                                                 double* even, double* odd) {
-  const mlp_words r = mlp_philox((unsigned int)t, (unsigned int)(t >> 32), e, MLP_WEIGHT_DOMAIN, k0, k1);
-  const double u = mlp_uniform_open(r.w[0], r.w[1]);
-  const double v = mlp_uniform_open(r.w[2], r.w[3]);
+  const philox_words r = philox4x32_10((unsigned int)t, (unsigned int)(t >> 32), e, MLP_WEIGHT_DOMAIN, k0, k1);
+  const double u = philox_uniform_open(r.w[0], r.w[1]);
+  const double v = philox_uniform_open(r.w[2], r.w[3]);
   const double radius = sqrt(-2.0 * log(u));
   const double angle = 6.283185307179586 * v;
   *even = radius * cos(angle);

@@ -36,13 +36,19 @@ impl KernelSource {
         }
     }
 
-    /// The CUDA C++ source.
+    /// The CUDA C++ source (for `mlp.cu` and `chees.cu`, `kernels/philox.cuh` followed by the file).
     pub fn source(self) -> &'static str {
         match self {
             KernelSource::Ensemble => include_str!("../../kernels/ensemble.cu"),
             KernelSource::Mixture => include_str!("../../kernels/mixture.cu"),
-            KernelSource::Mlp => include_str!("../../kernels/mlp.cu"),
-            KernelSource::Chees => include_str!("../../kernels/chees.cu"),
+            // The random-number kernels get the shared Philox code in front (one string for
+            // NVRTC, which has no include path here).
+            KernelSource::Mlp => {
+                concat!(include_str!("../../kernels/philox.cuh"), include_str!("../../kernels/mlp.cu"))
+            }
+            KernelSource::Chees => {
+                concat!(include_str!("../../kernels/philox.cuh"), include_str!("../../kernels/chees.cu"))
+            }
         }
     }
 

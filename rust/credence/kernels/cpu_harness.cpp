@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda_cpu_shim.h"
+#include "philox.cuh"
 #include "ensemble.cu"
 #include "mixture.cu"
 #include "mlp.cu"

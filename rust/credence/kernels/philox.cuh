@@ -1,8 +1,8 @@
 // Philox4x32-10 (Salmon, Moraes, Dror & Shaw 2011; Random123's constants) and the
 // open-interval uniform of rust/credence/src/compare/philox.rs, shared by the kernels that draw
 // random numbers (chees.cu, mlp.cu). Not a kernel file of its own: KernelSource::source
-// prepends it to those files (NVRTC compiles one string, no include paths), so the include
-// guard keeps one copy when the CPU harness includes both.
+// prepends it to those files (NVRTC compiles one string, no include paths); cpu_harness.cpp
+// includes it before them, and the include guard keeps one copy.
 #ifndef CREDENCE_PHILOX_CUH
 #define CREDENCE_PHILOX_CUH
 

@@ -79,7 +79,7 @@ pub const CPU_SHIM_HEADER: &str = include_str!("../../kernels/cuda_cpu_shim.h");
 
 /// The shared Philox code (`kernels/philox.cuh`), which the harness includes by name so that it
 /// also builds by hand from `kernels/`.
-pub(crate) const PHILOX_HEADER: &str = include_str!("../../kernels/philox.cuh");
+pub const PHILOX_HEADER: &str = include_str!("../../kernels/philox.cuh");
 
 /// The C++ driver (`kernels/cpu_harness.cpp`) that runs the kernels on the CPU through the shim.
 pub const CPU_HARNESS: &str = include_str!("../../kernels/cpu_harness.cpp");

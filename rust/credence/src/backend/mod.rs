@@ -139,7 +139,8 @@ use serde::{Deserialize, Serialize};
 pub use chees::{chees_kernel_unsupported, fit_many_chees_on};
 pub use ensemble::{EnsembleInput, EnsembleOptions, EnsembleSummary, ensemble_summary};
 pub use kernels::{
-    CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, compile_ptx, load_nvrtc_from, nvrtc_available,
+    CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, PHILOX_HEADER, compile_ptx, load_nvrtc_from,
+    nvrtc_available,
 };
 pub use mixture::{MixtureOptions, MixtureSummary, mixture_summary};
 pub use mlp::{MlpForward, mlp_forward, mlp_param_count};

@@ -160,11 +160,8 @@ fn harness() -> Option<PathBuf> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
         use std::hash::{Hash, Hasher};
-        let mut files = vec![
-            ("cuda_cpu_shim.h", CPU_SHIM_HEADER),
-            ("philox.cuh", super::kernels::PHILOX_HEADER),
-            ("cpu_harness.cpp", CPU_HARNESS),
-        ];
+        let mut files =
+            vec![("cuda_cpu_shim.h", CPU_SHIM_HEADER), ("philox.cuh", PHILOX_HEADER), ("cpu_harness.cpp", CPU_HARNESS)];
         files.extend(KernelSource::ALL.iter().map(|s| (s.file_name(), s.source())));
         let mut h = std::collections::hash_map::DefaultHasher::new();
         files.hash(&mut h);

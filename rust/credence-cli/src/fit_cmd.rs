@@ -230,7 +230,7 @@ pub fn run(a: FitArgs) -> Result<()> {
             let o = CheesOptions { family, sampler, higher_is_better: a.higher_is_better };
             let backend = a.backend.unwrap_or_default();
             let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??;
-            (c.fit.clone(), Some(c))
+            (c.fit.clone(), Some((c, sampler)))
         }
     };
     let f = match a.target {
@@ -242,14 +242,15 @@ pub fn run(a: FitArgs) -> Result<()> {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         f.write_draws_csv(std::io::BufWriter::new(file))?;
     }
-    let out = to_json(&f, chees.as_ref(), &a, &notes)?;
+    let chees = chees.as_ref().map(|(c, s)| (c, s));
+    let out = to_json(&f, chees, &a, &notes)?;
     match a.json.as_deref() {
         Some("-") => outln!("{}", serde_json::to_string_pretty(&out)?),
         Some(path) => {
             std::fs::write(path, serde_json::to_string_pretty(&out)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            print_tables(&f, chees.as_ref(), &a, &notes)?;
+            print_tables(&f, chees.map(|c| c.0), &a, &notes)?;
         }
-        None => print_tables(&f, chees.as_ref(), &a, &notes)?,
+        None => print_tables(&f, chees.map(|c| c.0), &a, &notes)?,
     }
     Ok(())
 }
@@ -267,7 +268,8 @@ fn pairwise(f: &Fit, value: impl Fn(&str, &str) -> credence::Result<f64>) -> Res
     Ok(Value::Object(outer))
 }
 
-fn to_json(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]) -> Result<Value> {
+/// The JSON result; `chees` is the ChEES fit with the settings it ran under.
+fn to_json(f: &Fit, chees: Option<(&CheesFit, &CheesSettings)>, a: &FitArgs, notes: &[String]) -> Result<Value> {
     let mut parameters = Map::new();
     for s in f.summary() {
         parameters.insert(
@@ -297,15 +299,15 @@ fn to_json(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]) -> 
         out["rope_eps"] = json!(eps);
     }
     out["sampler"] = json!(if chees.is_some() { "chees" } else { "nuts" });
-    if let Some(c) = chees {
+    if let Some((c, s)) = chees {
         out["chees"] = json!({
             "nested_rhat": c.nested_rhat.iter().map(|(n, r)| (n.clone(), json!(r))).collect::<Map<_, _>>(),
             "max_nested_rhat": c.max_nested_rhat(),
             "step_size": c.step_size,
             "trajectory_length": c.trajectory_length,
             "mean_leapfrog_steps": c.mean_leapfrog_steps,
-            "superchains": a.superchains.unwrap_or(CheesSettings::default().superchains),
-            "chains_per_superchain": a.chains_per_superchain.unwrap_or(CheesSettings::default().chains_per_superchain),
+            "superchains": s.superchains,
+            "chains_per_superchain": s.chains_per_superchain,
         });
     }
     Ok(out)

@@ -67,20 +67,15 @@
 //!
 //! The state is kept as flat arrays, chain-major: positions, gradients and momenta are
 //! `chains x dim` `f64` slices, log densities and acceptance probabilities `chains` slices, the
-//! inverse mass matrix one `dim` slice per design. A kernel would give one thread per chain and
-//! one block per design (64 chains = two warps): the leapfrog loop runs the same n_t steps in
-//! every thread (a divergent chain keeps stepping, masked, where the CPU stops it early; the
-//! results are the same because a divergent proposal is rejected either way), and the
-//! per-iteration cross-chain reductions (mean acceptance, the two means and the ChEES gradient,
-//! the window variance) are block reductions in shared memory followed by one thread updating
-//! eps and T for the block. Each thread carries its Philox block counter in a register.
-//!
-//! The kernel that exists (`kernels/chees.cu`, [`crate::backend::fit_many_chees_on`]) does the
-//! transition part of this: one thread per chain and one block per design, the Philox state
-//! (block counter and spare normal) kept in device memory between launches; a chain whose
-//! trajectory turns non-finite stops stepping (as here) while the others go on. The cross-chain
-//! reductions and the adaptation stay on the host ([`ChainMover`], [`ChainDevice`]), so each
-//! iteration copies positions, proposals and end momenta back.
+//! inverse mass matrix one `dim` slice per design. The kernel (`kernels/chees.cu`,
+//! [`crate::backend::fit_many_chees_on`]) runs the transitions: one thread per chain and one
+//! block per design, every chain of a design with the same n_t steps (a chain whose
+//! trajectory turns non-finite stops stepping, as here, while the others go on), the Philox
+//! state (block counter and spare normal) kept in device memory between launches. The
+//! cross-chain reductions (mean acceptance, the two means and the ChEES gradient, the window
+//! variance) and the adaptation stay on the host ([`ChainMover`], [`ChainDevice`]), so each
+//! iteration copies positions, proposals and end momenta back; block reductions in shared
+//! memory would remove that copy (not done).
 
 use std::time::Instant;
 

@@ -255,19 +255,31 @@ impl Gpu {
         (members, n, d): (usize, usize, usize),
         (grid, tile): (u32, u32),
     ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let params_d = self.stream.clone_htod(params).map_err(driver("copying parameters"))?;
+        self.mlp_on_device(&params_d, x, (members, n, d), (grid, tile))
+    }
+
+    /// `mlp_forward_f64` with the parameters already on the device (uploaded, or drawn there).
+    fn mlp_on_device(
+        &self,
+        params_d: &cudarc::driver::CudaSlice<f64>,
+        x: &[f64],
+        (members, n, d): (usize, usize, usize),
+        (grid, tile): (u32, u32),
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
         let module = self.module(KernelSource::Mlp)?;
         let f = module.load_function("mlp_forward_f64").map_err(driver("mlp_forward_f64"))?;
         let st = &self.stream;
-        let params_d = st.clone_htod(params).map_err(driver("copying parameters"))?;
         let x_d = st.clone_htod(x).map_err(driver("copying inputs"))?;
         let mut mean = self.zeros::<f64>(members * n)?;
         let mut sd = self.zeros::<f64>(members * n)?;
         let (d_i, n_i, e_i, tile_i) = (d as i32, n as i32, members as i32, tile as i32);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
         let mut b = st.launch_builder(&f);
-        b.arg(&params_d).arg(&x_d).arg(&d_i).arg(&n_i).arg(&e_i).arg(&tile_i).arg(&mut mean).arg(&mut sd);
+        b.arg(params_d).arg(&x_d).arg(&d_i).arg(&n_i).arg(&e_i).arg(&tile_i).arg(&mut mean).arg(&mut sd);
         // SAFETY: the arguments match mlp_forward_f64's signature (8 parameters, in order);
-        // params holds E x P values, x N x d, mean and sd E x N; the block has 64 threads.
+        // params holds E x P values (P the parameter count of a d-input network, checked by the
+        // callers), x N x d, mean and sd E x N; the block has 64 threads.
         unsafe { b.launch(cfg) }.map_err(driver("mlp_forward_f64"))?;
         Ok((self.download(&mean, members * n)?, self.download(&sd, members * n)?))
     }
@@ -356,20 +368,7 @@ impl Gpu {
         (grid, tile): (u32, u32),
     ) -> Result<(Vec<f64>, Vec<f64>)> {
         let params_d = self.draw_weights(weights, samples, seed)?;
-        let module = self.module(KernelSource::Mlp)?;
-        let f = module.load_function("mlp_forward_f64").map_err(driver("mlp_forward_f64"))?;
-        let st = &self.stream;
-        let x_d = st.clone_htod(x).map_err(driver("copying inputs"))?;
-        let mut mean = self.zeros::<f64>(samples * n)?;
-        let mut sd = self.zeros::<f64>(samples * n)?;
-        let (d_i, n_i, e_i, tile_i) = (d as i32, n as i32, samples as i32, tile as i32);
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
-        let mut b = st.launch_builder(&f);
-        b.arg(&params_d).arg(&x_d).arg(&d_i).arg(&n_i).arg(&e_i).arg(&tile_i).arg(&mut mean).arg(&mut sd);
-        // SAFETY: as in `mlp`: params (drawn on the device) holds E x P values with P the
-        // parameter count of a d-input network (checked by the caller), x N x d, mean and sd E x N.
-        unsafe { b.launch(cfg) }.map_err(driver("mlp_forward_f64"))?;
-        Ok((self.download(&mean, samples * n)?, self.download(&sd, samples * n)?))
+        self.mlp_on_device(&params_d, x, (samples, n, d), (grid, tile))
     }
 }
 

@@ -55,6 +55,16 @@ fn nvrtc() -> Option<()> {
     require(ready.then_some(()), "NVRTC (libnvrtc.so.12; set NVRTC_LIB_DIR)")
 }
 
+/// Whether the device tests can run: NVRTC set up and a usable CUDA device; prints why not.
+fn device() -> bool {
+    nvrtc();
+    if !Backend::cuda_available() {
+        eprintln!("skipped: no CUDA device here ({})", Backend::cuda_unavailable_reason().unwrap_or_default());
+        return false;
+    }
+    true
+}
+
 /// ptxas: $PTXAS, else the .venv's nvidia-cuda-nvcc-cu12 wheel, else PATH.
 fn ptxas() -> Option<PathBuf> {
     let found = std::env::var_os("PTXAS")
@@ -453,9 +463,7 @@ fn cpu_shim_mixture_matches_reference() {
 /// (d): the same comparisons on the device, where there is one.
 #[test]
 fn device_matches_cpu_reference() {
-    nvrtc();
-    if !Backend::cuda_available() {
-        eprintln!("skipped: no CUDA device here ({})", Backend::cuda_unavailable_reason().unwrap_or_default());
+    if !device() {
         return;
     }
     fn run<T: Real>(which: &str, tol: f64) {
@@ -565,9 +573,7 @@ fn cpu_shim_mlp_matches_reference() {
 
 #[test]
 fn device_mlp_matches_cpu_reference() {
-    nvrtc();
-    if !Backend::cuda_available() {
-        eprintln!("skipped: no CUDA device here ({})", Backend::cuda_unavailable_reason().unwrap_or_default());
+    if !device() {
         return;
     }
     for (c, &(members, n, d)) in MLP_CASES.iter().enumerate() {

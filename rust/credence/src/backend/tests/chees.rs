@@ -3,7 +3,7 @@
 //! batched fit through the shim against the CPU fit, and the same on a GPU where there is one.
 
 use super::super::chees::{BatchInit, ChainLauncher, LaunchIn, LaunchOut, fit_many_chees_with};
-use super::{Reader, Rng, harness, nvrtc, run_harness, workspace_root};
+use super::{Reader, Rng, device, harness, run_harness, workspace_root};
 use crate::compare::beta_binomial::BetaBinomialModel;
 use crate::compare::chees::Ensemble;
 use crate::compare::gaussian::GaussianModel;
@@ -417,12 +417,7 @@ fn cpu_shim_batched_fit_equals_cpu_fit() {
 /// hardware yet, none was available).
 #[test]
 fn device_chees_fit_equals_cpu_fit() {
-    nvrtc();
-    if !crate::backend::Backend::cuda_available() {
-        eprintln!(
-            "skipped: no CUDA device here ({})",
-            crate::backend::Backend::cuda_unavailable_reason().unwrap_or_default()
-        );
+    if !device() {
         return;
     }
     let designs = fixtures();

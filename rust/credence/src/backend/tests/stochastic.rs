@@ -292,9 +292,7 @@ fn stochastic_passes_reject_bad_input() {
 
 #[test]
 fn device_stochastic_passes_match_cpu_reference() {
-    nvrtc();
-    if !Backend::cuda_available() {
-        eprintln!("skipped: no CUDA device here ({})", Backend::cuda_unavailable_reason().unwrap_or_default());
+    if !device() {
         return;
     }
     for (c, &(passes, n, d, p, seed, ..)) in DROPOUT_CASES.iter().enumerate() {

@@ -140,9 +140,11 @@ static void mlp_weights() {
 // ChEES (kernel 3). Header: i64 designs B, chains n, launches L, len_mi, len_md, state (sum of
 // n x dim), work (sum of n x work), key_lo, key_hi; i64 off[4 B]; i32 mi[len_mi]; f64
 // md[len_md], inv_mass[state / n], pos[state], grad[state], logp[B n]; u64 block[B n]; i32
-// spare_flag[B n]; f64 spare[B n]; then per launch f64 eps[B]; i32 steps[B], move[B].
-// Output per launch: f64 pos, grad [state], logp [B n], q, p [state], lp, accept [B n]; i32 divergent[B n]; f64
-// energy[B n]; i32 evals[B n]; u64 block[B n]; i32 spare_flag[B n]; f64 spare[B n].
+// spare_flag[B n]; f64 spare[B n]; then per launch f64 eps[B]; i32 steps[B], move[B]; f64
+// max_error (NaN: fixed steps).
+// Output per launch: f64 pos, grad [state], logp [B n], q, p [state], lp, accept, adapt_accept
+// [B n]; i32 divergent[B n] (0 none, 1 divergent, 2 irreversible); f64 energy[B n]; i32
+// evals[B n]; u64 block[B n]; i32 spare_flag[B n]; f64 spare[B n].
 static void chees() {
   auto h = take<long long>(9);
   const long long B = h[0], n = h[1], L = h[2], len_mi = h[3], len_md = h[4], state = h[5], work = h[6];
@@ -157,17 +159,20 @@ static void chees() {
   auto block = take<unsigned long long>(B * n);
   auto spare_flag = take<int>(B * n);
   auto spare = take<double>(B * n);
-  std::vector<double> q(state), p(state), g(state), lp(B * n), accept(B * n), energy(B * n), scratch(work);
+  std::vector<double> q(state), p(state), g(state), lp(B * n), accept(B * n), adapt(B * n), energy(B * n),
+      scratch(work);
   std::vector<int> divergent(B * n), evals(B * n);
   for (long long l = 0; l < L; ++l) {
     auto eps = take<double>(B);
     auto steps = take<int>(B);
     auto move = take<int>(B);
+    const double max_error = take<double>(1)[0];
     cuda_shim::launch((unsigned)B, (unsigned)n, chees_transition, (const long long*)off.data(), (const int*)mi.data(),
                       (const double*)md.data(), (const double*)inv_mass.data(), (const double*)eps.data(),
-                      (const int*)steps.data(), (const int*)move.data(), key_lo, key_hi, pos.data(), grad.data(),
-                      logp.data(), block.data(), spare_flag.data(), spare.data(), q.data(), p.data(), g.data(),
-                      lp.data(), accept.data(), divergent.data(), energy.data(), evals.data(), scratch.data());
+                      (const int*)steps.data(), (const int*)move.data(), max_error, key_lo, key_hi, pos.data(),
+                      grad.data(), logp.data(), block.data(), spare_flag.data(), spare.data(), q.data(), p.data(),
+                      g.data(), lp.data(), accept.data(), adapt.data(), divergent.data(), energy.data(), evals.data(),
+                      scratch.data());
     give(pos);
     give(grad);
     give(logp);
@@ -175,6 +180,7 @@ static void chees() {
     give(p);
     give(lp);
     give(accept);
+    give(adapt);
     give(divergent);
     give(energy);
     give(evals);
@@ -184,8 +190,9 @@ static void chees() {
   }
 }
 
-// Device log density. Header: i64 points, len_mi, len_md, dim, work; i32 mi[len_mi]; f64
-// md[len_md], th[points x dim]. Output: f64 lp[points], grad[points x dim].
+// Device log density. Header: i64 points, len_mi, len_md, dim, work (a chain's scratch,
+// CHI_WORK); i32 mi[len_mi]; f64 md[len_md], th[points x dim]. Output: f64 lp[points],
+// grad[points x dim].
 static void chees_logp_mode() {
   auto h = take<long long>(5);
   const long long points = h[0], len_mi = h[1], len_md = h[2], dim = h[3], work = h[4];

@@ -83,7 +83,9 @@ inline double normcdf(double x) { return 0.5 * std::erfc(-x * 0.7071067811865475
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 // Used by chees.cu.
 using std::cos;
+using std::expm1;
 using std::isfinite;
+using std::isnan;
 using std::log1p;
 using std::sin;
 inline double __longlong_as_double(long long x) {

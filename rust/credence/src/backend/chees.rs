@@ -37,14 +37,16 @@ pub(crate) struct BatchInit {
     pub logp: Vec<f64>,
 }
 
-/// One launch's inputs: the metric (all designs' inv_mass concatenated) and per design eps,
-/// steps and the move flag (-1: the design has finished, skip it).
+/// One launch's inputs: the metric (all designs' inv_mass concatenated), per design eps,
+/// steps and the move flag (-1: the design has finished, skip it), and the step-halving
+/// tolerance of all designs (`CheesSettings::walnuts`; NaN: none, fixed steps).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LaunchIn {
     pub inv_mass: Vec<f64>,
     pub eps: Vec<f64>,
     pub steps: Vec<i32>,
     pub moves: Vec<i32>,
+    pub max_error: f64,
 }
 
 /// What one launch returns (all designs, chain-major within each).
@@ -55,6 +57,10 @@ pub(crate) struct LaunchOut {
     pub p: Vec<f64>,
     pub lp: Vec<f64>,
     pub accept: Vec<f64>,
+    /// The acceptance of the full-size first attempts (what the step size adapts to).
+    pub adapt_accept: Vec<f64>,
+    /// How each trajectory ended: 0 kept going, 1 divergent, 2 rejected because a halved step
+    /// was not reversible (not a divergence).
     pub divergent: Vec<i32>,
     pub energy: Vec<f64>,
     pub evals: Vec<i32>,
@@ -72,6 +78,7 @@ struct Request {
     eps: f64,
     steps: usize,
     move_chains: bool,
+    max_error: Option<f64>,
     inv_mass: Vec<f64>,
 }
 
@@ -83,6 +90,7 @@ struct Reply {
     p: Vec<f64>,
     lp: Vec<f64>,
     accept: Vec<f64>,
+    adapt_accept: Vec<f64>,
     divergent: Vec<bool>,
     energy: Vec<f64>,
     evals: Vec<u64>,
@@ -150,7 +158,11 @@ impl Batch {
             r.init = Some(self.build_init(&r.slots));
         }
         let init = r.init.take().unwrap_or_default();
-        let mut input = LaunchIn::default();
+        // One tolerance per launch: the designs of a batch share their settings.
+        let tolerances: Vec<Option<f64>> =
+            r.slots.iter().filter_map(|s| s.request.as_ref().map(|q| q.max_error)).collect();
+        let max_error = tolerances[0];
+        let mut input = LaunchIn { max_error: max_error.unwrap_or(f64::NAN), ..Default::default() };
         for s in &r.slots {
             let dim = s.model.as_ref().map_or(0, |m| m.0.dim);
             match &s.request {
@@ -168,7 +180,11 @@ impl Batch {
                 }
             }
         }
-        let out = r.launcher.launch(&init, &input);
+        let out = if tolerances.iter().any(|t| t.map(f64::to_bits) != max_error.map(f64::to_bits)) {
+            Err(Error::Backend { message: "the designs of a batch asked for different step-halving tolerances".into() })
+        } else {
+            r.launcher.launch(&init, &input)
+        };
         let n = self.chains;
         let mut at = 0;
         for (b, s) in r.slots.iter_mut().enumerate() {
@@ -186,7 +202,8 @@ impl Batch {
                     p: o.p[lo..hi].to_vec(),
                     lp: o.lp[b * n..(b + 1) * n].to_vec(),
                     accept: o.accept[b * n..(b + 1) * n].to_vec(),
-                    divergent: o.divergent[b * n..(b + 1) * n].iter().map(|&d| d != 0).collect(),
+                    adapt_accept: o.adapt_accept[b * n..(b + 1) * n].to_vec(),
+                    divergent: o.divergent[b * n..(b + 1) * n].iter().map(|&d| d == 1).collect(),
                     energy: o.energy[b * n..(b + 1) * n].to_vec(),
                     evals: o.evals[b * n..(b + 1) * n].iter().map(|&e| e.max(0) as u64).collect(),
                 }),
@@ -254,15 +271,25 @@ impl ChainMover for Member<'_> {
         eps: f64,
         steps: usize,
         move_chains: bool,
+        max_error: Option<f64>,
         inv_mass: &[f64],
         out: &mut MoverOut<'_>,
     ) -> Result<()> {
-        let r = self.batch.transition(self.b, Request { eps, steps, move_chains, inv_mass: inv_mass.to_vec() })?;
+        if max_error.is_some_and(f64::is_nan) {
+            // The kernel reads NaN as "no halving"; a NaN tolerance (which never halves but
+            // sums the energy error step by step) has no encoding.
+            return Err(Error::Backend {
+                message: "the ChEES kernel needs a step-halving tolerance that is a number".into(),
+            });
+        }
+        let request = Request { eps, steps, move_chains, max_error, inv_mass: inv_mass.to_vec() };
+        let r = self.batch.transition(self.b, request)?;
         out.pos.copy_from_slice(&r.pos);
         out.q.copy_from_slice(&r.q);
         out.p.copy_from_slice(&r.p);
         out.lp.copy_from_slice(&r.lp);
         out.accept.copy_from_slice(&r.accept);
+        out.adapt_accept.copy_from_slice(&r.adapt_accept);
         out.divergent.copy_from_slice(&r.divergent);
         out.energy.copy_from_slice(&r.energy);
         for (g, e) in out.gradient_evals.iter_mut().zip(&r.evals) {
@@ -309,7 +336,7 @@ impl ChainDevice for Batch {
 /// Why the ChEES kernel cannot fit `design` under `options` (`None` when it can).
 pub fn chees_kernel_unsupported(design: &Design, options: &CheesOptions) -> Option<String> {
     let fit_options = crate::compare::FitOptions { family: options.family, ..Default::default() };
-    match crate::compare::fit::prepare(design, &fit_options, None) {
+    match crate::compare::fit::prepare(design, &fit_options, None, crate::compare::collapsed::Geometry::Pooled) {
         Ok(p) => p.model.device_model(0).err(),
         Err(e) => Some(e.to_string()),
     }
@@ -318,8 +345,9 @@ pub fn chees_kernel_unsupported(design: &Design, options: &CheesOptions) -> Opti
 /// Fits many designs by ChEES-HMC on the chosen backend: [`fit_many_chees`] on the CPU, or
 /// with every iteration's transitions of all designs in one launch of kernel 3
 /// (`kernels/chees.cu`) on the GPU. `Auto` uses the GPU only when CUDA is usable and the kernel
-/// implements every design's model (the beta-binomial model; the Gaussian model with a Normal
-/// likelihood and the realization effect integrated out or absent), else the CPU; `Cuda` fails with
+/// implements every design's model (every beta-binomial form; the collapsed Gaussian model a
+/// Normal likelihood gets by default; the uncollapsed Gaussian model with the realization effect
+/// integrated out or absent), else the CPU; `Cuda` fails with
 /// [`Error::Backend`] naming what is missing. Results are in input order.
 ///
 /// ```

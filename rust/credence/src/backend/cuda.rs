@@ -395,6 +395,7 @@ struct CheesDevice {
     g: cudarc::driver::CudaSlice<f64>,
     lp: cudarc::driver::CudaSlice<f64>,
     accept: cudarc::driver::CudaSlice<f64>,
+    adapt_accept: cudarc::driver::CudaSlice<f64>,
     divergent: cudarc::driver::CudaSlice<i32>,
     energy: cudarc::driver::CudaSlice<f64>,
     evals: cudarc::driver::CudaSlice<i32>,
@@ -426,6 +427,7 @@ impl CheesLauncher {
             g: self.gpu.zeros::<f64>(cells)?,
             lp: self.gpu.zeros::<f64>(chains)?,
             accept: self.gpu.zeros::<f64>(chains)?,
+            adapt_accept: self.gpu.zeros::<f64>(chains)?,
             divergent: self.gpu.zeros::<i32>(chains)?,
             energy: self.gpu.zeros::<f64>(chains)?,
             evals: self.gpu.zeros::<i32>(chains)?,
@@ -459,16 +461,18 @@ impl super::chees::ChainLauncher for CheesLauncher {
             shared_mem_bytes: 0,
         };
         let (key_lo, key_hi) = init.key;
+        let max_error = input.max_error;
         {
             let mut b = st.launch_builder(&f);
             b.arg(&d.off).arg(&d.mi).arg(&d.md).arg(&inv_mass).arg(&eps).arg(&steps).arg(&moves);
-            b.arg(&key_lo).arg(&key_hi);
+            b.arg(&max_error).arg(&key_lo).arg(&key_hi);
             b.arg(&mut d.pos).arg(&mut d.grad).arg(&mut d.logp).arg(&mut d.block).arg(&mut d.spare_flag);
             b.arg(&mut d.spare).arg(&mut d.q).arg(&mut d.p).arg(&mut d.g).arg(&mut d.lp).arg(&mut d.accept);
-            b.arg(&mut d.divergent).arg(&mut d.energy).arg(&mut d.evals).arg(&mut d.work);
-            // SAFETY: the arguments match chees_transition's signature (24 parameters, in
+            b.arg(&mut d.adapt_accept).arg(&mut d.divergent).arg(&mut d.energy).arg(&mut d.evals).arg(&mut d.work);
+            // SAFETY: the arguments match chees_transition's signature (26 parameters, in
             // order); off holds 4 offsets per design into mi, md, the chains x dims vectors and
-            // the scratch, all sized by BatchInit; the block has `chains` <= 256 threads.
+            // the scratch (BatchInit::work: each chain's CHI_WORK doubles, the trajectory's 3 dim
+            // included), all sized by BatchInit; the block has `chains` <= 256 threads.
             unsafe { b.launch(cfg) }.map_err(driver("chees_transition"))?;
         }
         let cells = init.dims * init.chains;
@@ -479,6 +483,7 @@ impl super::chees::ChainLauncher for CheesLauncher {
             p: gpu.download(&d.p, cells)?,
             lp: gpu.download(&d.lp, chains)?,
             accept: gpu.download(&d.accept, chains)?,
+            adapt_accept: gpu.download(&d.adapt_accept, chains)?,
             divergent: gpu.download(&d.divergent, chains)?,
             energy: gpu.download(&d.energy, chains)?,
             evals: gpu.download(&d.evals, chains)?,

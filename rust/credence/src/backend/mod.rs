@@ -33,15 +33,19 @@
 //!    iteration runs the transitions of every design's chains (block per design, thread per
 //!    chain, all chains of a design with the same number of leapfrog steps), with in-kernel
 //!    Philox4x32-10 in the CPU's stream layout (the Box-Muller spare and the block counter
-//!    persist in device memory between launches) and the Gaussian model's log density and
-//!    gradient, operation for operation as the Rust code (NVRTC with `--fmad=false`). The
-//!    adaptation is the CPU code of `compare/chees.rs`, one OS thread per design meeting at a
-//!    rendezvous that launches when every running design has asked (in waves of 1024 designs). Supported: the Gaussian
-//!    model with a Normal likelihood, per-method or shared sigma, the realization effect
-//!    integrated out (what `Auto` picks) or absent, method means centred (with the reference
-//!    method) or not; the beta-binomial model in every variant. The Student-t likelihood and
-//!    sampled (explicitly centred or non-centred) realization effects of the Gaussian model
-//!    are an [`Error::Backend`] under `Backend::Cuda` and run on the CPU under `Backend::Auto`.
+//!    persist in device memory between launches), the step halving of
+//!    [`crate::compare::CheesSettings::walnuts`] with its reversibility check, and each model's
+//!    log density and gradient, operation for operation as the Rust code (NVRTC with
+//!    `--fmad=false`). The adaptation is the CPU code of `compare/chees.rs`, one OS thread per
+//!    design meeting at a rendezvous that launches when every running design has asked (in
+//!    waves of 1024 designs). Supported: the collapsed Gaussian model (what a Normal likelihood
+//!    gets by default: only the log-scales sampled, under the exact marginal likelihood, every
+//!    variant); the uncollapsed Gaussian model with a Normal likelihood, per-method or shared
+//!    sigma, the realization effect integrated out or absent, method means centred (with the
+//!    reference method) or not; the beta-binomial model in every variant (centred with mu0
+//!    integrated out, non-centred, conditionally centred). The Student-t likelihood and sampled
+//!    (explicitly centred or non-centred) realization effects of the Gaussian model are an
+//!    [`Error::Backend`] under `Backend::Cuda` and run on the CPU under `Backend::Auto`.
 //! 4. [`mlp_forward`]: forward passes of the study's heteroscedastic MLP for many parameter
 //!    vectors (deep-ensemble members, any given weight samples) over a test set.
 //!    The stochastic passes draw their randomness in-kernel from Philox4x32-10, in a

@@ -138,6 +138,14 @@ fn ptxas_assembles_for_sm80_and_sm90_without_spills() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "ptxas {sm} failed on {}:\n{stderr}", source.file_name());
             let report = ptxas_report(&stderr);
+            // Functions that are not inlined have their own report lines: none may spill either.
+            for line in stderr.lines().filter(|l| l.contains("spill stores")) {
+                let spilled = line
+                    .split(',')
+                    .filter(|part| part.contains("spill"))
+                    .any(|part| part.split_whitespace().next().is_some_and(|n| n != "0"));
+                assert!(!spilled, "{sm} {}: {line}", source.file_name());
+            }
             for kernel in source.kernels() {
                 let (_, regs, stores, loads) = report
                     .iter()

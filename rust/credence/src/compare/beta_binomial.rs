@@ -1,14 +1,24 @@
 //! The beta-binomial hierarchical model for coverage counts.
 //!
-//! Unconstrained parameters: mu0; ln tau; the method block (M: z[m] with
-//! logit p[m] = mu0 + tau z[m], or logit p[m] itself when centred); ln phi (1, or M per
-//! method); with a realization effect ln sigma_gamma and z_gamma[R] on the logit scale.
+//! Unconstrained parameters: (non-centred form only) mu0; tau's coordinate; the method block
+//! (M: z[m] with logit p[m] = mu0 + tau z[m], or logit p[m] itself when centred); phi's
+//! coordinates (1, or M per method); with a realization effect sigma_gamma's coordinate and
+//! z_gamma[R] on the logit scale. The scales go through their [`ScaleMap`] (softplus for the
+//! default priors: a half-normal or exponential prior is a wall in the log scale, which the
+//! wide posteriors of tau and phi on small designs reach).
+//!
+//! In the centred form mu0 is integrated out: given tau the method logits are jointly normal,
+//! eta ~ Normal(a 1, b^2 1 1' + tau^2 I) for mu0 ~ Normal(a, b), and each kept draw takes mu0
+//! from its exact conditional Normal given (eta, tau). This removes the funnel between mu0 and
+//! tau that two or three methods leave (bulk-ESS of mu0 near 100 on 2 x 5 designs with mu0
+//! sampled; benches/README.md).
 
 use crate::special::ln_gamma_digamma;
 
 use super::design::Design;
 use super::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
-use super::priors::standard_normal;
+use super::priors::{LocationPrior, standard_normal};
+use super::scale_map::{Mapped, ScaleMap};
 
 #[path = "beta_binomial_device.rs"]
 pub(crate) mod device;
@@ -18,6 +28,9 @@ struct Layout {
     n_groups: usize,
     n_pairs: usize,
     n_phi: usize,
+    /// mu0's coordinate (non-centred form only).
+    mu0: Option<usize>,
+    tau: usize,
     z: usize,
     log_phi: usize,
     log_sg: Option<usize>,
@@ -36,9 +49,19 @@ pub(crate) struct BetaBinomialModel {
     /// enters, trials, count) cells are evaluated once and weighted, in (method, trials) order
     /// so that the ln-gamma terms shared by a method are computed once per run of cells.
     cells: Vec<Cell>,
+    /// The distinct (phi slot, trials) pairs of the cells, and each cell's index among them:
+    /// ln Gamma(n + phi) and its digamma depend on nothing else, so one evaluation serves every
+    /// cell of the pair (with a shared phi and trials that vary by realization, 6 methods x 50
+    /// realizations need 50 instead of 300).
+    phi_n: Vec<(usize, f64)>,
+    cell_phi_n: Vec<usize>,
     outputs: Vec<Output>,
-    /// Whether logit p[m] is sampled directly (centred).
-    centered: bool,
+    /// The method block's parameterisation.
+    block: Block,
+    /// Maps of tau, phi and sigma_gamma.
+    tau_map: ScaleMap,
+    phi_map: ScaleMap,
+    sg_map: ScaleMap,
 }
 
 /// A run of identical observations.
@@ -73,46 +96,56 @@ fn compress(group: &[usize], pair: &[usize], k: &[f64], n: &[f64], with_pair: bo
     cells
 }
 
-/// Centres the method block when the counts pin each method's logit down much more tightly
-/// than the methods spread: the binomial standard error, inflated by the observed
-/// overdispersion, below half the spread of the methods' logits, with at least four methods
-/// (with fewer, the spread is too noisy to trust). Measured by simulation-based calibration on
-/// 3 methods x 6 realizations x 40 trials: centring there gave 2611 divergences in 400 fits and a
-/// biased tau (chi-square p = 0.003), non-centring 141 and calibrated ranks; on 6 x 50 x 360 the
-/// non-centred form leaves bulk-ESS near 340 for mu0 and tau, the centred one above 2700.
-fn choose_centered(design: &Design, opts: &BetaBinomialOptions) -> bool {
-    let auto = || {
-        let m = design.n_groups();
-        if m < 4 {
-            return false;
-        }
-        let trials = design.trials().unwrap_or(&[]);
-        let (mut k, mut n, mut count) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
-        for (j, &g) in design.group().iter().enumerate() {
-            k[g] += design.y()[j];
-            n[g] += trials[j];
-            count[g] += 1.0;
-        }
-        let p: Vec<f64> = (0..m).map(|g| ((k[g] + 0.5) / (n[g] + 1.0)).clamp(1e-6, 1.0 - 1e-6)).collect();
-        // Overdispersion: observed variance of k/n around the method's p over the binomial one.
-        let (mut ratio_sum, mut ratio_n) = (0.0, 0.0);
-        for (j, &g) in design.group().iter().enumerate() {
-            let binomial = p[g] * (1.0 - p[g]) / trials[j];
-            ratio_sum += (design.y()[j] / trials[j] - p[g]).powi(2) / binomial;
-            ratio_n += 1.0;
-        }
-        let inflation = (ratio_sum / ratio_n).max(1.0);
-        let mut se: Vec<f64> = (0..m).map(|g| (inflation / (n[g] * p[g] * (1.0 - p[g]))).sqrt()).collect();
-        se.sort_by(f64::total_cmp);
-        let logits: Vec<f64> = p.iter().map(|p| (p / (1.0 - p)).ln()).collect();
-        let mean = logits.iter().sum::<f64>() / m as f64;
-        let spread = (logits.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (m as f64 - 1.0)).sqrt();
-        se[m / 2] < 0.5 * spread
+/// How the method block is parameterised (see [`BetaBinomialModel`]).
+#[derive(Debug, Clone, PartialEq)]
+enum Block {
+    /// The logits sampled themselves, mu0 integrated out.
+    Centred,
+    /// logit p\[m\] = mu0 + tau z\[m\].
+    NonCentred,
+    /// logit p\[m\] = c\[m\] + s\[m\] zeta\[m\] with (c, s) the mean and sd of the logit's
+    /// conditional posterior given (mu0, tau) under a normal approximation of its likelihood
+    /// (its estimate `eta_hat` and information `info` from the counts): non-centred where the
+    /// counts say little (s -> tau), centred where they say much (s -> info^-1/2), and in between
+    /// per method and per draw of tau.
+    Conditional { eta_hat: Vec<f64>, info: Vec<f64> },
+}
+
+/// Per method the logit of the pooled coverage, its information n p (1 - p) / inflation, and
+/// the spread of the logits, with the overdispersion inflation the observed variance of k/n
+/// over the binomial one (at least 1).
+fn logit_estimates(design: &Design) -> (Vec<f64>, Vec<f64>, f64) {
+    let m = design.n_groups();
+    let trials = design.trials().unwrap_or(&[]);
+    let (mut k, mut n) = (vec![0.0; m], vec![0.0; m]);
+    for (j, &g) in design.group().iter().enumerate() {
+        k[g] += design.y()[j];
+        n[g] += trials[j];
+    }
+    let p: Vec<f64> = (0..m).map(|g| ((k[g] + 0.5) / (n[g] + 1.0)).clamp(1e-6, 1.0 - 1e-6)).collect();
+    let (mut ratio_sum, mut ratio_n) = (0.0, 0.0);
+    for (j, &g) in design.group().iter().enumerate() {
+        let binomial = p[g] * (1.0 - p[g]) / trials[j];
+        ratio_sum += (design.y()[j] / trials[j] - p[g]).powi(2) / binomial;
+        ratio_n += 1.0;
+    }
+    let inflation = (ratio_sum / ratio_n).max(1.0);
+    let info: Vec<f64> = (0..m).map(|g| n[g] * p[g] * (1.0 - p[g]) / inflation).collect();
+    let logits: Vec<f64> = p.iter().map(|p| (p / (1.0 - p)).ln()).collect();
+    let mean = logits.iter().sum::<f64>() / m as f64;
+    let spread = (logits.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (m as f64 - 1.0).max(1.0)).sqrt();
+    (logits, info, spread)
+}
+
+fn choose_block(design: &Design, opts: &BetaBinomialOptions) -> Block {
+    let conditional = || {
+        let (eta_hat, info, _) = logit_estimates(design);
+        Block::Conditional { eta_hat, info }
     };
     match opts.mu_parameterization {
-        Parameterization::Auto | Parameterization::Conditional => auto(),
-        Parameterization::Centered => true,
-        Parameterization::NonCentered => false,
+        Parameterization::Auto | Parameterization::Conditional | Parameterization::Collapsed => conditional(),
+        Parameterization::Centered => Block::Centred,
+        Parameterization::NonCentered => Block::NonCentred,
     }
 }
 
@@ -133,7 +166,9 @@ impl BetaBinomialModel {
         let (m, r) = (design.n_groups(), design.n_pairs());
         let effect = opts.realization_effect && r > 0;
         let n_phi = if opts.phi_per_method { m } else { 1 };
-        let z = 2;
+        let block = if design.trials().is_some() { choose_block(design, &opts) } else { Block::NonCentred };
+        let (mu0, tau) = if block == Block::Centred { (None, 0) } else { (Some(0), 1) };
+        let z = tau + 1;
         let log_phi = z + m;
         let mut next = log_phi + n_phi;
         let log_sg = effect.then(|| {
@@ -144,8 +179,18 @@ impl BetaBinomialModel {
         if effect {
             next += r;
         }
-        let layout =
-            Layout { n_groups: m, n_pairs: if effect { r } else { 0 }, n_phi, z, log_phi, log_sg, z_gamma, dim: next };
+        let layout = Layout {
+            n_groups: m,
+            n_pairs: if effect { r } else { 0 },
+            n_phi,
+            mu0,
+            tau,
+            z,
+            log_phi,
+            log_sg,
+            z_gamma,
+            dim: next,
+        };
         let mut outputs = vec![Output::new("mu0", OutputKind::Fixed), Output::new("tau", OutputKind::Fixed)];
         if opts.phi_per_method {
             outputs.extend(design.groups().iter().map(|g| Output::new(format!("phi[{g}]"), OutputKind::Fixed)));
@@ -161,9 +206,29 @@ impl BetaBinomialModel {
         }
         let trials = design.trials().map(<[f64]>::to_vec).unwrap_or_else(|| vec![1.0; design.n_obs()]);
         let cells = compress(design.group(), design.pair(), design.y(), &trials, effect);
+        let slot = |g: usize| if opts.phi_per_method { g } else { 0 };
+        let mut phi_n: Vec<(usize, f64)> = Vec::new();
+        let cell_phi_n = cells
+            .iter()
+            .map(|c| {
+                let key = (slot(c.group), c.n);
+                match phi_n.iter().position(|&p| p == key) {
+                    Some(i) => i,
+                    None => {
+                        phi_n.push(key);
+                        phi_n.len() - 1
+                    }
+                }
+            })
+            .collect();
         Self {
             cells,
-            centered: design.trials().is_some() && choose_centered(design, &opts),
+            phi_n,
+            cell_phi_n,
+            block,
+            tau_map: ScaleMap::for_prior(&opts.priors.tau),
+            phi_map: ScaleMap::for_prior(&opts.priors.phi),
+            sg_map: ScaleMap::for_prior(&opts.priors.sigma_gamma),
             layout,
             opts,
             group: design.group().to_vec(),
@@ -174,10 +239,48 @@ impl BetaBinomialModel {
         }
     }
 
-    /// logit p[m] from the method block.
+    /// logit p\[m\] from the method block (mu0 is unused in the centred form).
     fn logit_p(&self, th: &[f64], m: usize, mu0: f64, tau: f64) -> f64 {
         let x = th[self.layout.z + m];
-        if self.centered { x } else { mu0 + tau * x }
+        match &self.block {
+            Block::Centred => x,
+            Block::NonCentred => mu0 + tau * x,
+            Block::Conditional { eta_hat, info } => {
+                let precision = 1.0 / (tau * tau) + info[m];
+                (mu0 / (tau * tau) + info[m] * eta_hat[m]) / precision + x / precision.sqrt()
+            }
+        }
+    }
+
+    /// The centred form's prior of the logits with mu0 integrated out, ln Normal(eta; a 1,
+    /// b^2 1 1' + tau^2 I) up to a constant, adding d/d eta to `grad` and returning it with
+    /// d/d ln tau. With d = eta - a, mean d_bar and spread SS = sum (d - d_bar)^2:
+    /// -SS / (2 tau^2) - M d_bar^2 / (2 (tau^2 + M b^2)) - (M - 1) ln tau - ln(tau^2 + M b^2) / 2.
+    fn integrated_prior(&self, eta: &[f64], tau: f64, grad: &mut [f64]) -> (f64, f64) {
+        let LocationPrior::Normal { mean, sd } = self.opts.priors.mu0;
+        let m = eta.len() as f64;
+        let d_bar = eta.iter().map(|e| e - mean).sum::<f64>() / m;
+        let mut ss = 0.0;
+        for e in eta {
+            let c = e - mean - d_bar;
+            ss += c * c;
+        }
+        let (t2, total) = (tau * tau, tau * tau + m * sd * sd);
+        let lp = -0.5 * ss / t2 - 0.5 * m * d_bar * d_bar / total - (m - 1.0) * tau.ln() - 0.5 * total.ln();
+        for (g, e) in grad.iter_mut().zip(eta) {
+            *g -= (e - mean - d_bar) / t2 + d_bar / total;
+        }
+        let d_ln_tau = ss / t2 + m * d_bar * d_bar * t2 / (total * total) - (m - 1.0) - t2 / total;
+        (lp, d_ln_tau)
+    }
+
+    /// mu0's conditional Normal given the logits and tau (centred form): precision
+    /// 1/b^2 + M/tau^2, mean (a/b^2 + sum eta/tau^2) / precision.
+    fn mu0_given(&self, eta_sum: f64, tau: f64, z: f64) -> f64 {
+        let LocationPrior::Normal { mean, sd } = self.opts.priors.mu0;
+        let m = self.layout.n_groups as f64;
+        let precision = 1.0 / (sd * sd) + m / (tau * tau);
+        (mean / (sd * sd) + eta_sum / (tau * tau)) / precision + z / precision.sqrt()
     }
 
     fn phi_index(&self, m: usize) -> usize {
@@ -199,74 +302,90 @@ impl Posterior for BetaBinomialModel {
         let l = self.layout;
         let pri = &self.opts.priors;
         grad.fill(0.0);
-        let (a, da) = pri.mu0.logp_grad(th[0]);
-        let (b, db) = pri.tau.logp_grad_log(th[1], 0.0);
-        let mut lp = a + b;
-        grad[0] += da;
-        grad[1] += db;
-        let (mu0, tau) = (th[0], th[1].exp());
-        let (mut g_mu0, mut g_log_tau) = (0.0, 0.0);
-        for m in 0..l.n_groups {
-            let x = th[l.z + m];
-            if self.centered {
-                let z = (x - mu0) / tau;
-                lp -= 0.5 * z * z + th[1];
-                grad[l.z + m] -= z / tau;
-                g_mu0 += z / tau;
-                g_log_tau += z * z - 1.0;
-            } else {
-                lp -= 0.5 * x * x;
-                grad[l.z + m] -= x;
+        let mt = self.tau_map.eval(th[l.tau]);
+        let tau = mt.s;
+        let (a, d) = pri.tau.logp_grad(tau);
+        let mut lp = a + mt.ln_jac;
+        // d ln p / d ln tau, turned into d / d(tau's coordinate) at the end.
+        let mut g_ln_tau = d * tau;
+        let mut mu0 = 0.0;
+        if let Some(i) = l.mu0 {
+            let (a, d) = pri.mu0.logp_grad(th[i]);
+            lp += a;
+            grad[i] += d;
+            mu0 = th[i];
+        }
+        // The logits, and what the chain rule of the conditional form needs: per method s, and
+        // e = eta - mu0.
+        let eta: Vec<f64> = (0..l.n_groups).map(|m| self.logit_p(th, m, mu0, tau)).collect();
+        let mut cond = vec![(0.0, 0.0); l.n_groups];
+        match &self.block {
+            Block::Centred => {
+                let (a, d) = self.integrated_prior(&eta, tau, &mut grad[l.z..l.z + l.n_groups]);
+                lp += a;
+                g_ln_tau += d;
+            }
+            Block::NonCentred => {
+                for m in 0..l.n_groups {
+                    let x = th[l.z + m];
+                    lp -= 0.5 * x * x;
+                    grad[l.z + m] -= x;
+                }
+            }
+            Block::Conditional { eta_hat, info } => {
+                // ln Normal(eta; mu0, tau) + ln s per method; e = s^2 info (eta_hat - mu0) + s zeta.
+                let t2 = tau * tau;
+                for m in 0..l.n_groups {
+                    let s = 1.0 / (1.0 / t2 + info[m]).sqrt();
+                    let e = s * s * info[m] * (eta_hat[m] - mu0) + s * th[l.z + m];
+                    lp += -0.5 * e * e / t2 - tau.ln() + s.ln();
+                    cond[m] = (s, e);
+                }
             }
         }
-        grad[0] += g_mu0;
-        grad[1] += g_log_tau;
-        for k in 0..l.n_phi {
-            let (a, d) = pri.phi.logp_grad_log(th[l.log_phi + k], 0.0);
-            lp += a;
-            grad[l.log_phi + k] += d;
+        let phis: Vec<Mapped> = (0..l.n_phi).map(|k| self.phi_map.eval(th[l.log_phi + k])).collect();
+        for (k, mp) in phis.iter().enumerate() {
+            let (a, d) = pri.phi.logp_grad(mp.s);
+            lp += a + mp.ln_jac;
+            grad[l.log_phi + k] += d * mp.s;
         }
+        let mut sg_map = (0.0, 0.0);
         let sg = match l.log_sg {
             Some(i) => {
-                let (a, d) = pri.sigma_gamma.logp_grad_log(th[i], 0.0);
-                lp += a;
-                grad[i] += d;
+                let ms = self.sg_map.eval(th[i]);
+                let (a, d) = pri.sigma_gamma.logp_grad(ms.s);
+                lp += a + ms.ln_jac;
+                grad[i] += d * ms.s;
+                sg_map = (ms.d_ln_s, ms.d_ln_jac);
                 for r in 0..l.n_pairs {
                     let z = th[l.z_gamma + r];
                     lp -= 0.5 * z * z;
                     grad[l.z_gamma + r] -= z;
                 }
-                th[i].exp()
+                ms.s
             }
             None => 0.0,
         };
         let mut d_eta_group = vec![0.0; l.n_groups];
         let mut d_eta_pair = vec![0.0; l.n_pairs];
-        // Terms that depend only on (method, trials), or on the method alone without a
-        // realization effect, are reused across the run of cells that share them.
-        let mut shared: Option<(usize, u64, [f64; 4])> = None;
+        // Terms that depend only on (phi, trials) are computed once per pair; those of the method
+        // alone (without a realization effect) once per run of the method's cells.
+        let lg_phi: Vec<(f64, f64)> = phis.iter().map(|mp| ln_gamma_digamma(mp.s)).collect();
+        let lg_nphi: Vec<(f64, f64)> = self.phi_n.iter().map(|&(k, n)| ln_gamma_digamma(n + phis[k].s)).collect();
         let mut per_method: Option<(usize, [f64; 4])> = None;
-        for c in &self.cells {
+        for (ci, c) in self.cells.iter().enumerate() {
             let m = c.group;
-            let mut eta = self.logit_p(th, m, mu0, tau);
+            let mut eta = eta[m];
             if l.n_pairs > 0 {
                 eta += sg * th[l.z_gamma + c.pair];
             }
             let p = logistic(eta);
             let phi_slot = l.log_phi + self.phi_index(m);
-            let phi = th[phi_slot].exp();
+            let phi = phis[self.phi_index(m)].s;
             let (alpha, beta) = (p * phi, (1.0 - p) * phi);
             let (k, n, w) = (c.k, c.n, c.count);
-            let [lg_nphi, ps_nphi, lg_phi, ps_phi] = match shared {
-                Some((sm, sn, t)) if sm == m && sn == n.to_bits() => t,
-                _ => {
-                    let (lg_n, ps_n) = ln_gamma_digamma(n + phi);
-                    let (lg, ps) = ln_gamma_digamma(phi);
-                    let t = [lg_n, ps_n, lg, ps];
-                    shared = Some((m, n.to_bits(), t));
-                    t
-                }
-            };
+            let (lg_nphi, ps_nphi) = lg_nphi[self.cell_phi_n[ci]];
+            let (lg_phi, ps_phi) = lg_phi[self.phi_index(m)];
             let [lg_a, ps_a, lg_b, ps_b] = match per_method {
                 Some((pm, t)) if pm == m && l.n_pairs == 0 => t,
                 _ => {
@@ -290,15 +409,35 @@ impl Posterior for BetaBinomialModel {
             }
             grad[phi_slot] += w * (alpha * d_alpha + beta * d_beta);
         }
-        if self.centered {
-            for m in 0..l.n_groups {
-                grad[l.z + m] += d_eta_group[m];
+        match &self.block {
+            Block::Centred => {
+                for m in 0..l.n_groups {
+                    grad[l.z + m] += d_eta_group[m];
+                }
             }
-        } else {
-            grad[0] += d_eta_group.iter().sum::<f64>();
-            grad[1] += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
-            for m in 0..l.n_groups {
-                grad[l.z + m] += tau * d_eta_group[m];
+            Block::NonCentred => {
+                let i = l.mu0.unwrap_or(0);
+                grad[i] += d_eta_group.iter().sum::<f64>();
+                g_ln_tau += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
+                for m in 0..l.n_groups {
+                    grad[l.z + m] += tau * d_eta_group[m];
+                }
+            }
+            Block::Conditional { .. } => {
+                // With a = s^2 / tau^2: d eta / d zeta = s, d eta / d mu0 = a, d e / d mu0 = a - 1,
+                // d eta / d ln tau = a (2 (c - mu0) + s zeta) with c - mu0 = e - s zeta, and
+                // d/d ln tau of (-e^2 / (2 tau^2) - ln tau + ln s) at fixed eta adds
+                // e^2 / tau^2 - 1 + a.
+                let (i, t2) = (l.mu0.unwrap_or(0), tau * tau);
+                for m in 0..l.n_groups {
+                    let (s, e) = cond[m];
+                    let a = s * s / t2;
+                    let zeta = th[l.z + m];
+                    let gm = d_eta_group[m] - e / t2;
+                    grad[l.z + m] += s * gm;
+                    grad[i] += d_eta_group[m] * a - e * (a - 1.0) / t2;
+                    g_ln_tau += gm * a * (2.0 * (e - s * zeta) + s * zeta) + e * e / t2 - 1.0 + a;
+                }
             }
         }
         if let Some(i) = l.log_sg {
@@ -306,6 +445,11 @@ impl Posterior for BetaBinomialModel {
                 grad[l.z_gamma + r] += sg * d_eta_pair[r];
             }
             grad[i] += sg * (0..l.n_pairs).map(|r| th[l.z_gamma + r] * d_eta_pair[r]).sum::<f64>();
+            grad[i] = grad[i] * sg_map.0 + sg_map.1;
+        }
+        grad[l.tau] = g_ln_tau * mt.d_ln_s + mt.d_ln_jac;
+        for (k, mp) in phis.iter().enumerate() {
+            grad[l.log_phi + k] = grad[l.log_phi + k] * mp.d_ln_s + mp.d_ln_jac;
         }
         lp
     }
@@ -314,9 +458,17 @@ impl Posterior for BetaBinomialModel {
         &self.outputs
     }
 
-    fn constrain(&self, th: &[f64], out: &mut [f64]) {
+    fn aux_dim(&self) -> usize {
+        usize::from(self.block == Block::Centred)
+    }
+
+    fn constrain(&self, th: &[f64], aux: &[f64], out: &mut [f64]) {
         let l = self.layout;
-        let (mu0, tau) = (th[0], th[1].exp());
+        let tau = self.tau_map.eval(th[l.tau]).s;
+        let mu0 = match l.mu0 {
+            Some(i) => th[i],
+            None => self.mu0_given(th[l.z..l.z + l.n_groups].iter().sum(), tau, aux[0]),
+        };
         let mut k = 0;
         let mut put = |v: f64| {
             out[k] = v;
@@ -325,16 +477,16 @@ impl Posterior for BetaBinomialModel {
         put(mu0);
         put(tau);
         for i in 0..l.n_phi {
-            put(th[l.log_phi + i].exp());
+            put(self.phi_map.eval(th[l.log_phi + i]).s);
         }
-        if let Some(i) = l.log_sg {
-            put(th[i].exp());
+        let sg = l.log_sg.map(|i| self.sg_map.eval(th[i]).s);
+        if let Some(sg) = sg {
+            put(sg);
         }
         for m in 0..l.n_groups {
             put(logistic(self.logit_p(th, m, mu0, tau)));
         }
-        if let Some(i) = l.log_sg {
-            let sg = th[i].exp();
+        if let Some(sg) = sg {
             for r in 0..l.n_pairs {
                 put(sg * th[l.z_gamma + r]);
             }
@@ -365,6 +517,17 @@ impl Posterior for BetaBinomialModel {
 
     fn device_model(&self, data_set: u32) -> std::result::Result<super::gaussian::device::DeviceModel, String> {
         self.flatten(data_set)
+    }
+
+    fn form(&self) -> String {
+        match self.block {
+            Block::Centred => "logit p[m] centred, mu0 integrated out".into(),
+            Block::NonCentred => "logit p[m] non-centred".into(),
+            Block::Conditional { .. } => {
+                "logit p[m] conditionally centred (mean and sd of its normal-approximated conditional given mu0, tau)"
+                    .into()
+            }
+        }
     }
 
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
@@ -412,6 +575,8 @@ mod tests {
             (true, false, Parameterization::Centered),
             (false, true, Parameterization::Centered),
             (true, true, Parameterization::NonCentered),
+            (false, false, Parameterization::Auto),
+            (true, true, Parameterization::Auto),
         ] {
             {
                 let opts = BetaBinomialOptions {
@@ -421,10 +586,11 @@ mod tests {
                     ..Default::default()
                 };
                 let model = BetaBinomialModel::new(&d, opts);
+                let l = model.layout;
                 let th: Vec<f64> = (0..model.dim())
                     .map(|i| {
                         0.2 * ((i * 13 % 7) as f64 / 7.0 - 0.5)
-                            + if i >= 4 && i < 4 + model.layout.n_phi { 3.0 } else { 0.0 }
+                            + if i >= l.log_phi && i < l.log_phi + l.n_phi { 3.0 } else { 0.0 }
                     })
                     .collect();
                 let err = gradient_error(&model, &th);
@@ -459,17 +625,18 @@ mod tests {
         let mut g = [0.0; 5];
         let lp = model.logp(&th, &mut g);
         let pri = BetaBinomialOptions::default().priors;
-        let prior = pri.mu0.logp_grad(th[0]).0 + pri.tau.logp_grad_log(th[1], 0.0).0
+        let (tau, phi) = (ScaleMap::for_prior(&pri.tau).eval(th[1]), ScaleMap::for_prior(&pri.phi).eval(th[4]));
+        let prior = pri.mu0.logp_grad(th[0]).0 + pri.tau.logp_grad(tau.s).0 + tau.ln_jac
             - 0.5 * (th[2] * th[2] + th[3] * th[3])
-            + pri.phi.logp_grad_log(th[4], 0.0).0;
+            + pri.phi.logp_grad(phi.s).0
+            + phi.ln_jac;
         use statrs::function::gamma::ln_gamma;
         let lbeta = |x: f64, y: f64| ln_gamma(x) + ln_gamma(y) - ln_gamma(x + y);
-        let phi = th[4].exp();
         let data: f64 = obs
             .iter()
             .map(|&(m, k, n)| {
-                let p = logistic(th[0] + th[1].exp() * if m == "A" { th[2] } else { th[3] });
-                let (a, b) = (p * phi, (1.0 - p) * phi);
+                let p = logistic(th[0] + tau.s * if m == "A" { th[2] } else { th[3] });
+                let (a, b) = (p * phi.s, (1.0 - p) * phi.s);
                 lbeta(k + a, n - k + b) - lbeta(a, b)
             })
             .sum();
@@ -487,15 +654,46 @@ mod tests {
         let mut g = [0.0; 4];
         let lp = model.logp(&th, &mut g);
         let pri = BetaBinomialOptions::default().priors;
-        let prior = pri.mu0.logp_grad(th[0]).0 + pri.tau.logp_grad_log(th[1], 0.0).0 - 0.5 * th[2] * th[2]
-            + pri.phi.logp_grad_log(th[3], 0.0).0;
-        let p = logistic(th[0] + th[1].exp() * th[2]);
-        let phi = th[3].exp();
-        let (a, b) = (p * phi, (1.0 - p) * phi);
+        let (tau, phi) = (ScaleMap::for_prior(&pri.tau).eval(th[1]), ScaleMap::for_prior(&pri.phi).eval(th[3]));
+        let prior = pri.mu0.logp_grad(th[0]).0 + pri.tau.logp_grad(tau.s).0 + tau.ln_jac - 0.5 * th[2] * th[2]
+            + pri.phi.logp_grad(phi.s).0
+            + phi.ln_jac;
+        let p = logistic(th[0] + tau.s * th[2]);
+        let (a, b) = (p * phi.s, (1.0 - p) * phi.s);
         // pmf / C(n, k) = B(k + a, n - k + b) / B(a, b)
         use statrs::function::gamma::ln_gamma;
         let lbeta = |x: f64, y: f64| ln_gamma(x) + ln_gamma(y) - ln_gamma(x + y);
         let want = lbeta(7.0 + a, 3.0 + b) - lbeta(a, b);
         assert!((lp - prior - want).abs() < 1e-10);
+    }
+
+    /// The centred form's prior of the logits with mu0 integrated out against the bivariate
+    /// (here M = 2) normal density of eta, and mu0's conditional draw against Normal-Normal
+    /// conjugacy done by hand.
+    #[test]
+    fn integrated_mu0_is_the_normal_marginal_and_its_draw_the_conditional() {
+        let d = design();
+        let opts = BetaBinomialOptions { mu_parameterization: Parameterization::Centered, ..Default::default() };
+        let model = BetaBinomialModel::new(&d, opts);
+        assert!(model.block == Block::Centred && model.layout.mu0.is_none() && model.aux_dim() == 1);
+        let (a, b) = (0.0, 2.5); // the default mu0 prior
+        for (eta, tau) in [([1.2, 2.9], 0.7), ([0.1, 0.15], 0.02), ([-3.0, 4.0], 3.0)] {
+            let mut g = [0.0; 2];
+            let (lp, _) = model.integrated_prior(&eta, tau, &mut g);
+            // Covariance [[b^2 + tau^2, b^2], [b^2, b^2 + tau^2]].
+            let (v, c) = (b * b + tau * tau, b * b);
+            let det = v * v - c * c;
+            let (x, y) = (eta[0] - a, eta[1] - a);
+            let quad = (v * x * x - 2.0 * c * x * y + v * y * y) / det;
+            let want = -0.5 * quad - 0.5 * det.ln();
+            assert!((lp - want).abs() < 1e-9 * (1.0 + want.abs()), "{lp} vs {want}");
+            // mu0 | eta, tau: precision 1/b^2 + 2/tau^2.
+            let prec = 1.0 / (b * b) + 2.0 / (tau * tau);
+            let mean = (a / (b * b) + (eta[0] + eta[1]) / (tau * tau)) / prec;
+            let (at0, at1) = (model.mu0_given(eta[0] + eta[1], tau, 0.0), model.mu0_given(eta[0] + eta[1], tau, 1.0));
+            assert!((at0 - mean).abs() < 1e-12 && ((at1 - at0) - prec.powf(-0.5)).abs() < 1e-12);
+        }
+        let th: Vec<f64> = (0..model.dim()).map(|i| 0.3 * (i as f64 - 1.0)).collect();
+        assert!(gradient_error(&model, &th) < 1e-6);
     }
 }

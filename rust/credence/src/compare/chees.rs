@@ -7,54 +7,85 @@
 //! Per design, `superchains x chains_per_superchain` chains run in lockstep: every chain takes
 //! the same number of leapfrog steps in an iteration, so a GPU warp never waits on a longer
 //! trajectory (this is what makes the algorithm fit SIMD hardware, unlike NUTS). The chains of
-//! a superchain start from one point drawn uniform(-2, 2) on the unconstrained scale (Stan's
-//! default range), the setting nested R-hat assumes. Iteration t:
+//! a superchain start from one point, the setting nested R-hat assumes: a draw from the
+//! Laplace approximation of the posterior on the unconstrained scale (its mode, found by
+//! damped Newton steps, plus its covariance's Cholesky factor times standard normals, each
+//! variance capped at 4 so that a nearly flat coordinate does not scatter the starts into the
+//! prior's tails; `laplace.rs`), or uniform(-2, 2) per coordinate (Stan's default range) when
+//! no finite mode with a negative definite Hessian is found. The first metric is the Laplace
+//! variances (1 without them). Iteration t:
 //!
 //! 1. jitter h_t in (0, 1): the base-2 Halton (van der Corput) sequence at t (the paper's
 //!    choice), or a uniform shared by all chains of the design;
 //! 2. n_t = ceil(h_t T / eps) leapfrog steps (at least 1, at most `max_leapfrog`) for every
 //!    chain, with momenta p ~ N(0, M) from the chain's own Philox stream and the diagonal mass
-//!    matrix M = diag(1 / inv_mass);
-//! 3. a Metropolis test per chain (a non-finite or > 1000 energy error is a divergence, with
-//!    acceptance 0);
+//!    matrix M = diag(1 / inv_mass). With `walnuts` (default 2), a step along which the
+//!    Hamiltonian varies by more than that is redone in 2^k steps of eps / 2^k (k <= 8, the
+//!    first within the tolerance kept) with a reversibility check ([`Trajectory`]; WALNUTS'
+//!    within-orbit adaptation, Bou-Rabee, Carpenter, Kleppe & Liu 2025, for a fixed number of
+//!    steps). This is what keeps the funnel-shaped corners of small hierarchical designs
+//!    (tau or a sigma near 0) free of divergences without shrinking eps everywhere;
+//! 3. a Metropolis test per chain. A divergence is a step still over the tolerance after 8
+//!    halvings, a non-finite step, or a non-finite or > 1000 energy error (acceptance 0); a
+//!    proposal whose halvings fail the reversibility check is rejected, not counted as one;
 //! 4. during warmup:
 //!    - the step size by dual averaging (Hoffman & Gelman 2014, Stan's constants gamma 0.05,
-//!      t0 10, kappa 0.75) on the *mean* acceptance probability across the chains;
+//!      t0 10, kappa 0.75) on the *mean* acceptance probability across the chains, computed
+//!      from each trajectory's full-size first attempts ([`TrajectoryRun::coarse_accept`]; the
+//!      halved steps keep the energy error small whatever eps is, so their acceptance says
+//!      nothing about it);
 //!    - log T by Adam on the ChEES criterion, 1/4 E\[(||theta' - E theta'||^2 -
 //!      ||theta - E theta||^2)^2\], whose gradient in T is estimated per chain as
 //!      h_t (||theta'_c - mean'||^2 - ||theta_c - mean||^2) ((theta'_c - mean') . v'_c)
 //!      (v' = M^-1 p' the velocity at the trajectory's end) and averaged over chains with the
 //!      acceptance probabilities as weights (the proposal mean is also acceptance weighted);
-//!    - the inverse mass matrix from the variance of all chains' states pooled over a window of
-//!      iterations (Stan's windows: 75 iterations first, then windows of 25, 50, 100, ..., the
-//!      last max(50, warmup / 4) iterations with the metric fixed, longer than Stan's 50 so
-//!      that T can climb after its restart; 15% / 75% / 10% for warmups under 175), regularised like Stan's ((n / (n + 5)) var + 1e-3 (5 / (n + 5))); after each
-//!      update the step size is re-initialised (doubling / halving until the mean one-step
-//!      acceptance crosses 1/2) and dual averaging restarts at mu = ln(10 eps);
+//!    - the metric: with the Laplace variances it stays fixed (the chains start adapted, so
+//!      only eps and T adapt). Without them, the inverse mass matrix from the variance of all
+//!      chains' states pooled over a window of iterations (Stan's windows: 75 iterations
+//!      first, then windows of 25, 50, 100, ..., the last max(50, warmup / 4) iterations with
+//!      the metric fixed, longer than Stan's 50 so that T can climb after its restart; 15% /
+//!      75% / 10% for warmups under 175), regularised like Stan's ((n / (n + 5)) var + 1e-3
+//!      (5 / (n + 5))); after each update the step size is re-initialised (doubling /
+//!      halving until the mean one-step acceptance crosses 1/2) and dual averaging restarts
+//!      at mu = ln(10 eps);
 //! 5. after warmup eps is dual averaging's averaged iterate and T the moving average of log T
 //!    (weights t^-0.75 since the last metric update, as in BlackJAX); both stay fixed while
 //!    the draws are kept, and the jitter goes on.
+//!
+//! For the collapsed Gaussian model (what a Normal likelihood gets) the sampled coordinates are
+//! the log-scales in the pooled geometry ([`Geometry::Pooled`]); the location effects of every
+//! kept draw are drawn from their exact conditional Gaussian with the chain's own auxiliary
+//! stream (`AUX_STREAM | chain`), on the host.
 //!
 //! # Choices the paper leaves open (defaults of [`CheesSettings`])
 //!
 //! - 16 superchains x 4 chains (64 chains per design): 16 superchains give nested R-hat's
 //!   between-superchain variance 15 degrees of freedom; 4 chains per superchain let the
 //!   within-superchain spread show when chains have not forgotten their start.
-//! - 400 warmup iterations, 100 kept draws per chain (6400 draws per design).
-//! - Initial step size from the doubling / halving heuristic above; T starts at eps (one step)
-//!   and restarts there after every metric update, with Adam's state: Adam then climbs to the
-//!   criterion's first maximum under the new metric. Without the restart, T learned under the
-//!   unit metric (long, for a coordinate with sd 5) stayed at a later local maximum of the
-//!   criterion after the metric was learned: 4.3 leapfrog steps per iteration, a rotation of
-//!   4.4 rad on a whitened normal (a U-turn past pi), against 1.4 rad with the restart.
+//! - 150 warmup iterations, 100 kept draws per chain (6400 draws per design). With the Laplace
+//!   start and metric, 150 iterations reach what 400 with Stan's windows did (benches/README.md,
+//!   "Clean fits on small designs").
+//! - Initial step size from the doubling / halving heuristic above. With the Laplace metric T
+//!   starts at pi / 2 (a quarter period of a standard normal in the whitened coordinates, never
+//!   less than one step); otherwise T starts at eps (one step) and restarts there after every
+//!   metric update, with Adam's state: Adam then climbs to the criterion's first maximum under
+//!   the new metric. Without the restart, T learned under the unit metric (long, for a
+//!   coordinate with sd 5) stayed at a later local maximum of the criterion after the metric
+//!   was learned: 4.3 leapfrog steps per iteration, a rotation of 4.4 rad on a whitened normal
+//!   (a U-turn past pi), against 1.4 rad with the restart.
 //! - Adam without momentum (beta1 = 0, beta2 = 0.95, learning rate 0.025 on log T; the values
 //!   of the TFP and BlackJAX implementations), T capped at `max_leapfrog` (1000) steps.
 //! - Target mean acceptance 0.8, the crate's NUTS default, rather than the paper's 0.651:
 //!   hierarchical posteriors have narrow regions (small tau) where a larger step diverges, and
 //!   simulation-based calibration is the check (tests/chees.rs).
+//! - Step-halving tolerance 2 (the energy range along one step), as for NUTS
+//!   ([`SamplerSettings::walnuts`]).
 //! - The ChEES criterion is evaluated in the coordinates whitened by the current mass matrix
 //!   (theta_i / sqrt(inv_mass_i)), so a well-identified coordinate with a tiny posterior sd
 //!   counts as much as a loose one; the paper works in the original coordinates.
+//! - Convergence is judged by nested R-hat (Margossian et al. 2024), the diagnostic made for
+//!   many short chains; the classic split R-hat of 100-draw chains is biased upwards by their
+//!   shortness and is reported, not used as the criterion.
 //!
 //! # Random numbers and reproducibility
 //!
@@ -70,7 +101,10 @@
 //! inverse mass matrix one `dim` slice per design. The kernel (`kernels/chees.cu`,
 //! [`crate::backend::fit_many_chees_on`]) runs the transitions: one thread per chain and one
 //! block per design, every chain of a design with the same n_t steps (a chain whose
-//! trajectory turns non-finite stops stepping, as here, while the others go on), the Philox
+//! trajectory turns non-finite stops stepping, as here, while the others go on; a chain that
+//! halves a step takes its extra steps while the others wait, which costs little because
+//! halving is rare away from the funnels' necks), the log density of every model kind
+//! (uncollapsed and collapsed Gaussian, beta-binomial) repeated operation for operation, the Philox
 //! state (block counter and spare normal) kept in device memory between launches. The
 //! cross-chain reductions (mean acceptance, the two means and the ChEES gradient, the window
 //! variance) and the adaptation stay on the host ([`ChainMover`], [`ChainDevice`]), so each
@@ -82,8 +116,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::collapsed::Geometry;
 use super::design::Design;
 use super::fit::{Fit, FitOptions, assemble, prepare};
+use super::laplace::laplace;
 use super::model::{Family, Posterior};
 use super::nested_rhat::nested_rhat;
 use super::philox::{INIT_STREAM, Stream};
@@ -92,6 +128,10 @@ use crate::error::{Error, Result};
 
 /// Stream index of a design's shared uniform jitter.
 const JITTER_STREAM: u32 = 0x4000_0000;
+
+/// Bit of the stream index of a chain's auxiliary normals (the collapsed model's location
+/// draws, host side only): `AUX_STREAM | chain`.
+const AUX_STREAM: u32 = 0x2000_0000;
 
 /// How the trajectory length is jittered from iteration to iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -125,6 +165,15 @@ pub struct CheesSettings {
     pub max_leapfrog: usize,
     /// Jitter of the trajectory length.
     pub jitter: Jitter,
+    /// Within-orbit adaptive step sizes (see [`SamplerSettings::walnuts`](super::SamplerSettings)):
+    /// a leapfrog step along which the energy varies by more than this is halved (up to 8
+    /// times) with a reversibility check; `None` keeps every step at the adapted size.
+    #[serde(default = "default_walnuts")]
+    pub walnuts: Option<f64>,
+}
+
+fn default_walnuts() -> Option<f64> {
+    Some(2.0)
 }
 
 impl Default for CheesSettings {
@@ -132,13 +181,14 @@ impl Default for CheesSettings {
         Self {
             superchains: 16,
             chains_per_superchain: 4,
-            warmup: 400,
+            warmup: 150,
             draws: 100,
             seed: 1,
             target_accept: 0.8,
             learning_rate: 0.025,
             max_leapfrog: 1000,
             jitter: Jitter::Halton,
+            walnuts: default_walnuts(),
         }
     }
 }
@@ -157,8 +207,8 @@ impl CheesSettings {
         if self.chains_per_superchain == 0 {
             return Err(Error::argument("chains_per_superchain", self.chains_per_superchain, "at least 1"));
         }
-        if self.chains() > INIT_STREAM as usize {
-            return Err(Error::argument("chains", self.chains(), format!("at most {}", INIT_STREAM)));
+        if self.chains() > AUX_STREAM as usize {
+            return Err(Error::argument("chains", self.chains(), format!("at most {AUX_STREAM}")));
         }
         if self.draws < 4 {
             return Err(Error::argument("draws", self.draws, "at least 4 (diagnostics split chains in half)"));
@@ -249,11 +299,12 @@ pub(crate) fn fit_indexed_on(
             draws: s.draws,
             seed: s.seed,
             target_accept: s.target_accept,
+            walnuts: s.walnuts,
             ..Default::default()
         },
         higher_is_better: options.higher_is_better,
     };
-    let prepared = prepare(design, &fit_options, None)?;
+    let prepared = prepare(design, &fit_options, None, Geometry::Pooled)?;
     let run = run_chees_on(prepared.model.as_ref(), &s, data_set, device)?;
     let mut fit = assemble(design, &fit_options, prepared, &run.chains, start);
     let nested = fit
@@ -376,12 +427,14 @@ impl DualAveraging {
 /// Philox streams itself (initialised from the host's [`Ensemble::new`]) and writes back what
 /// the adaptation needs.
 pub(crate) trait ChainMover: Send {
-    /// One transition of every chain (as [`Ensemble::transition`]) under the metric `inv_mass`.
+    /// One transition of every chain (as [`Ensemble::transition`]) under the metric `inv_mass`,
+    /// each step halved as [`Trajectory::run`] does when `max_error` is given.
     fn transition(
         &mut self,
         eps: f64,
         steps: usize,
         move_chains: bool,
+        max_error: Option<f64>,
         inv_mass: &[f64],
         out: &mut MoverOut<'_>,
     ) -> Result<()>;
@@ -399,6 +452,8 @@ pub(crate) struct MoverOut<'b> {
     pub lp: &'b mut [f64],
     /// Acceptance probabilities.
     pub accept: &'b mut [f64],
+    /// The acceptance the step size adapts to ([`TrajectoryRun::coarse_accept`]).
+    pub adapt_accept: &'b mut [f64],
     /// Divergence flags.
     pub divergent: &'b mut [bool],
     /// Hamiltonian at the kept points.
@@ -419,6 +474,213 @@ pub(crate) trait ChainDevice: Sync {
     ) -> Result<Box<dyn ChainMover + 'a>>;
 }
 
+/// How a trajectory ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// All its steps were taken.
+    Done,
+    /// A step stayed non-finite, or above the energy tolerance after every halving.
+    Divergent,
+    /// A halved step would not be chosen from its end point backwards: the proposal is
+    /// rejected to keep the map an involution (not a divergence).
+    Irreversible,
+}
+
+/// What a trajectory returns besides its end point (in the caller's q, p, g).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TrajectoryRun {
+    /// ln p at the end point.
+    pub lp: f64,
+    /// Gradient evaluations, halved steps and reversibility checks included.
+    pub evals: u64,
+    pub end: End,
+    /// Sum of the energy changes of each step's first (full-size) attempt: the trajectory's
+    /// energy error had no step been halved (infinite when a first attempt was not finite).
+    pub coarse_error: f64,
+}
+
+impl TrajectoryRun {
+    /// The acceptance the step size adapts to: that of the full-size steps, as WALNUTS adapts
+    /// to its first attempts (the halved steps keep the energy error small whatever the step
+    /// size, so their acceptance says nothing about it).
+    pub fn coarse_accept(&self) -> f64 {
+        if self.coarse_error.is_finite() { (-self.coarse_error).exp().min(1.0) } else { 0.0 }
+    }
+}
+
+/// One HMC trajectory of a fixed number of leapfrog steps of size eps under a diagonal metric.
+/// With `max_error`, a step along which the Hamiltonian varies by more than that (largest minus
+/// smallest value over its points) is integrated again from its start in 2^k steps of size
+/// eps / 2^k, k = 1..=8, the first k within the tolerance taken (WALNUTS' within-orbit
+/// adaptation, Bou-Rabee, Carpenter, Kleppe & Liu 2025, for a fixed-length trajectory).
+/// Reversibility: a step that needed k > 0 halvings is kept only if no coarser k' < k would be
+/// within the tolerance integrating backwards from its end; otherwise the proposal is
+/// rejected, which keeps the proposal map an involution and the sampler exact. A step that
+/// needs more than 8 halvings, or is not finite, is a divergence. Without halvings (the usual
+/// case away from walls) this is plain leapfrog integration, operation for operation.
+pub(crate) struct Trajectory<'p> {
+    pub post: &'p dyn Posterior,
+    pub inv_mass: &'p [f64],
+    pub eps: f64,
+    pub max_error: Option<f64>,
+}
+
+/// Outcome of one attempt at a step.
+enum Attempt {
+    /// Within the tolerance: ln p and the Hamiltonian at the end, and the energy change.
+    Within {
+        lp: f64,
+        h: f64,
+        change: f64,
+    },
+    /// Over it; the energy change of the attempt's last point.
+    Over {
+        change: f64,
+    },
+    NotFinite,
+}
+
+/// The most halvings of one step.
+pub(crate) const MAX_HALVINGS: u32 = 8;
+
+impl Trajectory<'_> {
+    /// One leapfrog step of size h (half kick, drift, gradient, half kick): ln p at the new q.
+    fn leapfrog(&self, q: &mut [f64], p: &mut [f64], g: &mut [f64], h: f64) -> f64 {
+        for i in 0..q.len() {
+            p[i] += 0.5 * h * g[i];
+            q[i] += h * self.inv_mass[i] * p[i];
+        }
+        let lp = self.post.logp(q, g);
+        if lp.is_finite() && g.iter().all(|v| v.is_finite()) {
+            for i in 0..q.len() {
+                p[i] += 0.5 * h * g[i];
+            }
+        }
+        lp
+    }
+
+    fn hamiltonian(&self, lp: f64, p: &[f64]) -> f64 {
+        let kinetic: f64 = p.iter().zip(self.inv_mass).map(|(pi, im)| 0.5 * pi * pi * im).sum();
+        -lp + kinetic
+    }
+
+    /// 2^k steps of size eps / 2^k from (q, p, g), whose Hamiltonian is `h_start`, stopping as
+    /// soon as the Hamiltonian's range exceeds `max_error`.
+    #[allow(clippy::too_many_arguments)] // the kernel's signature, state passed in place
+    fn attempt(
+        &self,
+        q: &mut [f64],
+        p: &mut [f64],
+        g: &mut [f64],
+        h_start: f64,
+        k: u32,
+        max_error: f64,
+        evals: &mut u64,
+    ) -> Attempt {
+        let m = 1u64 << k;
+        let h = self.eps / m as f64;
+        let (mut hi, mut lo) = (h_start, h_start);
+        let mut out = Attempt::NotFinite;
+        for _ in 0..m {
+            let lp = self.leapfrog(q, p, g, h);
+            *evals += 1;
+            if !(lp.is_finite() && g.iter().all(|v| v.is_finite())) {
+                return Attempt::NotFinite;
+            }
+            let e = self.hamiltonian(lp, p);
+            if !e.is_finite() {
+                return Attempt::NotFinite;
+            }
+            hi = hi.max(e);
+            lo = lo.min(e);
+            if hi - lo > max_error {
+                return Attempt::Over { change: e - h_start };
+            }
+            out = Attempt::Within { lp, h: e, change: e - h_start };
+        }
+        out
+    }
+
+    /// Runs `steps` steps from (q, p, g) with ln p `lp` and Hamiltonian `h0`, leaving the end
+    /// point in (q, p, g); `scratch` holds at least 3 dim values.
+    #[allow(clippy::too_many_arguments)] // the kernel's signature, state passed in place
+    pub fn run(
+        &self,
+        q: &mut [f64],
+        p: &mut [f64],
+        g: &mut [f64],
+        lp: f64,
+        h0: f64,
+        steps: usize,
+        scratch: &mut [f64],
+    ) -> TrajectoryRun {
+        let d = q.len();
+        let mut run = TrajectoryRun { lp, evals: 0, end: End::Done, coarse_error: 0.0 };
+        let Some(max_error) = self.max_error else {
+            let mut finite = true;
+            for _ in 0..steps {
+                run.lp = self.leapfrog(q, p, g, self.eps);
+                run.evals += 1;
+                if !(run.lp.is_finite() && g.iter().all(|v| v.is_finite())) {
+                    finite = false;
+                    break;
+                }
+            }
+            run.end = if finite { End::Done } else { End::Divergent };
+            run.coarse_error = if finite { self.hamiltonian(run.lp, p) - h0 } else { f64::INFINITY };
+            return run;
+        };
+        let (sq, rest) = scratch.split_at_mut(d);
+        let (sp, rest) = rest.split_at_mut(d);
+        let sg = &mut rest[..d];
+        let mut h_now = h0;
+        for _ in 0..steps {
+            sq.copy_from_slice(q);
+            sp.copy_from_slice(p);
+            sg.copy_from_slice(g);
+            let mut chosen = None;
+            for k in 0..=MAX_HALVINGS {
+                if k > 0 {
+                    q.copy_from_slice(sq);
+                    p.copy_from_slice(sp);
+                    g.copy_from_slice(sg);
+                }
+                match self.attempt(q, p, g, h_now, k, max_error, &mut run.evals) {
+                    Attempt::Within { lp, h, change } => {
+                        if k == 0 {
+                            run.coarse_error += change;
+                        }
+                        (run.lp, h_now) = (lp, h);
+                        chosen = Some(k);
+                        break;
+                    }
+                    Attempt::Over { change } if k == 0 => run.coarse_error += change,
+                    Attempt::NotFinite if k == 0 => run.coarse_error = f64::INFINITY,
+                    _ => {}
+                }
+            }
+            let Some(k) = chosen else {
+                run.end = End::Divergent;
+                return run;
+            };
+            // Backwards from the end, with the momentum reversed, no coarser attempt may be
+            // within the tolerance.
+            for coarser in 0..k {
+                sq.copy_from_slice(q);
+                sg.copy_from_slice(g);
+                for (b, x) in sp.iter_mut().zip(p.iter()) {
+                    *b = -x;
+                }
+                if let Attempt::Within { .. } = self.attempt(sq, sp, sg, h_now, coarser, max_error, &mut run.evals) {
+                    run.end = End::Irreversible;
+                    return run;
+                }
+            }
+        }
+        run
+    }
+}
+
 /// The chains of one design as flat chain-major arrays.
 pub(crate) struct Ensemble<'a> {
     post: &'a dyn Posterior,
@@ -428,15 +690,25 @@ pub(crate) struct Ensemble<'a> {
     pub(crate) grad: Vec<f64>,
     pub(crate) logp: Vec<f64>,
     pub(crate) inv_mass: Vec<f64>,
+    /// Whether the chains start from the Laplace approximation, with its variances as the metric.
+    laplace: bool,
     pub(crate) streams: Vec<Stream>,
-    gradient_evals: Vec<u64>,
+    pub(crate) gradient_evals: Vec<u64>,
     // Per-iteration scratch: proposals, end momenta, acceptance probabilities.
     pub(crate) q: Vec<f64>,
     g: Vec<f64>,
     pub(crate) p: Vec<f64>,
     pub(crate) lp: Vec<f64>,
     pub(crate) accept: Vec<f64>,
+    /// The acceptance of the trajectory as if no leapfrog step had been halved (what the step
+    /// size adapts to; equal to `accept` when none was).
+    pub(crate) adapt_accept: Vec<f64>,
     pub(crate) divergent: Vec<bool>,
+    /// The largest energy variation within one leapfrog step before it is halved (WALNUTS;
+    /// `None`: fixed steps).
+    max_error: Option<f64>,
+    /// The trajectory's saved states (see [`Trajectory::run`]).
+    scratch: Vec<f64>,
     /// Hamiltonian at each chain's kept point after the last transition (`energy__`).
     pub(crate) energy: Vec<f64>,
     /// The device the transitions run on (`None`: this CPU).
@@ -450,13 +722,25 @@ impl<'a> Ensemble<'a> {
         let mut pos = vec![0.0; n * dim];
         let mut grad = vec![0.0; n * dim];
         let mut logp = vec![0.0; n];
+        // Superchains start around the posterior: the Laplace approximation's mode plus its
+        // covariance's factor (variances capped at 4) times standard normals (uniform(-2, 2) on
+        // the unconstrained scale, Stan's default, when there is no Laplace approximation).
+        let approx = laplace(post, &vec![0.0; dim]);
         for k in 0..s.superchains {
             let mut init = Stream::new(s.seed, data_set, INIT_STREAM | k as u32);
             let mut point = vec![0.0; dim];
             let mut g = vec![0.0; dim];
             let mut tries = 0;
             let lp = loop {
-                point.iter_mut().for_each(|x| *x = 4.0 * init.uniform() - 2.0);
+                match &approx {
+                    Some(a) => {
+                        let z: Vec<f64> = (0..dim).map(|_| init.normal()).collect();
+                        for (i, x) in point.iter_mut().enumerate() {
+                            *x = a.mode[i] + (0..=i).map(|j| a.chol[i * dim + j] * z[j]).sum::<f64>();
+                        }
+                    }
+                    None => point.iter_mut().for_each(|x| *x = 4.0 * init.uniform() - 2.0),
+                }
                 let lp = post.logp(&point, &mut g);
                 if lp.is_finite() && g.iter().all(|v| v.is_finite()) {
                     break lp;
@@ -465,7 +749,7 @@ impl<'a> Ensemble<'a> {
                 if tries == 100 {
                     return Err(Error::Sampler {
                         chain: (k * s.chains_per_superchain) as u64,
-                        message: "no finite log density at 100 initial points drawn uniform(-2, 2)".into(),
+                        message: "no finite log density at 100 initial points".into(),
                     });
                 }
             };
@@ -475,6 +759,12 @@ impl<'a> Ensemble<'a> {
                 logp[c] = lp;
             }
         }
+        // The first metric: the Laplace variances.
+        let laplace = approx.is_some();
+        let inv_mass = match &approx {
+            Some(a) => a.var.clone(),
+            None => vec![1.0; dim],
+        };
         Ok(Self {
             post,
             dim,
@@ -486,10 +776,14 @@ impl<'a> Ensemble<'a> {
             pos,
             grad,
             logp,
-            inv_mass: vec![1.0; dim],
+            inv_mass,
+            laplace,
             streams: (0..n).map(|c| Stream::new(s.seed, data_set, c as u32)).collect(),
             gradient_evals: vec![1; n],
             accept: vec![0.0; n],
+            adapt_accept: vec![0.0; n],
+            max_error: s.walnuts,
+            scratch: vec![0.0; 6 * dim],
             divergent: vec![false; n],
             energy: vec![f64::NAN; n],
             mover: None,
@@ -513,11 +807,12 @@ impl<'a> Ensemble<'a> {
                 p: &mut self.p,
                 lp: &mut self.lp,
                 accept: &mut self.accept,
+                adapt_accept: &mut self.adapt_accept,
                 divergent: &mut self.divergent,
                 energy: &mut self.energy,
                 gradient_evals: &mut self.gradient_evals,
             };
-            return mover.transition(eps, steps, move_chains, &self.inv_mass, &mut out);
+            return mover.transition(eps, steps, move_chains, self.max_error, &self.inv_mass, &mut out);
         }
         let d = self.dim;
         for c in 0..self.n {
@@ -532,29 +827,22 @@ impl<'a> Ensemble<'a> {
                 kinetic0 += 0.5 * *pi * *pi * im;
             }
             let h0 = -self.logp[c] + kinetic0;
-            let mut lp = f64::NAN;
-            let mut finite = true;
-            for _ in 0..steps {
-                for i in 0..d {
-                    p[i] += 0.5 * eps * g[i];
-                    q[i] += eps * self.inv_mass[i] * p[i];
-                }
-                lp = self.post.logp(q, g);
-                self.gradient_evals[c] += 1;
-                if !(lp.is_finite() && g.iter().all(|v| v.is_finite())) {
-                    finite = false;
-                    break;
-                }
-                for i in 0..d {
-                    p[i] += 0.5 * eps * g[i];
-                }
-            }
+            let trajectory = Trajectory { post: self.post, inv_mass: &self.inv_mass, eps, max_error: self.max_error };
+            let run = trajectory.run(q, p, g, self.logp[c], h0, steps, &mut self.scratch);
+            let coarse_accept = run.coarse_accept();
+            self.gradient_evals[c] += run.evals;
+            let lp = run.lp;
             let kinetic1: f64 = p.iter().zip(&self.inv_mass).map(|(pi, im)| 0.5 * pi * pi * im).sum();
             let h1 = -lp + kinetic1;
             let error = h1 - h0;
-            let (alpha, divergent) =
-                if finite && error.is_finite() { ((-error).exp().min(1.0), error > 1000.0) } else { (0.0, true) };
+            let (alpha, divergent) = match run.end {
+                End::Divergent => (0.0, true),
+                End::Irreversible => (0.0, false),
+                End::Done if error.is_finite() => ((-error).exp().min(1.0), error > 1000.0),
+                End::Done => (0.0, true),
+            };
             self.accept[c] = alpha;
+            self.adapt_accept[c] = coarse_accept;
             self.divergent[c] = divergent;
             self.lp[c] = lp;
             self.energy[c] = h0;
@@ -568,8 +856,10 @@ impl<'a> Ensemble<'a> {
         Ok(())
     }
 
+    /// Mean over chains of the acceptance statistic the step size adapts to (see
+    /// [`Trajectory`]).
     fn mean_accept(&self) -> f64 {
-        self.accept.iter().sum::<f64>() / self.n as f64
+        self.adapt_accept.iter().sum::<f64>() / self.n as f64
     }
 
     /// Stan's heuristic on the mean one-step acceptance: double or halve eps until the mean
@@ -650,11 +940,17 @@ pub(crate) fn run_chees_on<'a>(
     }
     let (n, d) = (ens.n, ens.dim);
     let warmup = s.warmup as usize;
-    let windows = metric_windows(warmup);
+    // With the Laplace approximation's variances as the metric the chains start adapted: only
+    // the step size and T adapt (re-estimating the metric from the chains' own states in
+    // Stan's windows, with T restarting after each update, needed 400 warmup iterations for
+    // what 150 reach without them; benches/README.md). Without it, Stan's windows.
+    let windows = if ens.laplace { Vec::new() } else { metric_windows(warmup) };
     let mut jitter_stream = Stream::new(s.seed, data_set, JITTER_STREAM);
     let mut eps = ens.reasonable_step(1.0)?;
     let mut da = DualAveraging::new(eps, s.target_accept);
-    let mut log_t = eps.ln();
+    // T starts at a quarter period of a standard normal in the metric's whitened coordinates
+    // when the metric is the Laplace one (Adam then tunes it), else at one step.
+    let mut log_t = if ens.laplace { std::f64::consts::FRAC_PI_2.ln().max(eps.ln()) } else { eps.ln() };
     let (mut adam_v, mut adam_t) = (0.0, 0i32);
     const BETA2: f64 = 0.95;
     let (mut log_t_avg, mut avg_t) = (log_t, 0.0f64);
@@ -668,6 +964,8 @@ pub(crate) fn run_chees_on<'a>(
     let mut divergences = vec![0usize; n];
     let mut stats: Vec<Vec<DrawStats>> = vec![Vec::with_capacity(s.draws as usize); n];
     let mut constrained = vec![0.0; post.outputs().len()];
+    let mut aux_streams: Vec<Stream> = (0..n).map(|c| Stream::new(s.seed, data_set, AUX_STREAM | c as u32)).collect();
+    let mut aux = vec![0.0; post.aux_dim()];
     let mut sampling_steps = 0usize;
     let total = warmup + s.draws as usize;
     let mut final_eps = eps;
@@ -701,7 +999,8 @@ pub(crate) fn run_chees_on<'a>(
                     divergent: ens.divergent[c],
                     energy: ens.energy[c],
                 });
-                post.constrain(&ens.pos[c * d..(c + 1) * d], &mut constrained);
+                aux.iter_mut().for_each(|z| *z = aux_streams[c].normal());
+                post.constrain(&ens.pos[c * d..(c + 1) * d], &aux, &mut constrained);
                 draws[c].extend_from_slice(&constrained);
             }
             continue;
@@ -742,8 +1041,8 @@ pub(crate) fn run_chees_on<'a>(
             w_m2.fill(0.0);
             eps = ens.reasonable_step(eps)?;
             da = DualAveraging::new(eps, s.target_accept);
-            // T restarts at one step: Adam climbs to the criterion's first maximum under the
-            // new metric instead of staying at a later local maximum inherited from the old.
+            // T restarts: Adam climbs to the criterion's first maximum under the new metric
+            // instead of staying at a later local maximum inherited from the old.
             log_t = eps.ln();
             (adam_v, adam_t) = (0.0, 0);
             log_t_avg = log_t;
@@ -818,8 +1117,11 @@ mod tests {
         fn outputs(&self) -> &[Output] {
             &self.outputs
         }
-        fn constrain(&self, x: &[f64], out: &mut [f64]) {
+        fn constrain(&self, x: &[f64], _: &[f64], out: &mut [f64]) {
             out.copy_from_slice(x);
+        }
+        fn form(&self) -> String {
+            "independent normals".into()
         }
         fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
             Vec::new()

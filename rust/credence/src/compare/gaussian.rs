@@ -390,13 +390,16 @@ impl Forms {
             noise.sqrt() < between
         };
         let pick = |p: Parameterization, auto: bool| match p {
-            Parameterization::Auto | Parameterization::Conditional => auto,
+            Parameterization::Auto | Parameterization::Conditional | Parameterization::Collapsed => auto,
             Parameterization::Centered => true,
             Parameterization::NonCentered => false,
         };
         let conditional_gamma = effect
             && opts.likelihood == Likelihood::Normal
-            && matches!(opts.gamma_parameterization, Parameterization::Auto | Parameterization::Conditional);
+            && matches!(
+                opts.gamma_parameterization,
+                Parameterization::Auto | Parameterization::Conditional | Parameterization::Collapsed
+            );
         let centered_mu = vec![pick(opts.mu_parameterization, auto_mu); m];
         let centred: Vec<usize> = (0..m).filter(|&g| centered_mu[g]).collect();
         let reference = if conditional_gamma && centred.len() >= 2 {
@@ -463,18 +466,7 @@ impl GaussianModel {
                 dim: next,
             }
         };
-        let mut outputs = vec![Output::new("mu0", OutputKind::Location), Output::new("tau", OutputKind::Scale)];
-        if effect {
-            outputs.push(Output::new("sigma_gamma", OutputKind::Scale));
-        }
-        outputs.extend(design.groups().iter().map(|g| Output::new(format!("mu[{g}]"), OutputKind::Location)));
-        outputs.extend(design.groups().iter().map(|g| Output::new(format!("sigma[{g}]"), OutputKind::Scale)));
-        if effect {
-            outputs.extend(design.pairs().iter().map(|p| Output::new(format!("gamma[{p}]"), OutputKind::Scale)));
-        }
-        if layout.log_nu.is_some() {
-            outputs.push(Output::new("nu", OutputKind::Fixed));
-        }
+        let outputs = gaussian_outputs(design, effect, layout.log_nu.is_some());
         let mut counts = vec![0.0; m];
         design.group().iter().for_each(|&g| counts[g] += 1.0);
         let forms = Forms::choose(design, &opts, layout.log_sg.is_some());
@@ -546,7 +538,7 @@ impl Posterior for GaussianModel {
         &self.outputs
     }
 
-    fn constrain(&self, th: &[f64], out: &mut [f64]) {
+    fn constrain(&self, th: &[f64], _aux: &[f64], out: &mut [f64]) {
         if self.shift_gamma_mean {
             let mut natural = vec![0.0; th.len()];
             self.unshift(th, &mut natural);
@@ -570,6 +562,25 @@ impl Posterior for GaussianModel {
 
     fn device_model(&self, data_set: u32) -> std::result::Result<device::DeviceModel, String> {
         self.flatten(data_set)
+    }
+
+    fn form(&self) -> String {
+        let centred = self.centered_mu.iter().filter(|&&c| c).count();
+        let mu = match (centred, self.reference) {
+            (0, _) => "method means non-centred".to_string(),
+            (c, Some(_)) if c == self.layout.n_groups => {
+                "method means centred, sampled as differences from the most precise method".into()
+            }
+            (c, _) if c == self.layout.n_groups => "method means centred".into(),
+            (c, _) => format!("{c} of {} method means centred", self.layout.n_groups),
+        };
+        let gamma = match self.layout.log_sg {
+            None => String::new(),
+            Some(_) if self.conditional_gamma => ", realization effects integrated out".into(),
+            Some(_) if self.centered_gamma => ", realization effects centred".into(),
+            Some(_) => ", realization effects non-centred".into(),
+        };
+        format!("uncollapsed ({mu}{gamma})")
     }
 }
 
@@ -872,53 +883,95 @@ impl GaussianModel {
 
     fn simulate_from(&self, c: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
         let l = self.layout;
-        let effect = l.log_sg.is_some();
-        let mu = 2 + usize::from(effect);
-        let sigma = mu + l.n_groups;
-        let gamma = sigma + l.n_groups;
-        let nu = l.log_nu.map(|_| c[c.len() - 1]);
-        (0..self.y.len())
-            .map(|j| {
-                let m = self.group[j];
-                let mean = c[mu + m] + if effect { c[gamma + self.pair[j]] } else { 0.0 };
-                let e = match nu {
-                    None => standard_normal(rng),
-                    Some(nu) => {
-                        // t = z / sqrt(chi2_nu / nu), chi2 from a gamma draw.
-                        use rand_distr::Distribution;
-                        let chi2 = rand_distr::Gamma::new(0.5 * nu, 2.0).map(|d| d.sample(rng)).unwrap_or(nu);
-                        standard_normal(rng) / (chi2 / nu).sqrt()
-                    }
-                };
-                mean + c[sigma + m] * e
-            })
-            .collect()
+        simulate_gaussian(&self.group, &self.pair, l.n_groups, l.log_sg.is_some(), l.log_nu.is_some(), c, rng)
     }
 
     fn sample_prior_draw(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
         let l = self.layout;
-        let pri = &self.opts.priors;
-        let mu0 = pri.mu0.sample(rng);
-        let tau = pri.tau.sample(rng, 0.0);
-        let mut out = vec![mu0, tau];
-        let sg = l.log_sg.map(|_| pri.sigma_gamma.sample(rng, 0.0));
-        if let Some(sg) = sg {
-            out.push(sg);
-        }
-        out.extend((0..l.n_groups).map(|_| mu0 + tau * standard_normal(rng)));
-        let shared = pri.sigma.sample(rng, 0.0);
-        out.extend((0..l.n_groups).map(|_| match self.opts.sigma {
-            SigmaStructure::Shared => shared,
-            SigmaStructure::PerMethod => pri.sigma.sample(rng, 0.0),
-        }));
-        if let Some(sg) = sg {
-            out.extend((0..l.n_pairs).map(|_| sg * standard_normal(rng)));
-        }
-        if l.log_nu.is_some() {
-            out.push(pri.nu.sample(rng, 1.0));
-        }
-        out
+        sample_gaussian_prior(&self.opts, l.n_groups, l.n_pairs, l.log_nu.is_some(), rng)
     }
+}
+
+/// The reported quantities of the Gaussian model, in order: mu0, tau, (sigma_gamma), mu\[m\],
+/// sigma\[m\], (gamma\[i\]), (nu).
+pub(crate) fn gaussian_outputs(design: &Design, effect: bool, student_t: bool) -> Vec<Output> {
+    let mut outputs = vec![Output::new("mu0", OutputKind::Location), Output::new("tau", OutputKind::Scale)];
+    if effect {
+        outputs.push(Output::new("sigma_gamma", OutputKind::Scale));
+    }
+    outputs.extend(design.groups().iter().map(|g| Output::new(format!("mu[{g}]"), OutputKind::Location)));
+    outputs.extend(design.groups().iter().map(|g| Output::new(format!("sigma[{g}]"), OutputKind::Scale)));
+    if effect {
+        outputs.extend(design.pairs().iter().map(|p| Output::new(format!("gamma[{p}]"), OutputKind::Scale)));
+    }
+    if student_t {
+        outputs.push(Output::new("nu", OutputKind::Fixed));
+    }
+    outputs
+}
+
+/// One data set from reported quantities `c` (laid out as [`gaussian_outputs`]).
+pub(crate) fn simulate_gaussian(
+    group: &[usize],
+    pair: &[usize],
+    n_groups: usize,
+    effect: bool,
+    student_t: bool,
+    c: &[f64],
+    rng: &mut dyn rand::Rng,
+) -> Vec<f64> {
+    let mu = 2 + usize::from(effect);
+    let sigma = mu + n_groups;
+    let gamma = sigma + n_groups;
+    let nu = student_t.then(|| c[c.len() - 1]);
+    (0..group.len())
+        .map(|j| {
+            let m = group[j];
+            let mean = c[mu + m] + if effect { c[gamma + pair[j]] } else { 0.0 };
+            let e = match nu {
+                None => standard_normal(rng),
+                Some(nu) => {
+                    // t = z / sqrt(chi2_nu / nu), chi2 from a gamma draw.
+                    use rand_distr::Distribution;
+                    let chi2 = rand_distr::Gamma::new(0.5 * nu, 2.0).map(|d| d.sample(rng)).unwrap_or(nu);
+                    standard_normal(rng) / (chi2 / nu).sqrt()
+                }
+            };
+            mean + c[sigma + m] * e
+        })
+        .collect()
+}
+
+/// Reported quantities drawn from the prior (laid out as [`gaussian_outputs`]; `n_pairs` 0
+/// without the realization effect).
+pub(crate) fn sample_gaussian_prior(
+    opts: &GaussianOptions,
+    n_groups: usize,
+    n_pairs: usize,
+    student_t: bool,
+    rng: &mut dyn rand::Rng,
+) -> Vec<f64> {
+    let pri = &opts.priors;
+    let mu0 = pri.mu0.sample(rng);
+    let tau = pri.tau.sample(rng, 0.0);
+    let mut out = vec![mu0, tau];
+    let sg = (n_pairs > 0).then(|| pri.sigma_gamma.sample(rng, 0.0));
+    if let Some(sg) = sg {
+        out.push(sg);
+    }
+    out.extend((0..n_groups).map(|_| mu0 + tau * standard_normal(rng)));
+    let shared = pri.sigma.sample(rng, 0.0);
+    out.extend((0..n_groups).map(|_| match opts.sigma {
+        SigmaStructure::Shared => shared,
+        SigmaStructure::PerMethod => pri.sigma.sample(rng, 0.0),
+    }));
+    if let Some(sg) = sg {
+        out.extend((0..n_pairs).map(|_| sg * standard_normal(rng)));
+    }
+    if student_t {
+        out.push(pri.nu.sample(rng, 1.0));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -1067,7 +1120,7 @@ mod tests {
         let mut th = point(integrated.dim());
         th[l.z_gamma..l.z_gamma + l.n_pairs].fill(0.0);
         let mut out = vec![0.0; integrated.outputs().len()];
-        integrated.constrain(&th, &mut out);
+        integrated.constrain(&th, &[], &mut out);
         let gamma_at = 3 + 2 * l.n_groups;
         th[l.z_gamma..l.z_gamma + l.n_pairs].copy_from_slice(&out[gamma_at..gamma_at + l.n_pairs]);
         let mut g = vec![0.0; th.len()];
@@ -1082,7 +1135,7 @@ mod tests {
             z.copy_from_slice(&point(integrated.dim()));
             z[l.z_gamma..l.z_gamma + l.n_pairs].fill(0.0);
             z[l.z_gamma + i] = 1.0;
-            integrated.constrain(&z, &mut out);
+            integrated.constrain(&z, &[], &mut out);
             let sd = out[gamma_at + i] - th[l.z_gamma + i];
             let h = 1e-5;
             let mut t = th.clone();
@@ -1114,7 +1167,7 @@ mod tests {
         assert_eq!(names.len(), 3 + 3 + 3 + 6);
         let th = point(model.dim());
         let mut out = vec![0.0; names.len()];
-        model.constrain(&th, &mut out);
+        model.constrain(&th, &[], &mut out);
         assert!((out[3] - (th[0] + th[1].exp() * th[2])).abs() < 1e-15);
     }
 }

@@ -1,25 +1,44 @@
-//! The Gaussian model flattened for the ChEES kernel (`kernels/chees.cu`, kernel 3 of issue
-//! #7): integer layout and flags, then the priors as family codes and parameters and the cell
-//! statistics as doubles. Only the Normal likelihood with the realization effect integrated
-//! out ([`Parameterization::Conditional`](super::super::model::Parameterization), what `Auto`
-//! picks) or absent is supported; the other variants are an error naming what is missing.
+//! The (uncollapsed) Gaussian model flattened for the ChEES kernel (`kernels/chees.cu`, kernel
+//! 3 of issue #7, model kind 0): integer layout and flags, then the priors as family codes and
+//! parameters and the cell statistics as doubles. Only the Normal likelihood with the
+//! realization effect integrated out
+//! ([`Parameterization::Conditional`](super::super::model::Parameterization)) or absent is
+//! supported; the other variants are an error naming what is missing. The collapsed model
+//! (what `Auto` builds for a Normal likelihood) is kind 2 (`compare/collapsed/device.rs`).
 
 use super::GaussianModel;
 use crate::compare::model::Likelihood;
+use crate::compare::scale_map::ScaleMap;
 use crate::compare::{LocationPrior, ScalePrior};
 
 /// A model as the kernel reads it (see the `CHI_*` and `CHD_*` constants of `chees.cu`).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeviceModel {
-    /// Header (14 ints, the last the model kind: 0 Gaussian, 1 beta-binomial), centred flag per method, count pattern per realization.
+    /// Header (14 ints, the last the model kind: 0 Gaussian, 1 beta-binomial, 2 collapsed
+    /// Gaussian), then the kind's own ints.
     pub ints: Vec<i32>,
-    /// Priors (11 doubles), counts per method, cell counts, means and sums of squares, pattern
-    /// counts and pattern sizes.
+    /// Priors (11 doubles), then the kind's own doubles (see `chees.cu`).
     pub doubles: Vec<f64>,
     /// Dimension of the unconstrained space.
     pub dim: usize,
-    /// Scratch doubles per chain.
+    /// Scratch doubles per chain: [`TRAJECTORY_SCRATCH`] x dim for the transition's saved
+    /// step start, then the model's own.
     pub work: usize,
+}
+
+/// Doubles per dimension at the start of each chain's scratch that the transition keeps the
+/// start of a step in (q, p and the gradient) while halving it (`Trajectory::run`).
+pub(crate) const TRAJECTORY_SCRATCH: usize = 3;
+
+/// A [`ScaleMap`] as the kernel's `ch_map` reads it: code (0 log, 1 softplus, 2 mirrored with
+/// a prior scale, 3 mirrored without) and two parameters.
+pub(crate) fn map_code(m: &ScaleMap) -> [f64; 3] {
+    match *m {
+        ScaleMap::Log => [0.0, 0.0, 0.0],
+        ScaleMap::Softplus { scale, ln_scale } => [1.0, scale, ln_scale],
+        ScaleMap::Mirrored { data, prior: Some(prior), .. } => [2.0, data, prior],
+        ScaleMap::Mirrored { data, prior: None, .. } => [3.0, data, 0.0],
+    }
 }
 
 pub(crate) fn scale_code(p: &ScalePrior) -> [f64; 3] {
@@ -49,7 +68,7 @@ impl GaussianModel {
         let pat = &self.cells.patterns;
         let p = pat.n.len();
         let to_i32 = |v: usize| i32::try_from(v).map_err(|_| format!("{v} is too large for the kernel"));
-        let work = l.dim + 5 * m + 3 * c;
+        let work = TRAJECTORY_SCRATCH * l.dim + l.dim + 5 * m + 3 * c;
         let mut ints = vec![
             to_i32(l.dim)?,
             to_i32(m)?,

@@ -40,8 +40,16 @@ pub(crate) trait Posterior: Sync {
     fn logp(&self, theta: &[f64], grad: &mut [f64]) -> f64;
     /// The reported quantities, in the order [`Posterior::constrain`] writes them.
     fn outputs(&self) -> &[Output];
-    /// Reported quantities of an unconstrained point.
-    fn constrain(&self, theta: &[f64], out: &mut [f64]);
+    /// Standard normals [`Posterior::constrain`] needs per draw (the collapsed model draws the
+    /// integrated-out locations from their conditional posterior with them; 0 elsewhere).
+    fn aux_dim(&self) -> usize {
+        0
+    }
+    /// Reported quantities of an unconstrained point; `aux` holds [`Posterior::aux_dim`]
+    /// standard normals from the chain's own seeded stream.
+    fn constrain(&self, theta: &[f64], aux: &[f64], out: &mut [f64]);
+    /// How the sampler sees the model, in words (printed in `credence fit`'s header).
+    fn form(&self) -> String;
     /// One replicated data set given reported quantities (posterior or prior predictive).
     fn simulate(&self, constrained: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64>;
     /// Reported quantities drawn from the prior (simulation-based calibration).
@@ -79,19 +87,29 @@ pub enum Likelihood {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Parameterization {
-    /// Centred when the data inform the block well relative to its spread, else non-centred
-    /// (decided once from the data; the default).
+    /// The default form of each model: the collapsed Gaussian model for a Normal likelihood
+    /// ([`Parameterization::Collapsed`]); for a Student-t likelihood each block centred when the
+    /// data inform it well relative to its spread, else non-centred (decided once from the
+    /// data); for the beta-binomial the conditionally centred method block (logit p = c + s z
+    /// with c, s the approximate conditional mean and sd given mu0 and tau).
     #[default]
     Auto,
-    /// Sample the block's values themselves.
+    /// Sample the block's values themselves (for the beta-binomial: the logits, with mu0
+    /// integrated out and drawn from its conditional).
     Centered,
     /// Sample standardised offsets (x = location + scale z).
     NonCentered,
-    /// Realization effects only, Normal likelihood only: sample z with
-    /// gamma\[i\] = E\[gamma\[i\] | rest, y\] + sd(gamma\[i\] | rest, y) z\[i\], the exact
-    /// conditional posterior, so that z is standard normal and independent of everything
-    /// else and the sampler explores the posterior with gamma integrated out. Elsewhere (the
-    /// method block, Student-t, the beta-binomial) it means [`Parameterization::Auto`].
+    /// Normal likelihood only, both blocks at once (what `Auto` picks there): mu0, the method
+    /// means and the realization effects are integrated out, the sampler explores only the
+    /// scales under the exact marginal likelihood, and each draw's locations come from their
+    /// exact conditional Gaussian (`compare/collapsed.rs`). Elsewhere it means
+    /// [`Parameterization::Auto`].
+    Collapsed,
+    /// Realization effects only, Normal likelihood only, in the uncollapsed sampler: sample z
+    /// with gamma\[i\] = E\[gamma\[i\] | rest, y\] + sd(gamma\[i\] | rest, y) z\[i\], the exact
+    /// conditional posterior, so that z is standard normal and independent of everything else
+    /// (the default before the collapsed form). For the beta-binomial method block it means
+    /// [`Parameterization::Auto`]; elsewhere Auto's centring rule.
     Conditional,
 }
 
@@ -162,7 +180,8 @@ impl Default for Family {
 }
 
 /// Finite-difference check of a posterior's gradient (tests only): returns the largest
-/// relative error over coordinates.
+/// relative error over coordinates, against fourth-order central differences (whose error,
+/// of order h^4, stays far below the tolerances the tests use).
 #[cfg(test)]
 pub(crate) fn gradient_error(post: &dyn Posterior, theta: &[f64]) -> f64 {
     let mut grad = vec![0.0; post.dim()];
@@ -170,12 +189,13 @@ pub(crate) fn gradient_error(post: &dyn Posterior, theta: &[f64]) -> f64 {
     let mut scratch = vec![0.0; post.dim()];
     let mut worst: f64 = 0.0;
     for k in 0..theta.len() {
-        let h = 1e-6 * (1.0 + theta[k].abs());
-        let mut up = theta.to_vec();
-        up[k] += h;
-        let mut down = theta.to_vec();
-        down[k] -= h;
-        let fd = (post.logp(&up, &mut scratch) - post.logp(&down, &mut scratch)) / (2.0 * h);
+        let h = 1e-4 * (1.0 + theta[k].abs());
+        let mut at = |step: f64| {
+            let mut x = theta.to_vec();
+            x[k] += step;
+            post.logp(&x, &mut scratch)
+        };
+        let fd = (-at(2.0 * h) + 8.0 * at(h) - 8.0 * at(-h) + at(-2.0 * h)) / (12.0 * h);
         worst = worst.max((grad[k] - fd).abs() / (1.0 + fd.abs()));
     }
     worst

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;
 
 use super::chees::{CheesOptions, CheesSettings, fit_chees};
+use super::collapsed::Geometry;
 use super::design::Design;
 use super::fit::{Fit, FitOptions, build_model, fit};
 use super::model::Family;
@@ -149,7 +150,7 @@ fn sbc_with(
             "both >= 1",
         ));
     }
-    let model = build_model(template, family, None)?;
+    let model = build_model(template, family, None, Geometry::PerChain)?;
     let names: Vec<String> = model.outputs().iter().map(|o| o.name.clone()).collect();
     let index = |n: &str| {
         names

@@ -1,0 +1,148 @@
+//! Small dense symmetric positive-definite algebra for the collapsed Gaussian model: the
+//! (M + 1) x (M + 1) Cholesky factor L of the location block's posterior precision and
+//! U = L^-T, in place on caller-owned row-major slices (no allocation per gradient
+//! evaluation). Keeping U (upper triangular) rather than L^-1 makes every product and every
+//! column norm of L^-1 a contiguous loop.
+//!
+//! Hand-written rather than nalgebra's `Cholesky`: at these sizes (3 to 11 rows for the designs
+//! the product is for) nalgebra's dynamic matrices allocate on every factorisation, and the
+//! ChEES kernel (`kernels/chees.cu`) must repeat these loops operation for operation so that
+//! its CPU shim agrees with this reference to the last bit (benches/README.md, "Collapsed
+//! Gaussian model", has the measurement).
+
+/// Dot product of two equal-length slices, summed left to right from 0.
+#[inline(always)]
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        s += x * y;
+    }
+    s
+}
+
+/// Lower Cholesky factor of the symmetric positive-definite `a` (n x n, row-major; only the
+/// lower triangle is read) into `l` (its upper triangle is zeroed). Returns false when `a` is
+/// not numerically positive definite (a non-positive or non-finite pivot).
+pub(crate) fn cholesky(a: &[f64], l: &mut [f64], n: usize) -> bool {
+    l[..n * n].fill(0.0);
+    for j in 0..n {
+        let (done, rest) = l.split_at_mut(j * n);
+        let row_j = &mut rest[..n];
+        let d = a[j * n + j] - dot(&row_j[..j], &row_j[..j]);
+        if !(d > 0.0 && d.is_finite()) {
+            return false;
+        }
+        let djj = d.sqrt();
+        row_j[j] = djj;
+        let _ = done;
+        for i in j + 1..n {
+            let (top, bottom) = l.split_at_mut(i * n);
+            let lj = &top[j * n..j * n + j];
+            let li = &mut bottom[..n];
+            li[j] = (a[i * n + j] - dot(&li[..j], lj)) / djj;
+        }
+    }
+    true
+}
+
+/// U = L^-T for the lower-triangular `l` (n x n, row-major, non-zero diagonal), upper
+/// triangular (its lower triangle zeroed). Row j of U is column j of L^-1:
+/// U\[j\]\[i\] = -(L\[i\]\[j..i\] . U\[j\]\[j..i\]) / L\[i\]\[i\].
+pub(crate) fn inverse_transpose(l: &[f64], u: &mut [f64], n: usize) {
+    u[..n * n].fill(0.0);
+    for j in 0..n {
+        let row = &mut u[j * n..(j + 1) * n];
+        row[j] = 1.0 / l[j * n + j];
+        for i in j + 1..n {
+            let s = dot(&l[i * n + j..i * n + i], &row[j..i]);
+            row[i] = -s / l[i * n + i];
+        }
+    }
+}
+
+/// y = L^-1 x = U^T x.
+pub(crate) fn solve_lower(u: &[f64], x: &[f64], y: &mut [f64], n: usize) {
+    y[..n].fill(0.0);
+    for k in 0..n {
+        let xk = x[k];
+        for (yi, uk) in y[k..n].iter_mut().zip(&u[k * n + k..(k + 1) * n]) {
+            *yi += uk * xk;
+        }
+    }
+}
+
+/// y = L^-T x = U x.
+pub(crate) fn solve_upper(u: &[f64], x: &[f64], y: &mut [f64], n: usize) {
+    for k in 0..n {
+        y[k] = dot(&u[k * n + k..(k + 1) * n], &x[k..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random SPD matrix B B^T + 0.1 I.
+    fn spd(n: usize, seed: u64) -> Vec<f64> {
+        let mut state = seed;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let b: Vec<f64> = (0..n * n).map(|_| next()).collect();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] =
+                    (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum::<f64>() + if i == j { 0.1 } else { 0.0 };
+            }
+        }
+        a
+    }
+
+    #[test]
+    fn factor_reconstructs_and_its_inverse_solves() {
+        for n in [1, 2, 5, 11] {
+            let a = spd(n, n as u64 + 3);
+            let (mut l, mut u) = (vec![0.0; n * n], vec![0.0; n * n]);
+            assert!(cholesky(&a, &mut l, n));
+            for i in 0..n {
+                for j in 0..n {
+                    let llt: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
+                    assert!((llt - a[i * n + j]).abs() < 1e-12, "n {n} ({i}, {j})");
+                    if j > i {
+                        assert_eq!(l[i * n + j], 0.0);
+                    }
+                }
+            }
+            inverse_transpose(&l, &mut u, n);
+            // L U^T = I.
+            for i in 0..n {
+                for j in 0..n {
+                    let li: f64 = (0..n).map(|k| l[i * n + k] * u[j * n + k]).sum();
+                    assert!((li - f64::from(u8::from(i == j))).abs() < 1e-10, "n {n} ({i}, {j}): {li}");
+                    if j < i {
+                        assert_eq!(u[i * n + j], 0.0);
+                    }
+                }
+            }
+            // Solving a x = b through L^-T L^-1 b.
+            let b: Vec<f64> = (0..n).map(|i| i as f64 - 1.5).collect();
+            let (mut y, mut x) = (vec![0.0; n], vec![0.0; n]);
+            solve_lower(&u, &b, &mut y, n);
+            solve_upper(&u, &y, &mut x, n);
+            for i in 0..n {
+                let ax: f64 = (0..n).map(|k| a[i * n + k] * x[k]).sum();
+                assert!((ax - b[i]).abs() < 1e-9, "n {n}: {ax} vs {}", b[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn indefinite_or_non_finite_matrices_are_refused() {
+        let mut l = vec![0.0; 4];
+        assert!(!cholesky(&[1.0, 2.0, 2.0, 1.0], &mut l, 2));
+        assert!(!cholesky(&[f64::NAN, 0.0, 0.0, 1.0], &mut l, 2));
+        assert!(!cholesky(&[0.0, 0.0, 0.0, 1.0], &mut l, 2));
+    }
+}

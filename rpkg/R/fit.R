@@ -2,12 +2,13 @@
 
 #' @export
 credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~method, prior = NULL, chains = 4,
-                         iter = 2000, warmup = floor(iter / 2), seed = NULL, cores = getOption("mc.cores", 1L),
+                         iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = getOption("mc.cores", 1L),
                          higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10)) {
   args <- list(formula = formula, data = data, family = family, sigma = sigma, prior = prior, chains = chains,
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
                control = control)
-  # An unspecified warmup stays half of iter when update() changes iter.
+  # An unspecified warmup stays a quarter of iter when update() changes iter (the core's
+  # default split: 500 warmup + 1500 draws of 2000 iterations).
   if (missing(warmup)) args["warmup"] <- list(NULL)
   fit_from_args(args, data_name = deparse1(substitute(data)), sigma_given = !missing(sigma))
 }
@@ -57,7 +58,7 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   d <- data[keep, , drop = FALSE]
   chains <- check_count("chains", args$chains, 1)
   iter <- check_count("iter", args$iter, 1)
-  warmup <- check_count("warmup", if (is.null(args$warmup)) floor(iter / 2) else args$warmup, 0)
+  warmup <- check_count("warmup", if (is.null(args$warmup)) floor(iter / 4) else args$warmup, 0)
   if (iter <= warmup) stop("credence_fit: iter (", iter, ") must exceed warmup (", warmup, ")", call. = FALSE)
   seed <- args$seed
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1)

@@ -33,6 +33,7 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
   cat("   Data: ", x$data_name, " (Number of observations: ", i$n_obs, ")\n", sep = "")
   cat("  Draws: ", i$chains, " chains, each with iter = ", i$warmup + i$draws, "; warmup = ", i$warmup,
       "; thin = 1;\n         total post-warmup draws = ", i$chains * i$draws, "\n", sep = "")
+  if (!is.null(i$form)) cat("   Form:", i$form, "\n")
   show <- function(title, tab) {
     if (!nrow(tab)) return()
     cat("\n", title, ":\n", sep = "")

@@ -58,7 +58,7 @@ test_that("unsupported formula terms fail with a message naming the term", {
 test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; prob_superior and mdd too", {
   d <- mt()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 3, chains = 2)
-  cli <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "300", "--draws", "300",
+  cli <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450",
                  "--chains", "2", "--seed", "3")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
@@ -70,13 +70,13 @@ test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; 
   }
   # The other direction is the same events seen from the other side.
   expect_equal(prob_superior(f, higher_is_better = TRUE), t(ps), ignore_attr = TRUE)
-  cli4 <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "300", "--draws", "300",
+  cli4 <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450",
                   "--chains", "2", "--seed", "3", "--power", "0.9", "--r-new", "4")
   expect_equal(mdd(f, "MCD", "Ensemble", power = 0.9, R_new = 4)$mdd, cli4$mdd$MCD$Ensemble, tolerance = 1e-12)
 
   f1 <- credence_fit(crps ~ method, d, sigma = ~1, iter = 400, seed = 5, chains = 2,
                      prior = credence_prior(tau = half_normal(0.5), mu0 = normal(0.3, 2)))
-  cli1 <- cli_fit(table_path(), "--response", "crps", "--warmup", "200", "--draws", "200", "--chains", "2",
+  cli1 <- cli_fit(table_path(), "--response", "crps", "--warmup", "100", "--draws", "300", "--chains", "2",
                   "--seed", "5", "--shared-sigma", "--prior-tau", "half_normal(0.5)", "--prior-mu0", "normal(0.3, 2)")
   expect_same_means(f1, cli1)
   expect_false(any(grepl("gamma", f1$summary$name)))
@@ -88,14 +88,14 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
                     iter = 600, seed = 2, chains = 2, higher_is_better = TRUE)
   cli <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                  "--pair", "realization", "--realization-effect", "--higher-is-better",
-                 "--warmup", "300", "--draws", "300", "--chains", "2", "--seed", "2")
+                 "--warmup", "150", "--draws", "450", "--chains", "2", "--seed", "2")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
   expect_equal(ps["MCD", "MAP"], cli$prob_less$MCD$MAP, tolerance = 1e-12)
   # Closeness to a nominal coverage: the CLI's --target, and by hand from the draws of p.
   cli_t <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                    "--pair", "realization", "--realization-effect", "--target", "0.9",
-                   "--warmup", "300", "--draws", "300", "--chains", "2", "--seed", "2")
+                   "--warmup", "150", "--draws", "450", "--chains", "2", "--seed", "2")
   pt <- prob_superior(f, target = 0.9)
   p <- fixef(f, summary = FALSE)
   expect_equal(pt["MCD", "MAP"], cli_t$prob_less$MCD$MAP, tolerance = 1e-12)
@@ -117,13 +117,16 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
 
 test_that("print and summary follow brms' layout", {
   d <- mt()
-  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 300, seed = 1, chains = 2)
+  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 2)
   out <- capture.output(print(f))
   expect_equal(out[1:4], c(" Family: gaussian ", "  Links: mu = identity; sigma = identity ",
                            "Formula: crps ~ method + (1 | realization) ", "         sigma ~ method "))
   expect_equal(out[5], "   Data: d (Number of observations: 120)")
-  expect_equal(out[6], "  Draws: 2 chains, each with iter = 300; warmup = 150; thin = 1;")
+  # brms' layout with credence's default split: a quarter of iter is warmup.
+  expect_equal(out[6], "  Draws: 2 chains, each with iter = 200; warmup = 50; thin = 1;")
   expect_equal(out[7], "         total post-warmup draws = 300")
+  # Which form of the model was sampled (the core's Fit::form).
+  expect_match(out[8], "^   Form: collapsed \\(only the log-scales are sampled")
   header <- grep("Estimate", out, value = TRUE)[1]
   for (col in c("Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS")) {
     expect_match(header, col, fixed = TRUE)
@@ -137,7 +140,7 @@ test_that("print and summary follow brms' layout", {
 
 test_that("draws have the chains x draws shape and the core's names", {
   d <- mt()
-  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 3)
+  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, warmup = 100, seed = 1, chains = 3)
   df <- as.data.frame(f)
   expect_equal(nrow(df), 3 * 100)
   expect_equal(tail(names(df), 3), c(".chain", ".iteration", ".draw"))
@@ -247,7 +250,7 @@ test_that("mdd_curve takes fits named by training size and equals mdd() per fit"
 
 test_that("nuts_params has bayesplot's layout and agrees with the fit's diagnostics", {
   d <- mt()
-  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 2)
+  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, warmup = 100, seed = 1, chains = 2)
   np <- nuts_params(f)
   stats <- c("accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__")
   expect_equal(names(np), c("Chain", "Iteration", "Parameter", "Value"))

@@ -55,10 +55,10 @@ pub struct FitArgs {
     /// ChEES: chains per superchain.
     #[arg(long)]
     chains_per_superchain: Option<usize>,
-    /// Warmup iterations per chain (default 1000 for NUTS, 400 for ChEES).
+    /// Warmup iterations per chain (default 500 for NUTS, 150 for ChEES).
     #[arg(long)]
     warmup: Option<u64>,
-    /// Kept draws per chain (default 1000 for NUTS, 100 for ChEES).
+    /// Kept draws per chain (default 1500 for NUTS, 100 for ChEES).
     #[arg(long)]
     draws: Option<u64>,
     /// Seed (identical results for the same seed, whatever the thread count).
@@ -67,6 +67,10 @@ pub struct FitArgs {
     /// Target acceptance rate of the step-size adaptation (Stan's adapt_delta).
     #[arg(long, default_value_t = 0.8)]
     target_accept: f64,
+    /// Energy error beyond which a leapfrog step is halved (WALNUTS-style within-orbit
+    /// adaptation, default 2), or `none` for fixed steps (plain NUTS, Stan's algorithm).
+    #[arg(long, value_name = "ERROR|none")]
+    max_energy_error: Option<String>,
     /// Higher metric values are better (coverage, accuracy); default: lower is better.
     #[arg(long)]
     higher_is_better: bool,
@@ -185,6 +189,14 @@ pub fn run(a: FitArgs) -> Result<()> {
     }
     let (design, mut notes) =
         Design::from_table(&table, &a.response, &a.group, a.pair.as_deref(), a.trials.as_deref())?;
+    let walnuts = match a.max_energy_error.as_deref() {
+        None => SamplerSettings::default().walnuts,
+        Some("none") => None,
+        Some(v) => match v.parse::<f64>() {
+            Ok(e) if e > 0.0 && e.is_finite() => Some(e),
+            _ => bail!("--max-energy-error {v}: expected a positive number or none"),
+        },
+    };
     let chees = match a.sampler {
         SamplerKind::Nuts => {
             if a.superchains.is_some() || a.chains_per_superchain.is_some() {
@@ -207,6 +219,7 @@ pub fn run(a: FitArgs) -> Result<()> {
                 draws: a.draws.unwrap_or(d.draws),
                 seed: a.seed,
                 target_accept: a.target_accept,
+                walnuts,
                 ..d
             })
         }
@@ -220,6 +233,7 @@ pub fn run(a: FitArgs) -> Result<()> {
             draws: a.draws.unwrap_or(d.draws),
             seed: a.seed,
             target_accept: a.target_accept,
+            walnuts,
             ..d
         },
         higher_is_better: a.higher_is_better,
@@ -299,6 +313,7 @@ fn to_json(f: &Fit, chees: Option<(&CheesFit, &CheesSettings)>, a: &FitArgs, not
         out["rope_eps"] = json!(eps);
     }
     out["sampler"] = json!(if chees.is_some() { "chees" } else { "nuts" });
+    out["form"] = json!(f.form());
     if let Some((c, s)) = chees {
         out["chees"] = json!({
             "nested_rhat": c.nested_rhat.iter().map(|(n, r)| (n.clone(), json!(r))).collect::<Map<_, _>>(),
@@ -331,6 +346,7 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
     };
     let s = &f.options().sampler;
     outln!(" Family: {family}");
+    outln!("   Form: {}", f.form());
     outln!(
         "   Data: {} ({} observations, {} methods, {} realizations)",
         a.data.display(),
@@ -345,9 +361,16 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
         s.warmup,
         s.chains as u64 * s.draws
     );
+    let halving = match s.walnuts {
+        Some(e) => format!("steps halved beyond energy error {e}"),
+        None => "fixed steps".into(),
+    };
+    if chees.is_none() {
+        outln!("Sampler: NUTS ({halving}), target acceptance {}", s.target_accept);
+    }
     if let Some(c) = chees {
         outln!(
-            "Sampler: ChEES-HMC, step size {:.4}, trajectory length {:.4} ({:.1} leapfrog steps per iteration), largest nested R-hat {:.3}",
+            "Sampler: ChEES-HMC ({halving}), step size {:.4}, trajectory length {:.4} ({:.1} leapfrog steps per iteration), largest nested R-hat {:.3}",
             c.step_size,
             c.trajectory_length,
             c.mean_leapfrog_steps,

@@ -97,6 +97,7 @@ fn glue_fit(
             seed: count("seed", seed)?,
             target_accept,
             max_depth: count("max_treedepth", max_depth)?,
+            ..Default::default()
         },
         higher_is_better,
     };
@@ -121,7 +122,7 @@ fn glue_summary(f: ExternalPtr<Fit>) -> List {
     )
 }
 
-/// Design, sampler settings, diagnostics and warnings of a fit.
+/// Design, sampler settings, diagnostics, warnings and the sampled form of a fit.
 #[extendr]
 fn glue_info(f: ExternalPtr<Fit>) -> List {
     let d = f.design();
@@ -142,7 +143,8 @@ fn glue_info(f: ExternalPtr<Fit>) -> List {
         min_ess_bulk = diag.min_ess_bulk,
         warnings = f.warnings().to_vec(),
         seconds = f.seconds(),
-        gradient_evals = f.gradient_evals() as f64
+        gradient_evals = f.gradient_evals() as f64,
+        form = f.form().to_string()
     )
 }
 

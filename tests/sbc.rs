@@ -25,3 +25,19 @@ fn beta_binomial_model_is_calibrated() {
     let result = sbc(&case.template, &case.family, &case.quantities, &SbcOptions::default()).unwrap();
     sbc_cases::assert_calibrated(case.name, &result);
 }
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test sbc")]
+fn collapsed_gaussian_with_shared_sigma_and_no_realization_effect_is_calibrated() {
+    let case = sbc_cases::gaussian_shared_unpaired();
+    let result = sbc(&case.template, &case.family, &case.quantities, &SbcOptions::default()).unwrap();
+    sbc_cases::assert_calibrated(case.name, &result);
+}
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test sbc")]
+fn centred_beta_binomial_with_mu0_integrated_out_is_calibrated() {
+    let case = sbc_cases::beta_binomial_centred();
+    let result = sbc(&case.template, &case.family, &case.quantities, &SbcOptions::default()).unwrap();
+    sbc_cases::assert_calibrated(case.name, &result);
+}

@@ -2,7 +2,9 @@
 //! per model) and the larger run with rank plots (benches/sbc_report.rs), so both check the
 //! same designs and quantities.
 
-use credence::compare::{BetaBinomialOptions, Design, Family, GaussianOptions, SbcQuantity};
+use credence::compare::{
+    BetaBinomialOptions, Design, Family, GaussianOptions, Parameterization, SbcQuantity, SigmaStructure,
+};
 
 /// One model's SBC setup: the design whose shape the simulations copy, the family and the
 /// quantities whose ranks are tested.
@@ -68,6 +70,58 @@ pub fn beta_binomial() -> Case {
             param("phi"),
             param("p[M0]"),
             SbcQuantity::Difference("p[M0]".into(), "p[M1]".into()),
+        ],
+    }
+}
+
+/// The collapsed Gaussian model's other branch: one sigma shared by the methods and no
+/// realization effect, on 4 methods x 6 realizations with one cell missing (its count pattern
+/// and leave-one-out sums differ from a balanced design's).
+#[allow(dead_code)] // the bench runs the two default cases only
+pub fn gaussian_shared_unpaired() -> Case {
+    let (mut g, mut p) = labels(4, 6);
+    g.pop();
+    p.pop();
+    let y = vec![0.0; g.len()];
+    Case {
+        name: "gaussian_shared_sigma_no_realization_effect",
+        template: Design::new(g, Some(p), y, None).expect("a valid design"),
+        family: Family::Gaussian(GaussianOptions {
+            sigma: SigmaStructure::Shared,
+            realization_effect: false,
+            ..Default::default()
+        }),
+        quantities: vec![
+            param("mu0"),
+            param("tau"),
+            param("mu[M3]"),
+            param("sigma[M0]"),
+            SbcQuantity::Difference("mu[M0]".into(), "mu[M3]".into()),
+        ],
+    }
+}
+
+/// The beta-binomial model's centred form (logits sampled, mu0 integrated out and drawn from
+/// its conditional), with phi per method.
+#[allow(dead_code)] // the bench runs the two default cases only
+pub fn beta_binomial_centred() -> Case {
+    let (g, p) = labels(4, 5);
+    let n = vec![60.0; g.len()];
+    let k = vec![30.0; g.len()];
+    Case {
+        name: "beta_binomial_centred_phi_per_method",
+        template: Design::new(g, Some(p), k, Some(n)).expect("a valid balanced design"),
+        family: Family::BetaBinomial(BetaBinomialOptions {
+            phi_per_method: true,
+            mu_parameterization: Parameterization::Centered,
+            ..Default::default()
+        }),
+        quantities: vec![
+            param("mu0"),
+            param("tau"),
+            param("phi[M0]"),
+            param("p[M0]"),
+            SbcQuantity::Difference("p[M0]".into(), "p[M2]".into()),
         ],
     }
 }

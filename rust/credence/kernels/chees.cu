@@ -1108,10 +1108,14 @@ __device__ __forceinline__ double ch_leapfrog(const ChTraj* t, double* q, double
 }
 
 // Trajectory::hamiltonian (the kinetic energy an iterator sum, from -0.0).
-__device__ __forceinline__ double ch_hamiltonian(const ChTraj* t, double lp, const double* p) {
+__device__ __forceinline__ double ch_energy(const double* inv_mass, int dim, double lp, const double* p) {
   double kinetic = -0.0;
-  for (int i = 0; i < t->dim; ++i) kinetic += 0.5 * p[i] * p[i] * t->inv_mass[i];
+  for (int i = 0; i < dim; ++i) kinetic += 0.5 * p[i] * p[i] * inv_mass[i];
   return -lp + kinetic;
+}
+
+__device__ __forceinline__ double ch_hamiltonian(const ChTraj* t, double lp, const double* p) {
+  return ch_energy(t->inv_mass, t->dim, lp, p);
 }
 
 #define CH_WITHIN 0
@@ -1230,6 +1234,22 @@ __device__ __forceinline__ int ch_run(const ChTraj* t, double* q, double* p, dou
   return end;
 }
 
+// Chain `chain`'s stream (thread c of data set `design`) with its state from global memory.
+__device__ __forceinline__ ChStream ch_stream_load(unsigned int key_lo, unsigned int key_hi, int c, int design,
+                                                  long long chain, const unsigned long long* __restrict__ rng_block,
+                                                  const int* __restrict__ spare_flag,
+                                                  const double* __restrict__ spare_value) {
+  ChStream s;
+  s.k0 = key_lo;
+  s.k1 = key_hi;
+  s.chain = (unsigned int)c;
+  s.design = (unsigned int)design;
+  s.block = rng_block[chain];
+  s.has_spare = spare_flag[chain];
+  s.spare = spare_value[chain];
+  return s;
+}
+
 // The start of a transition: momenta p ~ N(0, diag(1 / inv_mass)) from the chain's stream,
 // q and g copied from the chain's state; returns the Hamiltonian there. The stream's state
 // goes back to global memory. The transition is split into functions that are not inlined so
@@ -1240,14 +1260,7 @@ __device__ __noinline__ double ch_momenta(unsigned int key_lo, unsigned int key_
                                           unsigned long long* __restrict__ rng_block, int* __restrict__ spare_flag,
                                           double* __restrict__ spare_value, double* __restrict__ q,
                                           double* __restrict__ p, double* __restrict__ g, int dim) {
-  ChStream s;
-  s.k0 = key_lo;
-  s.k1 = key_hi;
-  s.chain = (unsigned int)c;
-  s.design = (unsigned int)design;
-  s.block = rng_block[chain];
-  s.has_spare = spare_flag[chain];
-  s.spare = spare_value[chain];
+  ChStream s = ch_stream_load(key_lo, key_hi, c, design, chain, rng_block, spare_flag, spare_value);
   double kinetic0 = 0.0;
   for (int i = 0; i < dim; ++i) {
     q[i] = pos[i];
@@ -1275,9 +1288,7 @@ __device__ __noinline__ void ch_finish(unsigned int key_lo, unsigned int key_hi,
                                        double* __restrict__ lp_out, double* __restrict__ accept,
                                        double* __restrict__ adapt_accept, int* __restrict__ divergent,
                                        double* __restrict__ energy, int* __restrict__ evals, int dim) {
-  double kinetic1 = -0.0;
-  for (int i = 0; i < dim; ++i) kinetic1 += 0.5 * p[i] * p[i] * inv_mass[i];
-  const double h1 = -lp + kinetic1;
+  const double h1 = ch_energy(inv_mass, dim, lp, p);
   const double error = h1 - h0;
   double alpha = 0.0;
   if (end == CH_DONE) {
@@ -1295,14 +1306,7 @@ __device__ __noinline__ void ch_finish(unsigned int key_lo, unsigned int key_hi,
   energy[chain] = h0;
   evals[chain] = used;
   if (!mv) return;
-  ChStream s;
-  s.k0 = key_lo;
-  s.k1 = key_hi;
-  s.chain = (unsigned int)c;
-  s.design = (unsigned int)design;
-  s.block = rng_block[chain];
-  s.has_spare = spare_flag[chain];
-  s.spare = spare_value[chain];
+  ChStream s = ch_stream_load(key_lo, key_hi, c, design, chain, rng_block, spare_flag, spare_value);
   if (ch_uniform(&s) < alpha) {
     for (int i = 0; i < dim; ++i) {
       pos[i] = q[i];

@@ -15,7 +15,7 @@ use super::{Backend, Engine};
 use crate::compare::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, fit_indexed_on};
 use crate::compare::gaussian::device::DeviceModel;
 use crate::compare::model::Posterior;
-use crate::compare::{Design, fit_many_chees};
+use crate::compare::{CheesSettings, Design, fit_many_chees};
 use crate::error::{Error, Result};
 
 /// The static part of a batch, handed to the launcher with the first launch: per design
@@ -78,7 +78,6 @@ struct Request {
     eps: f64,
     steps: usize,
     move_chains: bool,
-    max_error: Option<f64>,
     inv_mass: Vec<f64>,
 }
 
@@ -119,17 +118,22 @@ pub(crate) struct Batch {
     first: u32,
     chains: usize,
     key: (u32, u32),
+    /// The step-halving tolerance of every design (`CheesSettings::walnuts`; NaN: none).
+    max_error: f64,
     round: Mutex<Round>,
     ready: Condvar,
 }
 
 impl Batch {
-    pub(crate) fn new(first: u32, designs: usize, chains: usize, seed: u64, launcher: Box<dyn ChainLauncher>) -> Self {
+    /// A batch of `designs` designs sampled under `settings` (validated by each design's fit).
+    pub(crate) fn new(first: u32, designs: usize, settings: &CheesSettings, launcher: Box<dyn ChainLauncher>) -> Self {
         let slots = (0..designs).map(|_| Slot { model: None, left: false, request: None, reply: None }).collect();
+        let seed = settings.seed;
         Batch {
             first,
-            chains,
+            chains: settings.chains(),
             key: (seed as u32, (seed >> 32) as u32),
+            max_error: settings.walnuts.unwrap_or(f64::NAN),
             round: Mutex::new(Round { slots, init: None, launcher }),
             ready: Condvar::new(),
         }
@@ -158,11 +162,7 @@ impl Batch {
             r.init = Some(self.build_init(&r.slots));
         }
         let init = r.init.take().unwrap_or_default();
-        // One tolerance per launch: the designs of a batch share their settings.
-        let tolerances: Vec<Option<f64>> =
-            r.slots.iter().filter_map(|s| s.request.as_ref().map(|q| q.max_error)).collect();
-        let max_error = tolerances[0];
-        let mut input = LaunchIn { max_error: max_error.unwrap_or(f64::NAN), ..Default::default() };
+        let mut input = LaunchIn { max_error: self.max_error, ..Default::default() };
         for s in &r.slots {
             let dim = s.model.as_ref().map_or(0, |m| m.0.dim);
             match &s.request {
@@ -180,11 +180,7 @@ impl Batch {
                 }
             }
         }
-        let out = if tolerances.iter().any(|t| t.map(f64::to_bits) != max_error.map(f64::to_bits)) {
-            Err(Error::Backend { message: "the designs of a batch asked for different step-halving tolerances".into() })
-        } else {
-            r.launcher.launch(&init, &input)
-        };
+        let out = r.launcher.launch(&init, &input);
         let n = self.chains;
         let mut at = 0;
         for (b, s) in r.slots.iter_mut().enumerate() {
@@ -271,18 +267,10 @@ impl ChainMover for Member<'_> {
         eps: f64,
         steps: usize,
         move_chains: bool,
-        max_error: Option<f64>,
         inv_mass: &[f64],
         out: &mut MoverOut<'_>,
     ) -> Result<()> {
-        if max_error.is_some_and(f64::is_nan) {
-            // The kernel reads NaN as "no halving"; a NaN tolerance (which never halves but
-            // sums the energy error step by step) has no encoding.
-            return Err(Error::Backend {
-                message: "the ChEES kernel needs a step-halving tolerance that is a number".into(),
-            });
-        }
-        let request = Request { eps, steps, move_chains, max_error, inv_mass: inv_mass.to_vec() };
+        let request = Request { eps, steps, move_chains, inv_mass: inv_mass.to_vec() };
         let r = self.batch.transition(self.b, request)?;
         out.pos.copy_from_slice(&r.pos);
         out.q.copy_from_slice(&r.q);
@@ -406,7 +394,7 @@ pub(crate) fn fit_many_chees_with(
     let mut out = Vec::with_capacity(designs.len());
     for (w, chunk) in designs.chunks(wave.max(1)).enumerate() {
         let first = (w * wave.max(1)) as u32;
-        let batch = Batch::new(first, chunk.len(), options.sampler.chains(), options.sampler.seed, launcher());
+        let batch = Batch::new(first, chunk.len(), &options.sampler, launcher());
         out.extend(std::thread::scope(|scope| {
             let handles: Vec<_> = chunk
                 .iter()

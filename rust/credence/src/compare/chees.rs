@@ -123,7 +123,7 @@ use super::laplace::laplace;
 use super::model::{Family, Posterior};
 use super::nested_rhat::nested_rhat;
 use super::philox::{INIT_STREAM, Stream};
-use super::sampler::{ChainOutput, DrawStats, SamplerSettings};
+use super::sampler::{ChainOutput, DrawStats, SamplerSettings, check_walnuts, default_walnuts};
 use crate::error::{Error, Result};
 
 /// Stream index of a design's shared uniform jitter.
@@ -172,10 +172,6 @@ pub struct CheesSettings {
     pub walnuts: Option<f64>,
 }
 
-fn default_walnuts() -> Option<f64> {
-    Some(2.0)
-}
-
 impl Default for CheesSettings {
     fn default() -> Self {
         Self {
@@ -222,7 +218,7 @@ impl CheesSettings {
         if self.max_leapfrog == 0 {
             return Err(Error::argument("max_leapfrog", self.max_leapfrog, "at least 1"));
         }
-        Ok(())
+        check_walnuts(self.walnuts)
     }
 }
 
@@ -428,13 +424,13 @@ impl DualAveraging {
 /// the adaptation needs.
 pub(crate) trait ChainMover: Send {
     /// One transition of every chain (as [`Ensemble::transition`]) under the metric `inv_mass`,
-    /// each step halved as [`Trajectory::run`] does when `max_error` is given.
+    /// each step halved as [`Trajectory::run`] does under the settings' tolerance (the device
+    /// holds the settings it was attached with).
     fn transition(
         &mut self,
         eps: f64,
         steps: usize,
         move_chains: bool,
-        max_error: Option<f64>,
         inv_mass: &[f64],
         out: &mut MoverOut<'_>,
     ) -> Result<()>;
@@ -543,6 +539,11 @@ enum Attempt {
 /// The most halvings of one step.
 pub(crate) const MAX_HALVINGS: u32 = 8;
 
+/// Whether a log density and its gradient are finite (a leapfrog step that is not diverged).
+fn all_finite(lp: f64, g: &[f64]) -> bool {
+    lp.is_finite() && g.iter().all(|v| v.is_finite())
+}
+
 impl Trajectory<'_> {
     /// One leapfrog step of size h (half kick, drift, gradient, half kick): ln p at the new q.
     fn leapfrog(&self, q: &mut [f64], p: &mut [f64], g: &mut [f64], h: f64) -> f64 {
@@ -551,7 +552,7 @@ impl Trajectory<'_> {
             q[i] += h * self.inv_mass[i] * p[i];
         }
         let lp = self.post.logp(q, g);
-        if lp.is_finite() && g.iter().all(|v| v.is_finite()) {
+        if all_finite(lp, g) {
             for i in 0..q.len() {
                 p[i] += 0.5 * h * g[i];
             }
@@ -584,7 +585,7 @@ impl Trajectory<'_> {
         for _ in 0..m {
             let lp = self.leapfrog(q, p, g, h);
             *evals += 1;
-            if !(lp.is_finite() && g.iter().all(|v| v.is_finite())) {
+            if !all_finite(lp, g) {
                 return Attempt::NotFinite;
             }
             let e = self.hamiltonian(lp, p);
@@ -621,7 +622,7 @@ impl Trajectory<'_> {
             for _ in 0..steps {
                 run.lp = self.leapfrog(q, p, g, self.eps);
                 run.evals += 1;
-                if !(run.lp.is_finite() && g.iter().all(|v| v.is_finite())) {
+                if !all_finite(run.lp, g) {
                     finite = false;
                     break;
                 }
@@ -742,7 +743,7 @@ impl<'a> Ensemble<'a> {
                     None => point.iter_mut().for_each(|x| *x = 4.0 * init.uniform() - 2.0),
                 }
                 let lp = post.logp(&point, &mut g);
-                if lp.is_finite() && g.iter().all(|v| v.is_finite()) {
+                if all_finite(lp, &g) {
                     break lp;
                 }
                 tries += 1;
@@ -812,7 +813,7 @@ impl<'a> Ensemble<'a> {
                 energy: &mut self.energy,
                 gradient_evals: &mut self.gradient_evals,
             };
-            return mover.transition(eps, steps, move_chains, self.max_error, &self.inv_mass, &mut out);
+            return mover.transition(eps, steps, move_chains, &self.inv_mass, &mut out);
         }
         let d = self.dim;
         for c in 0..self.n {
@@ -832,8 +833,7 @@ impl<'a> Ensemble<'a> {
             let coarse_accept = run.coarse_accept();
             self.gradient_evals[c] += run.evals;
             let lp = run.lp;
-            let kinetic1: f64 = p.iter().zip(&self.inv_mass).map(|(pi, im)| 0.5 * pi * pi * im).sum();
-            let h1 = -lp + kinetic1;
+            let h1 = trajectory.hamiltonian(lp, p);
             let error = h1 - h0;
             let (alpha, divergent) = match run.end {
                 End::Divergent => (0.0, true),
@@ -1236,6 +1236,11 @@ mod tests {
             CheesSettings { target_accept: 1.0, ..Default::default() },
             CheesSettings { learning_rate: 0.0, ..Default::default() },
             CheesSettings { max_leapfrog: 0, ..Default::default() },
+            // The step-halving tolerance is checked as for NUTS (the kernel has no encoding of
+            // a NaN tolerance, and a negative one would halve every step).
+            CheesSettings { walnuts: Some(f64::NAN), ..Default::default() },
+            CheesSettings { walnuts: Some(-1.0), ..Default::default() },
+            CheesSettings { walnuts: Some(f64::INFINITY), ..Default::default() },
         ];
         for s in bad {
             assert!(s.validate().is_err(), "{s:?}");

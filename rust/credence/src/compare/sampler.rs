@@ -40,8 +40,19 @@ pub struct SamplerSettings {
     pub walnuts: Option<f64>,
 }
 
-fn default_walnuts() -> Option<f64> {
+/// The default step-halving tolerance of both samplers (NUTS and batched ChEES).
+pub(crate) fn default_walnuts() -> Option<f64> {
     Some(2.0)
+}
+
+/// Checks a step-halving tolerance (`SamplerSettings::walnuts`, `CheesSettings::walnuts`).
+pub(crate) fn check_walnuts(walnuts: Option<f64>) -> Result<()> {
+    match walnuts {
+        Some(e) if !(e > 0.0 && e.is_finite()) => {
+            Err(Error::argument("walnuts", e, "a finite energy error > 0 (or none for plain NUTS)"))
+        }
+        _ => Ok(()),
+    }
 }
 
 impl Default for SamplerSettings {
@@ -76,12 +87,7 @@ impl SamplerSettings {
         if !(self.target_accept > 0.0 && self.target_accept < 1.0) {
             return Err(Error::argument("target_accept", self.target_accept, "in (0, 1)"));
         }
-        if let Some(e) = self.walnuts
-            && !(e > 0.0 && e.is_finite())
-        {
-            return Err(Error::argument("walnuts", e, "a finite energy error > 0 (or none for plain NUTS)"));
-        }
-        Ok(())
+        check_walnuts(self.walnuts)
     }
 }
 

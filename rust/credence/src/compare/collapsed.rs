@@ -248,13 +248,20 @@ impl CollapsedGaussian {
             SigmaStructure::Shared => 1,
         };
         let y = design.y();
-        let shift = y.iter().sum::<f64>() / y.len() as f64;
+        let (shift, total_sd) = design.response_moments();
+        // The observations by cell, then value: the sums below, and so the fit, depend on the
+        // table's content and not on its row order.
+        let pair = |j: usize| design.pair().get(j).copied().unwrap_or(0);
+        let mut order: Vec<usize> = (0..y.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            (design.group()[a], pair(a)).cmp(&(design.group()[b], pair(b))).then(y[a].total_cmp(&y[b]))
+        });
         // Cells (realization-major), and the same per method.
         let cols = r.max(1);
         let (mut k, mut mean, mut ss) = (vec![0.0; m * cols], vec![0.0; m * cols], vec![0.0; m * cols]);
         let (mut counts, mut method_mean) = (vec![0.0; m], vec![0.0; m]);
-        for (j, &v) in y.iter().enumerate() {
-            let g = design.group()[j];
+        for &j in &order {
+            let (v, g) = (y[j], design.group()[j]);
             let c = if effect { design.pair()[j] * m + g } else { g };
             let v = v - shift;
             // Welford's update keeps the within-cell sum of squares accurate.
@@ -312,11 +319,10 @@ impl CollapsedGaussian {
         // The sd of each method's values around its mean (pooled for a shared sigma), floored
         // for a constant method or response.
         let mut sq = vec![0.0; m];
-        for (j, &v) in y.iter().enumerate() {
+        for &j in &order {
             let g = design.group()[j];
-            sq[g] += (v - shift - method_mean[g]).powi(2);
+            sq[g] += (y[j] - shift - method_mean[g]).powi(2);
         }
-        let total_sd = design.response_moments().1;
         let data_sd = |k: usize| {
             let (ss, n) = match opts.sigma {
                 SigmaStructure::PerMethod => (sq[k], counts[k]),

@@ -167,10 +167,13 @@ impl Design {
 
     /// Mean and (n - 1) sd of the response.
     pub fn response_moments(&self) -> (f64, f64) {
-        let n = self.y.len() as f64;
-        let mean = self.y.iter().sum::<f64>() / n;
-        let var =
-            if self.y.len() > 1 { self.y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+        // Summed in sorted order, so that they (and every fit that uses them) do not depend on
+        // the row order of the table in the last bits.
+        let mut y = self.y.clone();
+        y.sort_unstable_by(f64::total_cmp);
+        let n = y.len() as f64;
+        let mean = y.iter().sum::<f64>() / n;
+        let var = if y.len() > 1 { y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
         (mean, var.sqrt())
     }
 }

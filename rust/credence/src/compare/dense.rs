@@ -24,7 +24,7 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// lower triangle is read) into `l` (its upper triangle is zeroed). Returns false when `a` is
 /// not numerically positive definite (a non-positive or non-finite pivot).
 pub(crate) fn cholesky(a: &[f64], l: &mut [f64], n: usize) -> bool {
-    l[..n * n].fill(0.0);
+    let (a, l) = (&a[..n * n], &mut l[..n * n]);
     for j in 0..n {
         let (done, rest) = l.split_at_mut(j * n);
         let row_j = &mut rest[..n];
@@ -34,6 +34,9 @@ pub(crate) fn cholesky(a: &[f64], l: &mut [f64], n: usize) -> bool {
         }
         let djj = d.sqrt();
         row_j[j] = djj;
+        for x in &mut row_j[j + 1..] {
+            *x = 0.0;
+        }
         let _ = done;
         for i in j + 1..n {
             let (top, bottom) = l.split_at_mut(i * n);
@@ -49,9 +52,12 @@ pub(crate) fn cholesky(a: &[f64], l: &mut [f64], n: usize) -> bool {
 /// triangular (its lower triangle zeroed). Row j of U is column j of L^-1:
 /// U\[j\]\[i\] = -(L\[i\]\[j..i\] . U\[j\]\[j..i\]) / L\[i\]\[i\].
 pub(crate) fn inverse_transpose(l: &[f64], u: &mut [f64], n: usize) {
-    u[..n * n].fill(0.0);
+    let (l, u) = (&l[..n * n], &mut u[..n * n]);
     for j in 0..n {
         let row = &mut u[j * n..(j + 1) * n];
+        for x in &mut row[..j] {
+            *x = 0.0;
+        }
         row[j] = 1.0 / l[j * n + j];
         for i in j + 1..n {
             let s = dot(&l[i * n + j..i * n + i], &row[j..i]);
@@ -60,14 +66,17 @@ pub(crate) fn inverse_transpose(l: &[f64], u: &mut [f64], n: usize) {
     }
 }
 
-/// y = L^-1 x = U^T x.
+/// y = L^-1 x = U^T x: y\[i\] = sum over k <= i of U\[k\]\[i\] x\[k\], summed from k = 0 in a
+/// register (the order of the column-wise update it replaced, so the same bits, without a
+/// store and reload per term).
 pub(crate) fn solve_lower(u: &[f64], x: &[f64], y: &mut [f64], n: usize) {
-    y[..n].fill(0.0);
-    for k in 0..n {
-        let xk = x[k];
-        for (yi, uk) in y[k..n].iter_mut().zip(&u[k * n + k..(k + 1) * n]) {
-            *yi += uk * xk;
+    let (u, x) = (&u[..n * n], &x[..n]);
+    for (i, yi) in y[..n].iter_mut().enumerate() {
+        let mut s = 0.0;
+        for k in 0..=i {
+            s += u[k * n + i] * x[k];
         }
+        *yi = s;
     }
 }
 

@@ -13,6 +13,18 @@ use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::special::{as241, order_key};
 
+/// The clean standard's largest R-hat (Vehtari et al. 2021).
+pub(crate) const RHAT_MAX: f64 = 1.01;
+
+/// The clean standard's smallest bulk-ESS (Vehtari et al. 2021: 100 per chain for 4 chains).
+pub(crate) const ESS_MIN: f64 = 400.0;
+
+/// Whether a quantity is summarised (in a fit's summary table and its clean standard): all but
+/// the realization effects.
+pub(crate) fn summarised(name: &str) -> bool {
+    !name.starts_with("gamma[")
+}
+
 /// All diagnostics of one quantity.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostics {
@@ -164,12 +176,18 @@ fn degenerate(x: &[f64]) -> bool {
     (hi - lo).abs() < f64::EPSILON
 }
 
-/// Ranks with ties averaged (R's `rank(ties.method = "average")`), 1-based.
-fn average_ranks(x: &[f64]) -> Vec<f64> {
-    // Sorting (key, index) pairs is much faster than an index sort comparing through x.
+/// The indices of `x` in ascending order (the total order of `f64`; equal values keep their
+/// index order). An LSD radix sort of the order keys: at the 10^3-10^4 draws of a fit it is
+/// several times faster than a comparison sort, and every summarised quantity needs one.
+fn ascending(x: &[f64]) -> Vec<usize> {
     let mut pairs: Vec<(u64, usize)> = x.iter().enumerate().map(|(i, &v)| (order_key(v), i)).collect();
-    pairs.sort_unstable();
-    let order: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    radsort::sort_by_key(&mut pairs, |p| p.0);
+    pairs.into_iter().map(|p| p.1).collect()
+}
+
+/// Ranks with ties averaged (R's `rank(ties.method = "average")`), 1-based, of `x` whose
+/// ascending order is `order`.
+fn ranks_in_order(x: &[f64], order: &[usize]) -> Vec<f64> {
     let mut ranks = vec![0.0; x.len()];
     let mut i = 0;
     while i < order.len() {
@@ -186,11 +204,58 @@ fn average_ranks(x: &[f64]) -> Vec<f64> {
     ranks
 }
 
+/// Ranks with ties averaged (R's `rank(ties.method = "average")`), 1-based.
+fn average_ranks(x: &[f64]) -> Vec<f64> {
+    ranks_in_order(x, &ascending(x))
+}
+
+/// The ascending order of |x - med| from the ascending order of x, by merging its two
+/// monotone runs (the values below `med`, walked down, and the rest, walked up) instead of
+/// sorting again.
+fn folded_order(x: &[f64], order: &[usize], med: f64) -> Vec<usize> {
+    let split = order.partition_point(|&i| x[i] < med);
+    let f = |i: usize| (x[i] - med).abs();
+    let (mut lo, mut hi) = (split, split);
+    let mut out = Vec::with_capacity(order.len());
+    while lo > 0 || hi < order.len() {
+        let take_low = hi == order.len() || (lo > 0 && f(order[lo - 1]) <= f(order[hi]));
+        if take_low {
+            lo -= 1;
+            out.push(order[lo]);
+        } else {
+            out.push(order[hi]);
+            hi += 1;
+        }
+    }
+    out
+}
+
+thread_local! {
+    /// qnorm((r - 3/8) / (S + 1/4)) for the integer ranks r = 1..S of the last S seen: every
+    /// quantity of a fit has the same number of draws, so the normal quantiles of its ranks are
+    /// computed once per fit instead of once per draw and quantity.
+    static Z_TABLE: std::cell::RefCell<(usize, Vec<f64>)> = const { std::cell::RefCell::new((0, Vec::new())) };
+}
+
+/// posterior's `z_scale` of draws with these average ranks.
+fn z_of_ranks(ranks: &[f64], n: usize) -> Draws {
+    let total = ranks.len();
+    let s = total as f64;
+    let z = |r: f64| as241((r - 0.375) / (s + 0.25));
+    let data = Z_TABLE.with_borrow_mut(|(size, table)| {
+        if *size != total {
+            *table = (1..=total).map(|r| z(r as f64)).collect();
+            *size = total;
+        }
+        // A tie of an even number of draws has a half-integer rank: not in the table.
+        ranks.iter().map(|&r| if r.fract() == 0.0 { table[r as usize - 1] } else { z(r) }).collect()
+    });
+    Draws { data, n }
+}
+
 /// posterior's `z_scale`: qnorm((rank - 3/8) / (S - 3/4 + 1)) over all draws.
 fn z_scale(d: &Draws) -> Draws {
-    let s = d.data.len() as f64;
-    let data = average_ranks(&d.data).iter().map(|r| as241((r - 0.375) / (s + 0.25))).collect();
-    Draws { data, n: d.n }
+    z_of_ranks(&average_ranks(&d.data), d.n)
 }
 
 fn mean(x: &[f64]) -> f64 {
@@ -216,13 +281,6 @@ fn rhat_basic(d: &Draws) -> f64 {
     ((between / within + n - 1.0) / n).sqrt()
 }
 
-/// Median as R computes it (type 7 at 1/2).
-fn median(x: &[f64]) -> f64 {
-    let mut s = x.to_vec();
-    s.sort_by(f64::total_cmp);
-    quantile7(&s, 0.5)
-}
-
 /// R's `quantile(type = 7)` of sorted values, with R's arithmetic ((1 - h) lo + h hi).
 fn quantile7(sorted: &[f64], p: f64) -> f64 {
     let n = sorted.len();
@@ -237,17 +295,10 @@ fn quantile7(sorted: &[f64], p: f64) -> f64 {
 /// draws serves the median and both tail quantiles, one rank normalisation serves the bulk
 /// R-hat and the bulk-ESS. Same values as [`rhat`], [`ess_bulk`] and [`ess_tail`].
 pub(crate) fn summary_diagnostics(chains: &[&[f64]]) -> (f64, f64, f64, Vec<f64>) {
-    let d = Draws::from_chains(chains);
-    let mut sorted = d.data.clone();
-    sorted.sort_by(f64::total_cmp);
-    if degenerate(&d.data) {
+    let Ranked { draws: d, sorted, rhat, z } = ranked(chains);
+    let Some(z) = z else {
         return (f64::NAN, f64::NAN, f64::NAN, sorted);
-    }
-    let z = z_scale(&d.split());
-    let bulk_rhat = rhat_basic(&z);
-    let med = quantile7(&sorted, 0.5);
-    let tail_rhat = rhat_basic(&z_scale(&d.map(|v| (v - med).abs()).split()));
-    let rhat = if bulk_rhat.is_nan() || tail_rhat.is_nan() { f64::NAN } else { bulk_rhat.max(tail_rhat) };
+    };
     let ess_at = |p: f64| {
         let q = quantile7(&sorted, p);
         ess_basic(&d.map(|v| f64::from(u8::from(v <= q))).split())
@@ -257,13 +308,50 @@ pub(crate) fn summary_diagnostics(chains: &[&[f64]]) -> (f64, f64, f64, Vec<f64>
     (rhat, ess_basic(&z), tail, sorted)
 }
 
+/// (R-hat, bulk-ESS) as [`rhat`] and [`ess_bulk`] give them, from one sort: what the clean
+/// standard checks.
+pub(crate) fn rhat_and_ess_bulk(chains: &[&[f64]]) -> (f64, f64) {
+    let r = ranked(chains);
+    (r.rhat, r.z.map_or(f64::NAN, |z| ess_basic(&z)))
+}
+
+/// The rank-normalised work shared by the summary and the clean check.
+struct Ranked {
+    draws: Draws,
+    /// Every draw, sorted.
+    sorted: Vec<f64>,
+    /// max(bulk, folded) rank-normalised split R-hat.
+    rhat: f64,
+    /// The z-scores of the split chains; `None` for degenerate draws.
+    z: Option<Draws>,
+}
+
+fn ranked(chains: &[&[f64]]) -> Ranked {
+    let d = Draws::from_chains(chains);
+    let split = d.split();
+    let order = ascending(&split.data);
+    // The split drops the middle draw of odd-length chains; the quantiles use every draw.
+    let sorted = if split.data.len() == d.data.len() {
+        order.iter().map(|&i| split.data[i]).collect()
+    } else {
+        ascending(&d.data).into_iter().map(|i| d.data[i]).collect()
+    };
+    if degenerate(&d.data) {
+        return Ranked { draws: d, sorted, rhat: f64::NAN, z: None };
+    }
+    let z = z_of_ranks(&ranks_in_order(&split.data, &order), split.n);
+    let bulk_rhat = rhat_basic(&z);
+    let med = quantile7(&sorted, 0.5);
+    let folded: Vec<f64> = split.data.iter().map(|v| (v - med).abs()).collect();
+    let folded_z = z_of_ranks(&ranks_in_order(&folded, &folded_order(&split.data, &order, med)), split.n);
+    let tail_rhat = rhat_basic(&folded_z);
+    let rhat = if bulk_rhat.is_nan() || tail_rhat.is_nan() { f64::NAN } else { bulk_rhat.max(tail_rhat) };
+    Ranked { draws: d, sorted, rhat, z: Some(z) }
+}
+
 /// Rank-normalised split R-hat: the larger of the bulk and the folded (|x - median|) version.
 pub fn rhat(chains: &[&[f64]]) -> f64 {
-    let d = Draws::from_chains(chains);
-    let bulk = rhat_basic(&z_scale(&d.split()));
-    let med = median(&d.data);
-    let tail = rhat_basic(&z_scale(&d.map(|v| (v - med).abs()).split()));
-    if bulk.is_nan() || tail.is_nan() { f64::NAN } else { bulk.max(tail) }
+    ranked(chains).rhat
 }
 
 /// Lag-t autocovariance of one chain, (1/N) sum_i (x_i - m)(x_{i+t} - m) (what posterior's FFT
@@ -448,6 +536,47 @@ mod tests {
         let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
         let (r, b, t, _) = summary_diagnostics(&refs);
         assert_eq!((r, b, t), (rhat(&refs), ess_bulk(&refs), ess_tail(&refs)));
+        // Ties everywhere (values rounded to a grid symmetric about the median, so the fold
+        // maps draws on both sides onto equal values), even and odd chain lengths.
+        for len in [300, 301] {
+            let tied: Vec<Vec<f64>> =
+                (0..4).map(|c| ar1(len, 0.5, 40 + c, 0.0).iter().map(|v| (v * 4.0).round() / 4.0).collect()).collect();
+            let refs: Vec<&[f64]> = tied.iter().map(Vec::as_slice).collect();
+            let (r, b, t, sorted) = summary_diagnostics(&refs);
+            assert_eq!((r, b, t), (rhat(&refs), ess_bulk(&refs), ess_tail(&refs)), "{len}");
+            assert_eq!(rhat_and_ess_bulk(&refs), (r, b));
+            let mut all: Vec<f64> = tied.concat();
+            all.sort_by(f64::total_cmp);
+            assert_eq!(sorted, all);
+        }
+    }
+
+    /// R's average ranks by the definition: 1 + (number below) + (number equal - 1) / 2.
+    fn naive_ranks(x: &[f64]) -> Vec<f64> {
+        x.iter()
+            .map(|&v| {
+                let below = x.iter().filter(|&&w| w < v).count() as f64;
+                let equal = x.iter().filter(|&&w| w == v).count() as f64;
+                1.0 + below + (equal - 1.0) / 2.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn radix_and_merged_ranks_match_the_definition() {
+        let x: Vec<f64> =
+            ar1(257, 0.3, 7, 0.0).iter().map(|v| (v * 3.0).round() / 3.0).chain([-0.0, 0.0, 0.0]).collect();
+        assert_eq!(average_ranks(&x), naive_ranks(&x));
+        let order = ascending(&x);
+        for med in [0.0, 1.0 / 3.0, -0.5, 0.1] {
+            let folded: Vec<f64> = x.iter().map(|v| (v - med).abs()).collect();
+            assert_eq!(ranks_in_order(&folded, &folded_order(&x, &order, med)), naive_ranks(&folded), "{med}");
+        }
+        // The cached normal quantiles equal the direct ones, half-integer ranks included.
+        let ranks = naive_ranks(&x);
+        let s = x.len() as f64;
+        let direct: Vec<f64> = ranks.iter().map(|r| as241((r - 0.375) / (s + 0.25))).collect();
+        assert_eq!(z_of_ranks(&ranks, x.len()).data, direct);
     }
 
     #[test]

@@ -269,10 +269,10 @@ pub(crate) fn assemble(
             d.divergences
         ));
     }
-    if d.max_rhat > 1.01 {
+    if d.max_rhat > super::diagnostics::RHAT_MAX {
         fit.warnings.push(format!("largest R-hat is {:.3} > 1.01: the chains have not mixed", d.max_rhat));
     }
-    if d.min_ess_bulk < 400.0 {
+    if d.min_ess_bulk < super::diagnostics::ESS_MIN {
         fit.warnings.push(format!("smallest bulk-ESS is {:.0} < 400: run more draws", d.min_ess_bulk));
     }
     if d.treedepth_hits > 0 {
@@ -419,7 +419,7 @@ impl Fit {
 
     /// Whether a quantity appears in the summary table (everything but realization effects).
     fn summarised(o: &Output) -> bool {
-        !o.name.starts_with("gamma[")
+        super::diagnostics::summarised(&o.name)
     }
 
     /// brms-style summary of the main quantities (all but the realization effects): mean, sd,

@@ -13,6 +13,7 @@
 //!   --sampler nuts|chees  (chees: every table of a family in one batched call)
 //!   --target-accept X     NUTS / ChEES target acceptance
 //!   --warmup N, --draws N per chain
+//!   --max-draws N         kept draws per chain at most (0: exactly --draws)
 //!   --verbose             print every unclean fit
 //!   --table T             only table T (prints its summary)
 //!   --export FILE         write the tables as a long CSV instead of fitting
@@ -44,6 +45,7 @@ struct Args {
     target_accept: Option<f64>,
     warmup: Option<u64>,
     draws: Option<u64>,
+    max_draws: Option<u64>,
     verbose: bool,
     table: Option<u64>,
     chains: Option<usize>,
@@ -66,6 +68,7 @@ fn args() -> Args {
         target_accept: None,
         warmup: None,
         draws: None,
+        max_draws: None,
         verbose: false,
         table: None,
         chains: None,
@@ -90,6 +93,7 @@ fn args() -> Args {
             "--target-accept" => a.target_accept = Some(value().parse().expect("--target-accept X")),
             "--warmup" => a.warmup = Some(value().parse().expect("--warmup N")),
             "--draws" => a.draws = Some(value().parse().expect("--draws N")),
+            "--max-draws" => a.max_draws = Some(value().parse().expect("--max-draws N")),
             "--verbose" => a.verbose = true,
             "--fit-data" => a.fit_data = true,
             "--export" => a.export = Some(value()),
@@ -202,6 +206,9 @@ fn main() {
             }
             sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
             sampler.draws = a.draws.unwrap_or(sampler.draws);
+            if let Some(m) = a.max_draws {
+                sampler.max_draws = (m > 0).then_some(m);
+            }
             sampler.superchains = a.superchains.unwrap_or(sampler.superchains);
             sampler.chains_per_superchain = a.per_superchain.unwrap_or(sampler.chains_per_superchain);
             let o = CheesOptions { family, sampler, ..Default::default() };
@@ -220,6 +227,9 @@ fn main() {
             }
             sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
             sampler.draws = a.draws.unwrap_or(sampler.draws);
+            if let Some(m) = a.max_draws {
+                sampler.max_draws = (m > 0).then_some(m);
+            }
             sampler.chains = a.chains.unwrap_or(sampler.chains);
             let o = FitOptions { family, sampler, ..Default::default() };
             // One fit at a time, its chains in parallel: the time per fit is a user's wait.

@@ -7,8 +7,9 @@ credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~met
   args <- list(formula = formula, data = data, family = family, sigma = sigma, prior = prior, chains = chains,
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
                control = control)
-  # An unspecified warmup stays a quarter of iter when update() changes iter (the core's
-  # default split: 500 warmup + 1500 draws of 2000 iterations).
+  # An unspecified warmup stays a quarter of iter when update() changes iter (500 warmup +
+  # 1500 draws of 2000 iterations). As in brms, iter is exact: the chains are not made longer
+  # when the fit is not clean (the CLI's and the Rust API's default do that).
   if (missing(warmup)) args["warmup"] <- list(NULL)
   fit_from_args(args, data_name = deparse1(substitute(data)), sigma_given = !missing(sigma))
 }

@@ -55,12 +55,17 @@ pub struct FitArgs {
     /// ChEES: chains per superchain.
     #[arg(long)]
     chains_per_superchain: Option<usize>,
-    /// Warmup iterations per chain (default 500 for NUTS, 150 for ChEES).
+    /// Warmup iterations per chain (default 300 for NUTS, 75 for ChEES).
     #[arg(long)]
     warmup: Option<u64>,
-    /// Kept draws per chain (default 1500 for NUTS, 100 for ChEES).
+    /// Kept draws per chain (default 800 for NUTS, 100 for ChEES).
     #[arg(long)]
     draws: Option<u64>,
+    /// Kept draws per chain at most: a fit that is not clean after --draws (R-hat, nested R-hat
+    /// for ChEES, > 1.01 or bulk-ESS < 400) is run longer, in blocks of draws / 2 (default 2000
+    /// for NUTS, 200 for ChEES; --max-draws equal to --draws keeps the length fixed).
+    #[arg(long)]
+    max_draws: Option<u64>,
     /// Seed (identical results for the same seed, whatever the thread count).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -220,6 +225,7 @@ pub fn run(a: FitArgs) -> Result<()> {
                 seed: a.seed,
                 target_accept: a.target_accept,
                 walnuts,
+                max_draws: a.max_draws.or(d.max_draws),
                 ..d
             })
         }
@@ -234,6 +240,7 @@ pub fn run(a: FitArgs) -> Result<()> {
             seed: a.seed,
             target_accept: a.target_accept,
             walnuts,
+            max_draws: a.max_draws.or(d.max_draws),
             ..d
         },
         higher_is_better: a.higher_is_better,
@@ -357,9 +364,9 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
     outln!(
         "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
         s.chains,
-        s.warmup + s.draws,
+        s.warmup + f.n_draws() as u64,
         s.warmup,
-        s.chains as u64 * s.draws
+        (s.chains * f.n_draws()) as u64
     );
     let halving = match s.walnuts {
         Some(e) => format!("steps halved beyond energy error {e}"),

@@ -44,7 +44,7 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Sampler of every fit: nuts, or chees (batched ChEES-HMC over all cells at once, with
-    /// its default 16 superchains x 4 chains, 400 warmup + 100 draws).
+    /// its default 10 superchains x 4 chains, 75 warmup + 100 draws, up to 200 until clean).
     #[arg(long, value_enum, default_value = "nuts")]
     sampler: SamplerKind,
     /// Where the ChEES fits run (with --sampler chees): auto (the GPU when usable), cpu or cuda.

@@ -97,6 +97,9 @@ fn glue_fit(
             seed: count("seed", seed)?,
             target_accept,
             max_depth: count("max_treedepth", max_depth)?,
+            // brms' meaning of iter: exactly iter - warmup draws per chain (the core's default
+            // would run a fit that is not clean longer).
+            max_draws: None,
             ..Default::default()
         },
         higher_is_better,

@@ -11,10 +11,12 @@ use rand_distr::Distribution;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::diagnostics::{ESS_MIN, RHAT_MAX, rhat_and_ess_bulk, summarised};
 use super::model::Posterior;
 use crate::error::{Error, Result};
 
-/// Sampler settings; the defaults are brms' (4 chains, 1000 warmup + 1000 draws).
+/// Sampler settings (defaults: 4 chains of 300 warmup + 800 draws, longer while not clean; see
+/// [`SamplerSettings::default`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SamplerSettings {
     /// Number of chains (run in parallel).
@@ -38,6 +40,14 @@ pub struct SamplerSettings {
     /// on small designs": no divergences, and more effective draws per gradient than 0.5 or 1).
     #[serde(default = "default_walnuts")]
     pub walnuts: Option<f64>,
+    /// Kept draws per chain at most. When the fit is not clean after `draws` (a summarised
+    /// quantity with R-hat > 1.01 or bulk-ESS < 400), the chains are made longer in blocks of
+    /// `draws / 2` until it is, or until this many; `None` (or a value at most `draws`) keeps
+    /// exactly `draws`. Only the
+    /// length of the chains depends on the check: the draws of a chain are the same as the
+    /// first draws of a longer run with the same seed.
+    #[serde(default)]
+    pub max_draws: Option<u64>,
 }
 
 /// The default step-halving tolerance of both samplers (NUTS and batched ChEES).
@@ -56,18 +66,22 @@ pub(crate) fn check_walnuts(walnuts: Option<f64>) -> Result<()> {
 }
 
 impl Default for SamplerSettings {
-    /// 4 chains of 500 warmup + 1500 kept iterations: the 2000 iterations per chain of brms'
-    /// default, split where WALNUTS' adaptation has settled (measured: 1000 + 1000 left
-    /// 1.2% of small-design fits above R-hat 1.01, 500 + 1500 none; benches/README.md).
+    /// 4 chains of 300 warmup + 800 kept iterations, made longer in blocks of 400 up to 2000
+    /// kept draws while the fit is not clean (`max_draws`). Measured on the small designs of
+    /// benches/README.md ("Clean fits on small designs"), both models: WALNUTS' adaptation
+    /// settles within 300 iterations, and R-hat <= 1.01 needs 800 draws on most designs and
+    /// up to 2000 on a few, so a fixed length either leaves fits unclean or spends twice the
+    /// work on every fit.
     fn default() -> Self {
         Self {
             chains: 4,
-            warmup: 500,
-            draws: 1500,
+            warmup: 300,
+            draws: 800,
             seed: 1,
             max_depth: 10,
             target_accept: 0.8,
             walnuts: default_walnuts(),
+            max_draws: Some(2000),
         }
     }
 }
@@ -183,20 +197,61 @@ impl CpuLogpFunc for Density<'_> {
 }
 
 /// Runs all chains, in parallel over chains. Each chain starts from uniform(-2, 2) draws on the
-/// unconstrained scale (Stan's default) taken from its own stream.
+/// unconstrained scale (Stan's default) taken from its own stream. With `max_draws`, a run
+/// whose draws fail the clean standard ([`clean_draws`]) is run again with `draws / 2` more
+/// per chain, up to `max_draws`. nuts-rs adapts on `warmup` alone, so a longer run repeats the
+/// shorter one draw for draw and continues it; rerunning rather than keeping the samplers
+/// alive (they are not `Send`) costs the short run again, on the few fits that need more.
+/// The gradient evaluations of the shorter runs are counted in the result's.
 pub(crate) fn run_chains(post: &dyn Posterior, settings: &SamplerSettings) -> Result<Vec<ChainOutput>> {
     settings.validate()?;
-    (0..settings.chains).into_par_iter().map(|c| run_chain(post, settings, c as u64)).collect()
+    let max = settings.max_draws.unwrap_or(settings.draws);
+    let block = (settings.draws / 2).max(1);
+    let (mut draws, mut spent) = (settings.draws, 0);
+    loop {
+        let mut runs: Vec<ChainOutput> = (0..settings.chains)
+            .into_par_iter()
+            .map(|c| run_chain(post, settings, draws, c as u64))
+            .collect::<Result<_>>()?;
+        if draws >= max || clean_draws(post, &runs.iter().map(|r| r.draws.as_slice()).collect::<Vec<_>>()) {
+            for (r, spent) in runs.iter_mut().zip(spent_per_chain(spent, settings.chains)) {
+                r.gradient_evals += spent;
+            }
+            return Ok(runs);
+        }
+        spent += runs.iter().map(|r| r.gradient_evals).sum::<u64>();
+        draws = (draws + block).min(max);
+    }
+}
+
+/// `total` split over `chains` as evenly as whole numbers allow.
+fn spent_per_chain(total: u64, chains: usize) -> impl Iterator<Item = u64> {
+    let n = chains as u64;
+    (0..n).map(move |c| total / n + u64::from(c < total % n))
+}
+
+/// Whether chains of draws (row-major, draw x output) meet the clean standard on every
+/// summarised output: R-hat <= 1.01 and bulk-ESS >= 400 (NaN, a constant output, passes).
+pub(crate) fn clean_draws(post: &dyn Posterior, chains: &[&[f64]]) -> bool {
+    let outputs = post.outputs();
+    let n_out = outputs.len();
+    outputs.iter().enumerate().filter(|(_, o)| summarised(&o.name)).all(|(k, _)| {
+        let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
+        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+        let (rhat, ess) = rhat_and_ess_bulk(&refs);
+        !(rhat > RHAT_MAX) && !(ess < ESS_MIN)
+    })
 }
 
 fn sampler_error(chain: u64, e: impl std::fmt::Display) -> Error {
     Error::Sampler { chain, message: e.to_string() }
 }
 
-fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, chain: u64) -> Result<ChainOutput> {
+/// One chain of `settings.warmup` + `draws` iterations.
+fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, draws: u64, chain: u64) -> Result<ChainOutput> {
     let mut nuts = DiagNutsSettings {
         num_tune: settings.warmup,
-        num_draws: settings.draws,
+        num_draws: draws,
         maxdepth: settings.max_depth,
         num_chains: settings.chains,
         seed: settings.seed,
@@ -211,19 +266,19 @@ fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, chain: u64) -> Re
     sampler.set_position(&init).map_err(|e| sampler_error(chain, e))?;
     let n_out = post.outputs().len();
     let mut out = ChainOutput {
-        draws: Vec::with_capacity(settings.draws as usize * n_out),
+        draws: Vec::with_capacity(draws as usize * n_out),
         divergences: 0,
         treedepth_hits: 0,
         step_size: f64::NAN,
         gradient_evals: 0,
-        stats: Vec::with_capacity(settings.draws as usize),
+        stats: Vec::with_capacity(draws as usize),
     };
     let mut constrained = vec![0.0; n_out];
     // The standard normals of the collapsed model's location draws: the chain's own stream,
     // apart from the sampler's, so they change no transition.
     let mut aux_rng = ChaCha8Rng::seed_from_u64(stream_seed_path(settings.seed, &[chain, AUX_TAG]));
     let mut aux = vec![0.0; post.aux_dim()];
-    for _ in 0..settings.warmup + settings.draws {
+    for _ in 0..settings.warmup + draws {
         let (position, _, stats, progress) = sampler.expanded_draw().map_err(|e| sampler_error(chain, e))?;
         out.gradient_evals += progress.num_gradients;
         if progress.tuning {
@@ -247,4 +302,38 @@ fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, chain: u64) -> Re
         out.draws.extend_from_slice(&constrained);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::chees::tests::Normals;
+
+    #[test]
+    fn a_longer_run_repeats_the_shorter_one_and_unclean_runs_are_extended() {
+        let post = Normals::new(vec![0.0, 3.0], vec![1.0, 0.1]);
+        let fixed = |draws: u64| SamplerSettings { warmup: 100, draws, max_draws: None, ..Default::default() };
+        let short = run_chains(&post, &fixed(30)).unwrap();
+        let long = run_chains(&post, &fixed(45)).unwrap();
+        for (s, l) in short.iter().zip(&long) {
+            assert_eq!(s.draws[..], l.draws[..s.draws.len()]);
+            assert_eq!(l.draws.len(), 45 * 2);
+        }
+        // 4 x 30 draws cannot reach a bulk-ESS of 400: extended in blocks of 15 up to the cap,
+        // and the result is the fixed-length run of that many draws, with the gradient
+        // evaluations of the shorter runs counted as well.
+        let grown = run_chains(&post, &SamplerSettings { max_draws: Some(45), ..fixed(30) }).unwrap();
+        let spent: u64 = short.iter().chain(&long).map(|c| c.gradient_evals).sum();
+        for (g, l) in grown.iter().zip(&long) {
+            assert_eq!(g.draws, l.draws);
+        }
+        assert_eq!(grown.iter().map(|c| c.gradient_evals).sum::<u64>(), spent);
+        assert!(!clean_draws(&post, &long.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>()));
+        // A clean run is not extended; a cap at or below draws keeps the length.
+        let clean = run_chains(&post, &SamplerSettings { max_draws: Some(2000), ..fixed(1000) }).unwrap();
+        assert!(clean.iter().all(|c| c.draws.len() == 1000 * 2));
+        assert!(clean_draws(&post, &clean.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>()));
+        let capped = run_chains(&post, &SamplerSettings { max_draws: Some(10), ..fixed(30) }).unwrap();
+        assert_eq!(capped, short);
+    }
 }

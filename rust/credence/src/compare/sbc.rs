@@ -41,7 +41,9 @@ pub struct SbcOptions {
     pub n_sims: usize,
     /// Posterior draws kept per fit after even thinning (ranks take values 0..=thin_to).
     pub thin_to: usize,
-    /// Sampler settings of each fit (its seed is replaced per simulation).
+    /// Sampler settings of each fit (its seed is replaced per simulation). The default, 2
+    /// chains of 300 warmup + 250 draws, keeps the crate's extension rule (`max_draws`: longer
+    /// chains while the fit is not clean), so calibration is checked with it.
     pub sampler: SamplerSettings,
     /// Seed of the whole run.
     pub seed: u64,

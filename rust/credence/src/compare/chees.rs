@@ -121,7 +121,7 @@ use serde::{Deserialize, Serialize};
 
 use super::collapsed::Geometry;
 use super::design::Design;
-use super::diagnostics::{ESS_MIN, RHAT_MAX, ess_bulk, summarised};
+use super::diagnostics::{ess_bulk, meets_standard, summarised};
 use super::fit::{Fit, FitOptions, assemble, prepare};
 use super::laplace::laplace;
 use super::model::{Family, Posterior};
@@ -941,7 +941,7 @@ fn clean_chees_draws(post: &dyn Posterior, chains: &[Vec<f64>], per_superchain: 
         let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
         let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
         let nested = nested_rhat(&refs, per_superchain).unwrap_or(f64::NAN);
-        !(nested > RHAT_MAX) && !(ess_bulk(&refs) < ESS_MIN)
+        meets_standard(nested, ess_bulk(&refs))
     })
 }
 
@@ -1220,6 +1220,22 @@ pub(crate) mod tests {
         // period or more (a U-turn, which a later local maximum of the criterion allows).
         let angle = run.mean_leapfrog_steps * (1.0 - run.step_size.powi(2) / 2.0).acos();
         assert!(angle > std::f64::consts::FRAC_PI_4 && angle < 3.0 * std::f64::consts::FRAC_PI_4, "{angle}");
+    }
+
+    #[test]
+    fn an_unclean_run_continues_the_same_chains() {
+        let post = Normals::new(vec![0.0, 3.0], vec![1.0, 0.1]);
+        let fixed = CheesSettings { warmup: 50, draws: 10, max_draws: None, ..Default::default() };
+        let short = run_chees(&post, &fixed, 0).unwrap();
+        // 40 chains x 10 draws cannot give a bulk-ESS of 400: two blocks of 5 more draws.
+        let grown = run_chees(&post, &CheesSettings { max_draws: Some(20), ..fixed }, 0).unwrap();
+        for (s, g) in short.chains.iter().zip(&grown.chains) {
+            assert_eq!(g.draws.len(), 20 * 2);
+            assert_eq!(s.draws[..], g.draws[..s.draws.len()]);
+        }
+        // A clean run stops at `draws`.
+        let clean = run_chees(&post, &CheesSettings { draws: 100, max_draws: Some(200), ..fixed }, 0).unwrap();
+        assert!(clean.chains.iter().all(|c| c.draws.len() == 100 * 2));
     }
 
     #[test]

@@ -19,6 +19,12 @@ pub(crate) const RHAT_MAX: f64 = 1.01;
 /// The clean standard's smallest bulk-ESS (Vehtari et al. 2021: 100 per chain for 4 chains).
 pub(crate) const ESS_MIN: f64 = 400.0;
 
+/// Whether one quantity's R-hat and bulk-ESS meet the clean standard (NaN, from a constant
+/// quantity, passes: there is nothing to mix).
+pub(crate) fn meets_standard(rhat: f64, ess_bulk: f64) -> bool {
+    (rhat.is_nan() || rhat <= RHAT_MAX) && (ess_bulk.is_nan() || ess_bulk >= ESS_MIN)
+}
+
 /// Whether a quantity is summarised (in a fit's summary table and its clean standard): all but
 /// the realization effects.
 pub(crate) fn summarised(name: &str) -> bool {

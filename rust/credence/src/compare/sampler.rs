@@ -11,7 +11,7 @@ use rand_distr::Distribution;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::diagnostics::{ESS_MIN, RHAT_MAX, rhat_and_ess_bulk, summarised};
+use super::diagnostics::{meets_standard, rhat_and_ess_bulk, summarised};
 use super::model::Posterior;
 use crate::error::{Error, Result};
 
@@ -239,7 +239,7 @@ pub(crate) fn clean_draws(post: &dyn Posterior, chains: &[&[f64]]) -> bool {
         let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
         let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
         let (rhat, ess) = rhat_and_ess_bulk(&refs);
-        !(rhat > RHAT_MAX) && !(ess < ESS_MIN)
+        meets_standard(rhat, ess)
     })
 }
 

@@ -85,9 +85,15 @@
 //! **The sampler.** NUTS with WALNUTS' within-orbit step halving (Bou-Rabee, Carpenter,
 //! Kleppe & Liu 2025; nuts-rs): a leaf whose energy varies by more than 2 is integrated again
 //! with halved steps under a reversibility check, which removes the divergences that walls
-//! leave at a step size adapted to the bulk. 500 warmup + 1500 kept iterations per chain (the
-//! 2000 of brms' default, split where this adaptation has settled: 1000 + 1000 left 1.2% of
-//! small-design fits above R-hat 1.01). Batched ChEES halves its leapfrog steps the same way
+//! leave at a step size adapted to the bulk. 4 chains of 300 warmup + 800 kept iterations; a
+//! fit that is not clean then (R-hat > 1.01 or bulk-ESS < 400 for a summarised quantity) runs
+//! again with 400 more draws per chain, up to 2000 ([`SamplerSettings::max_draws`]; the longer
+//! run repeats the shorter one draw for draw). The adaptation settles within 300 iterations;
+//! most small designs are clean at 800 draws and a few need up to 2000, so one fixed length
+//! either leaves fits unclean or doubles every fit's work (benches/README.md: 500 + 1000 fixed
+//! left 1% of the family fits unclean, 500 + 1500 fixed 0.2%, 300 + 800 extended none, at 40%
+//! fewer gradient evaluations). Batched ChEES (10 superchains x 4 chains, 75 + 100, extended
+//! in blocks of 50 up to 200 by nested R-hat) halves its leapfrog steps the same way
 //! (with the reversibility check, rejecting the proposal otherwise) and adapts its step size
 //! to the acceptance of the full-size steps; it starts its superchains from the Laplace
 //! approximation of the posterior (overdispersed by its covariance) with the Laplace

@@ -13,9 +13,14 @@ fn min_n_table_of_the_issue() {
     assert_eq!(v["exact"]["0.01"].as_u64(), Some(230));
     assert_eq!(v["exact"]["0.1"].as_u64(), Some(22));
     assert_eq!(v["exact"]["0.5"].as_u64(), Some(5));
-    for u in ["0.01", "0.1", "0.5"] {
-        assert!(v["asymptotic"][u].as_u64().unwrap() >= 2);
-    }
+    // The quantile study's asymptotic rule, no flip: 42 runs for u = 0.1 at 90% (and 25 for
+    // u = 0.9, as its text says); the flipped rule mirrors u = 0.1 onto 0.9.
+    assert_eq!(v["asymptotic"]["0.1"].as_u64(), Some(42));
+    assert_eq!(v["asymptotic_flipped"]["0.1"].as_u64(), Some(25));
+    assert_eq!(v["asymptotic"]["0.5"].as_u64(), v["asymptotic_flipped"]["0.5"].as_u64());
+    let (ok, out, err) = credence(&["quantiles", "min-n", "--level", "0.9", "--u", "0.9", "--json"]);
+    assert!(ok, "{err}");
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["asymptotic"]["0.9"].as_u64(), Some(25));
     let (ok, out, _) = credence(&["quantiles", "min-n", "--level", "0.99", "--u", "0.25"]);
     assert!(ok && out.contains("17"), "{out}");
     let (ok, _, err) = credence(&["quantiles", "min-n", "--level", "1.5"]);
@@ -52,13 +57,22 @@ fn groups_and_methods() {
     assert_eq!(b["quantiles"]["0.5"]["upper"].as_f64(), Some(80.0));
     // t-interval for the mean of 1..10 at 0.9: 5.5 -/+ 1.833113 * 0.957427.
     assert!((g["mean"]["upper"].as_f64().unwrap() - (5.5 + 1.833113 * 0.957427)).abs() < 1e-5);
-    for method in ["asymptotic", "bootstrap", "bootstrap-exact", "equal-tailed"] {
-        let (ok, out, err) = credence(&[&base[..], &["--method", method, "--json"]].concat());
-        assert!(ok, "{method}: {err}");
+    let variants: [&[&str]; 7] = [
+        &["--method", "asymptotic"],
+        &["--method", "asymptotic", "--asymptotic-at", "positions", "--flip-lower"],
+        &["--method", "bootstrap"],
+        &["--method", "bootstrap", "--bootstrap-statistic", "order-statistic"],
+        &["--method", "bootstrap-exact"],
+        &["--method", "equal-tailed"],
+        &["--method", "exact", "--flip-lower"],
+    ];
+    for method in variants {
+        let (ok, out, err) = credence(&[&base[..], method, &["--json"]].concat());
+        assert!(ok, "{method:?}: {err}");
         let v: Value = serde_json::from_str(&out).unwrap();
         let q = &v["groups"][0]["quantiles"]["0.5"];
         if let (Some(lo), Some(hi)) = (q["lower"].as_f64(), q["upper"].as_f64()) {
-            assert!(lo <= 5.5 && 5.5 <= hi, "{method}: {q}");
+            assert!(lo <= 5.5 && 5.5 <= hi, "{method:?}: {q}");
         }
     }
     let (ok, out, _) = credence(&base);

@@ -5,11 +5,16 @@
 metric_quantiles <- function(x, u = c(0.1, 0.5, 0.9), level = 0.9,
                              method = c("exact", "equal_tailed", "asymptotic", "bootstrap",
                                         "bootstrap_exact"),
-                             type = 7, replicates = 2000L, seed = 1, flip_lower = TRUE) {
+                             type = 7, replicates = 2000L, seed = 1, flip_lower = FALSE,
+                             asymptotic_at = c("levels", "positions"),
+                             bootstrap_statistic = c("sample_quantile", "order_statistic")) {
   method <- match.arg(method)
+  asymptotic_at <- match.arg(asymptotic_at)
+  bootstrap_statistic <- match.arg(bootstrap_statistic)
   if (!is.numeric(x)) stop("metric_quantiles: x must be numeric, got ", class(x)[1])
   r <- .Call(wrap__glue_quantiles, as.double(x), as.double(u), as.double(level), method,
-             as.character(type), as.integer(replicates), as.double(seed), isTRUE(flip_lower))
+             as.character(type), as.integer(replicates), as.double(seed), isTRUE(flip_lower),
+             asymptotic_at, bootstrap_statistic)
   mean <- r$mean
   r$mean <- NULL
   out <- as.data.frame(r)
@@ -22,9 +27,10 @@ metric_quantiles <- function(x, u = c(0.1, 0.5, 0.9), level = 0.9,
 }
 
 #' @export
-quantile_min_n <- function(level = 0.9, u = c(0.01, 0.025, 0.05, 0.1, 0.25, 0.5)) {
+quantile_min_n <- function(level = 0.9, u = c(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.975, 0.99)) {
   r <- as.data.frame(.Call(wrap__glue_quantile_min_n, as.double(u), as.double(level)))
   r$exact <- as.integer(r$exact)
   r$asymptotic <- as.integer(r$asymptotic)
+  r$asymptotic_flipped <- as.integer(r$asymptotic_flipped)
   r
 }

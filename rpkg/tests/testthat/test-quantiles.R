@@ -44,14 +44,25 @@ test_that("exact intervals reach the level with the shortest index span", {
   expect_true(is.na(metric_quantiles(rnorm(20), 0.9, level = 0.9)$lower))
 })
 
-test_that("asymptotic intervals interpolate at n u -/+ z sqrt(n u (1 - u))", {
+test_that("asymptotic intervals: the study's type-6 estimator at k/n, l/n, or positions k, l", {
   set.seed(16)
   n <- 40; x <- rnorm(n); xs <- sort(x)
   u <- 0.5; z <- qnorm(0.95)
   h <- n * u + c(-1, 1) * z * sqrt(n * u * (1 - u))
-  at <- function(h) xs[floor(h)] + (h - floor(h)) * (xs[pmin(n, floor(h) + 1)] - xs[floor(h)])
   q <- metric_quantiles(x, u, level = 0.9, method = "asymptotic")
-  expect_equal(c(q$lower, q$upper), at(h), tolerance = 1e-12)
+  expect_equal(c(q$lower, q$upper), unname(stats::quantile(x, h / n, type = 6)), tolerance = 1e-12)
+  at <- function(h) xs[floor(h)] + (h - floor(h)) * (xs[pmin(n, floor(h) + 1)] - xs[floor(h)])
+  p <- metric_quantiles(x, u, level = 0.9, method = "asymptotic", asymptotic_at = "positions")
+  expect_equal(c(p$lower, p$upper), at(h), tolerance = 1e-12)
+  # The study's example by hand: 1..20, u = 0.5, 90%: [6.64, 14.36].
+  s <- metric_quantiles(1:20, 0.5, level = 0.9, method = "asymptotic")
+  expect_equal(c(s$lower, s$upper), c(6.638, 14.362), tolerance = 1e-3)
+  # No flip by default: u = 0.1 needs n >= 42 at 90% (the study's text), 25 when flipped.
+  m <- quantile_min_n(0.9, c(0.1, 0.9))
+  expect_equal(m$asymptotic, c(42L, 25L))
+  expect_equal(m$asymptotic_flipped, c(25L, 25L))
+  expect_true(is.na(metric_quantiles(1:30, 0.1, method = "asymptotic")$lower))
+  expect_false(is.na(metric_quantiles(1:30, 0.1, method = "asymptotic", flip_lower = TRUE)$lower))
 })
 
 test_that("the mean's t-interval equals t.test; the bootstrap follows its seed", {
@@ -86,4 +97,6 @@ test_that("metric_quantiles and quantile_min_n equal the CLI's JSON", {
   expect_equal(q$lower, c(g[["0.1"]]$lower, g[["0.5"]]$lower, g[["0.9"]]$lower), tolerance = 1e-12)
   m <- cli_json(c("quantiles", "min-n", "--level", "0.95", "--u", "0.05,0.5", "--json"))
   expect_equal(quantile_min_n(0.95, c(0.05, 0.5))$asymptotic, c(m$asymptotic[["0.05"]], m$asymptotic[["0.5"]]))
+  expect_equal(quantile_min_n(0.95, c(0.05, 0.5))$asymptotic_flipped,
+               c(m$asymptotic_flipped[["0.05"]], m$asymptotic_flipped[["0.5"]]))
 })

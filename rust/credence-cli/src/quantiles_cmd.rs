@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use credence::io::Table;
-use credence::quantiles::{CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_table};
+use credence::quantiles::{
+    AsymptoticAt, BootstrapStatistic, CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_table,
+};
 use serde_json::{Map, Value, json};
 
 use crate::table::{number, render};
@@ -40,6 +42,18 @@ pub struct QuantilesArgs {
     /// Sample-quantile type of the point estimate: 1, 6 or 7.
     #[arg(long = "type", default_value = "7")]
     quantile_type: String,
+    /// For u < 0.5, the interval as minus that of the (1 - u)-quantile of -x (mirrored
+    /// intervals); by default the quantile study's rule applies the formulas at u itself.
+    #[arg(long)]
+    flip_lower: bool,
+    /// Asymptotic interval: read at the levels k/n, l/n by the type-6 estimator (levels, the
+    /// study's) or at the order-statistic positions k, l (positions).
+    #[arg(long, default_value = "levels")]
+    asymptotic_at: String,
+    /// Bootstrap replicates' statistic: the resample's sample quantile (sample-quantile, the
+    /// study's) or its order statistic of rank round((n + 1) u) (order-statistic).
+    #[arg(long, default_value = "sample-quantile")]
+    bootstrap_statistic: String,
     /// Bootstrap replicates.
     #[arg(long, default_value_t = 2000)]
     replicates: usize,
@@ -65,7 +79,7 @@ struct MinNArgs {
     #[arg(long, default_value_t = 0.9)]
     level: f64,
     /// Quantile levels.
-    #[arg(long, value_delimiter = ',', default_value = "0.01,0.025,0.05,0.1,0.25,0.5")]
+    #[arg(long, value_delimiter = ',', default_value = "0.01,0.025,0.05,0.1,0.25,0.5,0.75,0.9,0.95,0.975,0.99")]
     u: Vec<f64>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -82,9 +96,11 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
         level: a.level,
         method: CiMethod::parse(&a.method)?,
         estimator: QuantileType::parse(&a.quantile_type)?,
+        flip_lower: a.flip_lower,
+        asymptotic_at: AsymptoticAt::parse(&a.asymptotic_at.replace('-', "_"))?,
+        bootstrap_statistic: BootstrapStatistic::parse(&a.bootstrap_statistic.replace('-', "_"))?,
         replicates: a.replicates,
         seed: a.seed,
-        ..Default::default()
     };
     let table = Table::read(&file)?;
     let q = quantile_table(&table, &column, &a.by, &a.u, &options)?;
@@ -123,16 +139,19 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
 }
 
 fn min_n(m: MinNArgs) -> Result<()> {
-    let (mut exact, mut asym) = (Map::new(), Map::new());
-    let mut cells = vec![["u", "exact", "asymptotic"].map(String::from).to_vec()];
+    let (mut exact, mut asym, mut flipped) = (Map::new(), Map::new(), Map::new());
+    let mut cells = vec![["u", "exact", "asymptotic", "asymptotic (flipped)"].map(String::from).to_vec()];
     for &u in &m.u {
-        let (e, s) = (min_n_exact(u, m.level)?, min_n_asymptotic(u, m.level)?);
+        let e = min_n_exact(u, m.level)?;
+        let (s, f) = (min_n_asymptotic(u, m.level, false)?, min_n_asymptotic(u, m.level, true)?);
         exact.insert(u.to_string(), json!(e));
         asym.insert(u.to_string(), json!(s));
-        cells.push(vec![u.to_string(), e.to_string(), s.to_string()]);
+        flipped.insert(u.to_string(), json!(f));
+        cells.push(vec![u.to_string(), e.to_string(), s.to_string(), f.to_string()]);
     }
     if m.json {
-        outln!("{}", serde_json::to_string_pretty(&json!({"exact": exact, "asymptotic": asym}))?);
+        let out = json!({"exact": exact, "asymptotic": asym, "asymptotic_flipped": flipped});
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         outln!("minimum runs for a two-sided interval at level {}", m.level);
         out!("{}", render(&cells));

@@ -1,7 +1,10 @@
 //! Quantiles of a metric over repeated runs with distribution-free intervals: R vectors in,
 //! `credence::quantiles` calls, R lists out.
 
-use credence::quantiles::{CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci, t_interval};
+use credence::quantiles::{
+    AsymptoticAt, BootstrapStatistic, CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci,
+    t_interval,
+};
 use extendr_api::prelude::*;
 
 use crate::msg;
@@ -20,6 +23,8 @@ fn glue_quantiles(
     replicates: i32,
     seed: f64,
     flip_lower: bool,
+    asymptotic_at: &str,
+    bootstrap_statistic: &str,
 ) -> R<List> {
     if !(seed.is_finite() && seed >= 0.0 && seed.fract() == 0.0) {
         return Err(format!("seed = {seed}: expected a whole number >= 0"));
@@ -29,6 +34,8 @@ fn glue_quantiles(
         method: CiMethod::parse(method).map_err(msg)?,
         estimator: QuantileType::parse(quantile_type).map_err(msg)?,
         flip_lower,
+        asymptotic_at: AsymptoticAt::parse(asymptotic_at).map_err(msg)?,
+        bootstrap_statistic: BootstrapStatistic::parse(bootstrap_statistic).map_err(msg)?,
         replicates: usize::try_from(replicates).map_err(|_| format!("replicates = {replicates}: expected a count"))?,
         seed: seed as u64,
     };
@@ -50,8 +57,11 @@ fn glue_quantiles(
 #[extendr]
 fn glue_quantile_min_n(u: Vec<f64>, level: f64) -> R<List> {
     let exact = u.iter().map(|&u| min_n_exact(u, level).map(|n| n as f64)).collect::<credence::Result<Vec<_>>>();
-    let asym = u.iter().map(|&u| min_n_asymptotic(u, level).map(|n| n as f64)).collect::<credence::Result<Vec<_>>>();
-    Ok(list!(u = u, exact = exact.map_err(msg)?, asymptotic = asym.map_err(msg)?))
+    let asym = |flip: bool| {
+        u.iter().map(|&u| min_n_asymptotic(u, level, flip).map(|n| n as f64)).collect::<credence::Result<Vec<_>>>()
+    };
+    let (study, flipped) = (asym(false).map_err(msg)?, asym(true).map_err(msg)?);
+    Ok(list!(u = u.clone(), exact = exact.map_err(msg)?, asymptotic = study, asymptotic_flipped = flipped))
 }
 
 extendr_module! {

@@ -41,10 +41,50 @@ fn minimum_n_table() {
     }
     // Asymptotic: at the minimum n both positions lie in [1, n], one fewer does not.
     for u in [0.1, 0.5, 0.9] {
-        let n = min_n_asymptotic(u, 0.9).unwrap();
-        let uu = if u < 0.5 { 1.0 - u } else { u };
-        assert!(asymptotic_positions(n, uu, 0.9).is_some() && asymptotic_positions(n - 1, uu, 0.9).is_none());
+        for flip in [false, true] {
+            let n = min_n_asymptotic(u, 0.9, flip).unwrap();
+            let uu = if flip && u < 0.5 { 1.0 - u } else { u };
+            assert!(asymptotic_positions(n, uu, 0.9).is_some() && asymptotic_positions(n - 1, uu, 0.9).is_none());
+        }
     }
+}
+
+/// The quantile study's conventions, against values computed by hand from its formulas
+/// (k, l = n (u -/+ z sqrt(u (1 - u) / n)), 1 <= k < l <= n, z = 1.6449 at 90%).
+#[test]
+fn defaults_follow_the_quantile_study() {
+    // Minimum n at 90%, no flip (the study's text): u = 0.1 needs k = 0.1 n - 1.6449
+    // sqrt(0.09 n) >= 1: n = 41 gives 4.1 - 3.160 = 0.940, n = 42 gives 4.2 - 3.198 = 1.002;
+    // u = 0.9 needs l = 0.9 n + 1.6449 sqrt(0.09 n) <= n: n = 24 gives 24.018, n = 25 24.967.
+    assert_eq!(min_n_asymptotic(0.1, 0.9, false).unwrap(), 42);
+    assert_eq!(min_n_asymptotic(0.9, 0.9, false).unwrap(), 25);
+    assert_eq!(min_n_asymptotic(0.1, 0.9, true).unwrap(), 25);
+    // The interval for 1..20, u = 0.5, 90%: k, l = 10 -/+ 1.6449 sqrt(5) = 6.3219, 13.6781;
+    // Q_L (type 6) at k / 20 and l / 20 sits at positions 21 k / 20 = 6.638 and 21 l / 20 =
+    // 14.362, i.e. [6.638, 14.362] on these data; at the positions themselves [6.322, 13.678].
+    let x: Vec<f64> = (1..=20).map(f64::from).collect();
+    let z = crate::special::norm_quantile(0.95);
+    let (k, l) = (10.0 - z * 5f64.sqrt(), 10.0 + z * 5f64.sqrt());
+    let ci = quantile_ci(&x, 0.5, &CiOptions { method: CiMethod::Asymptotic, ..Default::default() }).unwrap();
+    assert!((ci.lower.unwrap() - 6.638).abs() < 1e-3 && (ci.upper.unwrap() - 14.362).abs() < 1e-3, "{ci:?}");
+    assert!((ci.lower.unwrap() - 21.0 * k / 20.0).abs() < 1e-12 && (ci.upper.unwrap() - 21.0 * l / 20.0).abs() < 1e-12);
+    let at = CiOptions { method: CiMethod::Asymptotic, asymptotic_at: AsymptoticAt::Positions, ..Default::default() };
+    let ci = quantile_ci(&x, 0.5, &at).unwrap();
+    assert!((ci.lower.unwrap() - k).abs() < 1e-12 && (ci.upper.unwrap() - l).abs() < 1e-12);
+    // No flip by default: u = 0.1 has no asymptotic interval at n = 30 (k = 3 - 2.70 < 1 needs
+    // n >= 42), while the flipped rule has one (n >= 25).
+    let y: Vec<f64> = (1..=30).map(f64::from).collect();
+    let asym = CiOptions { method: CiMethod::Asymptotic, ..Default::default() };
+    assert!(quantile_ci(&y, 0.1, &asym).unwrap().lower.is_none());
+    assert!(quantile_ci(&y, 0.1, &CiOptions { flip_lower: true, ..asym }).unwrap().lower.is_some());
+    // The bootstrap's statistic: for odd n the type-7 median is the order statistic of rank
+    // (n + 1) / 2, so both statistics give the same replicates; for even n they differ.
+    let boot = CiOptions { method: CiMethod::Bootstrap, replicates: 200, ..Default::default() };
+    let order = CiOptions { bootstrap_statistic: BootstrapStatistic::OrderStatistic, ..boot };
+    let odd: Vec<f64> = (1..=21).map(|i| f64::from(i).sqrt()).collect();
+    assert_eq!(quantile_ci(&odd, 0.5, &boot).unwrap(), quantile_ci(&odd, 0.5, &order).unwrap());
+    let even = &odd[..20];
+    assert_ne!(quantile_ci(even, 0.5, &boot).unwrap().lower, quantile_ci(even, 0.5, &order).unwrap().lower);
 }
 
 #[test]
@@ -88,7 +128,7 @@ fn sign_flip_mirrors_intervals() {
     let x = [0.31, 0.12, 0.55, 0.47, 0.29, 0.83, 0.05, 0.66, 0.71, 0.38, 0.44, 0.91, 0.19, 0.25, 0.6];
     let neg: Vec<f64> = x.iter().map(|v| -v).collect();
     for method in [CiMethod::Exact, CiMethod::EqualTailed, CiMethod::Asymptotic, CiMethod::BootstrapExact] {
-        let o = CiOptions { method, ..Default::default() };
+        let o = CiOptions { method, flip_lower: true, ..Default::default() };
         let a = quantile_ci(&x, 0.2, &o).unwrap();
         let b = quantile_ci(&neg, 0.8, &o).unwrap();
         assert_eq!(a.lower.map(|v| -v), b.upper, "{method:?}");
@@ -107,7 +147,13 @@ fn bootstrap_monte_carlo_converges_to_its_beta_limit() {
     let mc = quantile_ci(
         &x,
         0.75,
-        &CiOptions { method: CiMethod::Bootstrap, replicates: 200_000, seed: 3, ..Default::default() },
+        &CiOptions {
+            method: CiMethod::Bootstrap,
+            bootstrap_statistic: BootstrapStatistic::OrderStatistic,
+            replicates: 200_000,
+            seed: 3,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert!((exact.lower.unwrap() - mc.lower.unwrap()).abs() < 0.03, "{exact:?} {mc:?}");

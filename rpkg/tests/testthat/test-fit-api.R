@@ -58,7 +58,7 @@ test_that("unsupported formula terms fail with a message naming the term", {
 test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; prob_superior and mdd too", {
   d <- mt()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 3, chains = 2)
-  cli <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450",
+  cli <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                  "--chains", "2", "--seed", "3")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
@@ -70,13 +70,13 @@ test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; 
   }
   # The other direction is the same events seen from the other side.
   expect_equal(prob_superior(f, higher_is_better = TRUE), t(ps), ignore_attr = TRUE)
-  cli4 <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450",
+  cli4 <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                   "--chains", "2", "--seed", "3", "--power", "0.9", "--r-new", "4")
   expect_equal(mdd(f, "MCD", "Ensemble", power = 0.9, R_new = 4)$mdd, cli4$mdd$MCD$Ensemble, tolerance = 1e-12)
 
   f1 <- credence_fit(crps ~ method, d, sigma = ~1, iter = 400, seed = 5, chains = 2,
                      prior = credence_prior(tau = half_normal(0.5), mu0 = normal(0.3, 2)))
-  cli1 <- cli_fit(table_path(), "--response", "crps", "--warmup", "100", "--draws", "300", "--chains", "2",
+  cli1 <- cli_fit(table_path(), "--response", "crps", "--warmup", "100", "--draws", "300", "--max-draws", "300", "--chains", "2",
                   "--seed", "5", "--shared-sigma", "--prior-tau", "half_normal(0.5)", "--prior-mu0", "normal(0.3, 2)")
   expect_same_means(f1, cli1)
   expect_false(any(grepl("gamma", f1$summary$name)))
@@ -88,14 +88,14 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
                     iter = 600, seed = 2, chains = 2, higher_is_better = TRUE)
   cli <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                  "--pair", "realization", "--realization-effect", "--higher-is-better",
-                 "--warmup", "150", "--draws", "450", "--chains", "2", "--seed", "2")
+                 "--warmup", "150", "--draws", "450", "--max-draws", "450", "--chains", "2", "--seed", "2")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
   expect_equal(ps["MCD", "MAP"], cli$prob_less$MCD$MAP, tolerance = 1e-12)
   # Closeness to a nominal coverage: the CLI's --target, and by hand from the draws of p.
   cli_t <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                    "--pair", "realization", "--realization-effect", "--target", "0.9",
-                   "--warmup", "150", "--draws", "450", "--chains", "2", "--seed", "2")
+                   "--warmup", "150", "--draws", "450", "--max-draws", "450", "--chains", "2", "--seed", "2")
   pt <- prob_superior(f, target = 0.9)
   p <- fixef(f, summary = FALSE)
   expect_equal(pt["MCD", "MAP"], cli_t$prob_less$MCD$MAP, tolerance = 1e-12)

@@ -10,7 +10,7 @@ test_that("posterior means equal the CLI's on the same data and seed", {
   if (!file.exists(cli) || !requireNamespace("jsonlite", quietly = TRUE)) skip("no CLI build or jsonlite")
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 3)
   out <- system2(cli, c("fit", normalizePath(file.path("..", "..", "..", "examples", "data", "metric_table.csv")),
-                        "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450",
+                        "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                         "--seed", "3", "--json", "-"), stdout = TRUE, stderr = FALSE)
   p <- jsonlite::fromJSON(paste(out, collapse = "\n"))$parameters
   for (k in f$summary$name) expect_equal(f$summary$mean[f$summary$name == k], p[[k]]$mean, tolerance = 1e-12)

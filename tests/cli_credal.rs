@@ -36,7 +36,12 @@ fn samples_reproduce_the_known_values() {
     assert!(close(&v["ns"]["mean"], (0.138629 + 0.693147) / 2.0));
     assert!(close(&v["kl"]["mean"], (0.356675 + 0.405465) / 2.0));
     assert!(close(&v["kl"]["sd"], (0.405465 - 0.356675) / 2.0));
-    assert!(close(&v["js"]["mean"], (0.342457 + 0.363736) / 2.0));
+    // JS divergences by hand (see the core's credal tests): 0.117277 and 0.132304, the squares
+    // of the distances 0.342457 and 0.363736 that `--js distance` gives.
+    assert!(close(&v["js"]["mean"], (0.117277 + 0.132304) / 2.0));
+    assert_eq!(v["units"]["js"], "nats (divergence)");
+    assert_eq!(v["units"]["credal_uncertainty"], "bits");
+    assert_eq!(v["units"]["e"], "nats");
     assert!(close(&v["e"]["1"]["mean"], (0.495304 + 1.098612) / 2.0));
     assert!(close(&v["e"]["0"]["mean"], v["kl"]["mean"].as_f64().unwrap()));
     assert_eq!(v["e"].as_object().unwrap().len(), 11);
@@ -57,6 +62,27 @@ fn samples_reproduce_the_known_values() {
     assert!(ok);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(close(&v["e"]["0.5"]["mean"], (0.356675 + 0.405465) / 2.0 + 0.5 * (0.138629 + 0.693147) / 2.0));
+    // The alternatives by name.
+    let (ok, out, err) = credence(&[
+        "credal",
+        "--samples",
+        s.to_str().unwrap(),
+        "--labels",
+        y.to_str().unwrap(),
+        "--js",
+        "distance",
+        "--uncertainty-unit",
+        "nats",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let w: Value = serde_json::from_str(&out).unwrap();
+    assert!(close(&w["js"]["mean"], (0.342457 + 0.363736) / 2.0));
+    assert_eq!(w["units"]["credal_uncertainty"], "nats");
+    let bits = v["credal_uncertainty"]["mean"].as_f64().unwrap();
+    assert!((w["credal_uncertainty"]["mean"].as_f64().unwrap() * std::f64::consts::LOG2_E - bits).abs() < 1e-12);
+    let (ok, _, err) = credence(&["credal", "--samples", s.to_str().unwrap(), "--js", "root"]);
+    assert!(!ok && err.contains("invalid js = root"), "{err}");
 }
 
 #[test]

@@ -7,9 +7,12 @@ credal_eval <- function(probs = NULL, samples = NULL, beliefs = NULL, lower = NU
                         dirichlet = NULL, y = NULL, budget = NULL, n_classes = NULL,
                         lambda = seq(0, 1, by = 0.1),
                         normalisation = c("clip_residual_renormalise", "clip", "none"),
-                        vertices = c("two_k", "exact"), draws = 100L, seed = 1) {
+                        vertices = c("two_k", "exact"), draws = 100L, seed = 1,
+                        js = c("divergence", "distance"), uncertainty_unit = c("bits", "nats")) {
   normalisation <- match.arg(normalisation)
   vertices <- match.arg(vertices)
+  js <- match.arg(js)
+  uncertainty_unit <- match.arg(uncertainty_unit)
   given <- c(probs = !is.null(probs), samples = !is.null(samples), beliefs = !is.null(beliefs),
              intervals = !is.null(lower) || !is.null(upper), dirichlet = !is.null(dirichlet))
   if (sum(given) != 1L) {
@@ -41,7 +44,7 @@ credal_eval <- function(probs = NULL, samples = NULL, beliefs = NULL, lower = NU
   labels <- if (is.null(y)) NULL else as_class_index(y)
   r <- .Call(wrap__glue_credal, kind, as.double(x), as.integer(dim(x)), up, budget_file, classes,
              as.integer(lengths), as.integer(n_classes), labels, as.double(lambda), normalisation,
-             vertices, as.integer(draws), as.double(seed))
+             vertices, as.integer(draws), as.double(seed), js, uncertainty_unit)
   r$points <- as.data.frame(r$points)
   for (q in c("kl", "js")) r$points[[q]][is.nan(r$points[[q]])] <- NA_real_
   for (g in c("overall", "correct", "incorrect")) {
@@ -56,11 +59,12 @@ credal_eval <- function(probs = NULL, samples = NULL, beliefs = NULL, lower = NU
 print.credence_credal <- function(x, digits = 4, ...) {
   row <- function(group, g) {
     q <- c("ns", "kl", "js")
-    out <- data.frame(group = group, n = g$n, quantity = q,
+    out <- data.frame(group = group, n = g$n, quantity = sprintf("%s [%s]", q, unlist(x$units[q])),
                       mean = vapply(q, function(k) if (is.null(g[[k]])) NA_real_ else g[[k]]$mean, 0),
                       sd = vapply(q, function(k) if (is.null(g[[k]])) NA_real_ else g[[k]]$sd, 0))
     if (!is.null(g$e)) {
-      out <- rbind(out, data.frame(group = group, n = g$n, quantity = sprintf("e(lambda=%g)", g$e$lambda),
+      out <- rbind(out, data.frame(group = group, n = g$n,
+                                   quantity = sprintf("e(lambda=%g) [%s]", g$e$lambda, x$units$e),
                                    mean = g$e$mean, sd = g$e$sd))
     }
     out
@@ -73,7 +77,7 @@ print.credence_credal <- function(x, digits = 4, ...) {
   tab$sd <- signif(tab$sd, digits)
   print(tab, row.names = FALSE)
   cat("koerner", signif(x$koerner$mean, digits), " pal", signif(x$pal$mean, digits),
-      " credal uncertainty", signif(x$credal_uncertainty$mean, digits))
+      " credal uncertainty", signif(x$credal_uncertainty$mean, digits), x$units$credal_uncertainty)
   if (!is.null(x$accuracy)) cat("  accuracy", signif(x$accuracy, digits))
   cat("\n")
   invisible(x)

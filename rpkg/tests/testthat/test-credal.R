@@ -9,7 +9,14 @@ test_that("two samples give the issue's masses, NS, KL, JS and E", {
   expect_equal(r$overall$ns$mean, 0.2 * log(2), tolerance = 1e-12)
   near(r$overall$ns$mean, 0.138629)
   near(r$overall$kl$mean, 0.356675)
-  near(r$overall$js$mean, 0.342457)
+  # JS divergence by hand at Pl({1}) = 0.7 (the core's credal tests); its root is the distance.
+  near(r$overall$js$mean, 0.117277)
+  expect_equal(r$units$js, "nats (divergence)")
+  expect_equal(r$units$credal_uncertainty, "bits")
+  d <- credal_eval(samples = s, y = 1, lambda = c(0, 1), js = "distance", uncertainty_unit = "nats")
+  near(d$overall$js$mean, 0.342457)
+  expect_equal(d$credal_uncertainty$mean * log2(exp(1)), r$credal_uncertainty$mean, tolerance = 1e-12)
+  expect_error(credal_eval(samples = s, js = "root"), "should be one of")
   near(r$overall$e$mean[r$overall$e$lambda == 1], 0.495304)
   expect_equal(r$koerner$mean, 0.5 + 0.2 + 0.1 + 2 * 0.2, tolerance = 1e-12)
   expect_equal(r$pal$mean, 0.8 + 0.2 / 2, tolerance = 1e-12)
@@ -22,7 +29,7 @@ test_that("three disagreeing samples renormalise to thirds on the pairs", {
   r <- credal_eval(samples = s, y = 1, lambda = 1)
   near(r$overall$ns$mean, 0.693147)
   near(r$overall$kl$mean, 0.405465)
-  near(r$overall$js$mean, 0.363736)
+  near(r$overall$js$mean, 0.132304)
   near(r$overall$e$mean, 1.098612)
   # Without renormalisation the frame keeps its signed mass -0.5.
   expect_equal(credal_eval(samples = s, y = 1, normalisation = "none")$overall$ns$mean,

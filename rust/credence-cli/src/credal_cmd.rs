@@ -6,8 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use credence::credal::{
-    Budget, CredalOptions, GroupSummary, Normalisation, Stat, VertexMethod, dirichlet_samples, evaluate_credal,
-    from_beliefs, from_probs, from_samples,
+    Budget, CredalOptions, EntropyUnit, GroupSummary, JsForm, Normalisation, Stat, VertexMethod, dirichlet_samples,
+    evaluate_credal, from_beliefs, from_probs, from_samples,
 };
 use credence::io::read_array;
 use credence::ndarray::Ix3;
@@ -45,6 +45,12 @@ pub struct CredalArgs {
     /// Mass normalisation: none, clip, clip-residual-renormalise.
     #[arg(long, default_value = "clip-residual-renormalise")]
     normalisation: String,
+    /// The JS ablation's score: divergence (the credal study's) or distance (its square root).
+    #[arg(long, default_value = "divergence")]
+    js: String,
+    /// Unit of the credal uncertainty: bits (the credal study's) or nats.
+    #[arg(long, default_value = "bits")]
+    uncertainty_unit: String,
     /// Vertices: two-k (2K approximation) or exact (K <= 8).
     #[arg(long, default_value = "two-k")]
     vertices: String,
@@ -111,7 +117,13 @@ pub fn run(a: CredalArgs) -> Result<()> {
         Some(path) => Some(read_array(path)?.into_labels().map_err(|e| e.in_file(path))?),
         None => None,
     };
-    let options = CredalOptions { vertices, lambdas: a.lambda.clone(), ..Default::default() };
+    let options = CredalOptions {
+        vertices,
+        lambdas: a.lambda.clone(),
+        js: JsForm::parse(&a.js)?,
+        uncertainty_unit: EntropyUnit::parse(&a.uncertainty_unit)?,
+        ..Default::default()
+    };
     let r = evaluate_credal(&masses, labels.as_deref(), &options)
         .with_context(|| a.labels.clone().map(|l| format!("labels {l}")).unwrap_or_default())?;
     if a.json {
@@ -126,6 +138,7 @@ pub fn run(a: CredalArgs) -> Result<()> {
         out.insert("correct".into(), r.correct.as_ref().map_or(Value::Null, group));
         out.insert("incorrect".into(), r.incorrect.as_ref().map_or(Value::Null, group));
         out.insert("normalisation".into(), serde_json::to_value(policy)?);
+        out.insert("units".into(), serde_json::to_value(&r.units)?);
         outln!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
         return Ok(());
     }
@@ -133,11 +146,15 @@ pub fn run(a: CredalArgs) -> Result<()> {
         s.map_or(["NA".to_string(), "NA".to_string()], |s| [number(Some(s.mean)), number(Some(s.sd))])
     };
     let mut cells = vec![["group", "n", "quantity", "mean", "sd"].map(String::from).to_vec()];
+    let u = &r.units;
     let mut add = |name: &str, g: &GroupSummary| {
-        let mut rows: Vec<(String, Option<Stat>)> =
-            vec![("ns".into(), Some(g.ns)), ("kl".into(), g.kl), ("js".into(), g.js)];
+        let mut rows: Vec<(String, Option<Stat>)> = vec![
+            (format!("ns [{}]", u.ns), Some(g.ns)),
+            (format!("kl [{}]", u.kl), g.kl),
+            (format!("js [{}]", u.js), g.js),
+        ];
         for l in &g.e {
-            rows.push((format!("e(lambda={})", l.lambda), Some(Stat { mean: l.mean, sd: l.sd })));
+            rows.push((format!("e(lambda={}) [{}]", l.lambda, u.e), Some(Stat { mean: l.mean, sd: l.sd })));
         }
         for (q, s) in rows {
             let [m, sd] = fmt(s.as_ref());
@@ -151,10 +168,11 @@ pub fn run(a: CredalArgs) -> Result<()> {
     }
     out!("{}", render(&cells));
     outln!(
-        "koerner {}  pal {}  credal uncertainty {}{}",
+        "koerner {}  pal {}  credal uncertainty {} {}{}",
         number(Some(r.koerner.mean)),
         number(Some(r.pal.mean)),
         number(Some(r.credal_uncertainty.mean)),
+        u.credal_uncertainty,
         r.accuracy.map(|a| format!("  accuracy {a:.4}")).unwrap_or_default()
     );
     Ok(())

@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use credence::credal::{
-    Budget, CredalOptions, CredalReport, FocalSets, GroupSummary, Normalisation, Stat, VertexMethod, dirichlet_samples,
-    evaluate_credal, from_beliefs, from_intervals, from_probs, from_samples, rank_over_lambda,
+    Budget, CredalOptions, CredalReport, CredalUnits, EntropyUnit, FocalSets, GroupSummary, JsForm, Normalisation,
+    Stat, VertexMethod, dirichlet_samples, evaluate_credal, from_beliefs, from_intervals, from_probs, from_samples,
+    rank_over_lambda,
 };
 use credence::ndarray::{Array2, Array3, ShapeBuilder};
 use extendr_api::prelude::*;
@@ -71,6 +72,18 @@ fn opt_stat(s: &Option<Stat>) -> Robj {
     s.as_ref().map_or(NULL.into(), |s| stat(s).into())
 }
 
+fn units(u: &CredalUnits) -> List {
+    list!(
+        kl = u.kl,
+        js = u.js,
+        ns = u.ns,
+        e = u.e,
+        koerner = u.koerner,
+        pal = u.pal,
+        credal_uncertainty = u.credal_uncertainty
+    )
+}
+
 fn group(g: &GroupSummary) -> List {
     let e = if g.kl.is_some() {
         list!(
@@ -104,8 +117,12 @@ fn glue_credal(
     vertices: &str,
     draws: i32,
     seed: f64,
+    js: &str,
+    uncertainty_unit: &str,
 ) -> R<List> {
     let policy = Normalisation::parse(normalisation).map_err(msg)?;
+    let js = JsForm::parse(js).map_err(msg)?;
+    let uncertainty_unit = EntropyUnit::parse(uncertainty_unit).map_err(msg)?;
     let vertices = match vertices.replace('-', "_").as_str() {
         "two_k" | "2k" => VertexMethod::TwoK,
         "exact" => VertexMethod::Exact,
@@ -146,7 +163,7 @@ fn glue_credal(
                 .collect::<R<Vec<usize>>>()
         })
         .transpose()?;
-    let options = CredalOptions { vertices, lambdas, ..Default::default() };
+    let options = CredalOptions { vertices, lambdas, js, uncertainty_unit, ..Default::default() };
     let r = evaluate_credal(&masses, labels.as_deref(), &options).map_err(msg)?;
     let col = |f: fn(&credence::credal::PointScores) -> f64| r.points.iter().map(f).collect::<Vec<f64>>();
     let opt_col = |f: fn(&credence::credal::PointScores) -> Option<f64>| {
@@ -171,6 +188,7 @@ fn glue_credal(
         correct = r.correct.as_ref().map_or(Robj::from(NULL), |g| group(g).into()),
         incorrect = r.incorrect.as_ref().map_or(Robj::from(NULL), |g| group(g).into()),
         points = points,
+        units = units(&r.units),
         report = ExternalPtr::new(r)
     );
     Ok(out)

@@ -14,17 +14,22 @@
 //! 3. **Normalisation** ([`Normalisation`]): `None`, `Clip` (negatives to 0), or the default
 //!    `ClipResidualRenormalise`: negative masses of proper sets to 0, the frame gets
 //!    max(0, 1 - their sum), then everything is divided by the total (so two pairs of mass 0.5
-//!    each over three classes, plus a frame of -0.5, become three pairs of 1/3).
+//!    each over three classes, plus a frame of -0.5, become three pairs of 1/3). The default is
+//!    the study's rule as its random-set network's reference code applies it (`belief_to_mass`:
+//!    clip the budget's negative masses to zero, append the frame with the clipped residual,
+//!    divide by the sum); plain `Clip` is the variant that leaves the total off one.
 //! 4. **Belief quantities** ([`belief`]): Bel, Pl, BetP(c) = sum_{A containing c} m(A)/|A|.
 //! 5. **Vertices** ([`vertices`]): the 2K approximation (default) or all K! permutations for
 //!    K <= 8.
 //! 6. **Scores** ([`score`]): d = min over vertices of KL(one-hot(y) || v) = -ln max(v_y, eps),
 //!    eps = 1e-12; since the vertex with y first has v_y = Pl({y}), d = -ln Pl({y}) in closed
-//!    form. The Jensen-Shannon distance is sqrt(JS divergence), natural log, also minimised
-//!    over vertices (it only depends on v_y and decreases in it, so it too is attained at
-//!    Pl({y})). Non-specificity NS = sum m(A) ln|A| (0 for point predictions), Koerner
-//!    sum m(A)|A|, Pal sum m(A)/|A|; credal uncertainty = max entropy - min entropy over the
-//!    intervals [Bel({c}), Pl({c})], the max exact by water-filling, the min over the polytope's
+//!    form. The JS ablation reports the Jensen-Shannon divergence (natural log; `JsForm::Distance`
+//!    gives its square root, scipy's `jensenshannon`), also minimised over vertices (it only
+//!    depends on v_y and decreases in it, so it too is attained at Pl({y})). Non-specificity
+//!    NS = sum m(A) ln|A| (0 for point predictions), Koerner sum m(A)|A|, Pal sum m(A)/|A|;
+//!    credal uncertainty = max entropy - min entropy over the intervals [Bel({c}), Pl({c})], in
+//!    bits as the credal evaluation study reports it (`EntropyUnit::Nats` on request), the max
+//!    exact by water-filling, the min over the polytope's
 //!    vertices visited by the same permutations (exact for `VertexMethod::Exact`, an upper
 //!    bound on the minimum otherwise). E = d + lambda NS, reported as mean and population sd
 //!    over points, overall and split into correctly / incorrectly classified points; the
@@ -61,8 +66,8 @@ pub use inputs::{
 };
 pub use moebius::Normalisation;
 pub use score::{
-    CredalOptions, CredalReport, GroupSummary, LambdaRanking, LambdaStat, PointScores, Stat, evaluate_credal,
-    rank_over_lambda,
+    CredalOptions, CredalReport, CredalUnits, EntropyUnit, GroupSummary, JsForm, LambdaRanking, LambdaStat,
+    PointScores, Stat, evaluate_credal, rank_over_lambda,
 };
 pub use vertices::VertexMethod;
 

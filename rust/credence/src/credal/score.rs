@@ -11,6 +11,50 @@ use crate::error::{Error, Result};
 /// Default epsilon guard: KL(one-hot(y) || v) = -ln max(v_y, EPSILON).
 pub const EPSILON: f64 = 1e-12;
 
+/// Which Jensen-Shannon quantity the JS ablation reports (natural log either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JsForm {
+    /// The JS divergence, as the credal evaluation study's ablation uses it. The default.
+    #[default]
+    Divergence,
+    /// Its square root, the Jensen-Shannon distance (scipy's `jensenshannon`).
+    Distance,
+}
+
+impl JsForm {
+    /// Parses `divergence` or `distance`.
+    pub fn parse(s: &str) -> Result<Self> {
+        crate::error::parse_choice("js", s, &[("divergence", Self::Divergence), ("distance", Self::Distance)])
+    }
+}
+
+/// The unit of an entropy: the logarithm's base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntropyUnit {
+    /// log2: the credal evaluation study reports credal uncertainty in bits. The default.
+    #[default]
+    Bits,
+    /// Natural log.
+    Nats,
+}
+
+impl EntropyUnit {
+    /// Parses `bits` or `nats`.
+    pub fn parse(s: &str) -> Result<Self> {
+        crate::error::parse_choice("unit", s, &[("bits", Self::Bits), ("nats", Self::Nats)])
+    }
+
+    /// The factor that turns nats into this unit.
+    pub fn per_nat(self) -> f64 {
+        match self {
+            EntropyUnit::Bits => std::f64::consts::LOG2_E,
+            EntropyUnit::Nats => 1.0,
+        }
+    }
+}
+
 /// Options of [`evaluate_credal`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CredalOptions {
@@ -20,11 +64,61 @@ pub struct CredalOptions {
     pub vertices: VertexMethod,
     /// The lambda grid of E = d + lambda * NS (default 0, 0.1, ..., 1.0).
     pub lambdas: Vec<f64>,
+    /// JS divergence (default) or distance.
+    pub js: JsForm,
+    /// Unit of the credal uncertainty (default bits, as in the credal evaluation study).
+    pub uncertainty_unit: EntropyUnit,
 }
 
 impl Default for CredalOptions {
     fn default() -> Self {
-        CredalOptions { epsilon: EPSILON, vertices: VertexMethod::TwoK, lambdas: default_lambdas() }
+        CredalOptions {
+            epsilon: EPSILON,
+            vertices: VertexMethod::TwoK,
+            lambdas: default_lambdas(),
+            js: JsForm::default(),
+            uncertainty_unit: EntropyUnit::default(),
+        }
+    }
+}
+
+/// The unit of every score in a [`CredalReport`], written beside the numbers in JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CredalUnits {
+    /// d (KL): nats.
+    pub kl: &'static str,
+    /// The JS score: `nats (divergence)` or `sqrt(nats) (distance)`.
+    pub js: &'static str,
+    /// NS: nats.
+    pub ns: &'static str,
+    /// E = d + lambda NS: nats.
+    pub e: &'static str,
+    /// Koerner's measure: expected focal-set size (classes).
+    pub koerner: &'static str,
+    /// Pal's measure: expected inverse focal-set size (1 / classes).
+    pub pal: &'static str,
+    /// Credal uncertainty: `bits` or `nats`.
+    pub credal_uncertainty: &'static str,
+}
+
+impl CredalUnits {
+    /// The units under `options`.
+    pub fn of(options: &CredalOptions) -> Self {
+        CredalUnits {
+            kl: "nats",
+            js: match options.js {
+                JsForm::Divergence => "nats (divergence)",
+                JsForm::Distance => "sqrt(nats) (distance)",
+            },
+            ns: "nats",
+            e: "nats",
+            koerner: "classes",
+            pal: "1/classes",
+            credal_uncertainty: match options.uncertainty_unit {
+                EntropyUnit::Bits => "bits",
+                EntropyUnit::Nats => "nats",
+            },
+        }
     }
 }
 
@@ -42,13 +136,15 @@ pub struct PointScores {
     pub koerner: f64,
     /// Pal's measure sum_A m(A) / |A|.
     pub pal: f64,
-    /// Max entropy - min entropy over the intervals [Bel({c}), Pl({c})].
+    /// Max entropy - min entropy over the intervals [Bel({c}), Pl({c})], in
+    /// [`CredalOptions::uncertainty_unit`].
     pub credal_uncertainty: f64,
     /// Predicted class.
     pub predicted: usize,
     /// d = min over vertices of KL(one-hot(y) || v) (with labels).
     pub kl: Option<f64>,
-    /// min over vertices of the Jensen-Shannon distance to one-hot(y) (with labels).
+    /// min over vertices of the Jensen-Shannon divergence (or distance, per
+    /// [`CredalOptions::js`]) to one-hot(y) (with labels).
     pub js: Option<f64>,
 }
 
@@ -91,7 +187,7 @@ pub struct GroupSummary {
     pub ns: Stat,
     /// d (KL), with labels.
     pub kl: Option<Stat>,
-    /// JS distance, with labels.
+    /// JS divergence (or distance), with labels.
     pub js: Option<Stat>,
     /// E over the lambda grid, with labels.
     pub e: Vec<LambdaStat>,
@@ -106,7 +202,7 @@ pub struct CredalReport {
     pub koerner: Stat,
     /// Pal's measure.
     pub pal: Stat,
-    /// Credal uncertainty (max - min entropy).
+    /// Credal uncertainty (max - min entropy), in [`CredalUnits::credal_uncertainty`].
     pub credal_uncertainty: Stat,
     /// Fraction of points whose predicted class is the label (with labels).
     pub accuracy: Option<f64>,
@@ -114,6 +210,8 @@ pub struct CredalReport {
     pub correct: Option<GroupSummary>,
     /// Misclassified points (with labels).
     pub incorrect: Option<GroupSummary>,
+    /// The unit of each score.
+    pub units: CredalUnits,
     /// Per-point scores.
     #[serde(skip)]
     pub points: Vec<PointScores>,
@@ -129,7 +227,7 @@ pub fn kl_one_hot(v: &[f64], y: usize, epsilon: f64) -> f64 {
     -v[y].max(epsilon).ln()
 }
 
-/// Jensen-Shannon distance sqrt(JS divergence) between one-hot(y) and v (natural log).
+/// Jensen-Shannon divergence between one-hot(y) and v (natural log).
 pub fn js_one_hot(v: &[f64], y: usize) -> f64 {
     let mut js = 0.0;
     for (c, &q) in v.iter().enumerate() {
@@ -143,7 +241,7 @@ pub fn js_one_hot(v: &[f64], y: usize) -> f64 {
             js += 0.5 * q * (q / m).ln();
         }
     }
-    js.max(0.0).sqrt()
+    js.max(0.0)
 }
 
 /// Maximum entropy over {l <= p <= u, sum p = 1}: the water-filling solution
@@ -176,8 +274,9 @@ fn point_scores(
     predicted: usize,
     y: Option<usize>,
     perms: &[Vec<usize>],
-    eps: f64,
+    options: &CredalOptions,
 ) -> PointScores {
+    let eps = options.epsilon;
     let (mut ns, mut koerner, mut pal) = (0.0, 0.0, 0.0);
     for (&m, &a) in masses.iter().zip(&sets.sets) {
         let size = a.count_ones() as f64;
@@ -187,7 +286,7 @@ fn point_scores(
     }
     let (lower, upper) = super::belief::singleton_intervals(masses, sets);
     let min_entropy = perms.iter().map(|p| entropy(&interval_vertex(&lower, &upper, p))).fold(f64::INFINITY, f64::min);
-    let credal_uncertainty = (max_entropy(&lower, &upper) - min_entropy).max(0.0);
+    let credal_uncertainty = (max_entropy(&lower, &upper) - min_entropy).max(0.0) * options.uncertainty_unit.per_nat();
     let (kl, js) = match y {
         Some(y) => {
             let (mut kl, mut js) = (f64::INFINITY, f64::INFINITY);
@@ -196,6 +295,11 @@ fn point_scores(
                 kl = kl.min(kl_one_hot(&v, y, eps));
                 js = js.min(js_one_hot(&v, y));
             }
+            // The square root is monotone, so the distance's minimum is the divergence's root.
+            let js = match options.js {
+                JsForm::Divergence => js,
+                JsForm::Distance => js.sqrt(),
+            };
             (Some(kl), Some(js))
         }
         None => (None, None),
@@ -246,7 +350,7 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
         .map(|i| {
             let row = m.masses.row(i);
             let masses = row.as_slice().expect("standard layout");
-            point_scores(masses, &m.sets, m.predicted[i], labels.map(|y| y[i]), &perms, options.epsilon)
+            point_scores(masses, &m.sets, m.predicted[i], labels.map(|y| y[i]), &perms, options)
         })
         .collect();
     let all: Vec<&PointScores> = points.iter().collect();
@@ -274,6 +378,7 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
         accuracy,
         correct,
         incorrect,
+        units: CredalUnits::of(options),
         points,
     })
 }

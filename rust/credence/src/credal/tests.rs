@@ -30,7 +30,14 @@ fn known_values_two_samples() {
         let r = evaluate_credal(&m, Some(&[0]), &CredalOptions { vertices: method, ..Default::default() }).unwrap();
         assert!(close(r.overall.ns.mean, 0.138629));
         assert!(close(r.overall.kl.unwrap().mean, 0.356675));
-        assert!(close(r.overall.js.unwrap().mean, 0.342457));
+        // JS divergence at v_y = Pl({a}) = 0.7, by hand: 0.5 ln(2/1.7) + 0.5 (0.7 ln(1.4/1.7) +
+        // 0.3 ln 2) = 0.117277; its square root is the distance 0.342457.
+        assert!(close(r.overall.js.unwrap().mean, 0.117277));
+        let distance = CredalOptions { vertices: method, js: JsForm::Distance, ..Default::default() };
+        let d = evaluate_credal(&m, Some(&[0]), &distance).unwrap();
+        assert!(close(d.overall.js.unwrap().mean, 0.342457));
+        assert_eq!(d.units.js, "sqrt(nats) (distance)");
+        assert_eq!(r.units.js, "nats (divergence)");
         let e1 = r.overall.e.iter().find(|e| e.lambda == 1.0).unwrap();
         assert!(close(e1.mean, 0.495304));
     }
@@ -49,7 +56,8 @@ fn known_values_three_pairs() {
     let r = evaluate_credal(&m, Some(&[0]), &CredalOptions::default()).unwrap();
     assert!(close(r.overall.ns.mean, 0.693147));
     assert!(close(r.overall.kl.unwrap().mean, 0.405465));
-    assert!(close(r.overall.js.unwrap().mean, 0.363736));
+    // v_y = Pl({a}) = 2/3: 0.5 ln(6/5) + 0.5 (2/3 ln(4/5) + 1/3 ln 2) = 0.132304 = 0.363736^2.
+    assert!(close(r.overall.js.unwrap().mean, 0.132304));
     assert!(close(r.overall.e.iter().find(|e| e.lambda == 1.0).unwrap().mean, 1.098612));
     // Without normalisation the frame keeps its signed mass -0.5.
     let raw = from_samples(s.view(), None, Normalisation::None).unwrap();
@@ -73,7 +81,7 @@ fn closed_forms_on_dirichlet_samples() {
         let row = m.masses.row(i).to_vec();
         assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         let p = pl(&row, &m.sets, 1 << labels[i]);
-        let js = (0.5 * (2.0 / (1.0 + p)).ln() + 0.5 * (p * (2.0 * p / (1.0 + p)).ln() + (1.0 - p) * 2f64.ln())).sqrt();
+        let js = 0.5 * (2.0 / (1.0 + p)).ln() + 0.5 * (p * (2.0 * p / (1.0 + p)).ln() + (1.0 - p) * 2f64.ln());
         for r in [&two_k, &exact] {
             assert!((r.points[i].kl.unwrap() + p.ln()).abs() < 1e-12);
             assert!((r.points[i].js.unwrap() - js).abs() < 1e-9);
@@ -98,12 +106,17 @@ fn point_probabilities_and_intervals() {
     assert!(close(r.overall.kl.unwrap().mean, -(0.6f64.ln() + 0.2f64.ln()) / 2.0));
     assert_eq!(r.accuracy, Some(0.5));
     assert_eq!(r.credal_uncertainty.mean, 0.0);
-    // Vacuous intervals [0, 1]: NS = ln K, credal uncertainty = ln K, d = 0.
+    // Vacuous intervals [0, 1]: NS = ln K nats, credal uncertainty = log2 K bits (ln K in
+    // nats), d = 0.
     let lo = Array2::zeros((1, 3));
     let hi = Array2::ones((1, 3));
     let m = from_intervals(lo.view(), hi.view(), None, Normalisation::default()).unwrap();
     let r = evaluate_credal(&m, Some(&[2]), &CredalOptions::default()).unwrap();
-    assert!(close(r.overall.ns.mean, 3f64.ln()) && close(r.credal_uncertainty.mean, 3f64.ln()));
+    assert!(close(r.overall.ns.mean, 3f64.ln()) && close(r.credal_uncertainty.mean, 1.584963));
+    assert_eq!((r.units.credal_uncertainty, r.units.ns), ("bits", "nats"));
+    let nats = CredalOptions { uncertainty_unit: EntropyUnit::Nats, ..Default::default() };
+    let r = evaluate_credal(&m, Some(&[2]), &nats).unwrap();
+    assert!(close(r.credal_uncertainty.mean, 3f64.ln()) && r.units.credal_uncertainty == "nats");
     assert!(close(r.overall.kl.unwrap().mean, 0.0));
     // Max entropy by water-filling against a brute-force grid.
     let (l, u) = ([0.5, 0.0, 0.1], [0.9, 0.2, 0.5]);
@@ -179,7 +192,7 @@ fn rsnn_cifar10_beliefs() {
         }
         let p = &r.points[i];
         assert!(p.ns >= 0.0 && p.ns <= 10f64.ln() + 1e-12);
-        assert!(p.credal_uncertainty >= 0.0 && p.credal_uncertainty <= 10f64.ln() + 1e-9);
+        assert!(p.credal_uncertainty >= 0.0 && p.credal_uncertainty <= 10f64.log2() + 1e-9);
         // Koerner = E|A| >= 1, Pal = E[1/|A|] <= 1.
         assert!(p.koerner >= 1.0 - 1e-9 && p.pal <= 1.0 + 1e-9);
     }
@@ -213,4 +226,20 @@ fn intervals_equal_samples_for_two_classes() {
     // Intervals that cannot hold a distribution are refused.
     let bad = from_intervals(array![[0.6, 0.6]].view(), array![[0.7, 0.7]].view(), None, Normalisation::default());
     assert!(bad.unwrap_err().to_string().contains("sum lower <= 1 <= sum upper"));
+}
+
+/// The default normalisation is the study's rule as the random-set network's reference code
+/// (`belief_to_mass`) applies it, followed here by hand: budget {a}, {b}, {ab} with beliefs
+/// 0.6, 0.5, 0.9 gives signed masses 0.6, 0.5, -0.2; the negative one is clipped to 0, the
+/// frame gets max(0, 1 - 1.1) = 0, and dividing by 1.1 leaves 6/11, 5/11, 0, 0.
+#[test]
+fn default_normalisation_is_the_reference_belief_to_mass() {
+    let budget = FocalSets::new(3, vec![1, 2, 3]).unwrap();
+    let m = from_beliefs(array![[0.6, 0.5, 0.9]].view(), &budget, Normalisation::default()).unwrap();
+    for (set, want) in [("a", 6.0 / 11.0), ("b", 5.0 / 11.0), ("ab", 0.0), ("abc", 0.0)] {
+        assert!(close(mass_of(&m, 0, set), want), "{set}: {}", mass_of(&m, 0, set));
+    }
+    // Plain clipping keeps 0.6 and 0.5 and the frame's computed 1 - 0.9 = 0.1: total 1.2.
+    let clip = from_beliefs(array![[0.6, 0.5, 0.9]].view(), &budget, Normalisation::Clip).unwrap();
+    assert!(close(mass_of(&clip, 0, "a"), 0.6) && close(mass_of(&clip, 0, "abc"), 0.1));
 }

@@ -13,8 +13,9 @@ fn stat_cell(s: Option<Stat>) -> String {
 }
 
 impl EvcxrDisplay for CredalReport {
-    /// The mean &plusmn; population sd of d (KL), the Jensen-Shannon distance, NS and E at every
-    /// lambda, overall and (with labels) for correctly / incorrectly classified points.
+    /// The mean &plusmn; population sd of d (KL), the Jensen-Shannon divergence (or distance),
+    /// NS and E at every lambda, overall and (with labels) for correctly / incorrectly
+    /// classified points, each labelled with its unit.
     fn to_html(&self) -> String {
         let groups: Vec<(&str, &GroupSummary)> =
             [("all", Some(&self.overall)), ("correct", self.correct.as_ref()), ("incorrect", self.incorrect.as_ref())]
@@ -38,19 +39,21 @@ impl EvcxrDisplay for CredalReport {
             }
             out.push_str("</tr>");
         };
-        row("d = KL(y || credal set)", &|g| g.kl);
-        row("JS distance", &|g| g.js);
-        row("NS (non-specificity)", &|g| Some(g.ns));
+        let units = &self.units;
+        row(&format!("d = KL(y || credal set) [{}]", units.kl), &|g| g.kl);
+        row(&format!("JS [{}]", units.js), &|g| g.js);
+        row(&format!("NS (non-specificity) [{}]", units.ns), &|g| Some(g.ns));
         for (j, l) in self.overall.e.iter().enumerate() {
-            let label = format!("E (&lambda; = {})", l.lambda);
+            let label = format!("E (&lambda; = {}) [{}]", l.lambda, units.e);
             row(&label, &|g| g.e.get(j).map(|e| Stat { mean: e.mean, sd: e.sd }));
         }
         let _ = write!(
             out,
-            "</table>Koerner {}, Pal {}, credal uncertainty {}</div>",
+            "</table>Koerner {}, Pal {}, credal uncertainty {} {}</div>",
             stat_cell(Some(self.koerner)),
             stat_cell(Some(self.pal)),
-            stat_cell(Some(self.credal_uncertainty))
+            stat_cell(Some(self.credal_uncertainty)),
+            units.credal_uncertainty
         );
         out
     }

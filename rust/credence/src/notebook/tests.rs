@@ -25,6 +25,7 @@ fn credal_report_shows_the_known_values() {
     assert!(html.contains("correct (n = 1)") && html.contains("incorrect (n = 0)"));
     // One E row per lambda of the default grid (0, 0.1, ..., 1).
     assert_eq!(html.matches("<th>E (&lambda; = ").count(), 11);
+    assert!(html.contains("JS [nats (divergence)]") && html.contains("bits</div>"), "{html}");
     assert_eq!(html.matches("<tr>").count(), 1 + 3 + 11);
 }
 

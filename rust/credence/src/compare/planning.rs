@@ -77,12 +77,22 @@ pub fn mdd_curve(fits: &[(f64, &Fit)], a: &str, b: &str, power: f64, r_new: f64)
     fits.iter().map(|&(n, f)| Ok(MddPoint { n, mdd: f.mdd(a, b, power, r_new)? })).collect()
 }
 
-/// Var(n) = c n^(-alpha), fitted by least squares of ln Var on ln n.
+/// Var(n) = c n^(-alpha_var), fitted by least squares of ln Var on ln n; equivalently
+/// sd(n) = sqrt(c) n^(-alpha_sd) with alpha_sd = alpha_var / 2 (least squares of ln sd on ln n
+/// gives exactly half the slope, since ln sd = ln Var / 2).
+///
+/// Both exponents are reported because the low-data study's text fits ln Var while its
+/// published exponents (MAP about 0.5, MCD about 0.8) are those of ln sd: compare a published
+/// exponent with `alpha_sd`. The MDD, a multiple of the predictive sd, scales as
+/// n^(-alpha_sd) = n^(-alpha_var / 2) ([`PowerLaw::extrapolate_mdd`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PowerLaw {
-    /// The exponent alpha (variance falls as n^-alpha; the MDD as n^(-alpha/2)).
-    pub alpha: f64,
-    /// ln c.
+    /// The variance exponent: Var falls as n^-alpha_var.
+    pub alpha_var: f64,
+    /// The sd exponent alpha_var / 2: sd (and the MDD) fall as n^-alpha_sd; the exponent the
+    /// low-data study publishes.
+    pub alpha_sd: f64,
+    /// ln c (intercept of ln Var).
     pub log_c: f64,
     /// R^2 of the log-log regression.
     pub r_squared: f64,
@@ -114,17 +124,23 @@ impl PowerLaw {
         let intercept = my - slope * mx;
         let ss_res: f64 = x.iter().zip(&y).map(|(a, b)| (b - intercept - slope * a).powi(2)).sum();
         let ss_tot: f64 = y.iter().map(|b| (b - my).powi(2)).sum();
-        Ok(Self { alpha: -slope, log_c: intercept, r_squared: if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 } })
+        Ok(Self {
+            alpha_var: -slope,
+            alpha_sd: -slope / 2.0,
+            log_c: intercept,
+            r_squared: if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 },
+        })
     }
 
     /// The fitted variance at size n.
     pub fn variance(&self, n: f64) -> f64 {
-        (self.log_c - self.alpha * n.ln()).exp()
+        (self.log_c - self.alpha_var * n.ln()).exp()
     }
 
-    /// MDD at size `n` extrapolated from `mdd0` at size `n0`: MDD(n) = MDD(n0) (n/n0)^(-alpha/2).
+    /// MDD at size `n` extrapolated from `mdd0` at size `n0`:
+    /// MDD(n) = MDD(n0) (n/n0)^(-alpha_sd), alpha_sd = alpha_var / 2.
     pub fn extrapolate_mdd(&self, mdd0: f64, n0: f64, n: f64) -> f64 {
-        mdd0 * (n / n0).powf(-self.alpha / 2.0)
+        mdd0 * (n / n0).powf(-self.alpha_sd)
     }
 }
 
@@ -225,9 +241,21 @@ mod tests {
         let v: Vec<f64> = ns.iter().map(|n: &f64| 2.0 * n.powf(-0.8)).collect();
         let p = PowerLaw::fit(&ns, &v).unwrap();
         assert!(
-            (p.alpha - 0.8).abs() < 1e-12 && (p.log_c - 2f64.ln()).abs() < 1e-12 && (p.r_squared - 1.0).abs() < 1e-12
+            (p.alpha_var - 0.8).abs() < 1e-12
+                && (p.log_c - 2f64.ln()).abs() < 1e-12
+                && (p.r_squared - 1.0).abs() < 1e-12
         );
         assert!((p.extrapolate_mdd(1.0, 100.0, 400.0) - 4f64.powf(-0.4)).abs() < 1e-12);
+        // Noisy variances: alpha_sd equals the slope of an independent least-squares fit of
+        // ln sd on ln n (the study's published exponent), not the ln Var slope.
+        let v = [0.031, 0.022, 0.0105, 0.0061, 0.0019];
+        let p = PowerLaw::fit(&ns, &v).unwrap();
+        let (x, y): (Vec<f64>, Vec<f64>) = ns.iter().zip(&v).map(|(n, v)| (n.ln(), v.sqrt().ln())).unzip();
+        let (mx, my) = (x.iter().sum::<f64>() / 5.0, y.iter().sum::<f64>() / 5.0);
+        let slope = x.iter().zip(&y).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>()
+            / x.iter().map(|a| (a - mx).powi(2)).sum::<f64>();
+        assert!((p.alpha_sd + slope).abs() < 1e-12 && (p.alpha_var - 2.0 * p.alpha_sd).abs() < 1e-15);
+        assert!((p.extrapolate_mdd(2.0, 50.0, 200.0) - 2.0 * 4f64.powf(slope)).abs() < 1e-12);
         assert!(PowerLaw::fit(&[10.0, 10.0], &[1.0, 2.0]).is_err());
         assert!(PowerLaw::fit(&[10.0, 20.0], &[1.0, -2.0]).is_err());
     }

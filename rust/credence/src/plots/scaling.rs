@@ -27,7 +27,7 @@ fn of_method<'a>(cells: &'a [MethodSummary], method: &str) -> Vec<&'a MethodSumm
     v
 }
 
-/// Power law Var(n) = c n^-alpha of each method's metric variance across realizations (sd^2),
+/// Power law Var(n) = c n^-alpha_var (sd ~ n^-alpha_sd) of each method's metric variance across realizations (sd^2),
 /// fitted on log-log axes; methods with fewer than two sizes with a positive sd give an error.
 pub fn power_laws(cells: &[MethodSummary]) -> Vec<(String, crate::Result<PowerLaw>)> {
     methods(cells)
@@ -43,7 +43,8 @@ pub fn power_laws(cells: &[MethodSummary]) -> Vec<(String, crate::Result<PowerLa
 }
 
 /// Metric sd across realizations against n on log-log axes, one colour per method, with the
-/// fitted power law (dashed) and its exponent in the legend (sd falls as n^(-alpha/2)).
+/// fitted power law (dashed) and its sd exponent alpha_sd in the legend (sd falls as
+/// n^-alpha_sd, alpha_sd = alpha_var / 2).
 pub fn sd_vs_n(cells: &[MethodSummary], metric: &str) -> Plot {
     let y_title = format!("sd of {metric} across realizations (metric units, log scale)");
     let layout = base_layout(&format!("Spread of {metric} across data realizations"), N_AXIS, &y_title)
@@ -68,7 +69,7 @@ pub fn sd_vs_n(cells: &[MethodSummary], metric: &str) -> Plot {
             plot.add_trace(
                 Scatter::new(ns, fitted)
                     .mode(Mode::Lines)
-                    .name(format!("{m}: sd ~ n^-{:.2} (R^2 {:.2})", law.alpha / 2.0, law.r_squared))
+                    .name(format!("{m}: sd ~ n^-{:.2} (R^2 {:.2})", law.alpha_sd, law.r_squared))
                     .legend_group(m)
                     .line(Line::new().color(color(k)).dash(DashType::Dash).width(1.5)),
             );

@@ -100,7 +100,7 @@ pub(crate) fn fit_table(fit: &crate::compare::Fit) -> String {
 /// Table of power-law exponents per method.
 pub(crate) fn power_law_table(laws: &[(String, crate::Result<PowerLaw>)]) -> String {
     let mut out = String::from(
-        "<table><thead><tr><th>method</th><th>alpha (Var ~ n^-alpha)</th><th>sd exponent alpha/2</th><th>R^2</th></tr></thead><tbody>",
+        "<table><caption>Power law of the metric's spread across realizations: alpha_var from ln Var on ln n (the study's text), alpha_sd = alpha_var / 2 from ln sd (the study's published exponents); the MDD falls as n^-alpha_sd</caption><thead><tr><th>method</th><th>alpha_var (Var ~ n^-alpha_var)</th><th>alpha_sd (sd, MDD ~ n^-alpha_sd)</th><th>R^2</th></tr></thead><tbody>",
     );
     for (m, law) in laws {
         match law {
@@ -109,8 +109,8 @@ pub(crate) fn power_law_table(laws: &[(String, crate::Result<PowerLaw>)]) -> Str
                     out,
                     "<tr><th>{}</th><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td></tr>",
                     escape(m),
-                    l.alpha,
-                    l.alpha / 2.0,
+                    l.alpha_var,
+                    l.alpha_sd,
                     l.r_squared
                 );
             }
@@ -133,7 +133,8 @@ impl Report {
     /// metric, error, warnings, problems, diagnostics, parameters {name: {mean, sd, q2.5, q50,
     /// q97.5, rhat, ess_bulk, ess_tail}}, prob_better {A: {B: p}}, mdd {A: {B: {mdd,
     /// sigma_pred, gap, detection_probability}}}], `power_laws` {dataset: {metric: {method:
-    /// {alpha, log_c, r_squared}}}} and `flagged` (fits with problems). Non-finite numbers are
+    /// {alpha_var, alpha_sd, log_c, r_squared}}}} (Var ~ n^-alpha_var, sd and MDD ~
+    /// n^-alpha_sd) and `flagged` (fits with problems). Non-finite numbers are
     /// `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
@@ -154,7 +155,8 @@ impl Report {
                     per_method.insert(
                         method,
                         match law {
-                            Ok(l) => json!({"alpha": l.alpha, "log_c": l.log_c, "r_squared": l.r_squared}),
+                            Ok(l) => json!({"alpha_var": l.alpha_var, "alpha_sd": l.alpha_sd, "log_c": l.log_c,
+                                            "r_squared": l.r_squared}),
                             Err(e) => json!({"error": e.to_string()}),
                         },
                     );

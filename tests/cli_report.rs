@@ -193,3 +193,50 @@ fn picp_is_compared_by_its_distance_to_the_nominal_level() {
     };
     assert!(!ok && err.contains("expected METRIC=VALUE"), "{err}");
 }
+
+/// With a `converged` column (as `credence study` writes) the report counts converged runs per
+/// method and n, in JSON and on the page; failed runs' metrics are left out of the summaries.
+#[test]
+fn convergence_rates_come_from_the_converged_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(TABLE).unwrap();
+    let mut lines = text.lines();
+    let mut table = format!("{},converged\n", lines.next().unwrap());
+    // Fail method B's first two realizations at n = 30: NA metrics, converged = false.
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let failed = f[2] == "B" && f[1] == "30" && (f[3] == "0" || f[3] == "1");
+        if failed {
+            table.push_str(&format!("{},{},{},{},NA,NA,false\n", f[0], f[1], f[2], f[3]));
+        } else {
+            table.push_str(&format!("{line},true\n"));
+        }
+    }
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, table).unwrap();
+    let json = dir.path().join("r.json");
+    let status = credence()
+        .args(["report", path.to_str().unwrap(), "--out", json.to_str().unwrap(), "--format", "json"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rates = v["convergence"].as_array().unwrap();
+    assert_eq!(rates.len(), 3 * 2, "three methods x two sizes");
+    let b30 = rates.iter().find(|r| r["method"] == "B" && r["n"] == 30.0).unwrap();
+    assert_eq!((b30["runs"].as_u64(), b30["converged"].as_u64()), (Some(8), Some(6)));
+    assert!(rates.iter().filter(|r| r != &b30).all(|r| r["runs"] == r["converged"]));
+    let s = v["summaries"].as_array().unwrap();
+    let crps_b30 = s.iter().find(|s| s["metric"] == "crps" && s["method"] == "B" && s["n"] == 30.0).unwrap();
+    assert_eq!(crps_b30["count"], 6);
+    let html = dir.path().join("r.html");
+    assert!(
+        credence()
+            .args(["report", path.to_str().unwrap(), "--out", html.to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Runs converged") && page.contains("6 / 8 (75%)"), "convergence table missing");
+}

@@ -96,7 +96,13 @@ fn original_units_rescale_the_same_predictions() {
     let dir = tempfile::tempdir().unwrap();
     let data = synthetic();
     let never = AtomicBool::new(false);
-    let base = StudyPlan { sizes: vec![30], methods: vec![Method::Map, Method::Cp], realizations: 2, ..plan() };
+    let base = StudyPlan {
+        sizes: vec![30],
+        methods: vec![Method::Map, Method::Cp],
+        realizations: 2,
+        units: Units::Standardized,
+        ..plan()
+    };
     let (std_out, orig_out) = (dir.path().join("s.csv"), dir.path().join("o.csv"));
     run_study(Dataset::Synthetic, &data, &base, &std_out, &Silent, &never).unwrap();
     let orig = StudyPlan { units: Units::Original, ..base };
@@ -141,7 +147,8 @@ fn uci_loaders_read_the_shared_files() {
         assert_eq!(x.dim(), (rows, inputs), "{d}");
         let split = d.load(Some(&dir)).unwrap();
         assert_eq!(split, load_uci(&path).unwrap(), "{d}: the split is fixed");
-        let n_test = (3 * rows + 5) / 10;
+        // sklearn's train_test_split(test_size=0.3): ceil(0.3 rows) test points.
+        let n_test = (3 * rows).div_ceil(10);
         assert_eq!((split.pool_size(), split.test_y.len(), split.n_features()), (rows - n_test, n_test, inputs), "{d}");
         // Every row lands in exactly one part, with its target.
         let mut all: Vec<f64> = split.pool_y.iter().chain(&split.test_y).copied().collect();
@@ -166,5 +173,5 @@ fn sizes_beyond_the_pool_are_skipped_on_real_data() {
     let s = run_study(Dataset::Yacht, &data, &p, &out.path().join("y.csv"), &Silent, &never).unwrap();
     assert_eq!((s.skipped_sizes, s.ran), (vec![500], 1));
     let rows = read_results(&out.path().join("y.csv")).unwrap();
-    assert_eq!((rows[0].1.job.n, rows[0].1.n_test), (30, 92));
+    assert_eq!((rows[0].1.job.n, rows[0].1.n_test), (30, 93), "the study's yacht split: 215 + 93");
 }

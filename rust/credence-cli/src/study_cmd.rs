@@ -67,8 +67,10 @@ struct RunArgs {
     /// Added to every realization seed.
     #[arg(long, default_value_t = 0)]
     seed_offset: u64,
-    /// Metric scale: standardized (the published study's) or original target units.
-    #[arg(long, default_value = "standardized")]
+    /// Metric scale: pool (the target standardised with the data set's pool statistics: one
+    /// fixed scale for every realization), standardized (each training subsample's own
+    /// statistics) or original target units. Training always uses the subsample's statistics.
+    #[arg(long, default_value = "pool")]
     units: Units,
     /// Multiplies every epoch count (below 1 for quick trial runs only).
     #[arg(long, default_value_t = 1.0)]

@@ -11,6 +11,7 @@ mod credal;
 mod fit;
 mod metrics;
 mod quantiles;
+mod study;
 
 /// Maps a core error (or any displayable error) to the message R shows.
 pub(crate) fn msg(e: impl std::fmt::Display) -> String {
@@ -29,5 +30,6 @@ extendr_module! {
     use fit;
     use metrics;
     use quantiles;
+    use study;
     fn glue_panic_for_tests;
 }

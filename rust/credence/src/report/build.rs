@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::summary::{MethodSummary, summarize};
+use super::summary::{ConvergenceRate, MethodSummary, convergence, summarize};
 use crate::backend::{Backend, fit_many_chees_on};
 use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many};
 use crate::error::{Error, Result};
@@ -152,6 +152,8 @@ pub struct Report {
     pub fits: Vec<CellFit>,
     /// Distribution-free quantile intervals per (dataset, fitted metric).
     pub quantiles: Vec<QuantileCell>,
+    /// Runs converged per (dataset, method, n), when the table has a `converged` column.
+    pub convergence: Vec<ConvergenceRate>,
     /// The credence version that made the report.
     pub version: String,
     /// Seconds spent fitting.
@@ -202,10 +204,12 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     let mut summaries = Vec::new();
     let mut cells: Vec<CellFit> = Vec::new();
     let mut quantiles = Vec::new();
+    let mut convergence_rates = Vec::new();
     let mut designs: Vec<(usize, Design)> = Vec::new();
     for dataset in &datasets {
         let part = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
         let ns = numeric_levels(&part, "n")?;
+        convergence_rates.extend(convergence(&part, dataset, &ns, &methods)?);
         for metric in &summary_metrics {
             summaries.extend(summarize(&part, dataset, metric, &ns, &methods)?);
         }
@@ -280,6 +284,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         summaries,
         fits: cells,
         quantiles,
+        convergence: convergence_rates,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds: start.elapsed().as_secs_f64(),
     })

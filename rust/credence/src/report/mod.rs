@@ -12,7 +12,9 @@
 //!
 //! The table needs the columns `n`, `method`, `realization` and each fitted metric; `dataset`
 //! is optional (one unnamed data set without it). Missing metric values (`NA`, e.g. runs that
-//! did not converge) are dropped per cell and counted in the overview.
+//! did not converge) are dropped per cell and counted in the overview; with a `converged`
+//! column (as `credence study` writes) each data set's section shows the share of runs that
+//! converged per method and n.
 
 mod build;
 mod page;
@@ -20,7 +22,7 @@ mod summary;
 pub(crate) mod tables;
 
 pub use build::{CellFit, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better};
-pub use summary::{MethodSummary, mean_sd, summarize};
+pub use summary::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
 
 mod demo;
 pub use demo::{DEMO_METRICS, demo_plan};

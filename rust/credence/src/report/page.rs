@@ -5,7 +5,7 @@ use std::fmt::Write;
 use plotly::Plot;
 
 use super::build::{Report, higher_is_better};
-use super::tables::{metric_table, num, posterior_table, power_law_table};
+use super::tables::{convergence_table, metric_table, num, posterior_table, power_law_table};
 use crate::compare::{Fit, mdd_curve};
 use crate::notebook::EvcxrDisplay;
 use crate::plots::html::{escape, plot_div, plotly_script};
@@ -131,6 +131,15 @@ impl Report {
     fn dataset_section(&self, out: &mut String, figs: &mut Figures, d: &str) {
         let _ = writeln!(out, "<h2 id=\"{}\">Data set: {}</h2>", anchor(d, ""), escape(dataset_name(d)));
         let sizes: &[f64] = self.sizes.iter().find(|(x, _)| x == d).map_or(&[], |(_, s)| s.as_slice());
+        let rates: Vec<_> = self.convergence.iter().filter(|c| c.dataset == d).cloned().collect();
+        if !rates.is_empty() {
+            out.push_str(
+                "<h3>Runs converged</h3>\n<p class=\"small\">Runs that did not converge (a non-finite loss, or a \
+                 SWAG run whose SGD failed) have no metrics and are left out of every table and fit below, as the \
+                 low-data study excludes them.</p>\n",
+            );
+            out.push_str(&convergence_table(&rates, &self.methods, sizes));
+        }
         out.push_str("<h3>Metric tables (mean &plusmn; sd over realizations, count in brackets)</h3>\n");
         let mut metrics: Vec<&str> =
             self.summaries.iter().filter(|s| s.dataset == d).map(|s| s.metric.as_str()).collect();

@@ -77,6 +77,71 @@ pub fn summarize(
     Ok(out)
 }
 
+/// How many runs of one (dataset, method, n) converged (the study table's `converged` column).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvergenceRate {
+    /// Data set.
+    pub dataset: String,
+    /// Method.
+    pub method: String,
+    /// Training size.
+    pub n: f64,
+    /// Runs (rows) of the cell.
+    pub runs: usize,
+    /// Runs with `converged = true`.
+    pub converged: usize,
+}
+
+impl ConvergenceRate {
+    /// converged / runs.
+    pub fn rate(&self) -> f64 {
+        self.converged as f64 / self.runs as f64
+    }
+}
+
+/// Convergence per (method, n) of a table of one data set with a `converged` column (`true`
+/// / `false`, any case, or 1 / 0); an empty list without the column. A value that is neither
+/// is an error naming the file, line and column.
+pub fn convergence(table: &Table, dataset: &str, sizes: &[f64], methods: &[String]) -> Result<Vec<ConvergenceRate>> {
+    if !table.has_column("converged") {
+        return Ok(Vec::new());
+    }
+    let c = table.text("converged")?;
+    let flags: Vec<bool> = c
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("true" | "1") => Ok(true),
+            Some("false" | "0") => Ok(false),
+            other => Err(crate::io::format_error(
+                table.source(),
+                format!("line {}, column converged: {:?} is not true or false", table.line(i), other.unwrap_or("NA")),
+            )),
+        })
+        .collect::<Result<_>>()?;
+    let n = table.numbers("n")?;
+    let m = table.text("method")?;
+    let mut out = Vec::new();
+    for method in methods {
+        for &size in sizes {
+            let rows: Vec<usize> = (0..table.n_rows())
+                .filter(|&i| n[i] == Some(size) && m[i].as_deref() == Some(method.as_str()))
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            out.push(ConvergenceRate {
+                dataset: dataset.to_string(),
+                method: method.clone(),
+                n: size,
+                runs: rows.len(),
+                converged: rows.iter().filter(|&&i| flags[i]).count(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +153,32 @@ mod tests {
         assert!((m - 2.333_333_333_333_333).abs() < 1e-12);
         assert!((s - 1.527_525_231_651_946_7).abs() < 1e-12);
         assert!(mean_sd(&[3.0]).1.is_nan());
+    }
+
+    #[test]
+    fn convergence_counts_runs_per_cell() {
+        let col = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let t = Table::from_columns(
+            "t.csv",
+            vec![
+                ("n".into(), col(&["30", "30", "30", "50", "30"])),
+                ("method".into(), col(&["swag", "swag", "swag", "swag", "map"])),
+                ("converged".into(), col(&["true", "false", "FALSE", "1", "true"])),
+            ],
+        )
+        .unwrap();
+        let methods = vec!["map".to_string(), "swag".to_string()];
+        let c = convergence(&t, "d", &[30.0, 50.0], &methods).unwrap();
+        let got: Vec<(&str, f64, usize, usize)> =
+            c.iter().map(|r| (r.method.as_str(), r.n, r.runs, r.converged)).collect();
+        assert_eq!(got, [("map", 30.0, 1, 1), ("swag", 30.0, 3, 1), ("swag", 50.0, 1, 1)]);
+        assert!((c[1].rate() - 1.0 / 3.0).abs() < 1e-15);
+        let bad = Table::from_columns(
+            "t.csv",
+            vec![("n".into(), col(&["30"])), ("method".into(), col(&["map"])), ("converged".into(), col(&["yes"]))],
+        )
+        .unwrap();
+        let e = convergence(&bad, "d", &[30.0], &methods).unwrap_err().to_string();
+        assert!(e.contains("t.csv") && e.contains("line 2, column converged") && e.contains("\"yes\""), "{e}");
     }
 }

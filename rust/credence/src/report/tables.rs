@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use super::build::{CellFit, Report};
-use super::summary::MethodSummary;
+use super::summary::{ConvergenceRate, MethodSummary};
 use crate::compare::PowerLaw;
 use crate::plots::html::escape;
 
@@ -43,6 +43,39 @@ pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &
                         num(c.mean),
                         num(c.sd),
                         c.count
+                    );
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+/// Method x n table of converged runs: `k / R (percent)`, failed runs highlighted.
+pub(crate) fn convergence_table(rates: &[ConvergenceRate], methods: &[String], sizes: &[f64]) -> String {
+    let mut out = String::from("<table class=\"convergence\"><thead><tr><th>method</th>");
+    for n in sizes {
+        let _ = write!(out, "<th>n = {n}</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
+    for m in methods {
+        if !rates.iter().any(|c| &c.method == m) {
+            continue;
+        }
+        let _ = write!(out, "<tr><th>{}</th>", escape(m));
+        for n in sizes {
+            match rates.iter().find(|c| &c.method == m && c.n == *n) {
+                Some(c) => {
+                    let _ = write!(
+                        out,
+                        "<td class=\"{}\">{} / {} ({:.0}%)</td>",
+                        if c.converged < c.runs { "bad" } else { "" },
+                        c.converged,
+                        c.runs,
+                        100.0 * c.rate()
                     );
                 }
                 None => out.push_str("<td>-</td>"),
@@ -134,7 +167,8 @@ impl Report {
     /// q97.5, rhat, ess_bulk, ess_tail}}, prob_better {A: {B: p}}, mdd {A: {B: {mdd,
     /// sigma_pred, gap, detection_probability}}}], `power_laws` {dataset: {metric: {method:
     /// {alpha_var, alpha_sd, log_c, r_squared}}}} (Var ~ n^-alpha_var, sd and MDD ~
-    /// n^-alpha_sd) and `flagged` (fits with problems). Non-finite numbers are
+    /// n^-alpha_sd), `convergence` [{dataset, method, n, runs, converged}] (with a `converged`
+    /// column) and `flagged` (fits with problems). Non-finite numbers are
     /// `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
@@ -197,6 +231,7 @@ impl Report {
             "fits": fits,
             "power_laws": laws,
             "quantiles": quantiles,
+            "convergence": self.convergence,
             "flagged": flagged,
             "fit_seconds": self.fit_seconds,
         })

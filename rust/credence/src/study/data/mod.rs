@@ -149,6 +149,12 @@ impl DataSplit {
         self.pool_y.len()
     }
 
+    /// Mean and scale (population sd, 1 when constant) of the pool's targets: the fixed
+    /// scale metrics are reported on by default ([`crate::study::runner::Units::Pool`]).
+    pub fn pool_target_scale(&self) -> (f64, f64) {
+        standardize::mean_scale(self.pool_y.iter().copied())
+    }
+
     /// Number of input features.
     pub fn n_features(&self) -> usize {
         self.pool_x.ncols()
@@ -159,7 +165,7 @@ impl DataSplit {
 /// `test_size=0.3` (360 of 1200; 93 of yacht's 308, leaving the study's pool of 215). Integer
 /// arithmetic; it equals sklearn's floating-point `ceil(0.3 * n)` for every n below 100 000.
 pub fn test_size(n: usize) -> usize {
-    (3 * n + 9) / 10
+    (3 * n).div_ceil(10)
 }
 
 /// `n` distinct indices below `pool` drawn with `seed` by a partial Fisher-Yates shuffle on

@@ -17,6 +17,23 @@ const MOMENTUM: f64 = 0.9;
 /// First epoch (0-based, before scaling) whose end weights are collected.
 const START: usize = 300;
 
+/// Relative snapshot spread ||sd|| / ||mean|| below which the SWAG covariance is degenerate.
+pub const DEGENERATE_SPREAD: f64 = 1e-3;
+
+/// Why a SWAG run counts as failed (its row is written with `converged = false` and no
+/// metrics, as the low-data study excludes runs whose SGD fails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwagFailure {
+    /// A training loss or weight became non-finite.
+    NonFinite,
+    /// The last epoch's mean training loss is not below the first epoch's: SGD ended worse
+    /// than the untrained network it started from (it diverged or exploded and stayed there).
+    Diverged,
+    /// The snapshots barely differ (||sd|| < [`DEGENERATE_SPREAD`] ||mean||): the weights stopped
+    /// moving (dead units), so the SWAG posterior is a point and its uncertainty void.
+    Degenerate,
+}
+
 /// Running SWAG moments in f64 and the last K deviations from the running mean.
 pub(super) struct Swag<R> {
     mean: Vec<f64>,
@@ -46,6 +63,22 @@ impl<R: Real> Swag<R> {
             *s += (w * w - *s) * inv;
             *d = w - *m;
         }
+    }
+
+    /// Why the run failed, if it did (see [`SwagFailure`]); `sd` holds the snapshots'
+    /// per-weight standard deviations.
+    pub(super) fn failure(&self, sd: &[f64]) -> Option<SwagFailure> {
+        if self.failed {
+            return Some(SwagFailure::NonFinite);
+        }
+        if let (Some(&first), Some(&last)) = (self.losses.first(), self.losses.last())
+            && last >= first
+        {
+            return Some(SwagFailure::Diverged);
+        }
+        let spread = sd.iter().map(|s| s * s).sum::<f64>().sqrt();
+        let norm = self.mean.iter().map(|m| m * m).sum::<f64>().sqrt();
+        (spread < DEGENERATE_SPREAD * norm).then_some(SwagFailure::Degenerate)
     }
 
     /// Number of snapshots collected.
@@ -126,6 +159,7 @@ pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, se
     }
     let k = swag.count.min(swag.rank);
     let sd: Vec<f64> = swag.mean.iter().zip(&swag.sq_mean).map(|(m, s)| (s - m * m).max(1e-30).sqrt()).collect();
+    let converged = swag.failure(&sd).is_none();
     let (half, low_rank) = (0.5f64.sqrt(), 1.0 / ((k - 1) as f64).sqrt());
     let mut draws = rng(seed, &[PREDICT]);
     let mut z2 = vec![0.0; k];
@@ -148,7 +182,7 @@ pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, se
         }
         out.push(&mut net, &params, test, None)?;
     }
-    Ok(MethodOutput { prediction: out.into_prediction()?, converged: !swag.failed })
+    Ok(MethodOutput { prediction: out.into_prediction()?, converged })
 }
 
 #[cfg(test)]
@@ -201,5 +235,47 @@ mod tests {
         let test = super::super::common::rows::<f32>(x.view());
         let out = run(&data, &test, &quick(), 1).unwrap();
         assert!(!out.converged);
+    }
+
+    /// The failure rule on hand-made states: a loss that ends above where it started, and
+    /// snapshots that do not move.
+    #[test]
+    fn failure_rule() {
+        let state = |losses: Vec<f64>, mean: Vec<f64>| Swag::<f32> {
+            mean,
+            sq_mean: Vec::new(),
+            devs: Vec::new(),
+            rank: 1,
+            count: 2,
+            last: Vec::new(),
+            losses,
+            failed: false,
+        };
+        let healthy = state(vec![1.4, 0.2, -1.9], vec![1.0, -2.0]);
+        assert_eq!(healthy.failure(&[0.05, 0.1]), None);
+        assert_eq!(state(vec![1.4, 9.0, 4.4], vec![1.0, -2.0]).failure(&[0.05, 0.1]), Some(SwagFailure::Diverged));
+        assert_eq!(healthy.failure(&[1e-4, 1e-4]), Some(SwagFailure::Degenerate));
+        let broken = Swag { failed: true, ..state(vec![1.4], vec![1.0]) };
+        assert_eq!(broken.failure(&[0.1]), Some(SwagFailure::NonFinite));
+    }
+
+    /// On the synthetic study's own realizations (measured over 50 realizations each: 26 of 50
+    /// runs at n = 30 end in a dead network whose loss, about 4.4, is far above the untrained
+    /// 1.4): realization 0 at n = 30 is one of them and fails; realization 0 at n = 100 trains.
+    #[test]
+    fn the_study_flags_a_dead_swag_run() {
+        use crate::study::data::{Dataset, Realization, synthetic};
+        use crate::study::grid::Job;
+        use crate::study::methods::{Method, train_and_predict};
+        let split = synthetic();
+        let config = MethodConfig::default();
+        for (n, want) in [(30, false), (100, true)] {
+            let job = Job { dataset: Dataset::Synthetic, n, realization: 0, method: Method::Swag };
+            let real = Realization::draw(&split, n, job.data_seed(0)).unwrap();
+            let seed = job.train_seed(0);
+            let out =
+                train_and_predict(Method::Swag, &config, real.x.view(), &real.y, real.test_x.view(), seed).unwrap();
+            assert_eq!(out.converged, want, "n = {n}");
+        }
     }
 }

@@ -1,0 +1,15 @@
+# Summaries of a `credence study` table; the R side converts types only.
+
+#' @export
+convergence_rates <- function(data, n = "n", method = "method", converged = "converged") {
+  for (col in c(n, method, converged)) {
+    if (!col %in% names(data)) stop("convergence_rates: no column '", col, "' in data")
+  }
+  text <- function(x) {
+    x <- as.character(x)
+    x[is.na(x)] <- "NA"
+    x
+  }
+  r <- .Call(wrap__glue_convergence, text(data[[n]]), text(data[[method]]), text(data[[converged]]))
+  as.data.frame(r)
+}

@@ -89,6 +89,33 @@ fn ensemble_input_and_referral_curve() {
     assert!(referral[0]["auroc"].is_null()); // one point: AUROC undefined, not a panic
     assert_eq!(referral[1]["n"], 2);
     assert_eq!(v["n_samples"], 3);
+    // The random-referral baseline: expected accuracy = overall accuracy (point 1's mean
+    // p(class 1) 0.8 predicts 1, right; point 2 predicts 0, right: 1.0).
+    let random = v["referral_random"].as_array().unwrap();
+    assert_eq!(random.len(), 2);
+    close(&random[0]["accuracy"], v["accuracy"].as_f64().unwrap(), 0.0);
+    assert!(v.get("roc").is_none(), "ROC only on request");
+    // --roc: from (0, 0) through one threshold per distinct score to (1, 1).
+    let v = json(&[
+        "metrics",
+        "classification",
+        "--probs",
+        &probs,
+        "--labels",
+        &labels,
+        "--referral",
+        "0.5,1.0",
+        "--roc",
+        "--json",
+    ]);
+    let roc = v["roc"].as_array().unwrap();
+    assert_eq!(roc.len(), 3);
+    assert_eq!((roc[0]["fpr"].as_f64(), roc[0]["tpr"].as_f64()), (Some(0.0), Some(0.0)));
+    assert_eq!((roc[1]["fpr"].as_f64(), roc[1]["tpr"].as_f64()), (Some(0.0), Some(1.0)));
+    assert_eq!((roc[2]["fpr"].as_f64(), roc[2]["tpr"].as_f64()), (Some(1.0), Some(1.0)));
+    let (ok, out, _) =
+        credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0"]);
+    assert!(ok && out.contains("random accuracy"), "{out}");
 }
 
 #[test]
@@ -228,6 +255,8 @@ fn optional_classification_outputs() {
     let (ok, _, stderr) =
         credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--threshold", "0.5"]);
     assert!(!ok && stderr.contains("binary task"), "{stderr}");
+    let (ok, _, stderr) = credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--roc"]);
+    assert!(!ok && stderr.contains("invalid roc") && stderr.contains("K = 3"), "{stderr}");
     let binary = f.f64("b.npy", &[4, 2], &[0.9, 0.1, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8]);
     let yb = f.i64("yb.npy", &[0, 1, 1, 0]);
     let v = json(&["metrics", "classification", "--probs", &binary, "--labels", &yb, "--threshold", "0.5", "--json"]);

@@ -100,13 +100,26 @@ auroc <- function(scores, positive) {
 #' @export
 referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
                            uncertainty = c("entropy", "expected_entropy", "mutual_information",
-                                           "bernoulli_sd", "sample_sd", "one_minus_confidence")) {
+                                           "bernoulli_sd", "sample_sd", "one_minus_confidence"),
+                           repeats = 100L, seed = 1) {
   uncertainty <- match.arg(uncertainty)
   p <- as_probs(probs)
   r <- as.data.frame(.Call(wrap__glue_referral_curve, p$values, p$dim, as_class_index(y),
-                           as.double(fractions), uncertainty))
+                           as.double(fractions), uncertainty, as.integer(repeats), as.double(seed)))
   r$n <- as.integer(r$n)
-  r$accuracy[is.nan(r$accuracy)] <- NA_real_
-  r$auroc[is.nan(r$auroc)] <- NA_real_
+  for (k in c("accuracy", "auroc", "random_accuracy", "random_auroc", "random_auroc_mcse")) {
+    r[[k]][is.nan(r[[k]])] <- NA_real_
+  }
   r
+}
+
+#' @export
+roc_curve <- function(scores, positive) {
+  if (is.factor(positive)) {
+    if (nlevels(positive) != 2L) stop("positive: expected a logical or a two-level factor")
+    positive <- as.integer(positive) == 2L
+  }
+  r <- .Call(wrap__glue_roc_curve, as.double(scores), as.integer(as.logical(positive)))
+  if (is.null(r)) return(NULL)
+  as.data.frame(r)
 }

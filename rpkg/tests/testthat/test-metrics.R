@@ -110,6 +110,27 @@ test_that("referral_curve keeps the most certain points", {
   expect_equal(r$n, c(25L, 50L, 100L))
   acc <- vapply(r$n, function(m) mean(max.col(p, "first")[ord[1:m]] == y[ord[1:m]]), 0)
   expect_equal(r$accuracy, acc, tolerance = 1e-12)
+  # The random baseline: expected accuracy is the overall accuracy at every fraction; the
+  # AUROC over random subsets of all points is the full AUROC with no Monte Carlo error.
+  overall <- mean(max.col(p, "first") == y)
+  expect_equal(r$random_accuracy, rep(overall, 3), tolerance = 1e-12)
+  expect_equal(r$random_auroc[3], r$auroc[3], tolerance = 1e-12)
+  expect_equal(r$random_auroc_mcse[3], 0)
+  expect_gt(r$random_auroc_mcse[1], 0)
+  expect_identical(referral_curve(p, y, fractions = 0.5, seed = 3),
+                   referral_curve(p, y, fractions = 0.5, seed = 3))
+})
+
+test_that("roc_curve's trapezoid area is the AUROC", {
+  set.seed(4)
+  s <- round(runif(40), 1)
+  pos <- runif(40) < s
+  r <- roc_curve(s, pos)
+  expect_equal(r$fpr[1], 0)
+  expect_equal(r$tpr[nrow(r)], 1)
+  area <- sum(diff(r$fpr) * (head(r$tpr, -1) + tail(r$tpr, -1)) / 2)
+  expect_equal(area, auroc(s, pos), tolerance = 1e-12)
+  expect_null(roc_curve(c(0.1, 0.2), c(TRUE, TRUE)))
 })
 
 test_that("bad input gives R errors with the core's message", {

@@ -59,6 +59,12 @@ pub struct ClassificationArgs {
     /// Calibration bins: `width` (equal-width, (lo, hi]) or `mass` (equal-count).
     #[arg(long, default_value = "width")]
     binning: String,
+    /// Binary tasks: include the ROC curve of p(class 1) in the JSON.
+    #[arg(long)]
+    roc: bool,
+    /// Seed of the random-referral baseline printed beside the referral curve.
+    #[arg(long, default_value_t = 1)]
+    referral_seed: u64,
     /// Retained fractions for a referral curve, e.g. 0.5,0.7,1.0.
     #[arg(long, value_delimiter = ',')]
     referral: Option<Vec<f64>>,
@@ -154,6 +160,8 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         brier_scale: a.brier_scale,
         referral: a.referral.clone(),
         referral_uncertainty: a.uncertainty,
+        referral_seed: a.referral_seed,
+        roc: a.roc,
         top_k: a.top_k,
         confidence_thresholds: a.confidence_thresholds.clone(),
         threshold: a.threshold,
@@ -215,15 +223,28 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         outln!("\nconfidence curve");
         out!("{}", render(&rows));
     }
-    if let Some(referral) = &m.referral {
-        let mut rows = vec![vec!["retained".into(), "n".into(), "accuracy".into(), "auroc".into()]];
-        rows.extend(
-            referral
-                .iter()
-                .map(|r| vec![format!("{:.3}", r.fraction), r.n.to_string(), number(r.accuracy), number(r.auroc)]),
+    if let (Some(referral), Some(random)) = (&m.referral, &m.referral_random) {
+        let mut rows =
+            vec![["retained", "n", "accuracy", "auroc", "random accuracy", "random auroc"].map(String::from).to_vec()];
+        rows.extend(referral.iter().zip(random).map(|(r, b)| {
+            vec![
+                format!("{:.3}", r.fraction),
+                r.n.to_string(),
+                number(r.accuracy),
+                number(r.auroc),
+                number(b.accuracy),
+                number(b.auroc),
+            ]
+        }));
+        outln!(
+            "\nreferral curve (ordered by {:?}; random referral: expected accuracy, AUROC over {} seeded orders)",
+            a.uncertainty,
+            credence::metrics::RANDOM_REFERRAL_REPEATS
         );
-        outln!("\nreferral curve (ordered by {:?})", a.uncertainty);
         out!("{}", render(&rows));
+    }
+    if let Some(roc) = &m.roc {
+        outln!("\nROC curve: {} points (in --json)", roc.len());
     }
     Ok(())
 }

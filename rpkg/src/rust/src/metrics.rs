@@ -3,7 +3,7 @@
 
 use credence::metrics::{
     Binning, BrierScale, CrpsEstimator, RegressionOptions, Uncertainty, auroc, brier_score, calibration, crps_points,
-    evaluate_regression, nll_points, referral_curve, summarise,
+    evaluate_regression, nll_points, random_referral_curve, referral_curve, roc_curve, summarise,
 };
 use credence::ndarray::{Array2, Array3, ShapeBuilder};
 use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
@@ -131,19 +131,50 @@ fn glue_auroc(scores: Vec<f64>, positive: Vec<i32>) -> R<Robj> {
 
 /// Referral curve: accuracy and AUROC on the most certain fraction of points.
 #[extendr]
-fn glue_referral_curve(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>, fractions: Vec<f64>, uncertainty: &str) -> R<List> {
+fn glue_referral_curve(
+    probs: Vec<f64>,
+    dim: Vec<i32>,
+    y: Vec<i32>,
+    fractions: Vec<f64>,
+    uncertainty: &str,
+    repeats: i32,
+    seed: f64,
+) -> R<List> {
     let labels = labels(y)?;
     let s = summarise(&class_probs(probs, dim)?, &labels, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
     let kind: Uncertainty = uncertainty.parse().map_err(msg)?;
     let u = kind.values(&s).map_err(msg)?;
     let curve = referral_curve(&s, &labels, &u, &fractions).map_err(msg)?;
+    let repeats = usize::try_from(repeats).map_err(|_| format!("repeats = {repeats}: expected a count"))?;
+    if !(seed.is_finite() && seed >= 0.0 && seed.fract() == 0.0) {
+        return Err(format!("seed = {seed}: expected a whole number >= 0"));
+    }
+    let random = random_referral_curve(&s, &labels, &fractions, repeats, seed as u64).map_err(msg)?;
     let opt = |x: Option<f64>| x.unwrap_or(f64::NAN); // NaN here, NA on the R side
     Ok(list!(
         fraction = curve.iter().map(|p| p.fraction).collect::<Vec<_>>(),
         n = curve.iter().map(|p| p.n as f64).collect::<Vec<_>>(),
         accuracy = curve.iter().map(|p| opt(p.accuracy)).collect::<Vec<_>>(),
-        auroc = curve.iter().map(|p| opt(p.auroc)).collect::<Vec<_>>()
+        auroc = curve.iter().map(|p| opt(p.auroc)).collect::<Vec<_>>(),
+        random_accuracy = random.iter().map(|p| opt(p.accuracy)).collect::<Vec<_>>(),
+        random_auroc = random.iter().map(|p| opt(p.auroc)).collect::<Vec<_>>(),
+        random_auroc_mcse = random.iter().map(|p| opt(p.auroc_mcse)).collect::<Vec<_>>()
     ))
+}
+
+/// ROC curve of `scores` against logical outcomes; NULL when a class is absent.
+#[extendr]
+fn glue_roc_curve(scores: Vec<f64>, positive: Vec<i32>) -> R<Robj> {
+    let positive: Vec<bool> = positive.iter().map(|&p| p != 0).collect();
+    Ok(match roc_curve(&scores, &positive).map_err(msg)? {
+        Some(points) => list!(
+            threshold = points.iter().map(|p| p.threshold).collect::<Vec<_>>(),
+            fpr = points.iter().map(|p| p.fpr).collect::<Vec<_>>(),
+            tpr = points.iter().map(|p| p.tpr).collect::<Vec<_>>()
+        )
+        .into(),
+        None => Robj::from(NULL),
+    })
 }
 
 extendr_module! {
@@ -159,4 +190,5 @@ extendr_module! {
     fn glue_entropy_decomposition;
     fn glue_auroc;
     fn glue_referral_curve;
+    fn glue_roc_curve;
 }

@@ -32,7 +32,10 @@ pub use regression::{
     nll_points,
 };
 pub use roc::{RocPoint, SensSpec, auroc, auroc_ovr, roc_curve, sensitivity_specificity};
-pub use selective::{ConfidencePoint, ReferralPoint, Uncertainty, confidence_curve, referral_curve};
+pub use selective::{
+    ConfidencePoint, RANDOM_REFERRAL_REPEATS, RandomReferralPoint, ReferralPoint, Uncertainty, confidence_curve,
+    random_referral_curve, referral_curve,
+};
 pub use temperature::{TemperatureFit, apply_temperature, fit_temperature, logits_from_probs};
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +57,10 @@ pub struct ClassificationOptions {
     pub referral: Option<Vec<f64>>,
     /// Uncertainty that orders the referral curve (default predictive entropy).
     pub referral_uncertainty: Uncertainty,
+    /// Seed of the random-referral baseline's orders (default 1).
+    pub referral_seed: u64,
+    /// Binary tasks: also return the ROC curve of p(class 1) (default false).
+    pub roc: bool,
     /// Also report top-k accuracy for this k (none by default).
     pub top_k: Option<usize>,
     /// Confidence thresholds for a confidence-vs-accuracy / count-vs-confidence curve.
@@ -70,6 +77,8 @@ impl Default for ClassificationOptions {
             brier_scale: BrierScale::Sum,
             referral: None,
             referral_uncertainty: Uncertainty::Entropy,
+            referral_seed: 1,
+            roc: false,
             top_k: None,
             confidence_thresholds: None,
             threshold: None,
@@ -104,6 +113,13 @@ pub struct ClassificationMetrics {
     /// Referral curve, when fractions were requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub referral: Option<Vec<ReferralPoint>>,
+    /// The random-referral baseline at the same fractions ([`random_referral_curve`],
+    /// [`RANDOM_REFERRAL_REPEATS`] orders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub referral_random: Option<Vec<RandomReferralPoint>>,
+    /// ROC curve of p(class 1), when requested (binary tasks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roc: Option<Vec<RocPoint>>,
     /// Top-k accuracy, when a k was requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_k_accuracy: Option<TopK>,
@@ -160,12 +176,25 @@ pub fn evaluate_classification<T: Real>(
     let points = summarise(probs, labels, opts.nll_eps)?;
     let confidence: Vec<f64> = points.confidence.iter().map(|c| c.clamp(0.0, 1.0)).collect();
     let calibration = calibration(&confidence, &points.correct, opts.binning)?;
-    let referral = match &opts.referral {
+    let (referral, referral_random) = match &opts.referral {
         Some(fractions) => {
             let u = opts.referral_uncertainty.values(&points)?;
-            Some(referral_curve(&points, labels, &u, fractions)?)
+            (
+                Some(referral_curve(&points, labels, &u, fractions)?),
+                Some(random_referral_curve(&points, labels, fractions, RANDOM_REFERRAL_REPEATS, opts.referral_seed)?),
+            )
         }
-        None => None,
+        None => (None, None),
+    };
+    let roc = match (opts.roc, points.n_classes()) {
+        (false, _) => None,
+        (true, 2) => {
+            let positive: Vec<bool> = labels.iter().map(|&y| y == 1).collect();
+            roc_curve(&points.mean_probs.column(1).to_vec(), &positive)?
+        }
+        (true, k) => {
+            return Err(crate::Error::argument("roc", "true", format!("a binary task (K = 2), got K = {k}")));
+        }
     };
     let mean_probs = points.mean_probs.view();
     let scale = opts.brier_scale.factor(points.n_classes());
@@ -211,6 +240,8 @@ pub fn evaluate_classification<T: Real>(
         auroc: auroc_ovr(mean_probs, labels)?,
         brier_decomposition,
         referral,
+        referral_random,
+        roc,
         top_k_accuracy,
         confidence_curve,
         sensitivity_specificity,

@@ -1,6 +1,9 @@
 //! Selective prediction: referral curves (keep the most certain points) and
 //! confidence-vs-accuracy / count-vs-confidence curves.
 
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use super::classification::PointSummary;
@@ -105,8 +108,7 @@ pub fn referral_curve(
     Ok(fractions
         .iter()
         .map(|&fraction| {
-            let keep = ((n as f64 * fraction * 1e9).round() / 1e9).floor() as usize;
-            let kept = &order[..keep.min(n)];
+            let kept = &order[..kept_count(n, fraction)];
             let correct = kept.iter().filter(|&&i| summary.correct[i]).count();
             ReferralPoint {
                 fraction,
@@ -116,6 +118,83 @@ pub fn referral_curve(
             }
         })
         .collect())
+}
+
+/// Random orders averaged by [`random_referral_curve`] by default.
+pub const RANDOM_REFERRAL_REPEATS: usize = 100;
+
+/// One point of the random-referral baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RandomReferralPoint {
+    /// Retained fraction f.
+    pub fraction: f64,
+    /// Number of retained points, floor(N f) as in [`referral_curve`].
+    pub n: usize,
+    /// Expected accuracy of floor(N f) points kept uniformly at random: the overall accuracy,
+    /// exactly (every point is equally likely to be kept). `None` when none are kept.
+    pub accuracy: Option<f64>,
+    /// Mean classifier AUROC over the random orders whose kept points hold every class needed
+    /// (`None` when none does).
+    pub auroc: Option<f64>,
+    /// Monte Carlo standard error of `auroc` (sd over orders / sqrt(orders used)).
+    pub auroc_mcse: Option<f64>,
+}
+
+/// The referral benchmark's random-referral baseline: the points to refer are chosen at random
+/// instead of by uncertainty, so the retained accuracy stays at the overall accuracy whatever
+/// the fraction. An uncertainty-ordered [`referral_curve`] is useful to the extent it rises
+/// above this line. Accuracy is the exact expectation; AUROC is averaged over `repeats` random
+/// orders from one seeded ChaCha8 stream (results depend on the seed only).
+pub fn random_referral_curve(
+    summary: &PointSummary,
+    labels: &[usize],
+    fractions: &[f64],
+    repeats: usize,
+    seed: u64,
+) -> Result<Vec<RandomReferralPoint>> {
+    let n = summary.n_points();
+    check_labels(labels, n, summary.n_classes())?;
+    if let Some(&f) = fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
+        return Err(Error::argument("referral fraction", f, "a fraction in [0, 1]"));
+    }
+    if repeats == 0 {
+        return Err(Error::argument("repeats", repeats, "at least one random order"));
+    }
+    let accuracy = summary.accuracy();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let orders: Vec<Vec<usize>> = (0..repeats)
+        .map(|_| {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.shuffle(&mut rng);
+            order
+        })
+        .collect();
+    Ok(fractions
+        .iter()
+        .map(|&fraction| {
+            let keep = kept_count(n, fraction);
+            let aucs: Vec<f64> =
+                orders.iter().filter_map(|o| auroc_classifier(summary.mean_probs.view(), labels, &o[..keep])).collect();
+            let (auroc, auroc_mcse) = if aucs.is_empty() {
+                (None, None)
+            } else {
+                let k = aucs.len() as f64;
+                let mean = aucs.iter().sum::<f64>() / k;
+                let sd = if aucs.len() > 1 {
+                    (aucs.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt()
+                } else {
+                    f64::NAN
+                };
+                (Some(mean), Some(sd / k.sqrt()))
+            };
+            RandomReferralPoint { fraction, n: keep, accuracy: (keep > 0).then_some(accuracy), auroc, auroc_mcse }
+        })
+        .collect())
+}
+
+/// floor(N f), with N f rounded to 1e-9 first (see [`referral_curve`]).
+fn kept_count(n: usize, fraction: f64) -> usize {
+    (((n as f64 * fraction * 1e9).round() / 1e9).floor() as usize).min(n)
 }
 
 /// One point of a confidence-vs-accuracy / count-vs-confidence curve.
@@ -201,6 +280,42 @@ mod tests {
         let c = referral_curve(&s, &y, &tied, &[0.2]).unwrap();
         assert_eq!(c[0].accuracy, Some(1.0)); // point 0 only
         assert!(referral_curve(&s, &y, &u, &[1.5]).is_err());
+    }
+
+    /// The random baseline against exact expectations: accuracy is the overall accuracy at
+    /// every fraction; AUROC at 4 of 5 points is the mean over the five equally likely subsets,
+    /// enumerated here.
+    #[test]
+    fn random_referral_matches_exact_expectations() {
+        let p = array![[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.5, 0.5], [0.95, 0.05]];
+        let y = [0, 1, 1, 0, 1];
+        let s = summarise(&ClassProbs::from_single(p.clone()).unwrap(), &y, DEFAULT_NLL_EPS).unwrap();
+        let r = random_referral_curve(&s, &y, &[0.0, 0.8, 1.0], 20_000, 7).unwrap();
+        assert_eq!((r[0].n, r[0].accuracy, r[0].auroc), (0, None, None));
+        // Correct: points 0, 2 and 3 (a tie predicts class 0): 3 / 5.
+        assert_eq!((r[1].n, r[1].accuracy, r[2].accuracy), (4, Some(0.6), Some(s.accuracy())));
+        let full = auroc_classifier(p.view(), &y, &[0, 1, 2, 3, 4]).unwrap();
+        assert!((r[2].auroc.unwrap() - full).abs() < 1e-15 && r[2].auroc_mcse == Some(0.0));
+        let subsets: Vec<f64> = (0..5)
+            .filter_map(|drop| {
+                let idx: Vec<usize> = (0..5).filter(|&i| i != drop).collect();
+                auroc_classifier(p.view(), &y, &idx)
+            })
+            .collect();
+        assert_eq!(subsets.len(), 5, "every 4-subset holds both classes");
+        let exact = subsets.iter().sum::<f64>() / 5.0;
+        let (mean, mcse) = (r[1].auroc.unwrap(), r[1].auroc_mcse.unwrap());
+        assert!((mean - exact).abs() < 4.0 * mcse && mcse > 0.0, "{mean} vs {exact} (mcse {mcse})");
+        // Seeded: the same seed repeats, another seed differs.
+        assert_eq!(
+            random_referral_curve(&s, &y, &[0.8], 50, 3).unwrap(),
+            random_referral_curve(&s, &y, &[0.8], 50, 3).unwrap()
+        );
+        assert_ne!(
+            random_referral_curve(&s, &y, &[0.8], 50, 3).unwrap(),
+            random_referral_curve(&s, &y, &[0.8], 50, 4).unwrap()
+        );
+        assert!(random_referral_curve(&s, &y, &[0.8], 0, 3).is_err());
     }
 
     #[test]

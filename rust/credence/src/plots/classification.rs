@@ -1,4 +1,5 @@
-//! Classification figures: reliability diagram, referral curves, confidence-vs-accuracy,
+//! Classification figures: reliability diagram, referral curves (with the random baseline), ROC
+//! curves, confidence-vs-accuracy,
 //! count-vs-confidence and histograms of predictive entropy, each comparing several models.
 
 use plotly::common::{DashType, Line, Marker, Mode};
@@ -7,7 +8,7 @@ use plotly::{Histogram, Plot, Scatter};
 
 use super::palette::color;
 use super::{base_layout, plot_with};
-use crate::metrics::{Calibration, ConfidencePoint, PointSummary, ReferralPoint};
+use crate::metrics::{Calibration, ConfidencePoint, PointSummary, RandomReferralPoint, ReferralPoint, RocPoint};
 
 /// Reliability diagram: accuracy against mean confidence of each non-empty bin, per model, with
 /// the diagonal of perfect calibration and ECE in the legend.
@@ -41,16 +42,52 @@ pub fn reliability_diagram(models: &[(&str, &Calibration)]) -> Plot {
 }
 
 /// Referral curves: accuracy on the retained points against the fraction retained (the most
-/// uncertain points referred first), one line per model.
-pub fn referral_curves(models: &[(&str, &[ReferralPoint])]) -> Plot {
+/// uncertain points referred first), one line per model, with the random-referral baseline
+/// (dashed grey: points referred at random keep the overall accuracy) when given.
+pub fn referral_curves(models: &[(&str, &[ReferralPoint])], random: Option<&[RandomReferralPoint]>) -> Plot {
     let layout = base_layout(
         "Referral curve",
         "fraction of test points retained (most certain first)",
         "accuracy on retained points (fraction correct)",
     );
     let mut plot = plot_with(layout);
+    if let Some(random) = random {
+        let (x, y): (Vec<f64>, Vec<f64>) = random.iter().filter_map(|p| Some((p.fraction, p.accuracy?))).unzip();
+        plot.add_trace(
+            Scatter::new(x, y)
+                .mode(Mode::Lines)
+                .name("random referral (baseline)")
+                .line(Line::new().color("#777777").dash(DashType::Dash)),
+        );
+    }
     for (k, (name, points)) in models.iter().enumerate() {
         plot.add_trace(model_line(k, name, points.iter().filter_map(|p| Some((p.fraction, p.accuracy?)))));
+    }
+    plot
+}
+
+/// ROC curves (true against false positive rate), one per model with its AUROC (trapezoid
+/// area of its points) in the legend, and the diagonal of a random score.
+pub fn roc_curves(models: &[(&str, &[RocPoint])]) -> Plot {
+    let layout = base_layout("ROC curve", "false positive rate (fraction)", "true positive rate (fraction)")
+        .x_axis(plotly::layout::Axis::new().title("false positive rate (fraction)").range(vec![0.0, 1.0]))
+        .y_axis(plotly::layout::Axis::new().title("true positive rate (fraction)").range(vec![0.0, 1.0]));
+    let mut plot = plot_with(layout);
+    plot.add_trace(
+        Scatter::new(vec![0.0, 1.0], vec![0.0, 1.0])
+            .mode(Mode::Lines)
+            .name("random score")
+            .line(Line::new().color("#777777").dash(DashType::Dash)),
+    );
+    for (k, (name, points)) in models.iter().enumerate() {
+        let area: f64 = points.windows(2).map(|w| (w[1].fpr - w[0].fpr) * (w[1].tpr + w[0].tpr) / 2.0).sum();
+        let (x, y): (Vec<f64>, Vec<f64>) = points.iter().map(|p| (p.fpr, p.tpr)).unzip();
+        plot.add_trace(
+            Scatter::new(x, y)
+                .mode(Mode::Lines)
+                .name(format!("{name} (AUROC {area:.3})"))
+                .line(Line::new().color(color(k)).width(2.0)),
+        );
     }
     plot
 }
@@ -109,4 +146,28 @@ fn model_line(k: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) ->
         .name(name)
         .line(Line::new().color(color(k)).width(2.0))
         .marker(Marker::new().color(color(k)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{auroc, roc_curve};
+
+    /// The legend's AUROC (trapezoids over the ROC points) equals the rank AUROC of the metrics,
+    /// and the referral figure carries the random baseline as its own trace.
+    #[test]
+    fn roc_legend_area_is_the_auroc_and_referral_shows_the_baseline() {
+        let scores = [0.9, 0.8, 0.8, 0.4, 0.35, 0.3, 0.2, 0.1];
+        let positive = [true, true, false, true, false, true, false, false];
+        let points = roc_curve(&scores, &positive).unwrap().unwrap();
+        let want = auroc(&scores, &positive).unwrap().unwrap();
+        let json = roc_curves(&[("model", &points)]).to_json();
+        assert!(json.contains(&format!("model (AUROC {want:.3})")), "{want}");
+        assert!(json.contains("random score"));
+        let model = [ReferralPoint { fraction: 0.5, n: 4, accuracy: Some(0.9), auroc: None }];
+        let random = [RandomReferralPoint { fraction: 0.5, n: 4, accuracy: Some(0.7), auroc: None, auroc_mcse: None }];
+        let with = referral_curves(&[("m", &model)], Some(&random)).to_json();
+        let without = referral_curves(&[("m", &model)], None).to_json();
+        assert!(with.contains("random referral (baseline)") && !without.contains("random referral"));
+    }
 }

@@ -41,6 +41,7 @@
 mod coverage;
 mod interval;
 mod min_n;
+pub mod normality;
 mod sample;
 mod table;
 
@@ -50,6 +51,7 @@ pub use interval::{
     exact_indices, order_coverage, quantile_ci, t_interval,
 };
 pub use min_n::{MAX_N, min_n_asymptotic, min_n_exact, min_n_exact_by_search};
+pub use normality::{ShapiroWilk, shapiro_wilk};
 pub use sample::{QuantileType, at_position, hutson_quantile, quantile_sorted, sample_quantile, sorted};
 pub use table::{QuantileGroup, QuantileTable, quantile_table};
 

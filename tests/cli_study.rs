@@ -33,7 +33,7 @@ fn study_then_fit_end_to_end() {
     assert!(stdout.contains("6 job(s) written"), "{stdout}");
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.starts_with(
-        "dataset,n,method,realization,seed,crps,nll,nll_floor,picp,mpiw,interval_score,rmse,covered,n_test,converged,train_seconds\n"
+        "dataset,n,method,realization,train_rep,seed,crps,nll,nll_floor,picp,mpiw,interval_score,rmse,covered,n_test,converged,train_seconds\n"
     ));
     assert_eq!(text.lines().count(), 7);
     // Rerunning resumes: nothing left to do.
@@ -118,4 +118,50 @@ fn bad_arguments_are_named() {
     std::fs::write(out, "a,b\n1,2\n").unwrap();
     let (ok, _, stderr) = credence(&["study", "--n", "30", "--realizations", "1", "--out", out]);
     assert!(!ok && stderr.contains("line 1: header 'a,b'"), "{stderr}");
+}
+
+/// `--train-seeds 2` retrains every job on the same data; `credence report` splits each
+/// method's CRPS variance into data and algorithm parts, equal to the ANOVA estimates computed
+/// here from the table itself, and every other number of the report reads repeat 0.
+#[test]
+fn train_seeds_give_the_variance_decomposition() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reps.csv");
+    let out_s = out.to_str().unwrap();
+    let mut args = vec!["study", "--dataset", "synthetic", "--quiet", "--out", out_s, "--train-seeds", "2"];
+    args.extend(TINY);
+    let (ok, stdout, stderr) = credence(&args);
+    assert!(ok && stdout.contains("12 job(s) written"), "{stdout}{stderr}");
+    // Same data seed for both repeats, different numbers.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let cells: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let crps = |m: &str, r: &str, k: &str| -> f64 {
+        let c = cells.iter().find(|c| c[2] == m && c[3] == r && c[4] == k).unwrap();
+        c[6].parse().unwrap()
+    };
+    assert_ne!(crps("map", "0", "0"), crps("map", "0", "1"));
+    let json = dir.path().join("r.json");
+    let (ok, _, stderr) = credence(&["report", out_s, "--out", json.to_str().unwrap(), "--format", "json"]);
+    assert!(ok, "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let splits = v["variance_decomposition"].as_array().unwrap();
+    assert_eq!(splits.len(), 2, "map and cp at n = 30");
+    for s in splits {
+        let m = s["method"].as_str().unwrap();
+        let y: Vec<[f64; 2]> = ["0", "1", "2"].iter().map(|r| [crps(m, r, "0"), crps(m, r, "1")]).collect();
+        let means: Vec<f64> = y.iter().map(|p| (p[0] + p[1]) / 2.0).collect();
+        let grand = means.iter().sum::<f64>() / 3.0;
+        let msw = y.iter().zip(&means).map(|(p, mu)| (p[0] - mu).powi(2) + (p[1] - mu).powi(2)).sum::<f64>() / 3.0;
+        let msb = 2.0 * means.iter().map(|mu| (mu - grand).powi(2)).sum::<f64>() / 2.0;
+        let data = ((msb - msw) / 2.0).max(0.0);
+        assert!((s["algorithm"].as_f64().unwrap() - msw).abs() < 1e-12 * msw.max(1.0), "{m}");
+        assert!((s["data"].as_f64().unwrap() - data).abs() < 1e-12 * msw.max(1.0), "{m}");
+        assert_eq!((s["realizations"].as_u64(), s["repeats"].as_u64()), (Some(3), Some(2)));
+    }
+    // Summaries read repeat 0: three realizations, not six rows.
+    let summary = v["summaries"].as_array().unwrap().iter().find(|s| s["metric"] == "crps").unwrap();
+    assert_eq!(summary["count"], 3);
+    let html = dir.path().join("r.html");
+    assert!(credence(&["report", out_s, "--out", html.to_str().unwrap()]).0);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("Data and algorithm variance"));
 }

@@ -52,6 +52,11 @@ struct RunArgs {
     /// Number of realizations R per size (seeds r + n + seed offset, r = 0..R-1).
     #[arg(long, default_value_t = 50)]
     realizations: usize,
+    /// Trainings per realization K: K > 1 retrains every job on the same data with K seeds
+    /// (column train_rep), so `credence report` splits each metric's variance into data and
+    /// algorithm parts.
+    #[arg(long, default_value_t = 1)]
+    train_seeds: usize,
     /// Results table; rerunning the same command resumes it.
     #[arg(long, required = true)]
     out: Option<PathBuf>,
@@ -156,6 +161,7 @@ fn run_grid(a: RunArgs) -> Result<()> {
         sizes: a.n,
         methods: a.methods,
         realizations: a.realizations,
+        train_seeds: a.train_seeds,
         seed_offset: a.seed_offset,
         units: a.units,
         threads: a.threads,

@@ -27,7 +27,44 @@ fn glue_convergence(n: Vec<String>, method: Vec<String>, converged: Vec<String>)
     ))
 }
 
+/// Data and algorithm variance per (method, n) of a table with repeated trainings.
+#[extendr]
+fn glue_variance_decomposition(
+    n: Vec<String>,
+    method: Vec<String>,
+    realization: Vec<String>,
+    train_rep: Vec<String>,
+    value: Vec<String>,
+) -> R<List> {
+    let table = Table::from_columns(
+        "data",
+        vec![
+            ("n".into(), n),
+            ("method".into(), method),
+            ("realization".into(), realization),
+            ("train_rep".into(), train_rep),
+            ("value".into(), value),
+        ],
+    )
+    .map_err(msg)?;
+    let mut sizes: Vec<f64> = table.numbers("n").map_err(msg)?.into_iter().flatten().collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let methods = table.levels("method").map_err(msg)?;
+    let s = credence::report::variance_decomposition(&table, "", "value", &sizes, &methods).map_err(msg)?;
+    Ok(list!(
+        method = s.iter().map(|r| r.method.clone()).collect::<Vec<_>>(),
+        n = s.iter().map(|r| r.n).collect::<Vec<_>>(),
+        realizations = s.iter().map(|r| r.realizations as i32).collect::<Vec<_>>(),
+        repeats = s.iter().map(|r| r.repeats as i32).collect::<Vec<_>>(),
+        data = s.iter().map(|r| r.data).collect::<Vec<_>>(),
+        algorithm = s.iter().map(|r| r.algorithm).collect::<Vec<_>>(),
+        data_share = s.iter().map(|r| r.data_share()).collect::<Vec<_>>()
+    ))
+}
+
 extendr_module! {
     mod study;
     fn glue_convergence;
+    fn glue_variance_decomposition;
 }

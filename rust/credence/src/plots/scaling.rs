@@ -108,3 +108,44 @@ pub fn mean_sd_by_method(cells: &[MethodSummary], metric: &str) -> Plot {
     }
     plot
 }
+
+/// The low-data study's variance decomposition: per method, the data variance (solid, a new
+/// training set) and the algorithm variance (dashed, the same data and a new training seed)
+/// against n on log-log axes. Zero data variances (truncated estimates) are left out of the
+/// log axis.
+pub fn variance_split_vs_n(splits: &[crate::report::VarianceSplit], metric: &str) -> Plot {
+    let y_title = format!("variance of {metric} (metric units squared, log scale)");
+    let layout = base_layout(&format!("Data and algorithm variance of {metric}"), N_AXIS, &y_title)
+        .x_axis(log_axis(N_AXIS))
+        .y_axis(log_axis(&y_title));
+    let mut plot = plot_with(layout);
+    let mut names: Vec<&str> = Vec::new();
+    for s in splits {
+        if !names.contains(&s.method.as_str()) {
+            names.push(&s.method);
+        }
+    }
+    for (k, m) in names.into_iter().enumerate() {
+        let mut v: Vec<&crate::report::VarianceSplit> = splits.iter().filter(|s| s.method == m).collect();
+        v.sort_by(|a, b| a.n.total_cmp(&b.n));
+        for (part, dash, pick) in [
+            (
+                "data",
+                DashType::Solid,
+                (|s: &crate::report::VarianceSplit| s.data) as fn(&crate::report::VarianceSplit) -> f64,
+            ),
+            ("algorithm", DashType::Dash, |s: &crate::report::VarianceSplit| s.algorithm),
+        ] {
+            let (x, y): (Vec<f64>, Vec<f64>) = v.iter().map(|s| (s.n, pick(s))).filter(|(_, y)| *y > 0.0).unzip();
+            plot.add_trace(
+                Scatter::new(x, y)
+                    .mode(Mode::LinesMarkers)
+                    .name(format!("{m}: {part}"))
+                    .legend_group(m)
+                    .line(Line::new().color(color(k)).dash(dash).width(2.0))
+                    .marker(Marker::new().color(color(k)).size(7)),
+            );
+        }
+    }
+    plot
+}

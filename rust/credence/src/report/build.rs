@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::summary::{ConvergenceRate, MethodSummary, convergence, summarize};
+use super::variance::{VarianceSplit, variance_decomposition};
 use crate::backend::{Backend, fit_many_chees_on};
 use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many};
 use crate::error::{Error, Result};
@@ -154,6 +155,9 @@ pub struct Report {
     pub quantiles: Vec<QuantileCell>,
     /// Runs converged per (dataset, method, n), when the table has a `converged` column.
     pub convergence: Vec<ConvergenceRate>,
+    /// Data and algorithm variance per (dataset, fitted metric, method, n), when the table has
+    /// repeated trainings (a `train_rep` column with more than one value).
+    pub variance: Vec<VarianceSplit>,
     /// The credence version that made the report.
     pub version: String,
     /// Seconds spent fitting.
@@ -205,10 +209,17 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     let mut cells: Vec<CellFit> = Vec::new();
     let mut quantiles = Vec::new();
     let mut convergence_rates = Vec::new();
+    let mut variance = Vec::new();
     let mut designs: Vec<(usize, Design)> = Vec::new();
     for dataset in &datasets {
-        let part = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
-        let ns = numeric_levels(&part, "n")?;
+        let all = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
+        let ns = numeric_levels(&all, "n")?;
+        for metric in &options.metrics {
+            variance.extend(variance_decomposition(&all, dataset, metric, &ns, &methods)?);
+        }
+        // Repeated trainings feed the decomposition only; everything else reads repeat 0, the
+        // table a run without repeats would have written.
+        let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
         convergence_rates.extend(convergence(&part, dataset, &ns, &methods)?);
         for metric in &summary_metrics {
             summaries.extend(summarize(&part, dataset, metric, &ns, &methods)?);
@@ -285,6 +296,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         fits: cells,
         quantiles,
         convergence: convergence_rates,
+        variance,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds: start.elapsed().as_secs_f64(),
     })

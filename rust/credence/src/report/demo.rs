@@ -14,6 +14,7 @@ pub fn demo_plan(threads: Option<usize>) -> StudyPlan {
         sizes: vec![30, 100, 300],
         methods: vec![Method::Map, Method::Mcd, Method::Ensemble, Method::Swag, Method::Bbb, Method::Cp],
         realizations: 20,
+        train_seeds: 1,
         seed_offset: 0,
         units: Units::Pool,
         threads,

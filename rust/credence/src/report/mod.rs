@@ -20,9 +20,11 @@ mod build;
 mod page;
 mod summary;
 pub(crate) mod tables;
+mod variance;
 
 pub use build::{CellFit, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better};
 pub use summary::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
+pub use variance::{VarianceSplit, split_variance, variance_decomposition};
 
 mod demo;
 pub use demo::{DEMO_METRICS, demo_plan};

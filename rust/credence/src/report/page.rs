@@ -5,7 +5,7 @@ use std::fmt::Write;
 use plotly::Plot;
 
 use super::build::{Report, higher_is_better};
-use super::tables::{convergence_table, metric_table, num, posterior_table, power_law_table};
+use super::tables::{convergence_table, metric_table, num, posterior_table, power_law_table, variance_table};
 use crate::compare::{Fit, mdd_curve};
 use crate::notebook::EvcxrDisplay;
 use crate::plots::html::{escape, plot_div, plotly_script};
@@ -204,6 +204,19 @@ impl Report {
                 figs.add(out, &comparison::mdd_curve(&points, best, second, self.options.power, m));
             }
             out.push_str(&self.mdd_table(&fits, best, &common[1..]));
+        }
+        let splits: Vec<_> = self.variance.iter().filter(|s| s.dataset == d && s.metric == m).cloned().collect();
+        if !splits.is_empty() {
+            out.push_str(
+                "<h3>Data and algorithm variance</h3>\n<p class=\"small\">Each realization was trained with \
+                 several seeds (<code>credence study --train-seeds K</code>): the variance of one run splits into \
+                 data variance (a new training set) and algorithm variance (the same data, a new seed), by a \
+                 one-way random-effects ANOVA over the realizations with every repeat (data / algorithm, data share \
+                 in brackets). Every other table and fit on this page uses repeat 0.</p>\n",
+            );
+            let sizes: Vec<f64> = cells.iter().map(|c| c.n).collect();
+            out.push_str(&variance_table(&splits, &self.methods, &sizes));
+            figs.add(out, &scaling::variance_split_vs_n(&splits, m));
         }
         out.push_str("<h3>How the spread shrinks with n (power laws)</h3>\n");
         figs.add(out, &scaling::sd_vs_n(&summaries, m));

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::build::{CellFit, Report};
 use super::summary::{ConvergenceRate, MethodSummary};
+use super::variance::VarianceSplit;
 use crate::compare::PowerLaw;
 use crate::plots::html::escape;
 
@@ -76,6 +77,40 @@ pub(crate) fn convergence_table(rates: &[ConvergenceRate], methods: &[String], s
                         c.converged,
                         c.runs,
                         100.0 * c.rate()
+                    );
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+/// Method x n table of the variance split: `data / algorithm (data share)`.
+pub(crate) fn variance_table(splits: &[VarianceSplit], methods: &[String], sizes: &[f64]) -> String {
+    let mut out = String::from("<table class=\"variance\"><thead><tr><th>method</th>");
+    for n in sizes {
+        let _ = write!(out, "<th>n = {n}</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
+    for m in methods {
+        if !splits.iter().any(|c| &c.method == m) {
+            continue;
+        }
+        let _ = write!(out, "<tr><th>{}</th>", escape(m));
+        for n in sizes {
+            match splits.iter().find(|c| &c.method == m && c.n == *n) {
+                Some(c) => {
+                    let _ = write!(
+                        out,
+                        "<td>{} / {} <span class=\"count\">({:.0}% data; R = {}, K = {})</span></td>",
+                        num(c.data),
+                        num(c.algorithm),
+                        100.0 * c.data_share(),
+                        c.realizations,
+                        c.repeats
                     );
                 }
                 None => out.push_str("<td>-</td>"),
@@ -168,7 +203,8 @@ impl Report {
     /// sigma_pred, gap, detection_probability}}}], `power_laws` {dataset: {metric: {method:
     /// {alpha_var, alpha_sd, log_c, r_squared}}}} (Var ~ n^-alpha_var, sd and MDD ~
     /// n^-alpha_sd), `convergence` [{dataset, method, n, runs, converged}] (with a `converged`
-    /// column) and `flagged` (fits with problems). Non-finite numbers are
+    /// column), `variance_decomposition` [{dataset, metric, method, n, realizations, repeats,
+    /// data, algorithm}] (with repeated trainings) and `flagged` (fits with problems). Non-finite numbers are
     /// `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
@@ -232,6 +268,7 @@ impl Report {
             "power_laws": laws,
             "quantiles": quantiles,
             "convergence": self.convergence,
+            "variance_decomposition": self.variance,
             "flagged": flagged,
             "fit_seconds": self.fit_seconds,
         })

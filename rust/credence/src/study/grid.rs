@@ -13,6 +13,10 @@
 //!   [`Method::ALL`] and the data set's index in [`Dataset::ALL`]. It differs between methods
 //!   and sizes (so the collision above does not extend to the initialisations) and depends on
 //!   nothing else, so results do not depend on threads, order or sharding.
+//! - Repeated training (`credence study --train-seeds K`, the low-data study's algorithm
+//!   variance): repeat k > 0 of a job trains on the same data (same realization seed) with the
+//!   training seed mixed once more with k; repeat 0 is the ordinary job, so a table with K = 1
+//!   is the table without repeats.
 
 use std::str::FromStr;
 
@@ -33,6 +37,9 @@ pub struct Job {
     pub n: usize,
     /// Realization index r (0-based).
     pub realization: usize,
+    /// Training repeat k (0-based; 0 unless `--train-seeds` asks for more): same data, another
+    /// training seed.
+    pub train_rep: usize,
     /// The method.
     pub method: Method,
 }
@@ -64,7 +71,8 @@ impl Job {
         let h = mix(self.data_seed(seed_offset));
         let h = mix(h ^ self.n as u64);
         let h = mix(h ^ method_index(self.method));
-        mix(h ^ dataset_index(self.dataset))
+        let h = mix(h ^ dataset_index(self.dataset));
+        if self.train_rep == 0 { h } else { mix(h ^ mix(self.train_rep as u64)) }
     }
 
     /// The shard (0-based, below `count`) this job belongs to: a hash of the job's key, so
@@ -73,13 +81,18 @@ impl Job {
     pub fn shard(&self, count: usize) -> usize {
         let h = mix(mix(mix(mix(dataset_index(self.dataset)) ^ self.n as u64) ^ self.realization as u64)
             ^ method_index(self.method));
+        let h = if self.train_rep == 0 { h } else { mix(h ^ self.train_rep as u64) };
         (h % count.max(1) as u64) as usize
     }
 }
 
 impl std::fmt::Display for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} n={} {} r={}", self.dataset, self.n, self.method, self.realization)
+        write!(f, "{} n={} {} r={}", self.dataset, self.n, self.method, self.realization)?;
+        if self.train_rep > 0 {
+            write!(f, " k={}", self.train_rep)?;
+        }
+        Ok(())
     }
 }
 
@@ -118,13 +131,22 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// Every job of `dataset` over `sizes` x `realizations` x `methods`, in canonical order.
-pub fn jobs(dataset: Dataset, sizes: &[usize], methods: &[Method], realizations: usize) -> Vec<Job> {
-    let mut out = Vec::with_capacity(sizes.len() * methods.len() * realizations);
+/// Every job of `dataset` over `sizes` x `realizations` x `train_seeds` repeats x `methods`, in
+/// canonical order.
+pub fn jobs(
+    dataset: Dataset,
+    sizes: &[usize],
+    methods: &[Method],
+    realizations: usize,
+    train_seeds: usize,
+) -> Vec<Job> {
+    let mut out = Vec::with_capacity(sizes.len() * methods.len() * realizations * train_seeds);
     for &n in sizes {
         for realization in 0..realizations {
-            for &method in methods {
-                out.push(Job { dataset, n, realization, method });
+            for train_rep in 0..train_seeds {
+                for &method in methods {
+                    out.push(Job { dataset, n, realization, train_rep, method });
+                }
             }
         }
     }
@@ -138,10 +160,10 @@ mod tests {
 
     #[test]
     fn seeds_are_r_plus_n_plus_offset_and_training_seeds_differ() {
-        let j = Job { dataset: Dataset::Synthetic, n: 50, realization: 7, method: Method::Mcd };
+        let j = Job { dataset: Dataset::Synthetic, n: 50, realization: 7, train_rep: 0, method: Method::Mcd };
         assert_eq!(j.data_seed(0), 57);
         assert_eq!(j.data_seed(1000), 1057);
-        let all = jobs(Dataset::Synthetic, &[30, 50], &Method::ALL, 30);
+        let all = jobs(Dataset::Synthetic, &[30, 50], &Method::ALL, 30, 1);
         let mut seeds: Vec<u64> = all.iter().map(|j| j.train_seed(0)).collect();
         seeds.sort_unstable();
         seeds.dedup();
@@ -150,11 +172,24 @@ mod tests {
         let other_data = Job { dataset: Dataset::Energy, ..j };
         assert_ne!(j.train_seed(0), other_data.train_seed(0));
         assert_eq!(other_data.data_seed(0), j.data_seed(0));
+        // Training repeats: same data seed, distinct training seeds, repeat 0 unchanged.
+        let reps = jobs(Dataset::Synthetic, &[30], &[Method::Map], 2, 3);
+        assert_eq!(reps.len(), 6);
+        assert!(reps.iter().all(|r| r.data_seed(0) == 30 + r.realization as u64));
+        let mut t: Vec<u64> = reps.iter().map(|r| r.train_seed(0)).collect();
+        t.sort_unstable();
+        t.dedup();
+        assert_eq!(t.len(), 6);
+        let plain = jobs(Dataset::Synthetic, &[30], &[Method::Map], 2, 1);
+        assert_eq!(
+            plain[1].train_seed(0),
+            reps.iter().find(|r| r.realization == 1 && r.train_rep == 0).unwrap().train_seed(0)
+        );
     }
 
     #[test]
     fn grid_order_and_shards_partition_the_jobs() {
-        let all = jobs(Dataset::Yacht, &[50, 30], &[Method::Cp, Method::Map], 3);
+        let all = jobs(Dataset::Yacht, &[50, 30], &[Method::Cp, Method::Map], 3, 1);
         assert_eq!(all.len(), 12);
         assert_eq!((all[0].n, all[0].realization, all[0].method), (30, 0, Method::Map));
         assert_eq!((all[1].n, all[1].realization, all[1].method), (30, 0, Method::Cp));
@@ -163,7 +198,7 @@ mod tests {
             assert_eq!(shards.iter().filter(|s| s.contains(job)).count(), 1, "{job}");
         }
         // Shards are stable when the grid grows, and not all in one slice.
-        let big = jobs(Dataset::Yacht, &[30, 50, 100], &Method::ALL, 50);
+        let big = jobs(Dataset::Yacht, &[30, 50, 100], &Method::ALL, 50, 1);
         let counts: Vec<usize> = shards.iter().map(|s| big.iter().filter(|j| s.contains(j)).count()).collect();
         assert!(counts.iter().all(|&c| c > big.len() / 8), "{counts:?}");
     }

@@ -24,7 +24,8 @@ pub struct MergeSummary {
 /// the rows to `out` in canonical order.
 ///
 /// The grid each data set should have is inferred from the rows: every training size and
-/// method seen for it, crossed with realizations 0..=the largest seen. A missing shard leaves
+/// method seen for it, crossed with realizations 0..=the largest seen (and training repeats
+/// 0..=the largest seen). A missing shard leaves
 /// holes in that grid (shards take jobs by a hash of their key, not by size or method) and is
 /// reported with the first missing jobs.
 pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<MergeSummary> {
@@ -71,7 +72,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<MergeSummary> {
     Ok(MergeSummary { rows: rows.len(), datasets: datasets.into_iter().collect() })
 }
 
-type Levels = (BTreeSet<usize>, BTreeSet<Method>, usize);
+type Levels = (BTreeSet<usize>, BTreeSet<Method>, usize, usize);
 
 fn check_complete(rows: &[Row], shards: &[PathBuf]) -> Result<()> {
     let mut grids: BTreeMap<Dataset, Levels> = BTreeMap::new();
@@ -80,16 +81,19 @@ fn check_complete(rows: &[Row], shards: &[PathBuf]) -> Result<()> {
         g.0.insert(r.job.n);
         g.1.insert(r.job.method);
         g.2 = g.2.max(r.job.realization + 1);
+        g.3 = g.3.max(r.job.train_rep + 1);
     }
     let present: BTreeSet<Job> = rows.iter().map(|r| r.job).collect();
     let mut missing = Vec::new();
-    for (&dataset, (sizes, methods, realizations)) in &grids {
+    for (&dataset, (sizes, methods, realizations, reps)) in &grids {
         for &n in sizes {
             for realization in 0..*realizations {
-                for &method in methods {
-                    let job = Job { dataset, n, realization, method };
-                    if !present.contains(&job) {
-                        missing.push(job);
+                for train_rep in 0..*reps {
+                    for &method in methods {
+                        let job = Job { dataset, n, realization, train_rep, method };
+                        if !present.contains(&job) {
+                            missing.push(job);
+                        }
                     }
                 }
             }

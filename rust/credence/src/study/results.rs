@@ -15,12 +15,14 @@ use crate::error::Result;
 use crate::io::{format_error, io_error};
 use crate::study::grid::Job;
 
-/// The columns of the results table, in order.
-pub const COLUMNS: [&str; 16] = [
+/// The columns of the results table, in order. Tables written before `train_rep` existed (the
+/// first 16 columns) are still read, as repeat 0, but not resumed.
+pub const COLUMNS: [&str; 17] = [
     "dataset",
     "n",
     "method",
     "realization",
+    "train_rep",
     "seed",
     "crps",
     "nll",
@@ -34,6 +36,12 @@ pub const COLUMNS: [&str; 16] = [
     "converged",
     "train_seconds",
 ];
+
+/// The number of columns of tables written before training repeats (no `train_rep`).
+const LEGACY_COLUMNS: usize = 16;
+
+/// Where `train_rep` sits.
+const TRAIN_REP: usize = 4;
 
 /// The metrics of one job (90% intervals; see [`crate::study::runner`] for the scale).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,20 +94,37 @@ impl Row {
             None => ["NA"; 8].join(","),
         };
         format!(
-            "{},{},{},{},{},{metrics},{},{},{:.4}\n",
-            j.dataset, j.n, j.method, j.realization, self.seed, self.n_test, self.converged, self.train_seconds
+            "{},{},{},{},{},{},{metrics},{},{},{:.4}\n",
+            j.dataset,
+            j.n,
+            j.method,
+            j.realization,
+            j.train_rep,
+            self.seed,
+            self.n_test,
+            self.converged,
+            self.train_seconds
         )
     }
 
     /// Parses one line (without newline); errors name the file, the line and the column.
     pub fn parse(line: &str, path: &Path, line_no: usize) -> Result<Row> {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cells.len() != COLUMNS.len() {
+        Row::parse_with(line, path, line_no, COLUMNS.len())
+    }
+
+    /// [`Row::parse`] for a table of `columns` columns (the current 17 or the legacy 16).
+    fn parse_with(line: &str, path: &Path, line_no: usize, columns: usize) -> Result<Row> {
+        let mut cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() != columns {
             return Err(format_error(
                 path,
-                format!("line {line_no}: {} cells, expected {} like the header", cells.len(), COLUMNS.len()),
+                format!("line {line_no}: {} cells, expected {columns} like the header", cells.len()),
             ));
         }
+        if columns == LEGACY_COLUMNS {
+            cells.insert(TRAIN_REP, "0");
+        }
+        // Cell k of the current layout; messages name the line of the file as written.
         let cell = |k: usize| cells[k];
         let bad = |k: usize, what: &str| {
             format_error(path, format!("line {line_no}, column '{}': '{}' is not {what}", COLUMNS[k], cells[k]))
@@ -114,24 +139,25 @@ impl Row {
             n: int(1)?,
             method: cell(2).parse().map_err(|_| bad(2, "a method"))?,
             realization: int(3)?,
+            train_rep: int(TRAIN_REP)?,
         };
-        let seed = cell(4).parse::<u64>().map_err(|_| bad(4, "a seed"))?;
-        let metrics = if cells[5..13].iter().all(|c| *c == "NA") {
+        let seed = cell(5).parse::<u64>().map_err(|_| bad(5, "a seed"))?;
+        let metrics = if cells[6..14].iter().all(|c| *c == "NA") {
             None
         } else {
             Some(JobMetrics {
-                crps: num(5)?,
-                nll: num(6)?,
-                nll_floor: num(7)?,
-                picp: num(8)?,
-                mpiw: num(9)?,
-                interval_score: num(10)?,
-                rmse: num(11)?,
-                covered: int(12)?,
+                crps: num(6)?,
+                nll: num(7)?,
+                nll_floor: num(8)?,
+                picp: num(9)?,
+                mpiw: num(10)?,
+                interval_score: num(11)?,
+                rmse: num(12)?,
+                covered: int(13)?,
             })
         };
-        let converged = cell(14).parse::<bool>().map_err(|_| bad(14, "true or false"))?;
-        Ok(Row { job, seed, metrics, n_test: int(13)?, converged, train_seconds: num(15)? })
+        let converged = cell(15).parse::<bool>().map_err(|_| bad(15, "true or false"))?;
+        Ok(Row { job, seed, metrics, n_test: int(14)?, converged, train_seconds: num(16)? })
     }
 
     /// The row without its timing, for comparing runs (everything else is deterministic).
@@ -144,6 +170,11 @@ fn header_line() -> String {
     format!("{}\n", COLUMNS.join(","))
 }
 
+fn legacy_header_line() -> String {
+    let legacy: Vec<&str> = COLUMNS.iter().copied().filter(|&c| c != "train_rep").collect();
+    format!("{}\n", legacy.join(","))
+}
+
 /// The rows of a results file (with their 1-based line numbers) and where its complete part
 /// ends.
 struct Parsed {
@@ -152,10 +183,14 @@ struct Parsed {
     complete: usize,
     /// A trailing line without newline (a write cut short), if any.
     partial: Option<String>,
+    /// Written before `train_rep` existed.
+    legacy: bool,
 }
 
 fn parse_file(path: &Path, text: &str) -> Result<Parsed> {
-    let header = header_line();
+    let (header, legacy) =
+        if text.starts_with(&legacy_header_line()) { (legacy_header_line(), true) } else { (header_line(), false) };
+    let columns = if legacy { LEGACY_COLUMNS } else { COLUMNS.len() };
     if !text.starts_with(&header) {
         let first = text.lines().next().unwrap_or("");
         return Err(format_error(
@@ -173,14 +208,14 @@ fn parse_file(path: &Path, text: &str) -> Result<Parsed> {
             Some(end) => {
                 let line = rest[..end].trim_end_matches('\r');
                 if !line.trim().is_empty() {
-                    rows.push((line_no, Row::parse(line, path, line_no)?));
+                    rows.push((line_no, Row::parse_with(line, path, line_no, columns)?));
                 }
                 offset += end + 1;
             }
-            None => return Ok(Parsed { rows, complete: offset, partial: Some(rest.to_owned()) }),
+            None => return Ok(Parsed { rows, complete: offset, partial: Some(rest.to_owned()), legacy }),
         }
     }
-    Ok(Parsed { rows, complete: offset, partial: None })
+    Ok(Parsed { rows, complete: offset, partial: None, legacy })
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -245,6 +280,13 @@ impl ResultsWriter {
                 file.write_all(header_line().as_bytes()).map_err(|e| io_error(path, e))?;
                 (file, Existing { rows: Vec::new(), repaired: None })
             }
+            Some(parsed) if parsed.legacy => {
+                return Err(format_error(
+                    path,
+                    "written by an earlier credence (no train_rep column): it can be read, merged and reported, \
+                     but not resumed; give another --out",
+                ));
+            }
             Some(parsed) => {
                 let file = OpenOptions::new().append(true).open(path).map_err(|e| io_error(path, e))?;
                 if parsed.partial.is_some() {
@@ -280,7 +322,7 @@ pub(crate) mod tests {
     use crate::study::methods::Method;
 
     pub(crate) fn row(r: usize, method: Method, converged: bool) -> Row {
-        let job = Job { dataset: Dataset::Synthetic, n: 30, realization: r, method };
+        let job = Job { dataset: Dataset::Synthetic, n: 30, realization: r, train_rep: 0, method };
         let metrics = converged.then_some(JobMetrics {
             crps: 0.1 + r as f64 / 3.0,
             nll: -0.25,
@@ -307,7 +349,7 @@ pub(crate) mod tests {
         let e = Row::parse(line.trim_end(), p, 7).unwrap_err().to_string();
         assert_eq!(e, "t.csv: line 7, column 'method': 'mapp' is not a method");
         let e = Row::parse("synthetic,30", p, 3).unwrap_err().to_string();
-        assert_eq!(e, "t.csv: line 3: 2 cells, expected 16 like the header");
+        assert_eq!(e, "t.csv: line 3: 2 cells, expected 17 like the header");
         let line = row(1, Method::Map, true).to_line().replace(",324,", ",-3,");
         let e = Row::parse(line.trim_end(), p, 4).unwrap_err().to_string();
         assert!(e.ends_with("column 'covered': '-3' is not a non-negative integer"), "{e}");
@@ -325,7 +367,7 @@ pub(crate) mod tests {
         let full = std::fs::read_to_string(&p).unwrap();
         // Cut the last line in the middle, as a killed run would.
         std::fs::write(&p, &full[..full.len() - 9]).unwrap();
-        assert!(read_results(&p).unwrap_err().to_string().contains("line 3: 'synthetic,30,map,1,"));
+        assert!(read_results(&p).unwrap_err().to_string().contains("line 3: 'synthetic,30,map,1,0,"));
         let (w, existing) = ResultsWriter::open(&p).unwrap();
         assert_eq!(existing.rows.len(), 1);
         assert_eq!(existing.rows[0], (2, row(0, Method::Map, true)));
@@ -343,5 +385,19 @@ pub(crate) mod tests {
         let (_, existing) = ResultsWriter::open(&p).unwrap();
         assert!(existing.rows.is_empty());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), header_line());
+    }
+
+    /// A table written before `train_rep` existed reads as repeat 0 but is not resumed.
+    #[test]
+    fn legacy_tables_are_read_as_repeat_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("old.csv");
+        let r = row(2, Method::Cp, true);
+        let line = r.to_line().replacen(",2,0,", ",2,", 1);
+        std::fs::write(&p, format!("{}{line}", legacy_header_line())).unwrap();
+        assert!(!legacy_header_line().contains("train_rep"));
+        assert_eq!(read_results(&p).unwrap(), vec![(2, r)]);
+        let e = ResultsWriter::open(&p).unwrap_err().to_string();
+        assert!(e.contains("old.csv") && e.contains("no train_rep column"), "{e}");
     }
 }

@@ -73,6 +73,9 @@ pub struct StudyPlan {
     pub methods: Vec<Method>,
     /// Number of realizations R (r = 0..R-1).
     pub realizations: usize,
+    /// Trainings per realization K (default 1): K > 1 repeats every job on the same data with
+    /// K training seeds, for the split of a metric's variance into data and algorithm parts.
+    pub train_seeds: usize,
     /// Added to every realization seed (`r + n + seed_offset`).
     pub seed_offset: u64,
     /// Scale of the metrics.
@@ -91,6 +94,7 @@ impl Default for StudyPlan {
             sizes: vec![30, 50, 100, 200, 500],
             methods: Method::ALL.to_vec(),
             realizations: 50,
+            train_seeds: 1,
             seed_offset: 0,
             units: Units::Pool,
             threads: None,
@@ -118,6 +122,9 @@ impl StudyPlan {
         methods.dedup();
         if methods.is_empty() || methods.len() != self.methods.len() {
             return Err(Error::argument("methods", names, "one or more distinct methods"));
+        }
+        if self.train_seeds == 0 {
+            return Err(Error::argument("train-seeds", 0, "at least 1"));
         }
         if self.realizations == 0 {
             return Err(Error::argument("realizations", 0, "at least 1"));
@@ -278,7 +285,7 @@ pub(crate) fn run_with(
             sizes.push(n);
         }
     }
-    let mut planned = jobs(dataset, &sizes, &plan.methods, plan.realizations);
+    let mut planned = jobs(dataset, &sizes, &plan.methods, plan.realizations, plan.train_seeds);
     if let Some(shard) = plan.shard {
         planned.retain(|j| shard.contains(j));
     }
@@ -499,6 +506,7 @@ pub(crate) mod tests {
             (StudyPlan { sizes: vec![30, 30], ..plan(1) }, "distinct training sizes"),
             (StudyPlan { methods: vec![], ..plan(1) }, "one or more distinct methods"),
             (StudyPlan { realizations: 0, ..plan(1) }, "invalid realizations = 0"),
+            (StudyPlan { train_seeds: 0, ..plan(1) }, "invalid train-seeds = 0"),
             (StudyPlan { threads: Some(0), ..plan(1) }, "invalid threads = 0"),
         ] {
             let e = run_with(&fake, Dataset::Synthetic, &data, &bad, &out, &Silent, &never).unwrap_err();

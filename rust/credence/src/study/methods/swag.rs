@@ -270,7 +270,7 @@ mod tests {
         let split = synthetic();
         let config = MethodConfig::default();
         for (n, want) in [(30, false), (100, true)] {
-            let job = Job { dataset: Dataset::Synthetic, n, realization: 0, method: Method::Swag };
+            let job = Job { dataset: Dataset::Synthetic, n, realization: 0, train_rep: 0, method: Method::Swag };
             let real = Realization::draw(&split, n, job.data_seed(0)).unwrap();
             let seed = job.train_seed(0);
             let out =

@@ -57,6 +57,12 @@ fn groups_and_methods() {
     assert_eq!(b["quantiles"]["0.5"]["upper"].as_f64(), Some(80.0));
     // t-interval for the mean of 1..10 at 0.9: 5.5 -/+ 1.833113 * 0.957427.
     assert!((g["mean"]["upper"].as_f64().unwrap() - (5.5 + 1.833113 * 0.957427)).abs() < 1e-5);
+    // Shapiro-Wilk beside the quantiles, R 4.2.2: shapiro.test(1:10) gives W = 0.970164611231,
+    // p = 0.892367307524; group B (10 * 1:10) the same, as W does not depend on scale.
+    for grp in [g, b] {
+        assert!((grp["shapiro_wilk"]["w"].as_f64().unwrap() - 0.970164611231).abs() < 1e-11);
+        assert!((grp["shapiro_wilk"]["p_value"].as_f64().unwrap() - 0.892367307524).abs() < 1e-11);
+    }
     let variants: [&[&str]; 7] = [
         &["--method", "asymptotic"],
         &["--method", "asymptotic", "--asymptotic-at", "positions", "--flip-lower"],

@@ -16,11 +16,14 @@ metric_quantiles <- function(x, u = c(0.1, 0.5, 0.9), level = 0.9,
              as.character(type), as.integer(replicates), as.double(seed), isTRUE(flip_lower),
              asymptotic_at, bootstrap_statistic)
   mean <- r$mean
+  normality <- r$shapiro_wilk
   r$mean <- NULL
+  r$shapiro_wilk <- NULL
   out <- as.data.frame(r)
   out$n <- as.integer(out$n)
   for (k in c("lower", "upper", "coverage")) out[[k]][is.nan(out[[k]])] <- NA_real_
   attr(out, "mean") <- mean
+  attr(out, "shapiro_wilk") <- normality
   attr(out, "level") <- level
   attr(out, "method") <- method
   out

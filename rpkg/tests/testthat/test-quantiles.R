@@ -100,3 +100,13 @@ test_that("metric_quantiles and quantile_min_n equal the CLI's JSON", {
   expect_equal(quantile_min_n(0.95, c(0.05, 0.5))$asymptotic_flipped,
                c(m$asymptotic_flipped[["0.05"]], m$asymptotic_flipped[["0.5"]]))
 })
+
+test_that("metric_quantiles reports the Shapiro-Wilk test beside the quantiles", {
+  set.seed(3)
+  x <- rexp(25)
+  sw <- attr(metric_quantiles(x), "shapiro_wilk")
+  ref <- shapiro.test(x)
+  expect_equal(sw$w, unname(ref$statistic), tolerance = 1e-12)
+  expect_equal(sw$p_value, ref$p.value, tolerance = 1e-10)
+  expect_null(attr(metric_quantiles(c(1, 2)), "shapiro_wilk"))
+})

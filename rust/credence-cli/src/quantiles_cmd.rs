@@ -106,7 +106,8 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
     let q = quantile_table(&table, &column, &a.by, &a.u, &options)?;
     let mut json_groups = Vec::new();
     let mut cells = vec![a.by.clone()];
-    cells[0].extend(["runs", "u", "estimate", "lower", "upper", "coverage"].map(String::from));
+    cells[0]
+        .extend(["runs", "u", "estimate", "lower", "upper", "coverage", "shapiro_w", "shapiro_p"].map(String::from));
     for g in &q.groups {
         let mut qs = Map::new();
         for ci in &g.quantiles {
@@ -122,12 +123,15 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
                 number(ci.lower),
                 number(ci.upper),
                 number(ci.coverage),
+                number(g.normality.map(|t| t.w)),
+                number(g.normality.map(|t| t.p_value)),
             ]);
             cells.push(row);
         }
         let mean = g.mean.map(|m| json!({"mean": m.mean, "lower": m.lower, "upper": m.upper}));
         let by: Map<String, Value> = a.by.iter().cloned().zip(g.key.iter().map(|k| json!(k))).collect();
-        json_groups.push(json!({"by": by, "n": g.n, "quantiles": qs, "mean": mean}));
+        let shapiro = g.normality.map(|t| json!({"w": t.w, "p_value": t.p_value}));
+        json_groups.push(json!({"by": by, "n": g.n, "quantiles": qs, "mean": mean, "shapiro_wilk": shapiro}));
     }
     if a.json {
         let out = json!({"column": column, "level": a.level, "method": options.method, "groups": json_groups});

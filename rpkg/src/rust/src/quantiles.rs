@@ -3,7 +3,7 @@
 
 use credence::quantiles::{
     AsymptoticAt, BootstrapStatistic, CiMethod, CiOptions, QuantileType, min_n_asymptotic, min_n_exact, quantile_ci,
-    t_interval,
+    shapiro_wilk, t_interval,
 };
 use extendr_api::prelude::*;
 
@@ -42,6 +42,7 @@ fn glue_quantiles(
     let cis = u.iter().map(|&u| quantile_ci(&x, u, &options)).collect::<credence::Result<Vec<_>>>().map_err(msg)?;
     let na = |v: Option<f64>| v.unwrap_or(f64::NAN);
     let mean = t_interval(&x, level).ok();
+    let normality = shapiro_wilk(&x).ok();
     Ok(list!(
         u = cis.iter().map(|c| c.u).collect::<Vec<_>>(),
         n = cis.iter().map(|c| c.n as f64).collect::<Vec<_>>(),
@@ -49,7 +50,8 @@ fn glue_quantiles(
         lower = cis.iter().map(|c| na(c.lower)).collect::<Vec<_>>(),
         upper = cis.iter().map(|c| na(c.upper)).collect::<Vec<_>>(),
         coverage = cis.iter().map(|c| na(c.coverage)).collect::<Vec<_>>(),
-        mean = mean.map_or(Robj::from(NULL), |m| list!(mean = m.mean, lower = m.lower, upper = m.upper).into())
+        mean = mean.map_or(Robj::from(NULL), |m| list!(mean = m.mean, lower = m.lower, upper = m.upper).into()),
+        shapiro_wilk = normality.map_or(Robj::from(NULL), |t| list!(w = t.w, p_value = t.p_value).into())
     ))
 }
 

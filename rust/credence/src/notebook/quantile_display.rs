@@ -28,7 +28,8 @@ fn interval(lower: Option<f64>, upper: Option<f64>) -> String {
 
 impl EvcxrDisplay for QuantileTable {
     /// One row per group: the number of runs, each quantile's estimate with its interval (and
-    /// exact coverage where known) and the mean with its t-interval.
+    /// exact coverage where known), the mean with its t-interval and the Shapiro-Wilk test of
+    /// normality (W and p; p < 0.05 highlighted).
     fn to_html(&self) -> String {
         let o = &self.options;
         let coverage_note = match o.method {
@@ -50,7 +51,7 @@ impl EvcxrDisplay for QuantileTable {
                 let _ = write!(out, "<th>q({})</th>", q.u);
             }
         }
-        out.push_str("<th>mean (t-interval)</th></tr>");
+        out.push_str("<th>mean (t-interval)</th><th>Shapiro-Wilk W (p)</th></tr>");
         for g in &self.groups {
             out.push_str("<tr>");
             for k in &g.key {
@@ -65,7 +66,14 @@ impl EvcxrDisplay for QuantileTable {
                 || "-".to_string(),
                 |m| format!("{} {}", num(m.mean), interval(Some(m.lower), Some(m.upper))),
             );
-            let _ = write!(out, "<td>{mean}</td></tr>");
+            let normality = g.normality.map_or_else(
+                || "<td>-</td>".to_string(),
+                |t| {
+                    let class = if t.p_value < 0.05 { " class=\"bad\"" } else { "" };
+                    format!("<td{class}>{} ({})</td>", num(t.w), num(t.p_value))
+                },
+            );
+            let _ = write!(out, "<td>{mean}</td>{normality}</tr>");
         }
         out.push_str("</table></div>");
         out

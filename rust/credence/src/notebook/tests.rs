@@ -78,7 +78,12 @@ fn quantile_table_shows_every_interval_escaped() {
         }
         let m = g.mean.unwrap();
         assert!(row.contains(&format!("{} [{}, {}]", num(m.mean), num(m.lower), num(m.upper))));
+        // Shapiro-Wilk beside it (both groups are 10 evenly spaced values: R's W = 0.9701646).
+        let t = g.normality.unwrap();
+        assert!((t.w - 0.970_164_611_231).abs() < 1e-11);
+        assert!(row.contains(&format!("<td>{} ({})</td>", num(t.w), num(t.p_value))), "{row}");
     }
+    assert!(html.contains("Shapiro-Wilk W (p)"));
     // u = 0.1 and 0.9 with 10 runs at level 0.9: no exact interval exists (the minimum n is 22).
     assert!(html.contains("none"));
     assert_eq!(html.matches("<tr>").count(), 3);

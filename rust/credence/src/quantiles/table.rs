@@ -2,6 +2,7 @@
 //! distinct value of the grouping columns (e.g. method x n of a study table).
 
 use super::interval::{CiOptions, MeanCi, QuantileCi, quantile_ci, t_interval};
+use super::normality::{ShapiroWilk, shapiro_wilk};
 use crate::error::{Error, Result};
 use crate::io::Table;
 
@@ -16,6 +17,11 @@ pub struct QuantileGroup {
     pub quantiles: Vec<QuantileCi>,
     /// The t-interval for the mean at the same level; `None` with fewer than two runs.
     pub mean: Option<MeanCi>,
+    /// Shapiro-Wilk test of normality of the runs (as R's `shapiro.test`); `None` with fewer
+    /// than 3 or more than 5000 runs, or identical values. The quantile study uses such tests
+    /// to show that metric distributions over runs are often not normal, which is why the
+    /// intervals here are distribution-free.
+    pub normality: Option<ShapiroWilk>,
 }
 
 /// Quantile intervals of one metric column, per group.
@@ -33,7 +39,8 @@ pub struct QuantileTable {
 
 /// Groups the non-missing values of `column` by the `by` columns (groups in order of first
 /// appearance; a missing key cell is the group value `NA`) and computes [`quantile_ci`] at each
-/// level of `u` and the t-interval for the mean. Errors name the file, the column and the group.
+/// level of `u`, the t-interval for the mean and the Shapiro-Wilk test. Errors name the file,
+/// the column and the group.
 ///
 /// ```
 /// use credence::io::Table;
@@ -45,6 +52,8 @@ pub struct QuantileTable {
 /// ])?;
 /// let q = quantile_table(&t, "crps", &["method".into()], &[0.5], &CiOptions::default())?;
 /// assert_eq!((q.groups[0].n, q.groups[0].quantiles[0].estimate), (10, 5.5));
+/// // R: shapiro.test(1:10) gives W = 0.97016.
+/// assert!((q.groups[0].normality.unwrap().w - 0.970165).abs() < 1e-6);
 /// # Ok::<(), credence::Error>(())
 /// ```
 pub fn quantile_table(
@@ -83,7 +92,8 @@ pub fn quantile_table(
                     }
                 })?;
             let mean = t_interval(&x, options.level).ok();
-            Ok(QuantileGroup { key, n: x.len(), quantiles, mean })
+            let normality = shapiro_wilk(&x).ok();
+            Ok(QuantileGroup { key, n: x.len(), quantiles, mean, normality })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(QuantileTable { column: column.to_string(), by: by.to_vec(), options: *options, groups })

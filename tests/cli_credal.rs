@@ -146,3 +146,51 @@ fn rsnn_cifar10_table() {
     let ns = v["ns"]["mean"].as_f64().unwrap();
     assert!(ns > 0.0 && ns < 10f64.ln());
 }
+
+/// Without a budget file, `--train-probs` / `--train-labels` build one by clustering: the
+/// singletons, then the confused pair first; it is written with --budget-out and read back.
+#[test]
+fn budget_by_clustering_of_training_predictions() {
+    let dir = tempfile::tempdir().unwrap();
+    // Classes 0 and 1 predicted alike, class 2 apart (as in the core's test).
+    let mut train = Vec::new();
+    for i in 0..60 {
+        let t = (i % 10) as f64 * 0.03;
+        train.extend(match i % 3 {
+            0 => [0.35 + t, 0.6 - t, 0.05],
+            1 => [0.6 - t, 0.35 + t, 0.05],
+            _ => [0.05 + t / 6.0, 0.05 + t / 6.0, 0.9 - t / 3.0],
+        });
+    }
+    let tp = dir.path().join("tp.npy");
+    write_npy(&tp, &[60, 3], &train);
+    let tl = dir.path().join("tl.npy");
+    write_npy(&tl, &[60], &(0..60).map(|i| (i % 3) as i64).collect::<Vec<_>>());
+    let s = dir.path().join("s.npy");
+    write_npy(&s, &[2, 1, 3], &[0.5, 0.4, 0.1, 0.4, 0.5, 0.1]);
+    let out = dir.path().join("budget.json");
+    let (ok, stdout, err) = credence(&[
+        "credal",
+        "--samples",
+        s.to_str().unwrap(),
+        "--train-probs",
+        tp.to_str().unwrap(),
+        "--train-labels",
+        tl.to_str().unwrap(),
+        "--budget-size",
+        "1",
+        "--budget-out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["budget"]["focal_sets"], serde_json::json!([[0], [1], [2], [0, 1]]));
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(written, v["budget"]);
+    // The two samples disagree between classes 0 and 1: mass moves to {0, 1}, both classes
+    // stay in the credal set (size 2).
+    assert!(close(&v["set_size"]["mean"], 2.0));
+    let (ok, _, err) = credence(&["credal", "--samples", s.to_str().unwrap(), "--budget", out.to_str().unwrap()]);
+    assert!(ok, "the written budget reads back: {err}");
+}

@@ -96,3 +96,11 @@ credal_rank <- function(..., lambda = seq(0, 1, by = 0.1)) {
              as.double(lambda))
   as.data.frame(r)
 }
+
+#' @export
+credal_budget <- function(train_probs, y, size = 20L) {
+  if (is.data.frame(train_probs)) train_probs <- as.matrix(train_probs)
+  if (length(dim(train_probs)) != 2L) stop("credal_budget: train_probs must be an N x K matrix")
+  .Call(wrap__glue_credal_budget, as.double(train_probs), as.integer(dim(train_probs)), as_class_index(y),
+        as.integer(size))
+}

@@ -118,3 +118,18 @@ test_that("credal_eval equals the CLI's JSON on the same data", {
   expect_equal(r$overall$e$mean[2], j$e[["0.5"]]$mean, tolerance = 1e-12)
   expect_equal(r$accuracy, j$accuracy, tolerance = 1e-12)
 })
+
+test_that("credal_budget ranks the confused pair first and set sizes follow interval dominance", {
+  t <- (0:59 %% 10) * 0.03
+  cls <- 0:59 %% 3
+  p <- t(sapply(seq_along(t), function(i) switch(cls[i] + 1,
+    c(0.35 + t[i], 0.6 - t[i], 0.05), c(0.6 - t[i], 0.35 + t[i], 0.05),
+    c(0.05 + t[i] / 6, 0.05 + t[i] / 6, 0.9 - t[i] / 3))))
+  b <- credal_budget(p, cls + 1, size = 1)
+  expect_equal(b, list(1L, 2L, 3L, c(1L, 2L)))
+  s <- array(c(0.5, 0.4, 0.4, 0.5, 0.1, 0.1), dim = c(2, 1, 3))
+  r <- credal_eval(samples = s, budget = b)
+  expect_equal(r$points$set_size, 2L)
+  expect_equal(r$set_size$mean, 2)
+  expect_error(credal_budget(p[1:4, ], c(1, 1, 1, 2)), "at least two training points per class")
+})

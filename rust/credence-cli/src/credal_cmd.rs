@@ -6,8 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use credence::credal::{
-    Budget, CredalOptions, EntropyUnit, GroupSummary, JsForm, Normalisation, Stat, VertexMethod, dirichlet_samples,
-    evaluate_credal, from_beliefs, from_probs, from_samples,
+    Budget, CredalOptions, EntropyUnit, GroupSummary, JsForm, Normalisation, Stat, VertexMethod, budget_by_clustering,
+    dirichlet_samples, evaluate_credal, from_beliefs, from_probs, from_samples,
 };
 use credence::io::read_array;
 use credence::ndarray::Ix3;
@@ -35,6 +35,19 @@ pub struct CredalArgs {
     /// Focal-set budget JSON: `{"classes": [...], "focal_sets": [[0], [1, 4], ...]}`.
     #[arg(long)]
     budget: Option<String>,
+    /// Training predictions N x K: without --budget, the budget is built by clustering them
+    /// (singletons plus the --budget-size sets of 2-3 classes whose clusters overlap most).
+    #[arg(long, requires = "train_labels", conflicts_with = "budget")]
+    train_probs: Option<String>,
+    /// Integer labels of the training predictions.
+    #[arg(long, requires = "train_probs")]
+    train_labels: Option<String>,
+    /// Non-singleton sets of a budget built by clustering.
+    #[arg(long, default_value_t = credence::credal::DEFAULT_BUDGET_SIZE)]
+    budget_size: usize,
+    /// Write the budget built by clustering to this JSON file (the format --budget reads).
+    #[arg(long, requires = "train_probs")]
+    budget_out: Option<String>,
     /// Integer class labels, length N (without them only NS and the other uncertainty
     /// measures are reported).
     #[arg(long)]
@@ -91,7 +104,18 @@ pub fn run(a: CredalArgs) -> Result<()> {
         "exact" => VertexMethod::Exact,
         other => bail!("invalid vertices = {other}: expected two-k or exact"),
     };
-    let budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;
+    let mut budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;
+    if let (Some(tp), Some(tl)) = (&a.train_probs, &a.train_labels) {
+        let p = read_array(tp)?.into_matrix("train probs").map_err(|e| e.in_file(tp))?;
+        let y = read_array(tl)?.into_labels().map_err(|e| e.in_file(tl))?;
+        let focal = budget_by_clustering(p.view(), &y, a.budget_size).with_context(|| format!("{tp} and {tl}"))?;
+        let built = Budget { classes: None, focal };
+        if let Some(out) = &a.budget_out {
+            std::fs::write(out, serde_json::to_string_pretty(&built.to_json())?)
+                .with_context(|| format!("writing {out}"))?;
+        }
+        budget = Some(built);
+    }
     let masses = if let Some(path) = &a.beliefs {
         let b = read_array(path)?.into_matrix("beliefs").map_err(|e| e.in_file(path))?;
         from_beliefs(b.view(), &budget.as_ref().expect("clap requires --budget").focal, policy)
@@ -134,6 +158,10 @@ pub fn run(a: CredalArgs) -> Result<()> {
         out.insert("koerner".into(), stat(&r.koerner));
         out.insert("pal".into(), stat(&r.pal));
         out.insert("credal_uncertainty".into(), stat(&r.credal_uncertainty));
+        out.insert("set_size".into(), stat(&r.set_size));
+        if a.train_probs.is_some() {
+            out.insert("budget".into(), budget.as_ref().map_or(Value::Null, Budget::to_json));
+        }
         out.insert("accuracy".into(), json!(r.accuracy));
         out.insert("correct".into(), r.correct.as_ref().map_or(Value::Null, group));
         out.insert("incorrect".into(), r.incorrect.as_ref().map_or(Value::Null, group));
@@ -168,11 +196,12 @@ pub fn run(a: CredalArgs) -> Result<()> {
     }
     out!("{}", render(&cells));
     outln!(
-        "koerner {}  pal {}  credal uncertainty {} {}{}",
+        "koerner {}  pal {}  credal uncertainty {} {}  set size {}{}",
         number(Some(r.koerner.mean)),
         number(Some(r.pal.mean)),
         number(Some(r.credal_uncertainty.mean)),
         u.credal_uncertainty,
+        number(Some(r.set_size.mean)),
         r.accuracy.map(|a| format!("  accuracy {a:.4}")).unwrap_or_default()
     );
     Ok(())

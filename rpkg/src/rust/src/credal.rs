@@ -176,6 +176,7 @@ fn glue_credal(
         koerner = col(|p| p.koerner),
         pal = col(|p| p.pal),
         credal_uncertainty = col(|p| p.credal_uncertainty),
+        set_size = r.points.iter().map(|p| p.set_size as i32).collect::<Vec<i32>>(),
         predicted = r.points.iter().map(|p| p.predicted as i32 + 1).collect::<Vec<i32>>()
     );
     let overall = group(&r.overall);
@@ -184,6 +185,7 @@ fn glue_credal(
         koerner = stat(&r.koerner),
         pal = stat(&r.pal),
         credal_uncertainty = stat(&r.credal_uncertainty),
+        set_size = stat(&r.set_size),
         accuracy = r.accuracy.map_or(Robj::from(NULL), Robj::from),
         correct = r.correct.as_ref().map_or(Robj::from(NULL), |g| group(g).into()),
         incorrect = r.incorrect.as_ref().map_or(Robj::from(NULL), |g| group(g).into()),
@@ -192,6 +194,23 @@ fn glue_credal(
         report = ExternalPtr::new(r)
     );
     Ok(out)
+}
+
+/// A focal-set budget from training predictions by clustering: its sets as lists of 1-based
+/// classes.
+#[extendr]
+fn glue_credal_budget(values: Vec<f64>, dim: Vec<i32>, labels: Vec<i32>, size: i32) -> R<List> {
+    let p = matrix("train_probs", values, &dim)?;
+    let y = labels
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| usize::try_from(l).map_err(|_| format!("y[{}] = {}: expected a class >= 1", i + 1, l + 1)))
+        .collect::<R<Vec<usize>>>()?;
+    let size = usize::try_from(size).map_err(|_| format!("size = {size}: expected a count"))?;
+    let f = credence::credal::budget_by_clustering(p.view(), &y, size).map_err(msg)?;
+    Ok(List::from_values(
+        f.sets.iter().map(|&s| credence::credal::focal::members(s).iter().map(|&c| c as i32 + 1).collect::<Vec<i32>>()),
+    ))
 }
 
 /// Ranks models (names and the `report` pointers of [`glue_credal`]) by mean E over `lambdas`.
@@ -224,4 +243,5 @@ extendr_module! {
     mod credal;
     fn glue_credal;
     fn glue_credal_rank;
+    fn glue_credal_budget;
 }

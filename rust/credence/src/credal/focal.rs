@@ -122,6 +122,17 @@ impl Budget {
         Ok(Budget { classes: file.classes, focal })
     }
 
+    /// The budget as the JSON [`Budget::from_json_str`] reads back: `n_classes`, `focal_sets`
+    /// as lists of class indices, and `classes` when known.
+    pub fn to_json(&self) -> serde_json::Value {
+        let sets: Vec<Vec<usize>> = self.focal.sets.iter().map(|&s| members(s)).collect();
+        let mut v = serde_json::json!({"n_classes": self.focal.k, "focal_sets": sets});
+        if let Some(c) = &self.classes {
+            v["classes"] = serde_json::json!(c);
+        }
+        v
+    }
+
     /// Reads a budget JSON file (see [`Budget::from_json_str`]).
     pub fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;

@@ -53,6 +53,7 @@
 //! ```
 
 pub mod belief;
+pub mod clustering;
 pub mod focal;
 pub mod inputs;
 pub mod lower;
@@ -60,6 +61,7 @@ pub mod moebius;
 pub mod score;
 pub mod vertices;
 
+pub use clustering::{DEFAULT_BUDGET_SIZE, budget_by_clustering, class_overlaps};
 pub use focal::{Budget, FocalSets};
 pub use inputs::{
     InputKind, MassFunctions, dirichlet_samples, from_beliefs, from_intervals, from_masses, from_probs, from_samples,

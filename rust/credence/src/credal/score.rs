@@ -141,6 +141,10 @@ pub struct PointScores {
     pub credal_uncertainty: f64,
     /// Predicted class.
     pub predicted: usize,
+    /// Credal-set size: the classes not dominated under interval dominance, i.e. the c with
+    /// Pl({c}) >= max_d Bel({d}) (1 for a point prediction with a unique argmax, K when no
+    /// class has belief).
+    pub set_size: usize,
     /// d = min over vertices of KL(one-hot(y) || v) (with labels).
     pub kl: Option<f64>,
     /// min over vertices of the Jensen-Shannon divergence (or distance, per
@@ -204,6 +208,8 @@ pub struct CredalReport {
     pub pal: Stat,
     /// Credal uncertainty (max - min entropy), in [`CredalUnits::credal_uncertainty`].
     pub credal_uncertainty: Stat,
+    /// Credal-set size (classes not dominated by interval dominance).
+    pub set_size: Stat,
     /// Fraction of points whose predicted class is the label (with labels).
     pub accuracy: Option<f64>,
     /// Correctly classified points (with labels).
@@ -285,6 +291,9 @@ fn point_scores(
         pal += m / size;
     }
     let (lower, upper) = super::belief::singleton_intervals(masses, sets);
+    let best_lower = lower.iter().copied().fold(0.0, f64::max);
+    // A 1e-12 slack so that round-off in sums of masses does not split ties.
+    let set_size = upper.iter().filter(|&&u| u >= best_lower - 1e-12).count();
     let min_entropy = perms.iter().map(|p| entropy(&interval_vertex(&lower, &upper, p))).fold(f64::INFINITY, f64::min);
     let credal_uncertainty = (max_entropy(&lower, &upper) - min_entropy).max(0.0) * options.uncertainty_unit.per_nat();
     let (kl, js) = match y {
@@ -304,7 +313,7 @@ fn point_scores(
         }
         None => (None, None),
     };
-    PointScores { ns, koerner, pal, credal_uncertainty, predicted, kl, js }
+    PointScores { ns, koerner, pal, credal_uncertainty, predicted, set_size, kl, js }
 }
 
 fn summarise(points: &[&PointScores], lambdas: &[f64]) -> GroupSummary {
@@ -375,6 +384,7 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
         koerner: stat(|p| p.koerner),
         pal: stat(|p| p.pal),
         credal_uncertainty: stat(|p| p.credal_uncertainty),
+        set_size: stat(|p| p.set_size as f64),
         accuracy,
         correct,
         incorrect,

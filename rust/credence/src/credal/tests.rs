@@ -30,6 +30,8 @@ fn known_values_two_samples() {
         let r = evaluate_credal(&m, Some(&[0]), &CredalOptions { vertices: method, ..Default::default() }).unwrap();
         assert!(close(r.overall.ns.mean, 0.138629));
         assert!(close(r.overall.kl.unwrap().mean, 0.356675));
+        // Bel = (.5, .2, .1), Pl = (.7, .3, .2): only class a reaches max Bel = .5.
+        assert_eq!(r.points[0].set_size, 1);
         // JS divergence at v_y = Pl({a}) = 0.7, by hand: 0.5 ln(2/1.7) + 0.5 (0.7 ln(1.4/1.7) +
         // 0.3 ln 2) = 0.117277; its square root is the distance 0.342457.
         assert!(close(r.overall.js.unwrap().mean, 0.117277));
@@ -59,6 +61,8 @@ fn known_values_three_pairs() {
     // v_y = Pl({a}) = 2/3: 0.5 ln(6/5) + 0.5 (2/3 ln(4/5) + 1/3 ln 2) = 0.132304 = 0.363736^2.
     assert!(close(r.overall.js.unwrap().mean, 0.132304));
     assert!(close(r.overall.e.iter().find(|e| e.lambda == 1.0).unwrap().mean, 1.098612));
+    // No class has belief; every Pl is 2/3: all three classes stay in the credal set.
+    assert_eq!((r.points[0].set_size, r.set_size.mean), (3, 3.0));
     // Without normalisation the frame keeps its signed mass -0.5.
     let raw = from_samples(s.view(), None, Normalisation::None).unwrap();
     assert!(close(mass_of(&raw, 0, "abc"), -0.5));
@@ -106,6 +110,7 @@ fn point_probabilities_and_intervals() {
     assert!(close(r.overall.kl.unwrap().mean, -(0.6f64.ln() + 0.2f64.ln()) / 2.0));
     assert_eq!(r.accuracy, Some(0.5));
     assert_eq!(r.credal_uncertainty.mean, 0.0);
+    assert_eq!(r.set_size.mean, 1.0, "a precise prediction with a unique argmax");
     // Vacuous intervals [0, 1]: NS = ln K nats, credal uncertainty = log2 K bits (ln K in
     // nats), d = 0.
     let lo = Array2::zeros((1, 3));

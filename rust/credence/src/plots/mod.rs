@@ -5,7 +5,8 @@
 //! axes with power-law fits, and metric mean +- sd by method and n. Sampler checks
 //! ([`diagnostics`]): posterior predictive overlay, trace and rank plots. Classification
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
-//! count-vs-confidence and entropy histograms.
+//! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
+//! sizes.
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -24,6 +25,7 @@
 
 pub mod classification;
 pub mod comparison;
+pub mod credal;
 pub mod diagnostics;
 pub mod html;
 pub mod palette;

@@ -90,7 +90,7 @@ impl EvcxrDisplay for MetricTable {
         format!(
             "<div class=\"credence-metric-table\"><b>{}</b> mean &plusmn; sd (count){}</div>",
             escape(&title),
-            metric_table(&self.0, &methods, &sizes)
+            metric_table(&self.0, &methods, &sizes, "n")
         )
     }
 }

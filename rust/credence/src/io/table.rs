@@ -72,6 +72,18 @@ impl Table {
         Ok(Self { source: PathBuf::from(source), header, rows, lines: (2..n as u64 + 2).collect() })
     }
 
+    /// The same table with columns renamed (`(from, to)` pairs; other columns unchanged), e.g.
+    /// to read a dataset-shift table's `intensity` and `shift` as `n` and `realization`.
+    pub fn renamed(&self, pairs: &[(&str, &str)]) -> Self {
+        let mut t = self.clone();
+        for h in &mut t.header {
+            if let Some((_, to)) = pairs.iter().find(|(from, _)| h == from) {
+                *h = to.to_string();
+            }
+        }
+        t
+    }
+
     /// Column names.
     pub fn columns(&self) -> &[String] {
         &self.header

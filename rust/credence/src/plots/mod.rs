@@ -6,7 +6,7 @@
 //! ([`diagnostics`]): posterior predictive overlay, trace and rank plots. Classification
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
 //! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
-//! sizes.
+//! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity.
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -30,6 +30,7 @@ pub mod diagnostics;
 pub mod html;
 pub mod palette;
 pub mod scaling;
+pub mod shift;
 
 use plotly::common::{Font, Title};
 use plotly::layout::{Axis, AxisType, Legend, Margin};

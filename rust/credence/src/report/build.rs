@@ -158,10 +158,39 @@ pub struct Report {
     /// Data and algorithm variance per (dataset, fitted metric, method, n), when the table has
     /// repeated trainings (a `train_rep` column with more than one value).
     pub variance: Vec<VarianceSplit>,
+    /// A dataset-shift table: `n` holds the shift intensity and `realization` the shift type.
+    pub shift: bool,
+    /// The values over shift types per (dataset, metric, method, intensity) of a shift table,
+    /// for its box plots (empty otherwise).
+    pub shift_cells: Vec<ShiftCell>,
     /// The credence version that made the report.
     pub version: String,
     /// Seconds spent fitting.
     pub fit_seconds: f64,
+}
+
+/// Whether `table` is a dataset-shift table: `shift` (shift type) and `intensity` columns, and
+/// no `n` or `realization`.
+pub fn is_shift_table(table: &Table) -> bool {
+    table.has_column("shift")
+        && table.has_column("intensity")
+        && !table.has_column("n")
+        && !table.has_column("realization")
+}
+
+/// The values of one metric over the shift types of one (dataset, method, intensity).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShiftCell {
+    /// Data set.
+    pub dataset: String,
+    /// Metric.
+    pub metric: String,
+    /// Method.
+    pub method: String,
+    /// Shift intensity.
+    pub intensity: f64,
+    /// The metric over the shift types (table order; missing values left out).
+    pub values: Vec<f64>,
 }
 
 fn numeric_levels(table: &Table, column: &str) -> Result<Vec<f64>> {
@@ -176,6 +205,16 @@ fn numeric_levels(table: &Table, column: &str) -> Result<Vec<f64>> {
 /// empty table); a cell whose fit fails is kept with its error and listed in the diagnostics.
 pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     let source = table.source().display().to_string();
+    // A dataset-shift table (the shift benchmark's layout): shift types are the paired
+    // realizations and intensities take the place of training sizes.
+    let shift = is_shift_table(table);
+    let renamed;
+    let table = if shift {
+        renamed = table.renamed(&[("intensity", "n"), ("shift", "realization")]);
+        &renamed
+    } else {
+        table
+    };
     if options.metrics.is_empty() {
         return Err(Error::argument("metrics", "(none)", "at least one metric column to fit"));
     }
@@ -187,7 +226,8 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
             return Err(crate::io::format_error(
                 table.source(),
                 format!(
-                    "no column '{column}' (a report needs n, method, realization and each fitted metric; columns are {})",
+                    "no column '{column}' (a report needs n, method, realization and each fitted metric, or for \
+                     dataset shift intensity, shift, method and the metrics; columns are {})",
                     table.columns().join(", ")
                 ),
             ));
@@ -210,6 +250,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     let mut quantiles = Vec::new();
     let mut convergence_rates = Vec::new();
     let mut variance = Vec::new();
+    let mut shift_cells = Vec::new();
     let mut designs: Vec<(usize, Design)> = Vec::new();
     for dataset in &datasets {
         let all = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
@@ -220,6 +261,29 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         // Repeated trainings feed the decomposition only; everything else reads repeat 0, the
         // table a run without repeats would have written.
         let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
+        if shift {
+            let (n, m) = (part.numbers("n")?, part.text("method")?);
+            for metric in &options.metrics {
+                let y = part.numbers(metric)?;
+                for method in &methods {
+                    for &intensity in &ns {
+                        let values: Vec<f64> = (0..part.n_rows())
+                            .filter(|&i| n[i] == Some(intensity) && m[i].as_deref() == Some(method.as_str()))
+                            .filter_map(|i| y[i])
+                            .collect();
+                        if !values.is_empty() {
+                            shift_cells.push(ShiftCell {
+                                dataset: dataset.clone(),
+                                metric: metric.clone(),
+                                method: method.clone(),
+                                intensity,
+                                values,
+                            });
+                        }
+                    }
+                }
+            }
+        }
         convergence_rates.extend(convergence(&part, dataset, &ns, &methods)?);
         for metric in &summary_metrics {
             summaries.extend(summarize(&part, dataset, metric, &ns, &methods)?);
@@ -230,6 +294,12 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
                 dataset: dataset.clone(),
                 metric: metric.clone(),
                 table: quantile_table(&part, metric, &by, &QUANTILE_LEVELS, &CiOptions::default())
+                    .map(|mut q| {
+                        if shift {
+                            q.by[1] = "intensity".into();
+                        }
+                        q
+                    })
                     .map_err(|e| e.to_string()),
             });
             for &n in &ns {
@@ -297,6 +367,8 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         quantiles,
         convergence: convergence_rates,
         variance,
+        shift,
+        shift_cells,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds: start.elapsed().as_secs_f64(),
     })

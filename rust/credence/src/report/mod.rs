@@ -15,6 +15,14 @@
 //! did not converge) are dropped per cell and counted in the overview; with a `converged`
 //! column (as `credence study` writes) each data set's section shows the share of runs that
 //! converged per method and n.
+//!
+//! A dataset-shift table (the shift benchmark's layout: `method`, `shift` (the shift type),
+//! `intensity` and metrics such as accuracy, Brier, NLL and ECE; no `n` or `realization`) is
+//! read with the intensity in place of the training size and the shift types as the paired
+//! realizations: the hierarchical comparison per intensity treats shift types as realizations,
+//! and the page adds box plots (quartiles over shift types) per metric, method and intensity;
+//! figures label their x axis "shift intensity" and the power laws, meaningless here, are left
+//! out.
 
 mod build;
 mod page;
@@ -22,7 +30,10 @@ mod summary;
 pub(crate) mod tables;
 mod variance;
 
-pub use build::{CellFit, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better};
+pub use build::{
+    CellFit, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, ShiftCell, build_report, higher_is_better,
+    is_shift_table,
+};
 pub use summary::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
 pub use variance::{VarianceSplit, split_variance, variance_decomposition};
 

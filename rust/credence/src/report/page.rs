@@ -9,7 +9,7 @@ use super::tables::{convergence_table, metric_table, num, posterior_table, power
 use crate::compare::{Fit, mdd_curve};
 use crate::notebook::EvcxrDisplay;
 use crate::plots::html::{escape, plot_div, plotly_script};
-use crate::plots::{comparison, diagnostics, scaling};
+use crate::plots::{comparison, diagnostics, scaling, shift};
 
 const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}\
@@ -40,6 +40,26 @@ fn dataset_name(d: &str) -> &str {
 }
 
 impl Report {
+    /// What the `n` column holds: the training size, or the intensity of a shift table.
+    fn size_label(&self) -> &'static str {
+        if self.shift { "intensity" } else { "n" }
+    }
+
+    /// A figure drawn against `n`, relabelled for a shift table: linear intensity axis, `title`.
+    fn against_size(&self, plot: Plot, title: &str) -> Plot {
+        if !self.shift {
+            return plot;
+        }
+        let mut plot = plot;
+        let layout = plot
+            .layout()
+            .clone()
+            .title(title)
+            .x_axis(plotly::layout::Axis::new().title(shift::INTENSITY_AXIS).show_grid(true));
+        plot.set_layout(layout);
+        plot
+    }
+
     /// The report as one self-contained HTML page (plotly.js embedded once; no network).
     pub fn to_html(&self) -> String {
         let mut figs = Figures(0);
@@ -78,10 +98,12 @@ impl Report {
             }
         }
         out.push_str("<a href=\"#diagnostics\">diagnostics</a></nav>\n");
-        out.push_str(
-            "<table><thead><tr><th>data set</th><th>metric</th><th>n</th><th>best method</th><th>runner-up</th>\
+        let _ = write!(
+            out,
+            "<table><thead><tr><th>data set</th><th>metric</th><th>{}</th><th>best method</th><th>runner-up</th>\
              <th>P(best better than runner-up)</th><th>MDD (1 new realization)</th><th>observed gap</th>\
              <th>detection probability</th><th>fit problems</th></tr></thead><tbody>",
+            self.size_label()
         );
         for d in &self.datasets {
             for m in &self.options.metrics {
@@ -149,7 +171,7 @@ impl Report {
                 out,
                 "<h4>{}</h4>\n{}\n",
                 escape(m),
-                metric_table(&self.summaries_of(d, m), &self.methods, sizes)
+                metric_table(&self.summaries_of(d, m), &self.methods, sizes, self.size_label())
             );
         }
         for m in &self.options.metrics {
@@ -162,7 +184,16 @@ impl Report {
         let cells = self.fits_of(d, m);
         let fits: Vec<(f64, &Fit)> = cells.iter().filter_map(|c| c.fit.as_ref().map(|f| (c.n, f))).collect();
         let summaries = self.summaries_of(d, m);
-        figs.add(out, &scaling::mean_sd_by_method(&summaries, m));
+        if self.shift {
+            out.push_str(
+                "<p class=\"small\">A dataset-shift table: each intensity is compared with the shift types as the \
+                 paired realizations; the boxes span the quartiles over shift types.</p>\n",
+            );
+            let cells: Vec<_> = self.shift_cells.iter().filter(|c| c.dataset == d && c.metric == m).cloned().collect();
+            figs.add(out, &shift::quartiles_by_intensity(&cells, m));
+        } else {
+            figs.add(out, &scaling::mean_sd_by_method(&summaries, m));
+        }
         out.push_str("<h3>Quantiles over realizations (distribution-free intervals)</h3>\n");
         match self.quantiles_of(d, m).map(|q| &q.table) {
             Some(Ok(t)) => out.push_str(&t.to_html()),
@@ -184,7 +215,7 @@ impl Report {
         if let Some(best) = common.first() {
             let pairs: Vec<(&str, &str)> = common[1..].iter().map(|o| (best.as_str(), o.as_str())).collect();
             match comparison::prob_better_vs_n(&fits, &pairs, m) {
-                Ok(p) => figs.add(out, &p),
+                Ok(p) => figs.add(out, &self.against_size(p, &format!("P(A better than B) by shift intensity ({m})"))),
                 Err(e) => {
                     let _ = write!(out, "<p class=\"bad\">{}</p>", escape(&e.to_string()));
                 }
@@ -192,7 +223,8 @@ impl Report {
         }
         out.push_str("<h3>Pairwise P(row better than column)</h3>\n<div class=\"grid\">");
         for (n, f) in &fits {
-            if let Ok(p) = comparison::prob_better_heatmap(f, &format!("P(row better than column), {m}, n = {n}")) {
+            let title = format!("P(row better than column), {m}, {} = {n}", self.size_label());
+            if let Ok(p) = comparison::prob_better_heatmap(f, &title) {
                 out.push_str("<div>");
                 figs.add(out, &p);
                 out.push_str("</div>");
@@ -201,7 +233,9 @@ impl Report {
         out.push_str("</div>\n<h3>Minimum detectable difference</h3>\n");
         if let [best, second, ..] = common.as_slice() {
             if let Ok(points) = mdd_curve(&fits, best, second, self.options.power, 1.0) {
-                figs.add(out, &comparison::mdd_curve(&points, best, second, self.options.power, m));
+                let plot = comparison::mdd_curve(&points, best, second, self.options.power, m);
+                let title = format!("Minimum detectable difference by shift intensity, {best} vs {second} ({m})");
+                figs.add(out, &self.against_size(plot, &title));
             }
             out.push_str(&self.mdd_table(&fits, best, &common[1..]));
         }
@@ -218,9 +252,11 @@ impl Report {
             out.push_str(&variance_table(&splits, &self.methods, &sizes));
             figs.add(out, &scaling::variance_split_vs_n(&splits, m));
         }
-        out.push_str("<h3>How the spread shrinks with n (power laws)</h3>\n");
-        figs.add(out, &scaling::sd_vs_n(&summaries, m));
-        out.push_str(&power_law_table(&scaling::power_laws(&summaries)));
+        if !self.shift {
+            out.push_str("<h3>How the spread shrinks with n (power laws)</h3>\n");
+            figs.add(out, &scaling::sd_vs_n(&summaries, m));
+            out.push_str(&power_law_table(&scaling::power_laws(&summaries)));
+        }
         out.push_str("<h3>Posterior predictive check (largest n)</h3>\n");
         if let Some((_, f)) = fits.last()
             && let Ok(rep) = f.posterior_predictive(40, self.options.fit.sampler.seed)
@@ -234,7 +270,13 @@ impl Report {
             } else {
                 format!(" &mdash; <span class=\"bad\">{}</span>", escape(&c.problems().join("; ")))
             };
-            let _ = write!(out, "<details><summary>n = {}{flag}</summary>\n{}\n", c.n, posterior_table(c));
+            let _ = write!(
+                out,
+                "<details><summary>{} = {}{flag}</summary>\n{}\n",
+                self.size_label(),
+                c.n,
+                posterior_table(c)
+            );
             for w in &c.warnings {
                 let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
             }
@@ -244,9 +286,10 @@ impl Report {
 
     fn mdd_table(&self, fits: &[(f64, &Fit)], best: &str, others: &[String]) -> String {
         let mut out = format!(
-            "<table><thead><tr><th>{} vs</th><th>n</th><th>MDD (power {})</th><th>observed gap |E[mu_A - mu_B]|</th>\
+            "<table><thead><tr><th>{} vs</th><th>{}</th><th>MDD (power {})</th><th>observed gap |E[mu_A - mu_B]|</th>\
              <th>detection probability</th><th>detectable?</th></tr></thead><tbody>",
             escape(best),
+            self.size_label(),
             self.options.power
         );
         for o in others {

@@ -24,10 +24,10 @@ pub(crate) fn num(v: f64) -> String {
 }
 
 /// Method x n table of mean +- sd (count) of one metric.
-pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &[f64]) -> String {
+pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &[f64], size: &str) -> String {
     let mut out = String::from("<table class=\"metric\"><thead><tr><th>method</th>");
     for n in sizes {
-        let _ = write!(out, "<th>n = {n}</th>");
+        let _ = write!(out, "<th>{size} = {n}</th>");
     }
     out.push_str("</tr></thead><tbody>");
     for m in methods {
@@ -204,7 +204,9 @@ impl Report {
     /// {alpha_var, alpha_sd, log_c, r_squared}}}} (Var ~ n^-alpha_var, sd and MDD ~
     /// n^-alpha_sd), `convergence` [{dataset, method, n, runs, converged}] (with a `converged`
     /// column), `variance_decomposition` [{dataset, metric, method, n, realizations, repeats,
-    /// data, algorithm}] (with repeated trainings) and `flagged` (fits with problems). Non-finite numbers are
+    /// data, algorithm}] (with repeated trainings), `shift` (true for a dataset-shift table,
+    /// whose `n` fields hold the intensity) with `shift_cells` [{dataset, metric, method,
+    /// intensity, values}] and `flagged` (fits with problems). Non-finite numbers are
     /// `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
@@ -268,6 +270,8 @@ impl Report {
             "power_laws": laws,
             "quantiles": quantiles,
             "convergence": self.convergence,
+            "shift": self.shift,
+            "shift_cells": self.shift_cells,
             "variance_decomposition": self.variance,
             "flagged": flagged,
             "fit_seconds": self.fit_seconds,

@@ -191,6 +191,17 @@ fn budget_by_clustering_of_training_predictions() {
     // The two samples disagree between classes 0 and 1: mass moves to {0, 1}, both classes
     // stay in the credal set (size 2).
     assert!(close(&v["set_size"]["mean"], 2.0));
-    let (ok, _, err) = credence(&["credal", "--samples", s.to_str().unwrap(), "--budget", out.to_str().unwrap()]);
+    let page = dir.path().join("c.html");
+    let (ok, _, err) = credence(&[
+        "credal",
+        "--samples",
+        s.to_str().unwrap(),
+        "--budget",
+        out.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     assert!(ok, "the written budget reads back: {err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Credal-set size") && html.contains("mean size 2.00"), "set-size figure");
 }

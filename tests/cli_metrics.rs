@@ -116,6 +116,27 @@ fn ensemble_input_and_referral_curve() {
     let (ok, out, _) =
         credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0"]);
     assert!(ok && out.contains("random accuracy"), "{out}");
+    // --html: a standalone page with the reliability diagram, the referral curve with its
+    // baseline and the ROC curve.
+    let page = f.dir.path().join("m.html");
+    let (ok, _, err) = credence(&[
+        "metrics",
+        "classification",
+        "--probs",
+        &probs,
+        "--labels",
+        &labels,
+        "--referral",
+        "0.5,1.0",
+        "--roc",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for needle in ["Reliability diagram", "random referral (baseline)", "ROC curve", "window.Plotly = Plotly"] {
+        assert!(html.contains(needle), "{needle}");
+    }
 }
 
 #[test]

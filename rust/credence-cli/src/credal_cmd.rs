@@ -76,6 +76,9 @@ pub struct CredalArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write the credal-set size figure to this self-contained HTML page.
+    #[arg(long)]
+    html: Option<String>,
 }
 
 fn stat(s: &Stat) -> Value {
@@ -150,6 +153,13 @@ pub fn run(a: CredalArgs) -> Result<()> {
     };
     let r = evaluate_credal(&masses, labels.as_deref(), &options)
         .with_context(|| a.labels.clone().map(|l| format!("labels {l}")).unwrap_or_default())?;
+    if let Some(page) = &a.html {
+        let name = a.beliefs.as_deref().or(a.probs.as_deref()).or(a.samples.as_deref()).or(a.dirichlet.as_deref());
+        let name = name.unwrap_or("predictions");
+        let figure = credence::plots::credal::set_size_histogram(&[(name, &r)]);
+        std::fs::write(page, credence::plots::html::standalone_html(&format!("credence credal: {name}"), &[figure]))
+            .with_context(|| format!("writing {page}"))?;
+    }
     if a.json {
         let mut out = match group(&r.overall) {
             Value::Object(m) => m,

@@ -90,6 +90,10 @@ pub struct ClassificationArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write the figures (reliability diagram, referral curve with its random baseline,
+    /// ROC, confidence curves) to this self-contained HTML page.
+    #[arg(long)]
+    html: Option<String>,
 }
 
 /// Arguments of `credence metrics regression`.
@@ -176,6 +180,11 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         ProbArray::F32(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
         ProbArray::F64(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
     };
+    if let Some(page) = &a.html {
+        let figures = credence::plots::classification::report_figures(path, &report);
+        std::fs::write(page, credence::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures))
+            .with_context(|| format!("writing {page}"))?;
+    }
     let mut out = serde_json::to_value(&report.metrics)?;
     out["reliability"] = serde_json::to_value(&report.calibration.bins)?;
     if a.json {

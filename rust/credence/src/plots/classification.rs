@@ -148,6 +148,25 @@ fn model_line(k: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) ->
         .marker(Marker::new().color(color(k)))
 }
 
+/// The figures of one model's classification report, for a standalone page: the reliability
+/// diagram, then (when computed) the referral curve with its random baseline, the ROC curve and
+/// the confidence-vs-accuracy and count-vs-confidence curves.
+pub fn report_figures(name: &str, report: &crate::metrics::ClassificationReport) -> Vec<Plot> {
+    let m = &report.metrics;
+    let mut out = vec![reliability_diagram(&[(name, &report.calibration)])];
+    if let Some(r) = &m.referral {
+        out.push(referral_curves(&[(name, r)], m.referral_random.as_deref()));
+    }
+    if let Some(roc) = &m.roc {
+        out.push(roc_curves(&[(name, roc)]));
+    }
+    if let Some(c) = &m.confidence_curve {
+        out.push(confidence_vs_accuracy(&[(name, c)]));
+        out.push(count_vs_confidence(&[(name, c)]));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,9 +100,7 @@ pub fn referral_curve(
     if let Some(i) = uncertainty.iter().position(|u| u.is_nan()) {
         return Err(Error::value("uncertainty", &[i], uncertainty[i], "a number (not NaN)"));
     }
-    if let Some(&f) = fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
-        return Err(Error::argument("referral fraction", f, "a fraction in [0, 1]"));
-    }
+    check_fractions(fractions)?;
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| uncertainty[a].total_cmp(&uncertainty[b])); // stable: ties by index
     Ok(fractions
@@ -154,9 +152,7 @@ pub fn random_referral_curve(
 ) -> Result<Vec<RandomReferralPoint>> {
     let n = summary.n_points();
     check_labels(labels, n, summary.n_classes())?;
-    if let Some(&f) = fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
-        return Err(Error::argument("referral fraction", f, "a fraction in [0, 1]"));
-    }
+    check_fractions(fractions)?;
     if repeats == 0 {
         return Err(Error::argument("repeats", repeats, "at least one random order"));
     }
@@ -190,6 +186,14 @@ pub fn random_referral_curve(
             RandomReferralPoint { fraction, n: keep, accuracy: (keep > 0).then_some(accuracy), auroc, auroc_mcse }
         })
         .collect())
+}
+
+/// Every retained fraction must lie in [0, 1].
+fn check_fractions(fractions: &[f64]) -> Result<()> {
+    match fractions.iter().find(|f| !(0.0..=1.0).contains(*f)) {
+        Some(&f) => Err(Error::argument("referral fraction", f, "a fraction in [0, 1]")),
+        None => Ok(()),
+    }
 }
 
 /// floor(N f), with N f rounded to 1e-9 first (see [`referral_curve`]).

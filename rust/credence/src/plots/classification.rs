@@ -21,12 +21,7 @@ pub fn reliability_diagram(models: &[(&str, &Calibration)]) -> Plot {
     .x_axis(plotly::layout::Axis::new().title("mean confidence in bin (probability)").range(vec![0.0, 1.0]))
     .y_axis(plotly::layout::Axis::new().title("accuracy in bin (fraction correct)").range(vec![0.0, 1.0]));
     let mut plot = plot_with(layout);
-    plot.add_trace(
-        Scatter::new(vec![0.0, 1.0], vec![0.0, 1.0])
-            .mode(Mode::Lines)
-            .name("perfect calibration")
-            .line(Line::new().color("#777777").dash(DashType::Dash)),
-    );
+    plot.add_trace(reference_line(vec![0.0, 1.0], vec![0.0, 1.0], "perfect calibration"));
     for (k, (name, cal)) in models.iter().enumerate() {
         let bins: Vec<_> = cal.bins.iter().filter_map(|b| Some((b.confidence?, b.accuracy?, b.count))).collect();
         plot.add_trace(
@@ -53,12 +48,7 @@ pub fn referral_curves(models: &[(&str, &[ReferralPoint])], random: Option<&[Ran
     let mut plot = plot_with(layout);
     if let Some(random) = random {
         let (x, y): (Vec<f64>, Vec<f64>) = random.iter().filter_map(|p| Some((p.fraction, p.accuracy?))).unzip();
-        plot.add_trace(
-            Scatter::new(x, y)
-                .mode(Mode::Lines)
-                .name("random referral (baseline)")
-                .line(Line::new().color("#777777").dash(DashType::Dash)),
-        );
+        plot.add_trace(reference_line(x, y, "random referral (baseline)"));
     }
     for (k, (name, points)) in models.iter().enumerate() {
         plot.add_trace(model_line(k, name, points.iter().filter_map(|p| Some((p.fraction, p.accuracy?)))));
@@ -73,12 +63,7 @@ pub fn roc_curves(models: &[(&str, &[RocPoint])]) -> Plot {
         .x_axis(plotly::layout::Axis::new().title("false positive rate (fraction)").range(vec![0.0, 1.0]))
         .y_axis(plotly::layout::Axis::new().title("true positive rate (fraction)").range(vec![0.0, 1.0]));
     let mut plot = plot_with(layout);
-    plot.add_trace(
-        Scatter::new(vec![0.0, 1.0], vec![0.0, 1.0])
-            .mode(Mode::Lines)
-            .name("random score")
-            .line(Line::new().color("#777777").dash(DashType::Dash)),
-    );
+    plot.add_trace(reference_line(vec![0.0, 1.0], vec![0.0, 1.0], "random score"));
     for (k, (name, points)) in models.iter().enumerate() {
         let area: f64 = points.windows(2).map(|w| (w[1].fpr - w[0].fpr) * (w[1].tpr + w[0].tpr) / 2.0).sum();
         let (x, y): (Vec<f64>, Vec<f64>) = points.iter().map(|p| (p.fpr, p.tpr)).unzip();
@@ -139,6 +124,11 @@ pub fn entropy_histograms(models: &[(&str, &PointSummary)]) -> Plot {
 }
 
 /// One model's line with markers, coloured by its position `k` among the models.
+/// A dashed grey reference line (the diagonal, a baseline) under the models' lines.
+fn reference_line(x: Vec<f64>, y: Vec<f64>, name: &str) -> Box<Scatter<f64, f64>> {
+    Scatter::new(x, y).mode(Mode::Lines).name(name).line(Line::new().color("#777777").dash(DashType::Dash))
+}
+
 fn model_line(k: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) -> Box<Scatter<f64, f64>> {
     let (x, y): (Vec<f64>, Vec<f64>) = points.unzip();
     Scatter::new(x, y)

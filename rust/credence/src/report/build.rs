@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::summary::{ConvergenceRate, MethodSummary, convergence, summarize};
+use super::summary::{ConvergenceRate, MethodSummary, cell_rows, convergence, summarize};
 use super::variance::{VarianceSplit, variance_decomposition};
 use crate::backend::{Backend, fit_many_chees_on};
 use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many};
@@ -262,24 +262,19 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         // table a run without repeats would have written.
         let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
         if shift {
-            let (n, m) = (part.numbers("n")?, part.text("method")?);
+            let cells = cell_rows(&part, &ns, &methods)?;
             for metric in &options.metrics {
                 let y = part.numbers(metric)?;
-                for method in &methods {
-                    for &intensity in &ns {
-                        let values: Vec<f64> = (0..part.n_rows())
-                            .filter(|&i| n[i] == Some(intensity) && m[i].as_deref() == Some(method.as_str()))
-                            .filter_map(|i| y[i])
-                            .collect();
-                        if !values.is_empty() {
-                            shift_cells.push(ShiftCell {
-                                dataset: dataset.clone(),
-                                metric: metric.clone(),
-                                method: method.clone(),
-                                intensity,
-                                values,
-                            });
-                        }
+                for (method, intensity, rows) in &cells {
+                    let values: Vec<f64> = rows.iter().filter_map(|&i| y[i]).collect();
+                    if !values.is_empty() {
+                        shift_cells.push(ShiftCell {
+                            dataset: dataset.clone(),
+                            metric: metric.clone(),
+                            method: (*method).clone(),
+                            intensity: *intensity,
+                            values,
+                        });
                     }
                 }
             }

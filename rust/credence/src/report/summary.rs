@@ -38,6 +38,29 @@ pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     (mean, sd)
 }
 
+/// The rows of every (method, n) cell of a table of one data set that has rows: methods in
+/// `methods` order, sizes in `sizes` order, rows in table order.
+pub(crate) fn cell_rows<'a>(
+    table: &Table,
+    sizes: &[f64],
+    methods: &'a [String],
+) -> Result<Vec<(&'a String, f64, Vec<usize>)>> {
+    let n = table.numbers("n")?;
+    let m = table.text("method")?;
+    let mut out = Vec::new();
+    for method in methods {
+        for &size in sizes {
+            let rows: Vec<usize> = (0..table.n_rows())
+                .filter(|&i| n[i] == Some(size) && m[i].as_deref() == Some(method.as_str()))
+                .collect();
+            if !rows.is_empty() {
+                out.push((method, size, rows));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Summaries of `metric` in a table of one data set (`dataset` labels the result), one per
 /// (method, n), methods in order of first appearance and sizes ascending.
 pub fn summarize(
@@ -48,22 +71,12 @@ pub fn summarize(
     methods: &[String],
 ) -> Result<Vec<MethodSummary>> {
     let y = table.numbers(metric)?;
-    let n = table.numbers("n")?;
-    let m = table.text("method")?;
-    let mut out = Vec::new();
-    for method in methods {
-        for &size in sizes {
-            let v: Vec<f64> = (0..table.n_rows())
-                .filter(|&i| n[i] == Some(size) && m[i].as_deref() == Some(method.as_str()))
-                .filter_map(|i| y[i])
-                .collect();
-            if v.is_empty()
-                && !(0..table.n_rows()).any(|i| n[i] == Some(size) && m[i].as_deref() == Some(method.as_str()))
-            {
-                continue;
-            }
+    Ok(cell_rows(table, sizes, methods)?
+        .into_iter()
+        .map(|(method, size, rows)| {
+            let v: Vec<f64> = rows.iter().filter_map(|&i| y[i]).collect();
             let (mean, sd) = mean_sd(&v);
-            out.push(MethodSummary {
+            MethodSummary {
                 dataset: dataset.to_string(),
                 metric: metric.to_string(),
                 method: method.clone(),
@@ -71,10 +84,9 @@ pub fn summarize(
                 mean,
                 sd,
                 count: v.len(),
-            });
-        }
-    }
-    Ok(out)
+            }
+        })
+        .collect())
 }
 
 /// How many runs of one (dataset, method, n) converged (the study table's `converged` column).
@@ -119,27 +131,16 @@ pub fn convergence(table: &Table, dataset: &str, sizes: &[f64], methods: &[Strin
             )),
         })
         .collect::<Result<_>>()?;
-    let n = table.numbers("n")?;
-    let m = table.text("method")?;
-    let mut out = Vec::new();
-    for method in methods {
-        for &size in sizes {
-            let rows: Vec<usize> = (0..table.n_rows())
-                .filter(|&i| n[i] == Some(size) && m[i].as_deref() == Some(method.as_str()))
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            out.push(ConvergenceRate {
-                dataset: dataset.to_string(),
-                method: method.clone(),
-                n: size,
-                runs: rows.len(),
-                converged: rows.iter().filter(|&&i| flags[i]).count(),
-            });
-        }
-    }
-    Ok(out)
+    Ok(cell_rows(table, sizes, methods)?
+        .into_iter()
+        .map(|(method, size, rows)| ConvergenceRate {
+            dataset: dataset.to_string(),
+            method: method.clone(),
+            n: size,
+            runs: rows.len(),
+            converged: rows.iter().filter(|&&i| flags[i]).count(),
+        })
+        .collect())
 }
 
 #[cfg(test)]

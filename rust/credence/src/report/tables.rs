@@ -23,29 +23,31 @@ pub(crate) fn num(v: f64) -> String {
     }
 }
 
-/// Method x n table of mean +- sd (count) of one metric.
-pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &[f64], size: &str) -> String {
-    let mut out = String::from("<table class=\"metric\"><thead><tr><th>method</th>");
+/// The method x size grid the report's per-cell tables share: a header of `size = n` columns,
+/// one row per method that has a cell (in `methods` order), `-` where a method lacks a size.
+/// `cell` renders one `<td>`; `key` gives a cell's (method, size).
+fn method_by_size<T>(
+    class: &str,
+    cells: &[T],
+    key: impl Fn(&T) -> (&str, f64),
+    methods: &[String],
+    sizes: &[f64],
+    size: &str,
+    cell: impl Fn(&T) -> String,
+) -> String {
+    let mut out = format!("<table class=\"{class}\"><thead><tr><th>method</th>");
     for n in sizes {
         let _ = write!(out, "<th>{size} = {n}</th>");
     }
     out.push_str("</tr></thead><tbody>");
     for m in methods {
-        if !cells.iter().any(|c| &c.method == m) {
+        if !cells.iter().any(|c| key(c).0 == m) {
             continue;
         }
         let _ = write!(out, "<tr><th>{}</th>", escape(m));
         for n in sizes {
-            match cells.iter().find(|c| &c.method == m && c.n == *n) {
-                Some(c) => {
-                    let _ = write!(
-                        out,
-                        "<td>{} &plusmn; {} <span class=\"count\">({})</span></td>",
-                        num(c.mean),
-                        num(c.sd),
-                        c.count
-                    );
-                }
+            match cells.iter().find(|c| key(c) == (m.as_str(), *n)) {
+                Some(c) => out.push_str(&cell(c)),
                 None => out.push_str("<td>-</td>"),
             }
         }
@@ -53,73 +55,62 @@ pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &
     }
     out.push_str("</tbody></table>");
     out
+}
+
+/// Method x n table of mean +- sd (count) of one metric.
+pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &[f64], size: &str) -> String {
+    method_by_size(
+        "metric",
+        cells,
+        |c| (c.method.as_str(), c.n),
+        methods,
+        sizes,
+        size,
+        |c| format!("<td>{} &plusmn; {} <span class=\"count\">({})</span></td>", num(c.mean), num(c.sd), c.count),
+    )
 }
 
 /// Method x n table of converged runs: `k / R (percent)`, failed runs highlighted.
 pub(crate) fn convergence_table(rates: &[ConvergenceRate], methods: &[String], sizes: &[f64]) -> String {
-    let mut out = String::from("<table class=\"convergence\"><thead><tr><th>method</th>");
-    for n in sizes {
-        let _ = write!(out, "<th>n = {n}</th>");
-    }
-    out.push_str("</tr></thead><tbody>");
-    for m in methods {
-        if !rates.iter().any(|c| &c.method == m) {
-            continue;
-        }
-        let _ = write!(out, "<tr><th>{}</th>", escape(m));
-        for n in sizes {
-            match rates.iter().find(|c| &c.method == m && c.n == *n) {
-                Some(c) => {
-                    let _ = write!(
-                        out,
-                        "<td class=\"{}\">{} / {} ({:.0}%)</td>",
-                        if c.converged < c.runs { "bad" } else { "" },
-                        c.converged,
-                        c.runs,
-                        100.0 * c.rate()
-                    );
-                }
-                None => out.push_str("<td>-</td>"),
-            }
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>");
-    out
+    method_by_size(
+        "convergence",
+        rates,
+        |c| (c.method.as_str(), c.n),
+        methods,
+        sizes,
+        "n",
+        |c| {
+            format!(
+                "<td class=\"{}\">{} / {} ({:.0}%)</td>",
+                if c.converged < c.runs { "bad" } else { "" },
+                c.converged,
+                c.runs,
+                100.0 * c.rate()
+            )
+        },
+    )
 }
 
 /// Method x n table of the variance split: `data / algorithm (data share)`.
 pub(crate) fn variance_table(splits: &[VarianceSplit], methods: &[String], sizes: &[f64]) -> String {
-    let mut out = String::from("<table class=\"variance\"><thead><tr><th>method</th>");
-    for n in sizes {
-        let _ = write!(out, "<th>n = {n}</th>");
-    }
-    out.push_str("</tr></thead><tbody>");
-    for m in methods {
-        if !splits.iter().any(|c| &c.method == m) {
-            continue;
-        }
-        let _ = write!(out, "<tr><th>{}</th>", escape(m));
-        for n in sizes {
-            match splits.iter().find(|c| &c.method == m && c.n == *n) {
-                Some(c) => {
-                    let _ = write!(
-                        out,
-                        "<td>{} / {} <span class=\"count\">({:.0}% data; R = {}, K = {})</span></td>",
-                        num(c.data),
-                        num(c.algorithm),
-                        100.0 * c.data_share(),
-                        c.realizations,
-                        c.repeats
-                    );
-                }
-                None => out.push_str("<td>-</td>"),
-            }
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>");
-    out
+    method_by_size(
+        "variance",
+        splits,
+        |c| (c.method.as_str(), c.n),
+        methods,
+        sizes,
+        "n",
+        |c| {
+            format!(
+                "<td>{} / {} <span class=\"count\">({:.0}% data; R = {}, K = {})</span></td>",
+                num(c.data),
+                num(c.algorithm),
+                100.0 * c.data_share(),
+                c.realizations,
+                c.repeats
+            )
+        },
+    )
 }
 
 /// brms-style posterior summary of one fit.

@@ -10,6 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
+use super::summary::cell_rows;
 use crate::error::Result;
 use crate::io::Table;
 
@@ -71,43 +74,50 @@ pub fn variance_decomposition(
         return Ok(Vec::new());
     }
     let y = table.numbers(metric)?;
-    let n = table.numbers("n")?;
-    let rep = table.numbers("train_rep")?;
-    let real = table.numbers("realization")?;
-    let m = table.text("method")?;
+    // Realizations are grouped by their label (numbers or text, e.g. shift types); repeats must
+    // be whole numbers, or the grouping would silently merge them.
+    let real = table.text("realization")?;
+    let rep: Vec<Option<u64>> = table
+        .numbers("train_rep")?
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| match k {
+            Some(k) if k >= 0.0 && k.fract() == 0.0 => Ok(Some(k as u64)),
+            Some(k) => Err(crate::io::format_error(
+                table.source(),
+                format!("line {}, column 'train_rep': {k} is not a repeat index (0, 1, ...)", table.line(i)),
+            )),
+            None => Ok(None),
+        })
+        .collect::<Result<_>>()?;
     let mut out = Vec::new();
-    for method in methods {
-        for &size in sizes {
-            // realization -> values by repeat (BTreeMap: realizations in order).
-            let mut cells: std::collections::BTreeMap<u64, std::collections::BTreeMap<u64, f64>> = Default::default();
-            let mut repeats = 0u64;
-            for i in 0..table.n_rows() {
-                if n[i] != Some(size) || m[i].as_deref() != Some(method.as_str()) {
-                    continue;
-                }
-                let (Some(r), Some(k)) = (real[i], rep[i]) else { continue };
-                repeats = repeats.max(k as u64 + 1);
-                if let Some(v) = y[i] {
-                    cells.entry(r as u64).or_default().insert(k as u64, v);
-                }
+    for (method, size, rows) in cell_rows(table, sizes, methods)? {
+        // realization -> values by repeat (BTreeMaps: the result does not depend on row order).
+        let mut cells: BTreeMap<&str, BTreeMap<u64, f64>> = BTreeMap::new();
+        let mut repeats = 0u64;
+        for i in rows {
+            let (Some(r), Some(k)) = (real[i].as_deref(), rep[i]) else { continue };
+            repeats = repeats.max(k + 1);
+            if let Some(v) = y[i] {
+                cells.entry(r).or_default().insert(k, v);
             }
-            let complete: Vec<Vec<f64>> = cells
-                .values()
-                .filter(|reps| reps.len() as u64 == repeats)
-                .map(|reps| reps.values().copied().collect())
-                .collect();
-            if let Some((data, algorithm)) = split_variance(&complete) {
-                out.push(VarianceSplit {
-                    dataset: dataset.to_string(),
-                    metric: metric.to_string(),
-                    method: method.clone(),
-                    n: size,
-                    realizations: complete.len(),
-                    repeats: repeats as usize,
-                    data,
-                    algorithm,
-                });
-            }
+        }
+        let complete: Vec<Vec<f64>> = cells
+            .values()
+            .filter(|reps| reps.len() as u64 == repeats)
+            .map(|reps| reps.values().copied().collect())
+            .collect();
+        if let Some((data, algorithm)) = split_variance(&complete) {
+            out.push(VarianceSplit {
+                dataset: dataset.to_string(),
+                metric: metric.to_string(),
+                method: method.clone(),
+                n: size,
+                realizations: complete.len(),
+                repeats: repeats as usize,
+                data,
+                algorithm,
+            });
         }
     }
     Ok(out)
@@ -168,5 +178,33 @@ mod tests {
         // Realization 2 lacks repeat 1 and is left out: the hand-computed split above.
         assert_eq!((s[0].realizations, s[0].repeats, s[0].data, s[0].algorithm), (2, 2, 10.0, 5.0));
         assert!((s[0].data_share() - 2.0 / 3.0).abs() < 1e-15);
+        // Text realization labels (shift types) group as well; a fractional repeat is an error
+        // naming the line, not a silent merge.
+        let t = Table::from_columns(
+            "t.csv",
+            vec![
+                ("n".into(), col(&["30", "30", "30", "30"])),
+                ("method".into(), col(&["a", "a", "a", "a"])),
+                ("realization".into(), col(&["fog", "fog", "snow", "snow"])),
+                ("train_rep".into(), col(&["0", "1", "0", "1"])),
+                ("crps".into(), col(&["1", "3", "5", "9"])),
+            ],
+        )
+        .unwrap();
+        let s = variance_decomposition(&t, "d", "crps", &[30.0], &["a".to_string()]).unwrap();
+        assert_eq!((s[0].data, s[0].algorithm), (10.0, 5.0));
+        let t = Table::from_columns(
+            "t.csv",
+            vec![
+                ("n".into(), col(&["30", "30"])),
+                ("method".into(), col(&["a", "a"])),
+                ("realization".into(), col(&["0", "0"])),
+                ("train_rep".into(), col(&["0", "0.5"])),
+                ("crps".into(), col(&["1", "3"])),
+            ],
+        )
+        .unwrap();
+        let e = variance_decomposition(&t, "d", "crps", &[30.0], &["a".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("t.csv") && e.contains("line 3, column 'train_rep': 0.5"), "{e}");
     }
 }

@@ -6,12 +6,11 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{
-    BetaBinomialOptions, BetaBinomialPriors, CheesFit, CheesOptions, CheesSettings, Design, Family, Fit, FitOptions,
-    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
+    CheesFit, CheesOptions, CheesSettings, Family, Fit, FitOptions, Likelihood, SamplerSettings, SigmaStructure, fit,
 };
-use credence::io::Table;
 use serde_json::{Map, Value, json};
 
+use crate::model_args::ModelArgs;
 use crate::table::{number, render};
 
 /// Arguments of `credence fit`.
@@ -19,25 +18,9 @@ use crate::table::{number, render};
 pub struct FitArgs {
     /// Long CSV table: one row per method x realization.
     data: PathBuf,
-    /// Keep only rows where COLUMN equals VALUE (repeatable), e.g. `--where n=100` to fit one
-    /// training size of a `credence study` table.
-    #[arg(long = "where", value_name = "COLUMN=VALUE")]
-    filters: Vec<String>,
-    /// Column with the metric (or, for beta-binomial, the covered count).
-    #[arg(long)]
-    response: String,
-    /// Column naming the method (group).
-    #[arg(long, default_value = "method")]
-    group: String,
-    /// Column naming the data realization that pairs methods (omit for an unpaired design).
-    #[arg(long)]
-    pair: Option<String>,
-    /// Model family: gaussian or beta-binomial.
-    #[arg(long, default_value = "gaussian")]
-    family: String,
-    /// Column with the number of test points behind each count (beta-binomial).
-    #[arg(long)]
-    trials: Option<String>,
+    /// The table's columns and the model.
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Sampler: nuts (Stan's algorithm, 4 chains) or chees (batched ChEES-HMC: superchains of
     /// chains in lockstep, with nested R-hat).
     #[arg(long, value_enum, default_value = "nuts")]
@@ -76,46 +59,6 @@ pub struct FitArgs {
     /// adaptation, default 2), or `none` for fixed steps (plain NUTS, Stan's algorithm).
     #[arg(long, value_name = "ERROR|none")]
     max_energy_error: Option<String>,
-    /// Higher metric values are better (coverage, accuracy); default: lower is better.
-    #[arg(long)]
-    higher_is_better: bool,
-    /// Closer to this value is better, e.g. 0.9 for the coverage of 90% intervals (a
-    /// proportion for the beta-binomial): P(|mu_A - T| < |mu_B - T|) replaces the direction.
-    #[arg(long, conflicts_with = "higher_is_better")]
-    target: Option<f64>,
-    /// Gaussian: one sigma shared by all methods instead of one per method.
-    #[arg(long)]
-    shared_sigma: bool,
-    /// Gaussian: leave out the realization effect.
-    #[arg(long)]
-    no_realization_effect: bool,
-    /// Gaussian: Student-t likelihood (robust to heavy tails).
-    #[arg(long)]
-    student_t: bool,
-    /// Gaussian: fit on the standardised response, report on the original scale.
-    #[arg(long)]
-    standardize: bool,
-    /// Beta-binomial: one precision phi per method.
-    #[arg(long)]
-    phi_per_method: bool,
-    /// Beta-binomial: add a realization effect on the logit scale.
-    #[arg(long)]
-    realization_effect: bool,
-    /// Prior of mu0, e.g. "normal(0, 1)".
-    #[arg(long)]
-    prior_mu0: Option<LocationPrior>,
-    /// Prior of tau, e.g. "half_normal(1)" or "half_student_t(3, 2.5)".
-    #[arg(long)]
-    prior_tau: Option<ScalePrior>,
-    /// Prior of sigma (Gaussian).
-    #[arg(long)]
-    prior_sigma: Option<ScalePrior>,
-    /// Prior of sigma_gamma.
-    #[arg(long)]
-    prior_sigma_gamma: Option<ScalePrior>,
-    /// Prior of phi (beta-binomial), e.g. "exponential(0.01)".
-    #[arg(long)]
-    prior_phi: Option<ScalePrior>,
     /// Power for the minimum detectable difference.
     #[arg(long, default_value_t = 0.8)]
     power: f64,
@@ -142,58 +85,10 @@ pub enum SamplerKind {
     Chees,
 }
 
-fn family(a: &FitArgs) -> Result<Family> {
-    Ok(match a.family.replace('_', "-").as_str() {
-        "gaussian" => {
-            let d = GaussianPriors::default();
-            Family::Gaussian(GaussianOptions {
-                sigma: if a.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
-                realization_effect: !a.no_realization_effect,
-                likelihood: if a.student_t { Likelihood::StudentT } else { Likelihood::Normal },
-                standardize: a.standardize,
-                priors: GaussianPriors {
-                    mu0: a.prior_mu0.unwrap_or(d.mu0),
-                    tau: a.prior_tau.unwrap_or(d.tau),
-                    sigma: a.prior_sigma.unwrap_or(d.sigma),
-                    sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
-                    nu: d.nu,
-                },
-                ..Default::default()
-            })
-        }
-        "beta-binomial" => {
-            let d = BetaBinomialPriors::default();
-            Family::BetaBinomial(BetaBinomialOptions {
-                phi_per_method: a.phi_per_method,
-                realization_effect: a.realization_effect,
-                priors: BetaBinomialPriors {
-                    mu0: a.prior_mu0.unwrap_or(d.mu0),
-                    tau: a.prior_tau.unwrap_or(d.tau),
-                    phi: a.prior_phi.unwrap_or(d.phi),
-                    sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
-                },
-                ..Default::default()
-            })
-        }
-        other => bail!("unknown family '{other}': expected gaussian or beta-binomial"),
-    })
-}
-
 /// Runs `credence fit`.
 pub fn run(a: FitArgs) -> Result<()> {
-    let family = family(&a)?;
-    if matches!(family, Family::BetaBinomial(_)) && a.trials.is_none() {
-        bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
-    }
-    let mut table = Table::read(&a.data)?;
-    for f in &a.filters {
-        let Some((column, value)) = f.split_once('=') else {
-            bail!("--where {f}: expected COLUMN=VALUE");
-        };
-        table = table.filter_equal(column.trim(), value)?;
-    }
-    let (design, mut notes) =
-        Design::from_table(&table, &a.response, &a.group, a.pair.as_deref(), a.trials.as_deref())?;
+    let family = a.model.family()?;
+    let (design, mut notes) = a.model.load_design(&a.data)?;
     let walnuts = match a.max_energy_error.as_deref() {
         None => SamplerSettings::default().walnuts,
         Some("none") => None,
@@ -243,18 +138,18 @@ pub fn run(a: FitArgs) -> Result<()> {
             max_draws: a.max_draws.or(d.max_draws),
             ..d
         },
-        higher_is_better: a.higher_is_better,
+        higher_is_better: a.model.higher_is_better,
     };
     let (f, chees) = match chees {
         None => (fit(&design, &options)?, None),
         Some(sampler) => {
-            let o = CheesOptions { family, sampler, higher_is_better: a.higher_is_better };
+            let o = CheesOptions { family, sampler, higher_is_better: a.model.higher_is_better };
             let backend = a.backend.unwrap_or_default();
             let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??;
             (c.fit.clone(), Some((c, sampler)))
         }
     };
-    let f = match a.target {
+    let f = match a.model.target {
         Some(t) => f.with_target(t)?,
         None => f,
     };
@@ -304,8 +199,8 @@ fn to_json(f: &Fit, chees: Option<(&CheesFit, &CheesSettings)>, a: &FitArgs, not
         "parameters": parameters,
         "prob_less": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.0))?,
         "prob_less_mcse": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.1))?,
-        "higher_is_better": a.higher_is_better,
-        "target": a.target,
+        "higher_is_better": a.model.higher_is_better,
+        "target": a.model.target,
         "mdd": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.mdd))?,
         "detection_probability": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.detection_probability))?,
         "power": a.power,
@@ -404,9 +299,9 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
     }
     out!("{}", render(&rows));
     let groups = d.groups();
-    let better = match a.target {
+    let better = match a.model.target {
         Some(t) => format!("closer to {t}"),
-        None if a.higher_is_better => "higher".into(),
+        None if a.model.higher_is_better => "higher".into(),
         None => "lower".into(),
     };
     outln!("\nP(row better than column), {better} is better:");

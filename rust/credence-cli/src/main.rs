@@ -18,6 +18,8 @@ mod credal_cmd;
 mod diagnostics_cmd;
 mod fit_cmd;
 mod metrics_cmd;
+mod model_args;
+mod plan_cmd;
 mod quantiles_cmd;
 mod report_cmd;
 mod study_cmd;
@@ -42,6 +44,9 @@ enum Command {
     Metrics(metrics_cmd::MetricsCommand),
     /// Bayesian hierarchical comparison of methods from a long metric table.
     Fit(Box<fit_cmd::FitArgs>),
+    /// How many realizations settle a comparison: assurance of the decision by simulated
+    /// experiments from a pilot table's posterior (or stated values), with batched fits.
+    Plan(Box<plan_cmd::PlanArgs>),
     /// R-hat, bulk/tail ESS and MCSE of MCMC draws (the definitions of R's posterior package).
     Diagnostics(diagnostics_cmd::DiagnosticsArgs),
     /// Run the low-data evaluation study (data sets x sizes x methods x realizations) into a
@@ -93,6 +98,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Metrics(cmd) => metrics_cmd::run(cmd),
         Command::Fit(a) => fit_cmd::run(*a),
+        Command::Plan(a) => plan_cmd::run(*a),
         Command::Diagnostics(a) => diagnostics_cmd::run(a),
         Command::Study(a) => study_cmd::run(*a),
         Command::Credal(a) => credal_cmd::run(*a),

@@ -498,6 +498,26 @@ impl Fit {
         Ok(ind.iter().flatten().sum::<f64>() / total as f64)
     }
 
+    /// P(A better than B by more than `margin` | y): the share of draws with
+    /// mu_B - mu_A > margin (mu_A - mu_B when higher is better; p for the beta-binomial), or
+    /// |mu_B - t| - |mu_A - t| > margin under a target t. `margin = 0` is [`Fit::prob_better`];
+    /// a margin eps > 0 asks that A be better by more than a region of practical equivalence.
+    pub fn prob_better_by(&self, a: &str, b: &str, margin: f64) -> Result<f64> {
+        if !(margin >= 0.0 && margin.is_finite()) {
+            return Err(Error::argument("margin", margin, "a finite number >= 0"));
+        }
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let higher = self.options.higher_is_better;
+        let gain = |x: f64, y: f64| match self.target {
+            Some(t) => (y - t).abs() - (x - t).abs(),
+            None if higher => x - y,
+            None => y - x,
+        };
+        let ind = self.derived(|row| f64::from(u8::from(gain(row[i], row[j]) > margin)));
+        let total: usize = ind.iter().map(Vec::len).sum();
+        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
+    }
+
     /// Per-method predictive variance of one new observation, per draw: sigma^2 (Gaussian;
     /// nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed proportion
     /// k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n (beta-binomial).

@@ -115,6 +115,7 @@
 //!   of realizations, [`ranking_agreement`] for Kendall's tau between two metrics' rankings,
 //!   [`Fit::posterior_predictive`] for y_rep.
 
+mod assurance;
 pub(crate) mod beta_binomial;
 pub(crate) mod chees;
 pub(crate) mod collapsed;
@@ -134,6 +135,9 @@ mod sampler;
 mod sbc;
 mod scale_map;
 
+pub use assurance::{
+    Decision, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, Stated, plan, plan_with_progress,
+};
 pub use chees::{CheesFit, CheesOptions, CheesSettings, Jitter, fit_chees, fit_many_chees};
 pub use design::Design;
 pub use diagnostics::{

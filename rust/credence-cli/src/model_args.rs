@@ -1,0 +1,134 @@
+//! The table and model options `credence fit` and `credence plan` share.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use credence::compare::{
+    BetaBinomialOptions, BetaBinomialPriors, Design, Family, GaussianOptions, GaussianPriors, Likelihood,
+    LocationPrior, ScalePrior, SigmaStructure,
+};
+use credence::io::Table;
+
+/// Which columns of a long metric table hold what, which rows to keep, and the model.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// Keep only rows where COLUMN equals VALUE (repeatable), e.g. `--where n=100` to fit one
+    /// training size of a `credence study` table.
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    pub filters: Vec<String>,
+    /// Column with the metric (or, for beta-binomial, the covered count).
+    #[arg(long)]
+    pub response: Option<String>,
+    /// Column naming the method (group).
+    #[arg(long, default_value = "method")]
+    pub group: String,
+    /// Column naming the data realization that pairs methods (omit for an unpaired design).
+    #[arg(long)]
+    pub pair: Option<String>,
+    /// Model family: gaussian or beta-binomial.
+    #[arg(long, default_value = "gaussian")]
+    pub family: String,
+    /// Column with the number of test points behind each count (beta-binomial).
+    #[arg(long)]
+    pub trials: Option<String>,
+    /// Higher metric values are better (coverage, accuracy); default: lower is better.
+    #[arg(long)]
+    pub higher_is_better: bool,
+    /// Closer to this value is better, e.g. 0.9 for the coverage of 90% intervals (a
+    /// proportion for the beta-binomial): P(|mu_A - T| < |mu_B - T|) replaces the direction.
+    #[arg(long, conflicts_with = "higher_is_better")]
+    pub target: Option<f64>,
+    /// Gaussian: one sigma shared by all methods instead of one per method.
+    #[arg(long)]
+    pub shared_sigma: bool,
+    /// Gaussian: leave out the realization effect.
+    #[arg(long)]
+    pub no_realization_effect: bool,
+    /// Gaussian: Student-t likelihood (robust to heavy tails).
+    #[arg(long)]
+    pub student_t: bool,
+    /// Gaussian: fit on the standardised response, report on the original scale.
+    #[arg(long)]
+    pub standardize: bool,
+    /// Beta-binomial: one precision phi per method.
+    #[arg(long)]
+    pub phi_per_method: bool,
+    /// Beta-binomial: add a realization effect on the logit scale.
+    #[arg(long)]
+    pub realization_effect: bool,
+    /// Prior of mu0, e.g. "normal(0, 1)".
+    #[arg(long)]
+    pub prior_mu0: Option<LocationPrior>,
+    /// Prior of tau, e.g. "half_normal(1)" or "half_student_t(3, 2.5)".
+    #[arg(long)]
+    pub prior_tau: Option<ScalePrior>,
+    /// Prior of sigma (Gaussian).
+    #[arg(long)]
+    pub prior_sigma: Option<ScalePrior>,
+    /// Prior of sigma_gamma.
+    #[arg(long)]
+    pub prior_sigma_gamma: Option<ScalePrior>,
+    /// Prior of phi (beta-binomial), e.g. "exponential(0.01)".
+    #[arg(long)]
+    pub prior_phi: Option<ScalePrior>,
+}
+
+impl ModelArgs {
+    /// The model family with its options and priors.
+    pub fn family(&self) -> Result<Family> {
+        let a = self;
+        Ok(match a.family.replace('_', "-").as_str() {
+            "gaussian" => {
+                let d = GaussianPriors::default();
+                Family::Gaussian(GaussianOptions {
+                    sigma: if a.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
+                    realization_effect: !a.no_realization_effect,
+                    likelihood: if a.student_t { Likelihood::StudentT } else { Likelihood::Normal },
+                    standardize: a.standardize,
+                    priors: GaussianPriors {
+                        mu0: a.prior_mu0.unwrap_or(d.mu0),
+                        tau: a.prior_tau.unwrap_or(d.tau),
+                        sigma: a.prior_sigma.unwrap_or(d.sigma),
+                        sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
+                        nu: d.nu,
+                    },
+                    ..Default::default()
+                })
+            }
+            "beta-binomial" => {
+                let d = BetaBinomialPriors::default();
+                Family::BetaBinomial(BetaBinomialOptions {
+                    phi_per_method: a.phi_per_method,
+                    realization_effect: a.realization_effect,
+                    priors: BetaBinomialPriors {
+                        mu0: a.prior_mu0.unwrap_or(d.mu0),
+                        tau: a.prior_tau.unwrap_or(d.tau),
+                        phi: a.prior_phi.unwrap_or(d.phi),
+                        sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
+                    },
+                    ..Default::default()
+                })
+            }
+            other => bail!("unknown family '{other}': expected gaussian or beta-binomial"),
+        })
+    }
+
+    /// Reads the table, keeps the rows of `--where`, and builds the design; the notes say
+    /// which rows were dropped.
+    pub fn load_design(&self, data: &Path) -> Result<(Design, Vec<String>)> {
+        let family = self.family()?;
+        if matches!(family, Family::BetaBinomial(_)) && self.trials.is_none() {
+            bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
+        }
+        let response = self.response.as_deref().context("--response COLUMN is needed: the column with the metric")?;
+        let mut table = Table::read(data)?;
+        for f in &self.filters {
+            let Some((column, value)) = f.split_once('=') else {
+                bail!("--where {f}: expected COLUMN=VALUE");
+            };
+            table = table.filter_equal(column.trim(), value)?;
+        }
+        Ok(Design::from_table(&table, response, &self.group, self.pair.as_deref(), self.trials.as_deref())?)
+    }
+}

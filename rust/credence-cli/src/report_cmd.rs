@@ -47,9 +47,17 @@ pub struct ReportArgs {
     /// its default 10 superchains x 4 chains, 75 warmup + 100 draws, up to 200 until clean).
     #[arg(long, value_enum, default_value = "nuts")]
     sampler: SamplerKind,
-    /// Where the ChEES fits run (with --sampler chees): auto (the GPU when usable), cpu or cuda.
-    #[arg(long)]
-    backend: Option<Backend>,
+    /// Where the batched fits run (the cells with --sampler chees, and the planning section's
+    /// simulated experiments): auto (the GPU when usable), cpu or cuda.
+    #[arg(long, default_value = "auto")]
+    backend: Backend,
+    /// Simulated experiments per R in the planning section (how many realizations settle the
+    /// best two methods at the largest n); 0 leaves the section out.
+    #[arg(long, default_value_t = 100)]
+    plan_sims: usize,
+    /// Numbers of realizations the planning section tries.
+    #[arg(long, value_delimiter = ',', default_value = "5,10,20,50")]
+    plan_r: Vec<usize>,
     /// Compare METRIC by its distance to VALUE instead of a direction (repeatable; default
     /// picp=0.9, the study's nominal coverage; `picp=none` compares PICP as higher-is-better).
     #[arg(long = "target", value_name = "METRIC=VALUE")]
@@ -107,10 +115,10 @@ pub fn run(a: ReportArgs) -> Result<()> {
     options.fit.sampler.seed = a.seed;
     if a.sampler == SamplerKind::Chees {
         options.chees = Some(CheesSettings { seed: a.seed, ..CheesSettings::default() });
-        options.backend = a.backend.unwrap_or_default();
-    } else if a.backend.is_some_and(|b| b != Backend::Cpu) {
-        bail!("NUTS runs on the CPU only: --backend auto or cuda needs --sampler chees");
     }
+    options.backend = a.backend;
+    options.plan_sims = a.plan_sims;
+    options.plan_realizations = a.plan_r;
     for t in &a.targets {
         let Some((metric, value)) = t.split_once('=') else {
             bail!("--target {t}: expected METRIC=VALUE, e.g. picp=0.9");

@@ -11,7 +11,7 @@ use crate::compare::{Fit, MddPoint};
 use crate::error::Result;
 
 /// Horizontal dashed guide across the plot at height `y`.
-fn guide(y: f64, dash: DashType) -> Shape {
+pub(crate) fn guide(y: f64, dash: DashType) -> Shape {
     Shape::new()
         .shape_type(ShapeType::Line)
         .x_ref("paper")

@@ -6,7 +6,8 @@
 //! ([`diagnostics`]): posterior predictive overlay, trace and rank plots. Classification
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
 //! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
-//! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity.
+//! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. Planning
+//! ([`plan`]): assurance against the number of realizations.
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -29,6 +30,7 @@ pub mod credal;
 pub mod diagnostics;
 pub mod html;
 pub mod palette;
+pub mod plan;
 pub mod scaling;
 pub mod shift;
 

@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 use super::summary::{ConvergenceRate, MethodSummary, cell_rows, convergence, summarize};
 use super::variance::{VarianceSplit, variance_decomposition};
 use crate::backend::{Backend, fit_many_chees_on};
-use crate::compare::{CheesOptions, CheesSettings, Design, Fit, FitDiagnostics, FitOptions, fit_many};
+use crate::compare::{
+    CheesOptions, CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource,
+    fit_many, plan,
+};
 use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
@@ -67,6 +70,21 @@ pub struct ReportOptions {
     /// intervals, [`crate::study::score::LEVEL`]); they are also ranked by |mean - target|.
     #[serde(default = "default_targets")]
     pub targets: BTreeMap<String, f64>,
+    /// Simulated experiments per R of the planning section (the best two methods of each data
+    /// set and fitted metric at the largest n, [`crate::compare::plan`]); 0 leaves it out.
+    #[serde(default = "default_plan_sims")]
+    pub plan_sims: usize,
+    /// Numbers of realizations the planning section tries.
+    #[serde(default = "default_plan_realizations")]
+    pub plan_realizations: Vec<usize>,
+}
+
+fn default_plan_sims() -> usize {
+    100
+}
+
+fn default_plan_realizations() -> Vec<usize> {
+    vec![5, 10, 20, 50]
 }
 
 /// The default targets: PICP at the study's nominal level.
@@ -84,6 +102,8 @@ impl Default for ReportOptions {
             chees: None,
             backend: Backend::default(),
             targets: default_targets(),
+            plan_sims: default_plan_sims(),
+            plan_realizations: default_plan_realizations(),
         }
     }
 }
@@ -167,6 +187,23 @@ pub struct Report {
     pub version: String,
     /// Seconds spent fitting.
     pub fit_seconds: f64,
+    /// The planning section: per (dataset, fitted metric), how many realizations settle the
+    /// best two methods at the largest n (empty for shift tables or `plan_sims` 0).
+    pub plans: Vec<PlanCell>,
+}
+
+/// The plan of one data set and metric: assurance of "best better than runner-up" by R, from
+/// the fit at the largest n as the pilot.
+#[derive(Debug, Clone)]
+pub struct PlanCell {
+    /// Data set.
+    pub dataset: String,
+    /// Metric.
+    pub metric: String,
+    /// Training size of the pilot fit.
+    pub n: f64,
+    /// The plan, or why there is none.
+    pub plan: std::result::Result<Plan, String>,
 }
 
 /// Whether `table` is a dataset-shift table: `shift` (shift type) and `intensity` columns, and
@@ -350,7 +387,8 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
             }
         }
     }
-    Ok(Report {
+    let fit_seconds = start.elapsed().as_secs_f64();
+    let mut report = Report {
         source,
         options: options.clone(),
         datasets,
@@ -365,11 +403,52 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         shift,
         shift_cells,
         version: env!("CARGO_PKG_VERSION").to_string(),
-        fit_seconds: start.elapsed().as_secs_f64(),
-    })
+        fit_seconds,
+        plans: Vec::new(),
+    };
+    if !shift && options.plan_sims > 0 {
+        report.plans = report.plan_cells();
+    }
+    Ok(report)
 }
 
 impl Report {
+    /// Plans per data set and fitted metric: the fit at the largest n as the pilot, the best
+    /// two methods of the ranking, the decision P(best better than runner-up) >= 0.95 at the
+    /// report's power.
+    fn plan_cells(&self) -> Vec<PlanCell> {
+        let mut out = Vec::new();
+        for d in &self.datasets {
+            for m in &self.options.metrics {
+                let Some(cell) = self.fits_of(d, m).into_iter().rev().find(|c| c.fit.is_some()) else { continue };
+                let Some(fit) = cell.fit.as_ref() else { continue };
+                let known: Vec<String> =
+                    self.ranking(d, m).into_iter().filter(|x| fit.design().groups().contains(x)).collect();
+                let [a, b, ..] = known.as_slice() else { continue };
+                let options = PlanOptions {
+                    a: a.clone(),
+                    b: b.clone(),
+                    realizations: self.options.plan_realizations.clone(),
+                    sims: self.options.plan_sims,
+                    decision: Decision::default(),
+                    power: self.options.power,
+                    methods: Some(vec![a.clone(), b.clone()]),
+                    backend: self.options.backend,
+                    seed: self.options.fit.sampler.seed,
+                    ..Default::default()
+                };
+                let plan = plan(PlanSource::Pilot(fit), &options).map_err(|e| e.to_string());
+                out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n: cell.n, plan });
+            }
+        }
+        out
+    }
+
+    /// The plan of one data set and metric.
+    pub fn plan_of(&self, dataset: &str, metric: &str) -> Option<&PlanCell> {
+        self.plans.iter().find(|p| p.dataset == dataset && p.metric == metric)
+    }
+
     /// Reads a table from disk and builds its report.
     pub fn from_path(path: &Path, options: &ReportOptions) -> Result<Self> {
         build_report(&Table::read(path)?, options)

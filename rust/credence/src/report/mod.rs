@@ -6,7 +6,9 @@
 //! the metric summaries, fits and their diagnostics in a [`Report`]. [`Report::to_html`] renders
 //! the page (overview, per-dataset metric tables, quantiles over realizations with exact
 //! order-statistic intervals ([`QUANTILE_LEVELS`]), P(A better than B) against n, heatmaps, MDD
-//! curves, power-law exponents, posterior summaries, a diagnostics list and a reproducibility
+//! curves, a plan (how many realizations settle the best two methods: assurance by simulated
+//! experiments from the largest n's fit, [`crate::compare::plan`]), power-law exponents,
+//! posterior summaries, a diagnostics list and a reproducibility
 //! footer; plotly.js embedded once, no network) and [`Report::to_json`] the same numbers for
 //! pipelines.
 //!
@@ -31,7 +33,7 @@ pub(crate) mod tables;
 mod variance;
 
 pub use build::{
-    CellFit, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, ShiftCell, build_report, higher_is_better,
+    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, ShiftCell, build_report, higher_is_better,
     is_shift_table,
 };
 pub use summary::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};

@@ -4,12 +4,14 @@ use std::fmt::Write;
 
 use plotly::Plot;
 
-use super::build::{Report, higher_is_better};
-use super::tables::{convergence_table, metric_table, num, posterior_table, power_law_table, variance_table};
+use super::build::{PlanCell, Report, higher_is_better};
+use super::tables::{
+    convergence_table, metric_table, num, plan_table, posterior_table, power_law_table, variance_table,
+};
 use crate::compare::{Fit, mdd_curve};
 use crate::notebook::EvcxrDisplay;
 use crate::plots::html::{escape, plot_div, plotly_script};
-use crate::plots::{comparison, diagnostics, scaling, shift};
+use crate::plots::{comparison, diagnostics, plan, scaling, shift};
 
 const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}\
@@ -239,6 +241,9 @@ impl Report {
             }
             out.push_str(&self.mdd_table(&fits, best, &common[1..]));
         }
+        if let Some(cell) = self.plan_of(d, m) {
+            self.plan_section(out, figs, cell, m);
+        }
         let splits: Vec<_> = self.variance.iter().filter(|s| s.dataset == d && s.metric == m).cloned().collect();
         if !splits.is_empty() {
             out.push_str(
@@ -281,6 +286,35 @@ impl Report {
                 let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
             }
             out.push_str("</details>\n");
+        }
+    }
+
+    fn plan_section(&self, out: &mut String, figs: &mut Figures, cell: &PlanCell, m: &str) {
+        out.push_str("<h3>Planning: realizations to settle the best two methods</h3>\n");
+        let p = match &cell.plan {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = write!(out, "<p class=\"bad\">no plan: {}</p>", escape(e));
+                return;
+            }
+        };
+        let _ = writeln!(
+            out,
+            "<p class=\"small\">Assurance: the share of {} simulated experiments of R realizations (worlds drawn from \
+             the posterior of the fit at n = {}, new realizations simulated, each fitted like the pilot) whose fit \
+             reaches {}. The smallest R with assurance &ge; {}: <b>{}</b>. The predictive-MDD approximation's \
+             detection probability is shown for comparison. <code>credence plan</code> plans other pairs, decisions \
+             and more simulations.</p>",
+            p.sims,
+            cell.n,
+            escape(&p.decision.describe(&p.a, &p.b)),
+            p.power,
+            p.smallest_r.map_or("none of the grid".to_string(), |r| r.to_string())
+        );
+        figs.add(out, &plan::assurance_curve(p, m));
+        out.push_str(&plan_table(p));
+        for w in &p.warnings {
+            let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
         }
     }
 

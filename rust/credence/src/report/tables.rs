@@ -182,6 +182,34 @@ pub(crate) fn power_law_table(laws: &[(String, crate::Result<PowerLaw>)]) -> Str
     out
 }
 
+/// The plan's points: assurance with its MC error, E[P(A better)], refits, unclean and failed
+/// fits, and the predictive-MDD approximation.
+pub(crate) fn plan_table(p: &crate::compare::Plan) -> String {
+    let mut out = String::from(
+        "<table class=\"credence-plan\"><thead><tr><th>R</th><th>assurance</th><th>MC error</th><th>E[P(A better)]</th>\
+         <th>refit by NUTS</th><th>unclean</th><th>failed</th><th>MDD</th><th>MDD detection probability</th></tr></thead><tbody>",
+    );
+    for x in &p.points {
+        let _ = write!(
+            out,
+            "<tr><th>{}</th><td class=\"{}\">{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{:.3}</td></tr>",
+            x.r,
+            if x.assurance >= p.power { "good" } else { "" },
+            x.assurance,
+            x.assurance_mcse,
+            x.expected_prob_better,
+            x.refit,
+            if x.unclean > 0 { "bad" } else { "" },
+            x.unclean,
+            x.failed,
+            num(x.mdd),
+            x.mdd_detection_probability
+        );
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
 fn finite(v: f64) -> Value {
     if v.is_finite() { json!(v) } else { Value::Null }
 }
@@ -265,6 +293,10 @@ impl Report {
             "shift_cells": self.shift_cells,
             "variance_decomposition": self.variance,
             "flagged": flagged,
+            "plans": self.plans.iter().map(|c| match &c.plan {
+                Ok(p) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "plan": p}),
+                Err(e) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "error": e}),
+            }).collect::<Vec<_>>(),
             "fit_seconds": self.fit_seconds,
         })
     }

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
+use credence::backend::Backend;
 use credence::study::data::{DataSplit, Dataset};
 use credence::study::grid::Shard;
 use credence::study::merge::merge;
@@ -80,6 +81,12 @@ struct RunArgs {
     /// Multiplies every epoch count (below 1 for quick trial runs only).
     #[arg(long, default_value_t = 1.0)]
     epoch_scale: f64,
+    /// Where the test-time forward passes run (ensemble members, MC-dropout passes, SWAG and
+    /// BBB weight draws, MAP and conformal heads): auto (the GPU when CUDA is usable, else the
+    /// CPU), cpu, or cuda (an error when CUDA cannot run here). Training runs on the CPU; the
+    /// GPU's results differ from the CPU's by rounding only.
+    #[arg(long, default_value = "auto")]
+    backend: Backend,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -150,6 +157,15 @@ pub fn run(args: StudyArgs) -> Result<()> {
     }
 }
 
+/// How the summary names the backend the predictions ran on.
+fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Cpu => "the CPU",
+        Backend::Cuda => "the GPU",
+        Backend::Auto => "auto",
+    }
+}
+
 fn run_grid(a: RunArgs) -> Result<()> {
     let Some(out) = a.out else { bail!("--out is required") };
     let data_dir = a.data_dir.or_else(|| std::env::var_os("CREDENCE_DATA").map(PathBuf::from));
@@ -166,17 +182,18 @@ fn run_grid(a: RunArgs) -> Result<()> {
         units: a.units,
         threads: a.threads,
         shard: a.shard,
-        method_config: MethodConfig { epoch_scale: a.epoch_scale, ..MethodConfig::default() },
+        method_config: MethodConfig { epoch_scale: a.epoch_scale, backend: a.backend, ..MethodConfig::default() },
     };
     let s = run_with_progress(a.dataset, &data, &plan, &out, a.quiet)?;
     let shard = a.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
     outln!(
-        "{}{shard}: {} job(s) written to {} ({} already there, {} not converged)",
+        "{}{shard}: {} job(s) written to {} ({} already there, {} not converged; predictions on {})",
         a.dataset,
         s.ran,
         out.display(),
         s.already_done,
-        s.not_converged
+        s.not_converged,
+        backend_name(s.backend)
     );
     if s.cancelled {
         bail!("interrupted after {} of {} job(s); rerun the same command to resume", s.ran + s.already_done, s.planned);

@@ -1,7 +1,11 @@
 // Kernel 3 of issue #7: one ChEES-HMC transition of many chains of many designs in lockstep
 // (credence::compare::chees; Hoffman, Radul & Sountsov 2021). One block per design, one thread
-// per chain: every chain of a design takes the same number of leapfrog steps (the adaptation
-// of eps and T, the cross-chain reductions and the metric windows stay on the host).
+// per chain: every chain of a design takes the same number of leapfrog steps. A second small
+// kernel per iteration, chees_reduce (at the end of this file), computes on the device the
+// cross-chain reductions the adaptation needs (the mean acceptance, the ChEES criterion's
+// gradient, the metric window's Welford moments), so that the host reads back O(dim) numbers
+// per design instead of the chains' positions, proposals and momenta; the adaptation itself
+// (dual averaging of eps, Adam on log T, the metric update from the window) stays on the host.
 //
 // Each thread does what Ensemble::transition (rust/credence/src/compare/chees.rs) does for its
 // chain: momenta p ~ N(0, diag(1 / inv_mass)) from the chain's Philox4x32-10 stream, then the
@@ -1375,4 +1379,134 @@ extern "C" __global__ void __launch_bounds__(256, 1)
   const int end = ch_run(&t, q, p, g, work, h0, steps, &lp, &coarse, &used);
   ch_finish(key_lo, key_hi, c, m[CHI_DATASET], chain, mv, end, h0, lp, coarse, used, inv_mass, pos, grad, logp_all,
             rng_block, spare_flag, spare_value, q, p, g, lp_out, accept, adapt_accept, divergent, energy, evals, dim);
+}
+
+// What chees_reduce computes for a design besides the mean acceptance (flags of want[b]).
+#define CH_WANT_GRADIENT 1
+#define CH_WANT_WINDOW 2
+
+// The cross-chain reductions of every design after chees_transition, launched on the same
+// grid (block b = design b, thread c = chain c, blockDim.x = chains per design), reading the
+// buffers chees_transition wrote. Each reduction adds in exactly the order and with the
+// operations of the CPU code in compare/chees.rs (a thread per design or per coordinate looping
+// over the chains in chain order; no tree reductions, no atomics), so the CPU shim agrees with
+// it to the last bit:
+// - always, reduced[2 b] = Ensemble::mean_accept: the mean over chains of adapt_accept (an
+//   iterator sum, from -0.0);
+// - with CH_WANT_GRADIENT, reduced[2 b + 1] = Ensemble::chees_gradient at jitter[b] (else 0):
+//   the positions before the transition (prev, kept on the device: initialised with the
+//   chains' initial positions and refreshed below after every transition that may move a
+//   chain), the proposals q and end momenta p, the acceptances and the metric;
+// - with CH_WANT_WINDOW, the Welford update of the metric window (MetricWindow::add) with every
+//   chain's position after the transition, from count[b] states pooled so far: the running
+//   mean and M2 per coordinate stay on the device (window_mean, window_m2, laid out as the
+//   metric), and a count of 0 starts them from zero, as the host's reset does.
+// Then, when the design moved its chains (move[b] == 1), prev = pos for the next transition.
+// mean_prev, mean_prop (laid out as the metric) and term (per chain) are scratch. Designs with
+// move[b] < 0 are skipped, as by chees_transition.
+extern "C" __global__ void __launch_bounds__(256, 1)
+    chees_reduce(const long long* __restrict__ off, const int* __restrict__ mi,
+                 const double* __restrict__ inv_mass_all, const int* __restrict__ move_all,
+                 const int* __restrict__ want_all, const double* __restrict__ jitter_all,
+                 const double* __restrict__ count_all, const double* __restrict__ pos_all,
+                 double* __restrict__ prev_all, const double* __restrict__ q_all, const double* __restrict__ p_all,
+                 const double* __restrict__ accept_all, const double* __restrict__ adapt_accept_all,
+                 double* __restrict__ mean_prev_all, double* __restrict__ mean_prop_all, double* __restrict__ term_all,
+                 double* __restrict__ window_mean_all, double* __restrict__ window_m2_all,
+                 double* __restrict__ reduced) {
+  const int b = blockIdx.x;
+  const int n = blockDim.x;
+  const int c = threadIdx.x;
+  const int mv = move_all[b];
+  // The whole block leaves together: no barrier is left waiting.
+  if (mv < 0) return;
+  const int* m = mi + off[4 * b];
+  const long long state = off[4 * b + 2];
+  const long long metric = state / n;
+  const int dim = m[CHI_DIM];
+  const int want = want_all[b];
+  const double nd = (double)n;
+  const double* accept = accept_all + (long long)b * n;
+  const double* adapt_accept = adapt_accept_all + (long long)b * n;
+  const double* pos = pos_all + state;
+  double* prev = prev_all + state;
+  const double* q = q_all + state;
+  const double* p = p_all + state;
+  const double* inv_mass = inv_mass_all + metric;
+  double* mean_prev = mean_prev_all + metric;
+  double* mean_prop = mean_prop_all + metric;
+  // Every thread sums the acceptances itself, in chain order (the same bits in every thread,
+  // no shared memory): the sums of Ensemble::mean_accept and Ensemble::chees_gradient.
+  double total = -0.0, adapt = -0.0;
+  for (int k = 0; k < n; ++k) {
+    total += accept[k];
+    adapt += adapt_accept[k];
+  }
+  // chees_gradient returns 0 when the mean acceptance is under 1e-4 (not when it is NaN).
+  const int gradient = (want & CH_WANT_GRADIENT) && !(total / nd < 1e-4);
+  // Per coordinate (thread c takes c, c + n, ...), over the chains in chain order: the two
+  // means of chees_gradient and the window's Welford update.
+  for (int i = c; i < dim; i += n) {
+    if (gradient) {
+      double mp = 0.0, mq = 0.0;
+      for (int k = 0; k < n; ++k) {
+        mp += prev[(long long)k * dim + i] / nd;
+        if (accept[k] > 0.0) mq += accept[k] * q[(long long)k * dim + i] / total;
+      }
+      mean_prev[i] = mp;
+      mean_prop[i] = mq;
+    }
+    if (want & CH_WANT_WINDOW) {
+      double count = count_all[b];
+      double mean = count == 0.0 ? 0.0 : window_mean_all[metric + i];
+      double m2 = count == 0.0 ? 0.0 : window_m2_all[metric + i];
+      for (int k = 0; k < n; ++k) {
+        count += 1.0;
+        const double x = pos[(long long)k * dim + i];
+        const double delta = x - mean;
+        mean += delta / count;
+        m2 += delta * (x - mean);
+      }
+      window_mean_all[metric + i] = mean;
+      window_m2_all[metric + i] = m2;
+    }
+  }
+  __syncthreads();
+  // Per chain: its term of the gradient, accept jitter (|theta' - mean'|^2 - |theta -
+  // mean|^2)_whitened ((theta' - mean') . p).
+  if (gradient && accept[c] != 0.0) {
+    const double* qc = q + (long long)c * dim;
+    const double* pc = p + (long long)c * dim;
+    const double* prevc = prev + (long long)c * dim;
+    double sq = 0.0, dot = 0.0;
+    for (int i = 0; i < dim; ++i) {
+      const double w = 1.0 / inv_mass[i];
+      const double dp = qc[i] - mean_prop[i];
+      const double d0 = prevc[i] - mean_prev[i];
+      sq += (dp * dp - d0 * d0) * w;
+      dot += dp * pc[i];
+    }
+    term_all[(long long)b * n + c] = accept[c] * jitter_all[b] * sq * dot;
+  }
+  __syncthreads();
+  if (c == 0) {
+    double g = 0.0;
+    if (gradient) {
+      for (int k = 0; k < n; ++k) {
+        if (accept[k] == 0.0) continue;
+        g += term_all[(long long)b * n + k];
+      }
+      g = g / total;
+      if (!isfinite(g)) g = 0.0;
+    }
+    reduced[2 * b] = adapt / nd;
+    reduced[2 * b + 1] = g;
+  }
+  // Every read of prev is done (the loops above, before the barriers): the positions before
+  // the next transition.
+  if (mv == 1) {
+    const double* posc = pos + (long long)c * dim;
+    double* prevc = prev + (long long)c * dim;
+    for (int i = 0; i < dim; ++i) prevc[i] = posc[i];
+  }
 }

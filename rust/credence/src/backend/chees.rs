@@ -8,11 +8,21 @@
 //! takes per block) and hands every design its part of the results. Designs run in waves of
 //! 1024 (one batch, and one launch per iteration, per wave) so that a grid of many thousands
 //! of designs does not spawn a thread for each at once.
+//!
+//! Each launch is the transition kernel followed by `chees_reduce`, which computes per design
+//! the cross-chain reductions the adaptation asked for ([`Want`]), in the CPU's order of
+//! additions. What comes back to the host per launch: always the per-design reductions (the
+//! mean acceptance and the ChEES gradient, 2 doubles) and the per-chain log density evaluation
+//! counts (one `i32` each); at the last iteration of a metric window the window's M2 (dim
+//! doubles per design); during the kept draws (and only then) the positions (chains x dim
+//! doubles per design) and the per-chain acceptance, divergence and energy. The proposals, end
+//! momenta and per-chain log densities never leave the device.
 
+use std::ops::Range;
 use std::sync::{Condvar, Mutex};
 
 use super::{Backend, Engine};
-use crate::compare::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, fit_indexed_on};
+use crate::compare::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, Want, fit_indexed_on};
 use crate::compare::gaussian::device::DeviceModel;
 use crate::compare::model::Posterior;
 use crate::compare::{CheesSettings, Design, fit_many_chees};
@@ -37,9 +47,46 @@ pub(crate) struct BatchInit {
     pub logp: Vec<f64>,
 }
 
+impl BatchInit {
+    /// Number of designs.
+    pub(crate) fn designs(&self) -> usize {
+        self.off.len() / 4
+    }
+
+    /// Sum of the dims of the designs before design `b` (of all designs when `b` is their
+    /// number): where design `b` starts in the metric's layout, and, times the chains, in the
+    /// chains x dims vectors'.
+    pub(crate) fn dims_before(&self, b: usize) -> usize {
+        self.off.get(4 * b + 2).map_or(self.dims, |&o| o as usize / self.chains.max(1))
+    }
+
+    /// The metric-layout range (sums of dims) of the designs `designs`.
+    pub(crate) fn dim_range(&self, designs: &Range<usize>) -> Range<usize> {
+        if designs.is_empty() {
+            return 0..0;
+        }
+        self.dims_before(designs.start)..self.dims_before(designs.end)
+    }
+}
+
+/// A flag of [`LaunchIn::want`]: the ChEES gradient at [`LaunchIn::jitter`]
+/// (`CH_WANT_GRADIENT`, read by `chees_reduce`).
+pub(crate) const WANT_GRADIENT: i32 = 1;
+/// A flag of [`LaunchIn::want`]: the metric window's Welford update from
+/// [`LaunchIn::window_count`] states (`CH_WANT_WINDOW`, read by `chees_reduce`).
+pub(crate) const WANT_WINDOW: i32 = 2;
+/// A flag of [`LaunchIn::want`]: the window's M2 back to the host (its last iteration; read by
+/// the launcher).
+pub(crate) const WANT_WINDOW_M2: i32 = 4;
+/// A flag of [`LaunchIn::want`]: the positions and the per-chain acceptance, divergence and
+/// energy back to the host (a kept draw; read by the launcher).
+pub(crate) const WANT_DRAWS: i32 = 8;
+
 /// One launch's inputs: the metric (all designs' inv_mass concatenated), per design eps,
 /// steps and the move flag (-1: the design has finished, skip it), and the step-halving
-/// tolerance of all designs (`CheesSettings::walnuts`; NaN: none, fixed steps).
+/// tolerance of all designs (`CheesSettings::walnuts`; NaN: none, fixed steps); per design
+/// what it wants besides the mean acceptance and the evaluation counts (`WANT_*` flags), the
+/// jitter of its ChEES gradient and the states its metric window holds.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LaunchIn {
     pub inv_mass: Vec<f64>,
@@ -47,26 +94,57 @@ pub(crate) struct LaunchIn {
     pub steps: Vec<i32>,
     pub moves: Vec<i32>,
     pub max_error: f64,
+    /// Per design: `WANT_*` flags.
+    pub want: Vec<i32>,
+    /// Per design: the jitter h_t of the ChEES gradient (with [`WANT_GRADIENT`]).
+    pub jitter: Vec<f64>,
+    /// Per design: states pooled in its metric window before this launch (with
+    /// [`WANT_WINDOW`]; 0 starts the window from zero).
+    pub window_count: Vec<f64>,
 }
 
-/// What one launch returns (all designs, chain-major within each).
+impl LaunchIn {
+    /// The smallest range of designs that holds every design whose flags have `flag` (empty
+    /// when none has): what a launcher copies back for `flag`, in one piece (designs run in
+    /// lockstep, so this is usually every design or none).
+    pub(crate) fn covering(&self, flag: i32) -> Range<usize> {
+        let wants = |w: &i32| w & flag != 0;
+        match (self.want.iter().position(wants), self.want.iter().rposition(wants)) {
+            (Some(a), Some(b)) => a..b + 1,
+            _ => 0..0,
+        }
+    }
+}
+
+/// What one launch returns: the reductions of every design, and the draws and window M2 of
+/// the ranges of designs that asked for them ([`LaunchIn::covering`]; chain-major within each
+/// design, designs in order).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LaunchOut {
-    pub pos: Vec<f64>,
-    pub q: Vec<f64>,
-    pub p: Vec<f64>,
-    pub lp: Vec<f64>,
-    pub accept: Vec<f64>,
-    /// The acceptance of the full-size first attempts (what the step size adapts to).
-    pub adapt_accept: Vec<f64>,
-    /// How each trajectory ended: 0 kept going, 1 divergent, 2 rejected because a halved step
-    /// was not reversible (not a divergence).
-    pub divergent: Vec<i32>,
-    pub energy: Vec<f64>,
+    /// Per design: the mean acceptance the step size adapts to, and the ChEES gradient (0
+    /// without [`WANT_GRADIENT`]).
+    pub reduced: Vec<f64>,
+    /// Per chain of every design: log density evaluations in this launch.
     pub evals: Vec<i32>,
+    /// The designs whose draws came back (`covering(WANT_DRAWS)`).
+    pub draws: Range<usize>,
+    /// Their chains' positions.
+    pub pos: Vec<f64>,
+    /// Their chains' acceptance probabilities.
+    pub accept: Vec<f64>,
+    /// How their chains' trajectories ended: 0 kept going, 1 divergent, 2 rejected because a
+    /// halved step was not reversible (not a divergence).
+    pub divergent: Vec<i32>,
+    /// Hamiltonian at their chains' kept points.
+    pub energy: Vec<f64>,
+    /// The designs whose metric window's M2 came back (`covering(WANT_WINDOW_M2)`).
+    pub windows: Range<usize>,
+    /// Their M2, per coordinate.
+    pub window_m2: Vec<f64>,
 }
 
-/// Runs `chees_transition` on a batch (the GPU, or the CPU shim in the tests).
+/// Runs `chees_transition` and `chees_reduce` on a batch (the GPU, or the CPU shim in the
+/// tests).
 pub(crate) trait ChainLauncher: Send {
     /// One launch; `init` is the same on every call (the launcher uploads it on the first).
     fn launch(&mut self, init: &BatchInit, input: &LaunchIn) -> Result<LaunchOut>;
@@ -79,20 +157,84 @@ struct Request {
     steps: usize,
     move_chains: bool,
     inv_mass: Vec<f64>,
+    want: Want,
+}
+
+impl Request {
+    /// The request's `WANT_*` flags, jitter and window count.
+    fn flags(&self) -> (i32, f64, f64) {
+        match self.want {
+            Want::MeanAccept => (0, 0.0, 0.0),
+            Want::Adapt { jitter, window: None } => (WANT_GRADIENT, jitter, 0.0),
+            Want::Adapt { jitter, window: Some(w) } => {
+                let m2 = if w.last { WANT_WINDOW_M2 } else { 0 };
+                (WANT_GRADIENT | WANT_WINDOW | m2, jitter, w.count)
+            }
+            Want::Draws => (WANT_DRAWS, 0.0, 0.0),
+        }
+    }
+}
+
+/// One design's kept draw: its chains' positions, acceptance, divergence and energy.
+#[derive(Debug, Clone, Default)]
+struct Draws {
+    pos: Vec<f64>,
+    accept: Vec<f64>,
+    divergent: Vec<bool>,
+    energy: Vec<f64>,
 }
 
 /// One design's part of a launch's results.
 #[derive(Debug, Clone, Default)]
 struct Reply {
-    pos: Vec<f64>,
-    q: Vec<f64>,
-    p: Vec<f64>,
-    lp: Vec<f64>,
-    accept: Vec<f64>,
-    adapt_accept: Vec<f64>,
-    divergent: Vec<bool>,
-    energy: Vec<f64>,
+    mean_accept: f64,
+    chees_gradient: f64,
     evals: Vec<u64>,
+    draws: Option<Draws>,
+    window_m2: Option<Vec<f64>>,
+}
+
+/// `v[range]`, or an error naming `what` when the launcher returned too little.
+fn part<T: Clone>(v: &[T], range: Range<usize>, what: &str) -> Result<Vec<T>> {
+    v.get(range.clone()).map(<[T]>::to_vec).ok_or_else(|| Error::Backend {
+        message: format!("the ChEES launcher returned {} values of {what}, not at least {}", v.len(), range.end),
+    })
+}
+
+/// Design `b`'s part of a launch's results (`dim` its dim, `flags` what it asked for).
+fn reply(init: &BatchInit, out: &LaunchOut, b: usize, dim: usize, flags: i32) -> Result<Reply> {
+    let n = init.chains;
+    let mut r = Reply {
+        mean_accept: part(&out.reduced, 2 * b..2 * b + 1, "reductions")?[0],
+        chees_gradient: part(&out.reduced, 2 * b + 1..2 * b + 2, "reductions")?[0],
+        evals: part(&out.evals, b * n..(b + 1) * n, "evaluation counts")?.iter().map(|&e| e.max(0) as u64).collect(),
+        ..Default::default()
+    };
+    let missing = |what: &str, range: &Range<usize>| Error::Backend {
+        message: format!("the ChEES launcher returned the {what} of designs {range:?}, not of design {b}"),
+    };
+    if flags & WANT_DRAWS != 0 {
+        if !out.draws.contains(&b) {
+            return Err(missing("draws", &out.draws));
+        }
+        // Offsets within the range of designs that came back.
+        let at = init.dims_before(b) - init.dims_before(out.draws.start);
+        let c = (b - out.draws.start) * n..(b - out.draws.start + 1) * n;
+        r.draws = Some(Draws {
+            pos: part(&out.pos, at * n..(at + dim) * n, "positions")?,
+            accept: part(&out.accept, c.clone(), "acceptances")?,
+            divergent: part(&out.divergent, c.clone(), "divergences")?.iter().map(|&d| d == 1).collect(),
+            energy: part(&out.energy, c, "energies")?,
+        });
+    }
+    if flags & WANT_WINDOW_M2 != 0 {
+        if !out.windows.contains(&b) {
+            return Err(missing("window moments", &out.windows));
+        }
+        let at = init.dims_before(b) - init.dims_before(out.windows.start);
+        r.window_m2 = Some(part(&out.window_m2, at..at + dim, "window moments")?);
+    }
+    Ok(r)
 }
 
 /// A design's flat model and the positions, gradients and log densities of its initial points.
@@ -167,42 +309,33 @@ impl Batch {
             let dim = s.model.as_ref().map_or(0, |m| m.0.dim);
             match &s.request {
                 Some(q) => {
+                    let (flags, jitter, count) = q.flags();
                     input.inv_mass.extend(&q.inv_mass);
                     input.eps.push(q.eps);
                     input.steps.push(q.steps as i32);
                     input.moves.push(i32::from(q.move_chains));
+                    input.want.push(flags);
+                    input.jitter.push(jitter);
+                    input.window_count.push(count);
                 }
                 None => {
                     input.inv_mass.extend(std::iter::repeat_n(1.0, dim));
                     input.eps.push(0.0);
                     input.steps.push(0);
                     input.moves.push(-1);
+                    input.want.push(0);
+                    input.jitter.push(0.0);
+                    input.window_count.push(0.0);
                 }
             }
         }
         let out = r.launcher.launch(&init, &input);
-        let n = self.chains;
-        let mut at = 0;
         for (b, s) in r.slots.iter_mut().enumerate() {
             let dim = s.model.as_ref().map_or(0, |m| m.0.dim);
-            let (lo, hi) = (at * n, (at + dim) * n);
-            at += dim;
-            if s.request.take().is_none() {
-                continue;
-            }
+            let Some(q) = s.request.take() else { continue };
             s.reply = Some(match &out {
                 Err(e) => Err(Error::Backend { message: e.to_string() }),
-                Ok(o) => Ok(Reply {
-                    pos: o.pos[lo..hi].to_vec(),
-                    q: o.q[lo..hi].to_vec(),
-                    p: o.p[lo..hi].to_vec(),
-                    lp: o.lp[b * n..(b + 1) * n].to_vec(),
-                    accept: o.accept[b * n..(b + 1) * n].to_vec(),
-                    adapt_accept: o.adapt_accept[b * n..(b + 1) * n].to_vec(),
-                    divergent: o.divergent[b * n..(b + 1) * n].iter().map(|&d| d == 1).collect(),
-                    energy: o.energy[b * n..(b + 1) * n].to_vec(),
-                    evals: o.evals[b * n..(b + 1) * n].iter().map(|&e| e.max(0) as u64).collect(),
-                }),
+                Ok(o) => reply(&init, o, b, dim, q.flags().0),
             });
         }
         r.init = Some(init);
@@ -268,18 +401,22 @@ impl ChainMover for Member<'_> {
         steps: usize,
         move_chains: bool,
         inv_mass: &[f64],
+        want: Want,
         out: &mut MoverOut<'_>,
     ) -> Result<()> {
-        let request = Request { eps, steps, move_chains, inv_mass: inv_mass.to_vec() };
+        let request = Request { eps, steps, move_chains, inv_mass: inv_mass.to_vec(), want };
         let r = self.batch.transition(self.b, request)?;
-        out.pos.copy_from_slice(&r.pos);
-        out.q.copy_from_slice(&r.q);
-        out.p.copy_from_slice(&r.p);
-        out.lp.copy_from_slice(&r.lp);
-        out.accept.copy_from_slice(&r.accept);
-        out.adapt_accept.copy_from_slice(&r.adapt_accept);
-        out.divergent.copy_from_slice(&r.divergent);
-        out.energy.copy_from_slice(&r.energy);
+        out.reduced.mean_accept = r.mean_accept;
+        out.reduced.chees_gradient = r.chees_gradient;
+        if let Some(m2) = r.window_m2 {
+            out.reduced.window_m2 = m2;
+        }
+        if let Some(d) = r.draws {
+            out.pos.copy_from_slice(&d.pos);
+            out.accept.copy_from_slice(&d.accept);
+            out.divergent.copy_from_slice(&d.divergent);
+            out.energy.copy_from_slice(&d.energy);
+        }
         for (g, e) in out.gradient_evals.iter_mut().zip(&r.evals) {
             *g += e;
         }

@@ -373,8 +373,13 @@ impl Gpu {
 }
 
 /// Kernel 3 (`kernels/chees.cu`): the batch's device buffers, uploaded on the first launch;
-/// the chains' state (positions, gradients, log densities, Philox counters and spares) stays
-/// on the device between launches.
+/// the chains' state (positions, gradients, log densities, Philox counters and spares, the
+/// positions before the last transition, the metric windows' moments) stays on the device
+/// between launches. Each launch runs `chees_transition` then `chees_reduce` and copies back
+/// the per-design reductions and per-chain evaluation counts, plus, for the ranges of designs
+/// that asked ([`super::chees::LaunchIn::covering`]), the kept draws' positions and per-chain
+/// statistics and the windows' M2; proposals, end momenta and per-chain log densities stay on
+/// the device.
 pub(crate) struct CheesLauncher {
     gpu: &'static Gpu,
     state: Option<CheesDevice>,
@@ -400,6 +405,17 @@ struct CheesDevice {
     energy: cudarc::driver::CudaSlice<f64>,
     evals: cudarc::driver::CudaSlice<i32>,
     work: cudarc::driver::CudaSlice<f64>,
+    /// The positions before the last transition (chees_reduce's prev, for the ChEES gradient).
+    prev: cudarc::driver::CudaSlice<f64>,
+    /// chees_reduce's scratch: the two means of the gradient (metric layout), per-chain terms.
+    mean_prev: cudarc::driver::CudaSlice<f64>,
+    mean_prop: cudarc::driver::CudaSlice<f64>,
+    term: cudarc::driver::CudaSlice<f64>,
+    /// The metric windows' running means and M2 (metric layout).
+    window_mean: cudarc::driver::CudaSlice<f64>,
+    window_m2: cudarc::driver::CudaSlice<f64>,
+    /// Per design: mean acceptance, ChEES gradient.
+    reduced: cudarc::driver::CudaSlice<f64>,
 }
 
 impl CheesLauncher {
@@ -410,7 +426,8 @@ impl CheesLauncher {
     fn upload(&self, init: &super::chees::BatchInit) -> Result<CheesDevice> {
         let st = &self.gpu.stream;
         let cells = init.dims * init.chains;
-        let chains = init.off.len() / 4 * init.chains;
+        let designs = init.designs();
+        let chains = designs * init.chains;
         let f = |v: &[f64]| st.clone_htod(v).map_err(driver("copying the ChEES batch to the device"));
         Ok(CheesDevice {
             off: st.clone_htod(&init.off).map_err(driver("copying offsets"))?,
@@ -432,7 +449,28 @@ impl CheesLauncher {
             energy: self.gpu.zeros::<f64>(chains)?,
             evals: self.gpu.zeros::<i32>(chains)?,
             work: self.gpu.zeros::<f64>(init.work)?,
+            prev: f(&init.pos)?,
+            mean_prev: self.gpu.zeros::<f64>(init.dims)?,
+            mean_prop: self.gpu.zeros::<f64>(init.dims)?,
+            term: self.gpu.zeros::<f64>(chains)?,
+            window_mean: self.gpu.zeros::<f64>(init.dims)?,
+            window_m2: self.gpu.zeros::<f64>(init.dims)?,
+            reduced: self.gpu.zeros::<f64>(2 * designs)?,
         })
+    }
+}
+
+impl Gpu {
+    /// `src[range]` copied to the host (nothing copied for an empty range).
+    fn download_range<T: DeviceRepr + Clone + Default>(
+        &self,
+        src: &cudarc::driver::CudaSlice<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<T>> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.stream.clone_dtoh(&src.slice(range)).map_err(driver("copying results to the host"))
     }
 }
 
@@ -442,6 +480,7 @@ impl super::chees::ChainLauncher for CheesLauncher {
         init: &super::chees::BatchInit,
         input: &super::chees::LaunchIn,
     ) -> Result<super::chees::LaunchOut> {
+        use super::chees::{WANT_DRAWS, WANT_WINDOW_M2};
         if self.state.is_none() {
             self.state = Some(self.upload(init)?);
         }
@@ -449,11 +488,15 @@ impl super::chees::ChainLauncher for CheesLauncher {
         let Some(d) = self.state.as_mut() else { unreachable!("uploaded above") };
         let module = gpu.module(KernelSource::Chees)?;
         let f = module.load_function("chees_transition").map_err(driver("chees_transition"))?;
+        let reduce = module.load_function("chees_reduce").map_err(driver("chees_reduce"))?;
         let st = &gpu.stream;
         let inv_mass = st.clone_htod(&input.inv_mass).map_err(driver("copying the metric"))?;
         let eps = st.clone_htod(&input.eps).map_err(driver("copying step sizes"))?;
         let steps = st.clone_htod(&input.steps).map_err(driver("copying step counts"))?;
         let moves = st.clone_htod(&input.moves).map_err(driver("copying move flags"))?;
+        let want = st.clone_htod(&input.want).map_err(driver("copying what each design wants"))?;
+        let jitter = st.clone_htod(&input.jitter).map_err(driver("copying jitters"))?;
+        let count = st.clone_htod(&input.window_count).map_err(driver("copying window counts"))?;
         let designs = input.eps.len();
         let cfg = LaunchConfig {
             grid_dim: (designs as u32, 1, 1),
@@ -475,18 +518,34 @@ impl super::chees::ChainLauncher for CheesLauncher {
             // included), all sized by BatchInit; the block has `chains` <= 256 threads.
             unsafe { b.launch(cfg) }.map_err(driver("chees_transition"))?;
         }
-        let cells = init.dims * init.chains;
-        let chains = designs * init.chains;
+        {
+            let mut b = st.launch_builder(&reduce);
+            b.arg(&d.off).arg(&d.mi).arg(&inv_mass).arg(&moves).arg(&want).arg(&jitter).arg(&count);
+            b.arg(&d.pos).arg(&mut d.prev).arg(&d.q).arg(&d.p).arg(&d.accept).arg(&d.adapt_accept);
+            b.arg(&mut d.mean_prev).arg(&mut d.mean_prop).arg(&mut d.term);
+            b.arg(&mut d.window_mean).arg(&mut d.window_m2).arg(&mut d.reduced);
+            // SAFETY: the arguments match chees_reduce's signature (19 parameters, in order);
+            // the same grid and block as chees_transition (which it follows on the stream);
+            // prev, q, p and pos hold chains x dims values, inv_mass, mean_prev, mean_prop and
+            // the windows dims, want, jitter and count one per design, reduced 2 per design,
+            // accept, adapt_accept and term one per chain.
+            unsafe { b.launch(cfg) }.map_err(driver("chees_reduce"))?;
+        }
+        let n = init.chains;
+        let draws = input.covering(WANT_DRAWS);
+        let windows = input.covering(WANT_WINDOW_M2);
+        let cells = init.dim_range(&draws);
+        let chains = draws.start * n..draws.end * n;
         Ok(super::chees::LaunchOut {
-            pos: gpu.download(&d.pos, cells)?,
-            q: gpu.download(&d.q, cells)?,
-            p: gpu.download(&d.p, cells)?,
-            lp: gpu.download(&d.lp, chains)?,
-            accept: gpu.download(&d.accept, chains)?,
-            adapt_accept: gpu.download(&d.adapt_accept, chains)?,
-            divergent: gpu.download(&d.divergent, chains)?,
-            energy: gpu.download(&d.energy, chains)?,
-            evals: gpu.download(&d.evals, chains)?,
+            reduced: gpu.download(&d.reduced, 2 * designs)?,
+            evals: gpu.download(&d.evals, designs * n)?,
+            pos: gpu.download_range(&d.pos, cells.start * n..cells.end * n)?,
+            accept: gpu.download_range(&d.accept, chains.clone())?,
+            divergent: gpu.download_range(&d.divergent, chains.clone())?,
+            energy: gpu.download_range(&d.energy, chains)?,
+            window_m2: gpu.download_range(&d.window_m2, init.dim_range(&windows))?,
+            draws,
+            windows,
         })
     }
 }

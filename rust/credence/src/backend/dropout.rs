@@ -8,8 +8,8 @@
 //! point i in pass s reads word `j % 4` of the block at counter `[s, i, l, j / 4]` and is kept
 //! when that word is >= `min(p 2^32, 2^32 - 1)` (the study's integer threshold rule), its
 //! activation then scaled by 1 / (1 - p). Both backends draw the same masks, so their outputs
-//! agree to rounding. (The study's own MC-dropout method draws its masks from ChaCha8 instead:
-//! the same distribution, other numbers.)
+//! agree to rounding. The study's MC-dropout method makes its test-time passes here, with
+//! the key derived from the job seed (its training masks come from ChaCha8).
 
 use ndarray::Array2;
 use rayon::prelude::*;
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::study::nn::mlp::{HIDDEN, Layout, Net};
 
 /// Points per CPU forward batch (the buffers of one `Net`).
-const CPU_BATCH: usize = 256;
+pub(super) const CPU_BATCH: usize = 256;
 
 /// The integer keep threshold of drop probability `p` (the study's `Net::sample_masks` rule):
 /// a unit is kept when its uniform 32-bit word is >= this.
@@ -39,17 +39,21 @@ pub(crate) fn dropout_word(seed: u64, pass: u32, point: u32, layer: u32, unit: u
 /// The words of one pass over the rows `first..first + rows`, in the order the study's
 /// `Net::sample_masks` consumes them (layer 1's `rows x 64` multipliers, then layer 2's).
 struct MaskWords {
-    seed: u64,
+    key: [u32; 2],
     pass: u32,
     first: usize,
     rows: usize,
-    next: usize,
+    /// The next word's layer, row (from `first`) and unit, stepped without divisions.
+    layer: u32,
+    row: usize,
+    unit: usize,
     block: [u32; 4],
 }
 
 impl MaskWords {
     fn new(seed: u64, pass: u32, first: usize, rows: usize) -> Self {
-        MaskWords { seed, pass, first, rows, next: 0, block: [0; 4] }
+        let key = [seed as u32, (seed >> 32) as u32];
+        MaskWords { key, pass, first, rows, layer: 0, row: 0, unit: 0, block: [0; 4] }
     }
 }
 
@@ -57,14 +61,20 @@ impl rand::TryRng for MaskWords {
     type Error = std::convert::Infallible;
 
     fn try_next_u32(&mut self) -> std::result::Result<u32, Self::Error> {
-        let per_layer = self.rows * HIDDEN;
-        let (layer, r) = (self.next / per_layer, self.next % per_layer);
-        let (point, unit) = (self.first + r / HIDDEN, r % HIDDEN);
-        if unit % 4 == 0 {
-            let key = [self.seed as u32, (self.seed >> 32) as u32];
-            self.block = philox4x32_10([self.pass, point as u32, layer as u32, (unit / 4) as u32], key);
+        let unit = self.unit;
+        if unit.is_multiple_of(4) {
+            let point = (self.first + self.row) as u32;
+            self.block = philox4x32_10([self.pass, point, self.layer, (unit / 4) as u32], self.key);
         }
-        self.next += 1;
+        self.unit += 1;
+        if self.unit == HIDDEN {
+            self.unit = 0;
+            self.row += 1;
+            if self.row == self.rows {
+                self.row = 0;
+                self.layer += 1;
+            }
+        }
         Ok(self.block[unit % 4])
     }
 
@@ -114,7 +124,7 @@ pub(crate) fn check_network(d: usize, params: &[f64], x: &[f64]) -> Result<usize
 /// (`seed`, pass, point, layer, unit) only, identical on both backends: Philox4x32-10 with
 /// key `seed` and counter [pass, point, layer, unit / 4]; the unit reads word unit % 4 and is
 /// kept when it is >= min(p 2^32, 2^32 - 1) (the study's `Net::sample_masks` rule; the study's
-/// own MC-dropout method draws these words from ChaCha8 instead). `p = 0` gives `passes`
+/// MC-dropout method makes its test-time passes here). `p = 0` gives `passes`
 /// copies of [`mlp_forward`](super::mlp_forward).
 ///
 /// ```
@@ -138,6 +148,41 @@ pub fn mlp_dropout_forward(
     passes: usize,
     seed: u64,
 ) -> Result<MlpForward> {
+    dropout_passes(backend, d, params, x, p, passes, seed, true)
+}
+
+impl MlpForward {
+    /// [`mlp_dropout_forward`] for the study's test-time passes: the same numbers, but with
+    /// `pool = false` the CPU reference runs on the calling thread only (see
+    /// [`MlpForward::networks`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn dropout(
+        backend: Backend,
+        d: usize,
+        params: &[f64],
+        x: &[f64],
+        p: f64,
+        passes: usize,
+        seed: u64,
+        pool: bool,
+    ) -> Result<Self> {
+        dropout_passes(backend, d, params, x, p, passes, seed, pool)
+    }
+}
+
+/// [`mlp_dropout_forward`], with the CPU reference over rayon's pool (`pool`) or on the
+/// calling thread.
+#[allow(clippy::too_many_arguments)]
+fn dropout_passes(
+    backend: Backend,
+    d: usize,
+    params: &[f64],
+    x: &[f64],
+    p: f64,
+    passes: usize,
+    seed: u64,
+    pool: bool,
+) -> Result<MlpForward> {
     let n = check_network(d, params, x)?;
     if !(0.0..1.0).contains(&p) {
         return Err(Error::argument("p", p, "a drop probability in [0, 1)"));
@@ -149,26 +194,30 @@ pub fn mlp_dropout_forward(
     let keep = 1.0 / (1.0 - p);
     let (means, sds) = match backend.engine()? {
         Engine::Cpu => {
-            let rows: Vec<(Vec<f64>, Vec<f64>)> = (0..passes)
-                .into_par_iter()
-                .map(|s| {
-                    let mut net = Net::<f64>::new(d, n.min(CPU_BATCH));
-                    let (mut m, mut sd) = (Vec::with_capacity(n), Vec::with_capacity(n));
-                    let mut first = 0;
-                    while first < n {
-                        let b = net.load_rows(x, first, n - first);
-                        net.sample_masks(&mut MaskWords::new(seed, s as u32, first, b), p, b);
-                        net.forward(params, b)?;
-                        for i in 0..b {
-                            let (mu, sigma) = net.gaussian(i);
-                            m.push(mu);
-                            sd.push(sigma);
-                        }
-                        first += b;
+            // One pass with the buffers `net` (every buffer a pass reads, it writes first).
+            let one = |net: &mut Net<f64>, s: usize| -> Result<(Vec<f64>, Vec<f64>)> {
+                let (mut m, mut sd) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                let mut first = 0;
+                while first < n {
+                    let b = net.load_rows(x, first, n - first);
+                    net.sample_masks(&mut MaskWords::new(seed, s as u32, first, b), p, b);
+                    net.forward(params, b)?;
+                    for i in 0..b {
+                        let (mu, sigma) = net.gaussian(i);
+                        m.push(mu);
+                        sd.push(sigma);
                     }
-                    Ok((m, sd))
-                })
-                .collect::<Result<_>>()?;
+                    first += b;
+                }
+                Ok((m, sd))
+            };
+            let buffers = || Net::<f64>::new(d, n.min(CPU_BATCH));
+            let rows: Vec<(Vec<f64>, Vec<f64>)> = if pool {
+                (0..passes).into_par_iter().map(|s| one(&mut buffers(), s)).collect::<Result<_>>()?
+            } else {
+                let mut net = buffers();
+                (0..passes).map(|s| one(&mut net, s)).collect::<Result<_>>()?
+            };
             let (m, s): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rows.into_iter().unzip();
             (m.concat(), s.concat())
         }

@@ -6,6 +6,7 @@
 use ndarray::Array2;
 use rayon::prelude::*;
 
+use super::dropout::CPU_BATCH;
 use super::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::study::nn::mlp::{Layout, Net};
@@ -39,6 +40,22 @@ pub struct MlpForward {
 /// # Ok::<(), credence::Error>(())
 /// ```
 pub fn mlp_forward(backend: Backend, d: usize, params: &[f64], x: &[f64]) -> Result<MlpForward> {
+    forward_networks(backend, d, params, x, true)
+}
+
+impl MlpForward {
+    /// [`mlp_forward`] for the study's test-time passes: the same numbers, but with `pool =
+    /// false` the CPU reference runs on the calling thread only. The study trains one job per
+    /// thread; a job that split its prediction over rayon's pool could, while waiting for a
+    /// stolen half, pick up another whole job on its own stack (rayon's work stealing), which
+    /// would delay it and inflate its `train_seconds`.
+    pub(crate) fn networks(backend: Backend, d: usize, params: &[f64], x: &[f64], pool: bool) -> Result<Self> {
+        forward_networks(backend, d, params, x, pool)
+    }
+}
+
+/// [`mlp_forward`], with the CPU reference over rayon's pool (`pool`) or on the calling thread.
+fn forward_networks(backend: Backend, d: usize, params: &[f64], x: &[f64], pool: bool) -> Result<MlpForward> {
     let p = mlp_param_count(d);
     if d == 0 {
         return Err(Error::argument("d", d, "at least 1"));
@@ -62,17 +79,38 @@ pub fn mlp_forward(backend: Backend, d: usize, params: &[f64], x: &[f64]) -> Res
     let (members, n) = (params.len() / p, x.len() / d);
     let (means, sds) = match backend.engine()? {
         Engine::Cpu => {
-            let rows: Vec<(Vec<f64>, Vec<f64>)> = params
-                .par_chunks(p)
-                .map(|w| {
-                    let mut net = Net::<f64>::new(d, n);
-                    net.load_rows(x, 0, n);
-                    net.forward(w, n)?;
-                    Ok((0..n).map(|i| net.gaussian(i)).unzip())
-                })
-                .collect::<Result<_>>()?;
-            let (m, s): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rows.into_iter().unzip();
-            (m.concat(), s.concat())
+            if pool {
+                let rows: Vec<(Vec<f64>, Vec<f64>)> = params
+                    .par_chunks(p)
+                    .map(|w| {
+                        let mut net = Net::<f64>::new(d, n);
+                        net.load_rows(x, 0, n);
+                        net.forward(w, n)?;
+                        Ok((0..n).map(|i| net.gaussian(i)).unzip())
+                    })
+                    .collect::<Result<_>>()?;
+                let (m, s): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rows.into_iter().unzip();
+                (m.concat(), s.concat())
+            } else {
+                // One set of buffers for every network, in batches of rows (the same numbers:
+                // each row's head depends on that row alone).
+                let mut net = Net::<f64>::new(d, n.min(CPU_BATCH));
+                let (mut m, mut s) = (Vec::with_capacity(members * n), Vec::with_capacity(members * n));
+                for w in params.chunks(p) {
+                    let mut first = 0;
+                    while first < n {
+                        let b = net.load_rows(x, first, n - first);
+                        net.forward(w, b)?;
+                        for i in 0..b {
+                            let (mu, sd) = net.gaussian(i);
+                            m.push(mu);
+                            s.push(sd);
+                        }
+                        first += b;
+                    }
+                }
+                (m, s)
+            }
         }
         Engine::Cuda(gpu) => {
             if n > i32::MAX as usize || d > i32::MAX as usize / 64 || members > i32::MAX as usize {

@@ -36,7 +36,22 @@
 //!    persist in device memory between launches), the step halving of
 //!    [`crate::compare::CheesSettings::walnuts`] with its reversibility check, and each model's
 //!    log density and gradient, operation for operation as the Rust code (NVRTC with
-//!    `--fmad=false`). The adaptation is the CPU code of `compare/chees.rs`, one OS thread per
+//!    `--fmad=false`). A second small kernel per iteration, `chees_reduce` (block per design),
+//!    computes the cross-chain reductions the adaptation needs on the device: the mean
+//!    acceptance the step size adapts to, the ChEES criterion's gradient for the Adam update
+//!    of log T (from the positions before the transition, which stay on the device, the
+//!    proposals and the end momenta), and inside a metric window its Welford mean and M2; each
+//!    with the CPU's operations in the CPU's order (a thread per coordinate or per design
+//!    looping over the chains in chain order; no tree reductions, no float atomics), so the
+//!    results stay bit for bit those of the CPU code. What is copied when, per iteration:
+//!    to the device the metric and the per-design step size, step count, move flag and
+//!    requests (D + 6 numbers per design); back, always, the per-design mean acceptance
+//!    and gradient (2 doubles) and the per-chain evaluation counts (one `i32`); at a metric
+//!    window's last iteration its M2 (D doubles per design); during the kept draws, and only
+//!    then, the positions (chains x D doubles per design, which must be returned) and the
+//!    per-chain acceptance, divergence and energy. Proposals, end momenta and per-chain log
+//!    densities never leave the device. The adaptation itself (dual averaging, Adam, the
+//!    metric from the window's M2) is the CPU code of `compare/chees.rs`, one OS thread per
 //!    design meeting at a rendezvous that launches when every running design has asked (in
 //!    waves of 1024 designs). Supported: the collapsed Gaussian model (what a Normal likelihood
 //!    gets by default: only the log-scales sampled, under the exact marginal likelihood, every
@@ -118,12 +133,22 @@
 //!   the leapfrog updates, 26 transcendentals), 4.5e8 per step for the 64,000 chains: 13 us.
 //!   The per-chain vectors (q, p, g and the model's scratch, about 10 D + 15 M + 8 R doubles
 //!   touched per step, 10 kB) live in global memory: 0.64 GB per step, 190 us at HBM speed
-//!   when they miss the L2 (4 kB x 64,000 chains = 256 MB). Per iteration the host reads back
-//!   positions, proposals and end momenta (3 x 64,000 x 73 x 8 B = 112 MB, 2.2 ms over PCIe)
-//!   for the ChEES gradient and the metric windows. Floor per iteration of n steps:
-//!   max(0.19 n, 2.2) ms, about 1 s for 500 iterations at n = 10: memory- and copy-bound,
-//!   not compute-bound (moving the cross-chain reductions onto the device would remove the
-//!   copies).
+//!   when they miss the L2 (4 kB x 64,000 chains = 256 MB). The reductions (`chees_reduce`)
+//!   read the positions before and after the transition, the proposals and the end momenta and
+//!   refresh the saved positions: about 7 x 37 MB = 0.26 GB, 80 us, per warmup iteration.
+//!   Copies per iteration: before issue 16 the host read back positions, proposals and end
+//!   momenta (3 x 64,000 x 73 x 8 B = 112 MB) and six per-chain arrays (2.6 MB): 115 MB,
+//!   2.3 ms at 50 GB/s. Now a warmup iteration (and each launch of the step-size search) reads
+//!   back 272 kB (2 doubles per design, one `i32` per chain; 0.6 MB more at a window's end) and
+//!   sends 0.62 MB (the metric, 0.58 MB as before, and the per-design scalars): 0.9 MB, 18 us; a kept
+//!   draw reads back the positions and three per-chain statistics, 37.4 + 1.3 + 0.3 MB =
+//!   39 MB, 0.78 ms. Floor per iteration of n steps: warmup max(0.19 n + 0.08, 0.02) ms, kept
+//!   draws max(0.19 n + 0.02, 0.78) ms (was max(0.19 n, 2.2) ms): about 2 ms at n = 10, 1.0 s
+//!   for 500 iterations (1.1 s before), memory-bound now rather than copy-bound; the gain is
+//!   larger for short trajectories (n = 1: 0.27 ms instead of 2.2) and for the code as it
+//!   runs, which copies from pageable memory after each launch instead of overlapping: kernel
+//!   plus copy went from 1.9 + 2.3 = 4.2 ms to 2.0 ms per warmup iteration and 2.7 ms per kept
+//!   draw at n = 10. Not measured: no GPU was available (the shim and ptxas checks above ran).
 //!
 //! `benches/gpu.sh` measures the kernels against these floors on a machine with a GPU.
 

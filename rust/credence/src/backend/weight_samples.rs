@@ -8,13 +8,14 @@
 //! The normals come from Philox4x32-10 (`compare/philox.rs`): member e draws the stream with
 //! key = `seed` and counter `[t_lo, t_hi, e, 0x5747_0000]`, where t counts blocks, Box-Muller
 //! giving two normals per block (cosine half first); z1 is its first P normals, z2 the next K.
-//! Both backends draw the same numbers. (The study's methods draw from ChaCha8 instead: the
-//! same distribution, other numbers.)
+//! Both backends draw the same numbers. The study's SWAG and BBB methods make their test-time
+//! draws here, with the key derived from the job seed (their training noise comes from
+//! ChaCha8).
 
 use ndarray::Array2;
 use rayon::prelude::*;
 
-use super::mlp::{MlpForward, mlp_forward, mlp_param_count};
+use super::mlp::{MlpForward, mlp_param_count};
 use super::{Backend, Engine};
 use crate::compare::philox::Stream;
 use crate::error::{Error, Result};
@@ -178,7 +179,7 @@ fn check_samples(samples: usize) -> Result<()> {
 /// (`seed`, e) only, identical on both backends. Its normals are Philox4x32-10 with key
 /// `seed` and counters [t_lo, t_hi, e, 0x5747_0000] for t = 0, 1, ..., Box-Muller giving two
 /// normals per counter (cosine half first); z1 is the first P of them, z2 the next K. (The
-/// study's methods draw their normals from ChaCha8: the same distribution, other numbers.)
+/// study's SWAG and BBB methods make their test-time draws here.)
 ///
 /// ```
 /// use credence::backend::{Backend, GaussianWeights, gaussian_weight_samples};
@@ -194,12 +195,29 @@ pub fn gaussian_weight_samples(
     samples: usize,
     seed: u64,
 ) -> Result<Array2<f64>> {
+    weight_samples(backend, weights, samples, seed, true)
+}
+
+/// [`gaussian_weight_samples`], with the CPU reference over rayon's pool (`pool`) or on the
+/// calling thread.
+fn weight_samples(
+    backend: Backend,
+    weights: &GaussianWeights,
+    samples: usize,
+    seed: u64,
+    pool: bool,
+) -> Result<Array2<f64>> {
     check_samples(samples)?;
     let p = weights.len();
     let flat = match backend.engine()? {
         Engine::Cpu => {
             let mut w = vec![0.0; samples * p];
-            w.par_chunks_mut(p).enumerate().for_each(|(e, row)| weights.draw(seed, e as u32, row));
+            let draw = |(e, row): (usize, &mut [f64])| weights.draw(seed, e as u32, row);
+            if pool {
+                w.par_chunks_mut(p).enumerate().for_each(draw);
+            } else {
+                w.chunks_mut(p).enumerate().for_each(draw);
+            }
             w
         }
         Engine::Cuda(gpu) => gpu.gaussian_weights(weights, samples, seed)?,
@@ -229,6 +247,37 @@ pub fn gaussian_weight_forward(
     samples: usize,
     seed: u64,
 ) -> Result<MlpForward> {
+    weight_forward(backend, d, weights, x, samples, seed, true)
+}
+
+impl GaussianWeights {
+    /// [`gaussian_weight_forward`] for the study's test-time passes: the same numbers, but
+    /// with `pool = false` the CPU reference runs on the calling thread only (see
+    /// [`MlpForward::networks`]).
+    pub(crate) fn forward(
+        &self,
+        backend: Backend,
+        d: usize,
+        x: &[f64],
+        samples: usize,
+        seed: u64,
+        pool: bool,
+    ) -> Result<MlpForward> {
+        weight_forward(backend, d, self, x, samples, seed, pool)
+    }
+}
+
+/// [`gaussian_weight_forward`], with the CPU reference over rayon's pool (`pool`) or on the
+/// calling thread.
+fn weight_forward(
+    backend: Backend,
+    d: usize,
+    weights: &GaussianWeights,
+    x: &[f64],
+    samples: usize,
+    seed: u64,
+    pool: bool,
+) -> Result<MlpForward> {
     check_samples(samples)?;
     if d == 0 {
         return Err(Error::argument("d", d, "at least 1"));
@@ -246,10 +295,10 @@ pub fn gaussian_weight_forward(
     let n = x.len() / d;
     match backend.engine()? {
         Engine::Cpu => {
-            let w = gaussian_weight_samples(Backend::Cpu, weights, samples, seed)?;
+            let w = weight_samples(Backend::Cpu, weights, samples, seed, pool)?;
             let flat =
                 w.as_slice().ok_or_else(|| Error::Backend { message: "weight samples not contiguous".into() })?;
-            mlp_forward(Backend::Cpu, d, flat, x)
+            MlpForward::networks(Backend::Cpu, d, flat, x, pool)
         }
         Engine::Cuda(gpu) => {
             if n > i32::MAX as usize || d > i32::MAX as usize / 64 {

@@ -108,11 +108,12 @@
 //! halves a step takes its extra steps while the others wait, which costs little because
 //! halving is rare away from the funnels' necks), the log density of every model kind
 //! (uncollapsed and collapsed Gaussian, beta-binomial) repeated operation for operation, the Philox
-//! state (block counter and spare normal) kept in device memory between launches. The
-//! cross-chain reductions (mean acceptance, the two means and the ChEES gradient, the window
-//! variance) and the adaptation stay on the host ([`ChainMover`], [`ChainDevice`]), so each
-//! iteration copies positions, proposals and end momenta back; block reductions in shared
-//! memory would remove that copy (not done).
+//! state (block counter and spare normal) kept in device memory between launches. A second
+//! kernel per iteration computes the cross-chain reductions (the mean acceptance, the ChEES
+//! gradient with its two means, the metric window's Welford moments) with the same additions
+//! in the same order as the code here, so only they come back during warmup ([`Want`]); the
+//! positions come back for the kept draws only. The adaptation itself stays on the host
+//! ([`ChainMover`], [`ChainDevice`]).
 
 use std::time::Instant;
 
@@ -432,42 +433,122 @@ impl DualAveraging {
 
 /// Where one design's transitions run when not on the CPU: a device (the CUDA backend runs
 /// `kernels/chees.cu`), which keeps the chains' positions, gradients, log densities and
-/// Philox streams itself (initialised from the host's [`Ensemble::new`]) and writes back what
-/// the adaptation needs.
+/// Philox streams itself (initialised from the host's [`Ensemble::new`]), computes the
+/// cross-chain reductions the adaptation needs, and writes back only what the host asked for.
 pub(crate) trait ChainMover: Send {
     /// One transition of every chain (as [`Ensemble::transition`]) under the metric `inv_mass`,
     /// each step halved as [`Trajectory::run`] does under the settings' tolerance (the device
-    /// holds the settings it was attached with).
+    /// holds the settings it was attached with), then the reductions `want` names, computed as
+    /// [`Ensemble::mean_accept`], [`Ensemble::chees_gradient`] and [`MetricWindow::add`] do,
+    /// to the last bit.
     fn transition(
         &mut self,
         eps: f64,
         steps: usize,
         move_chains: bool,
         inv_mass: &[f64],
+        want: Want,
         out: &mut MoverOut<'_>,
     ) -> Result<()>;
 }
 
+/// What the host needs from a transition on a device, besides the log density evaluations
+/// (always) and the mean acceptance the step size adapts to (always; one number).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Want {
+    /// Nothing else (the step-size search).
+    MeanAccept,
+    /// A warmup iteration: the ChEES gradient at this jitter (the positions before the
+    /// transition are kept on the device), and inside a metric window its Welford update.
+    Adapt {
+        /// The iteration's jitter h_t.
+        jitter: f64,
+        /// The metric window's step, when the iteration is in one.
+        window: Option<WindowStep>,
+    },
+    /// A kept draw: the positions and the per-chain acceptance, divergence and energy.
+    Draws,
+}
+
+/// One iteration's update of a metric window on a device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct WindowStep {
+    /// States pooled in the window before this iteration (0: the window starts from zero).
+    pub count: f64,
+    /// Whether this is the window's last iteration: its M2 comes back.
+    pub last: bool,
+}
+
+/// The cross-chain reductions a device computed with the last transition.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reduced {
+    /// [`Ensemble::mean_accept`] (every transition).
+    pub mean_accept: f64,
+    /// [`Ensemble::chees_gradient`] at the asked jitter ([`Want::Adapt`]).
+    pub chees_gradient: f64,
+    /// The metric window's M2 per coordinate (a [`WindowStep`] with `last`).
+    pub window_m2: Vec<f64>,
+}
+
 /// What a [`ChainMover`] writes after a transition (chain-major, as in [`Ensemble`]).
 pub(crate) struct MoverOut<'b> {
-    /// Kept positions.
+    /// Kept positions ([`Want::Draws`]).
     pub pos: &'b mut [f64],
-    /// Proposals.
-    pub q: &'b mut [f64],
-    /// End momenta.
-    pub p: &'b mut [f64],
-    /// Log density at the proposals.
-    pub lp: &'b mut [f64],
-    /// Acceptance probabilities.
+    /// Acceptance probabilities ([`Want::Draws`]).
     pub accept: &'b mut [f64],
-    /// The acceptance the step size adapts to ([`TrajectoryRun::coarse_accept`]).
-    pub adapt_accept: &'b mut [f64],
-    /// Divergence flags.
+    /// Divergence flags ([`Want::Draws`]).
     pub divergent: &'b mut [bool],
-    /// Hamiltonian at the kept points.
+    /// Hamiltonian at the kept points ([`Want::Draws`]).
     pub energy: &'b mut [f64],
-    /// Log density evaluations, added to.
+    /// Log density evaluations, added to (every transition).
     pub gradient_evals: &'b mut [u64],
+    /// The reductions (the mean acceptance every transition, the others as asked for).
+    pub reduced: &'b mut Reduced,
+}
+
+/// A metric adaptation window: Welford's running mean and M2 per coordinate of every chain's
+/// state, pooled over the window's iterations (on a device, `chees_reduce` makes the same
+/// updates in the same order).
+pub(crate) struct MetricWindow {
+    /// States pooled so far.
+    pub(crate) count: f64,
+    mean: Vec<f64>,
+    /// Sum of squared deviations from the running mean, per coordinate.
+    pub(crate) m2: Vec<f64>,
+}
+
+impl MetricWindow {
+    /// An empty window over `dim` coordinates.
+    pub(crate) fn new(dim: usize) -> Self {
+        Self { count: 0.0, mean: vec![0.0; dim], m2: vec![0.0; dim] }
+    }
+
+    /// Pools the chains' states (chain-major, `dim` each), chain after chain.
+    pub(crate) fn add(&mut self, pos: &[f64]) {
+        let d = self.mean.len();
+        for state in pos.chunks_exact(d) {
+            self.count += 1.0;
+            for ((&x, mean), m2) in state.iter().zip(self.mean.iter_mut()).zip(self.m2.iter_mut()) {
+                let delta = x - *mean;
+                *mean += delta / self.count;
+                *m2 += delta * (x - *mean);
+            }
+        }
+    }
+
+    /// Counts `chains` states whose mean and M2 a device pooled.
+    fn count_chains(&mut self, chains: usize) {
+        for _ in 0..chains {
+            self.count += 1.0;
+        }
+    }
+
+    /// Empties the window.
+    fn reset(&mut self) {
+        self.count = 0.0;
+        self.mean.fill(0.0);
+        self.m2.fill(0.0);
+    }
 }
 
 /// A device that runs the transitions of many designs (one [`ChainMover`] per design).
@@ -726,6 +807,8 @@ pub(crate) struct Ensemble<'a> {
     pub(crate) energy: Vec<f64>,
     /// The device the transitions run on (`None`: this CPU).
     mover: Option<Box<dyn ChainMover + 'a>>,
+    /// The reductions the device computed with the last transition (unused on the CPU).
+    pub(crate) reduced: Reduced,
 }
 
 impl<'a> Ensemble<'a> {
@@ -800,6 +883,7 @@ impl<'a> Ensemble<'a> {
             divergent: vec![false; n],
             energy: vec![f64::NAN; n],
             mover: None,
+            reduced: Reduced::default(),
         })
     }
 
@@ -809,23 +893,27 @@ impl<'a> Ensemble<'a> {
         Ok(())
     }
 
+    /// Whether the transitions run on a device (which then keeps the chains' state: the host's
+    /// positions and per-chain statistics are those of the last [`Want::Draws`] transition).
+    pub(crate) fn on_device(&self) -> bool {
+        self.mover.is_some()
+    }
+
     /// One HMC transition of every chain with `steps` leapfrog steps of size `eps`: fills the
     /// proposals (q, p at the end), acceptance probabilities and divergence flags, and moves
-    /// the accepted chains (the Metropolis test only when `move_chains`).
-    pub(crate) fn transition(&mut self, eps: f64, steps: usize, move_chains: bool) -> Result<()> {
+    /// the accepted chains (the Metropolis test only when `move_chains`). On the CPU everything
+    /// is filled whatever `want`; on a device, what `want` names (see [`MoverOut`]).
+    pub(crate) fn transition(&mut self, eps: f64, steps: usize, move_chains: bool, want: Want) -> Result<()> {
         if let Some(mover) = self.mover.as_mut() {
             let mut out = MoverOut {
                 pos: &mut self.pos,
-                q: &mut self.q,
-                p: &mut self.p,
-                lp: &mut self.lp,
                 accept: &mut self.accept,
-                adapt_accept: &mut self.adapt_accept,
                 divergent: &mut self.divergent,
                 energy: &mut self.energy,
                 gradient_evals: &mut self.gradient_evals,
+                reduced: &mut self.reduced,
             };
-            return mover.transition(eps, steps, move_chains, &self.inv_mass, &mut out);
+            return mover.transition(eps, steps, move_chains, &self.inv_mass, want, &mut out);
         }
         let d = self.dim;
         for c in 0..self.n {
@@ -869,19 +957,22 @@ impl<'a> Ensemble<'a> {
     }
 
     /// Mean over chains of the acceptance statistic the step size adapts to (see
-    /// [`Trajectory`]).
-    fn mean_accept(&self) -> f64 {
+    /// [`Trajectory`]); on a device, what it computed.
+    pub(crate) fn mean_accept(&self) -> f64 {
+        if self.on_device() {
+            return self.reduced.mean_accept;
+        }
         self.adapt_accept.iter().sum::<f64>() / self.n as f64
     }
 
     /// Stan's heuristic on the mean one-step acceptance: double or halve eps until the mean
     /// acceptance of one leapfrog step crosses 1/2 (chains do not move).
     fn reasonable_step(&mut self, mut eps: f64) -> Result<f64> {
-        self.transition(eps, 1, false)?;
+        self.transition(eps, 1, false, Want::MeanAccept)?;
         let up = self.mean_accept() > 0.5;
         for _ in 0..50 {
             let next = if up { eps * 2.0 } else { eps / 2.0 };
-            self.transition(next, 1, false)?;
+            self.transition(next, 1, false, Want::MeanAccept)?;
             let a = self.mean_accept();
             if (up && a <= 0.5) || (!up && a > 0.5) {
                 return Ok(if up { eps } else { next });
@@ -892,8 +983,13 @@ impl<'a> Ensemble<'a> {
     }
 
     /// Estimated derivative of the ChEES criterion in T for the last transition (`prev` the
-    /// positions before it), in the coordinates whitened by the mass matrix.
-    fn chees_gradient(&self, prev: &[f64], jitter: f64) -> f64 {
+    /// positions before it), in the coordinates whitened by the mass matrix; on a device, what
+    /// it computed (from its own copy of the positions before the transition, at the jitter of
+    /// [`Want::Adapt`]).
+    pub(crate) fn chees_gradient(&self, prev: &[f64], jitter: f64) -> f64 {
+        if self.on_device() {
+            return self.reduced.chees_gradient;
+        }
         let d = self.dim;
         let total: f64 = self.accept.iter().sum();
         if total / (self.n as f64) < 1e-4 {
@@ -981,9 +1077,7 @@ pub(crate) fn run_chees_on<'a>(
     const BETA2: f64 = 0.95;
     let (mut log_t_avg, mut avg_t) = (log_t, 0.0f64);
     // Welford accumulators of the pooled window variance.
-    let mut w_count = 0.0;
-    let mut w_mean = vec![0.0; d];
-    let mut w_m2 = vec![0.0; d];
+    let mut window = MetricWindow::new(d);
     let mut prev = vec![0.0; n * d];
     let mut hits = 0;
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(s.draws as usize * post.outputs().len()); n];
@@ -1018,8 +1112,19 @@ pub(crate) fn run_chees_on<'a>(
         } else {
             (wanted as usize).max(1)
         };
-        prev.copy_from_slice(&ens.pos);
-        ens.transition(step, steps, true)?;
+        // Whether this iteration's states join a metric window, and whether it is the last one.
+        let in_window = windows.iter().any(|&(first, end)| (first..end).contains(&it));
+        let window_end = windows.iter().any(|&(_, end)| end == it + 1);
+        let want = if it >= warmup {
+            Want::Draws
+        } else {
+            let step = in_window.then_some(WindowStep { count: window.count, last: window_end });
+            Want::Adapt { jitter: h, window: step }
+        };
+        if !ens.on_device() {
+            prev.copy_from_slice(&ens.pos);
+        }
+        ens.transition(step, steps, true, want)?;
         if it >= warmup {
             sampling_steps += steps;
             for c in 0..n {
@@ -1055,26 +1160,23 @@ pub(crate) fn run_chees_on<'a>(
         avg_t += 1.0;
         let eta = avg_t.powf(-0.75);
         log_t_avg = eta * log_t + (1.0 - eta) * log_t_avg;
-        // Mass matrix windows: pool every chain's state over the window.
-        if windows.iter().any(|&(first, end)| (first..end).contains(&it)) {
-            for c in 0..n {
-                w_count += 1.0;
-                for i in 0..d {
-                    let x = ens.pos[c * d + i];
-                    let delta = x - w_mean[i];
-                    w_mean[i] += delta / w_count;
-                    w_m2[i] += delta * (x - w_mean[i]);
-                }
+        // Mass matrix windows: pool every chain's state over the window (on a device, the
+        // device made the updates of the mean and M2 and sent M2 back at the window's end).
+        if in_window {
+            if ens.on_device() {
+                window.count_chains(n);
+            } else {
+                window.add(&ens.pos);
             }
         }
-        if windows.iter().any(|&(_, end)| end == it + 1) && w_count > 1.0 {
-            let shrink = w_count / (w_count + 5.0);
-            for (im, m2) in ens.inv_mass.iter_mut().zip(&w_m2) {
-                *im = shrink * m2 / (w_count - 1.0) + 1e-3 * (1.0 - shrink);
+        if window_end && window.count > 1.0 {
+            let count = window.count;
+            let shrink = count / (count + 5.0);
+            let m2 = if ens.on_device() { &ens.reduced.window_m2 } else { &window.m2 };
+            for (im, m2) in ens.inv_mass.iter_mut().zip(m2) {
+                *im = shrink * m2 / (count - 1.0) + 1e-3 * (1.0 - shrink);
             }
-            w_count = 0.0;
-            w_mean.fill(0.0);
-            w_m2.fill(0.0);
+            window.reset();
             eps = ens.reasonable_step(eps)?;
             da = DualAveraging::new(eps, s.target_accept);
             // T restarts: Adam climbs to the criterion's first maximum under the new metric

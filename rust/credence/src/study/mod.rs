@@ -6,6 +6,12 @@
 //! [`methods`] (training and prediction) -> [`score`] (metrics) -> [`results`] (the
 //! append-only table) with [`runner`] driving it and [`merge`] joining shard tables. The
 //! `credence study` command is a thin face over [`runner::run_study`] and [`merge::merge`].
+//!
+//! Training runs on the CPU; the methods' test-time forward passes (ensemble members,
+//! MC-dropout passes, SWAG and BBB weight draws) run through kernel 4 of [`crate::backend`] on
+//! [`methods::MethodConfig::backend`] (`credence study --backend auto|cpu|cuda`; auto, the
+//! default, is the GPU when CUDA is usable, else the CPU), with the same numbers on both up to
+//! the GPU's rounding.
 
 pub mod data;
 pub mod grid;

@@ -7,7 +7,11 @@
 //! Each job draws its realization, trains with its own seed (see [`crate::study::grid`]) and is
 //! scored by [`score`], on the standardised target scale by default ([`Units`]). Nothing a job
 //! computes depends on other jobs, the thread count or the shard, so the table (apart from the
-//! `train_seconds` column and the row order) is the same however it is produced.
+//! `train_seconds` column and the row order) is the same however it is produced. The test-time
+//! passes run on the plan's [`MethodConfig::backend`], resolved once before the first job
+//! ([`Backend::Auto`]: the GPU when CUDA is usable, else the CPU; [`Backend::Cuda`] without
+//! CUDA is an [`Error::Backend`] before anything is written); the GPU's tables differ from the
+//! CPU's by rounding only.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,6 +23,7 @@ use std::time::Instant;
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::study::data::{DataSplit, Dataset, Realization};
 use crate::study::grid::{Job, Shard, jobs};
@@ -84,7 +89,8 @@ pub struct StudyPlan {
     pub threads: Option<usize>,
     /// Run only this slice of the grid.
     pub shard: Option<Shard>,
-    /// Hyperparameters of the methods.
+    /// Hyperparameters of the methods, and where their test-time passes run
+    /// ([`MethodConfig::backend`]).
     pub method_config: MethodConfig,
 }
 
@@ -133,6 +139,7 @@ impl StudyPlan {
         if !(scale > 0.0 && scale.is_finite()) {
             return Err(Error::argument("epoch scale", scale, "a finite number > 0"));
         }
+        self.method_config.validate()?;
         if self.threads == Some(0) {
             return Err(Error::argument("threads", 0, "at least 1"));
         }
@@ -175,6 +182,9 @@ pub struct StudySummary {
     pub cancelled: bool,
     /// The half-written last line cut from the table before resuming, if any.
     pub repaired: Option<String>,
+    /// Where the test-time passes ran: [`Backend::Cpu`] or [`Backend::Cuda`] (the plan's
+    /// backend, resolved).
+    pub backend: Backend,
 }
 
 /// The training function the runner calls; [`train_and_predict`] in [`run_study`].
@@ -195,19 +205,14 @@ pub fn run_study(
     run_with(&train_and_predict, dataset, data, plan, out, progress, cancel)
 }
 
-/// Trains and scores one job.
-fn run_job(train: &Trainer<'_>, job: Job, data: &DataSplit, plan: &StudyPlan) -> Result<Row> {
+/// Trains and scores one job with the method settings `config` (the plan's, its backend
+/// resolved).
+fn run_job(train: &Trainer<'_>, job: Job, data: &DataSplit, plan: &StudyPlan, config: &MethodConfig) -> Result<Row> {
     let seed = job.data_seed(plan.seed_offset);
     let real = Realization::draw(data, job.n, seed)?;
     let start = Instant::now();
-    let output = train(
-        job.method,
-        &plan.method_config,
-        real.x.view(),
-        &real.y,
-        real.test_x.view(),
-        job.train_seed(plan.seed_offset),
-    )?;
+    let output =
+        train(job.method, config, real.x.view(), &real.y, real.test_x.view(), job.train_seed(plan.seed_offset))?;
     let train_seconds = start.elapsed().as_secs_f64();
     let metrics = if output.converged {
         let s = &real.scaler;
@@ -238,13 +243,60 @@ pub fn settings_path(out: &Path) -> std::path::PathBuf {
     name.into()
 }
 
+/// The method hyperparameters as the settings file records them: every field of
+/// [`MethodConfig`] but `backend` (where the passes run changes the numbers by rounding only),
+/// in the text of the derived `Debug` the file used before the field existed, so tables
+/// started then still resume.
+struct Hyperparameters<'a>(&'a MethodConfig);
+
+impl std::fmt::Debug for Hyperparameters<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Destructured in full: a new field must be added here (or deliberately left out).
+        let MethodConfig {
+            epoch_scale,
+            batch_size,
+            ensemble_size,
+            samples,
+            dropout,
+            swag_rank,
+            kl_weight,
+            level,
+            calibration_fraction,
+            precision,
+            backend: _,
+        } = self.0;
+        f.debug_struct("MethodConfig")
+            .field("epoch_scale", epoch_scale)
+            .field("batch_size", batch_size)
+            .field("ensemble_size", ensemble_size)
+            .field("samples", samples)
+            .field("dropout", dropout)
+            .field("swag_rank", swag_rank)
+            .field("kl_weight", kl_weight)
+            .field("level", level)
+            .field("calibration_fraction", calibration_fraction)
+            .field("precision", precision)
+            .finish()
+    }
+}
+
+/// The text of the settings file of `plan`.
+fn settings_text(plan: &StudyPlan) -> String {
+    format!(
+        "units = {:?}\nseed_offset = {}\nmethods = {:?}\n",
+        plan.units,
+        plan.seed_offset,
+        Hyperparameters(&plan.method_config)
+    )
+}
+
 /// Resuming with other units, seed offset or method hyperparameters would mix incomparable
 /// rows in one table (the rows cannot show it), so the settings are recorded beside the table
-/// when it is started and must match when it is resumed.
+/// when it is started and must match when it is resumed. The backend is not recorded: a table
+/// may be resumed on another one.
 fn check_settings(out: &Path, plan: &StudyPlan, fresh: bool) -> Result<()> {
     let path = settings_path(out);
-    let want =
-        format!("units = {:?}\nseed_offset = {}\nmethods = {:?}\n", plan.units, plan.seed_offset, plan.method_config);
+    let want = settings_text(plan);
     if !fresh {
         match std::fs::read_to_string(&path) {
             Ok(found) if found == want => return Ok(()),
@@ -274,6 +326,8 @@ pub(crate) fn run_with(
     cancel: &AtomicBool,
 ) -> Result<StudySummary> {
     plan.validate()?;
+    let backend = plan.method_config.backend.resolve()?;
+    let config = MethodConfig { backend, ..plan.method_config.clone() };
     let pool = data.pool_size();
     let mut sizes = Vec::new();
     let mut skipped_sizes = Vec::new();
@@ -323,6 +377,7 @@ pub(crate) fn run_with(
         skipped_sizes,
         cancelled: false,
         repaired: existing.repaired,
+        backend,
     };
     progress.start(todo.len(), summary.already_done);
 
@@ -334,7 +389,7 @@ pub(crate) fn run_with(
             if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let result = run_job(train, job, data, plan).and_then(|row| writer.append(&row).map(|()| row));
+            let result = run_job(train, job, data, plan, &config).and_then(|row| writer.append(&row).map(|()| row));
             match result {
                 Ok(row) => {
                     {
@@ -523,6 +578,51 @@ pub(crate) mod tests {
         assert_eq!("Standardised".parse::<Units>().unwrap(), Units::Standardized);
         assert_eq!("pool".parse::<Units>().unwrap(), Units::Pool);
         assert!("metres".parse::<Units>().is_err());
+    }
+
+    /// Settings files written before `MethodConfig::backend` existed still match, whatever the
+    /// backend (such tables resume, and a table may be resumed on another backend).
+    #[test]
+    fn settings_text_leaves_the_backend_out() {
+        let old = "units = Pool\nseed_offset = 0\nmethods = MethodConfig { epoch_scale: 0.01, batch_size: 32, \
+                   ensemble_size: 5, samples: 50, dropout: 0.1, swag_rank: 20, kl_weight: 0.0001, level: 0.9, \
+                   calibration_fraction: 0.2, precision: F32 }\n";
+        for backend in [Backend::Auto, Backend::Cpu, Backend::Cuda] {
+            let mut p = StudyPlan::default();
+            p.method_config.epoch_scale = 0.01;
+            p.method_config.backend = backend;
+            assert_eq!(settings_text(&p), old, "{backend:?}");
+        }
+        let mut p = StudyPlan::default();
+        p.method_config.samples = 20;
+        assert_ne!(settings_text(&p), settings_text(&StudyPlan::default()));
+    }
+
+    /// The summary names the backend the passes ran on; `Cuda` without CUDA fails before the
+    /// table is created.
+    #[test]
+    fn the_backend_is_resolved_before_the_first_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = crate::study::data::synthetic();
+        let never = AtomicBool::new(false);
+        let with = |backend| {
+            let mut p = StudyPlan { sizes: vec![20], methods: vec![Method::Map], realizations: 2, ..plan(1) };
+            p.method_config.backend = backend;
+            p
+        };
+        let out = dir.path().join("auto.csv");
+        let s = run_with(&fake, Dataset::Synthetic, &data, &with(Backend::Auto), &out, &Silent, &never).unwrap();
+        assert_eq!(s.backend, Backend::Auto.resolve().unwrap());
+        let out = dir.path().join("cpu.csv");
+        let s = run_with(&fake, Dataset::Synthetic, &data, &with(Backend::Cpu), &out, &Silent, &never).unwrap();
+        assert_eq!(s.backend, Backend::Cpu);
+        if !Backend::cuda_available() {
+            let out = dir.path().join("cuda.csv");
+            let e =
+                run_with(&fake, Dataset::Synthetic, &data, &with(Backend::Cuda), &out, &Silent, &never).unwrap_err();
+            assert!(matches!(e, Error::Backend { .. }) && e.to_string().contains("CUDA was requested"), "{e}");
+            assert!(!out.exists() && !settings_path(&out).exists());
+        }
     }
 
     /// The pool scale is the original scale divided by the pool sd: CRPS, RMSE and widths scale

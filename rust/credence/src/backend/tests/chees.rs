@@ -1,14 +1,23 @@
 //! Kernel 3 (`kernels/chees.cu`) against the CPU sampler: the device log density of every
 //! model kind against `Posterior::logp`, transitions (with and without step halving) against
-//! `Ensemble::transition` through the C++ shim, full batched fits through the shim against the
-//! CPU fits, and the same on a GPU where there is one. The shim runs the kernel's arithmetic
-//! operation for operation as the Rust reference does, on the same libm: its results must be
-//! equal to the last bit.
+//! `Ensemble::transition` through the C++ shim, the device's cross-chain reductions
+//! (`chees_reduce`) against the CPU adaptation's, full batched fits through the shim against
+//! the CPU fits (with and without metric windows), and the same on a GPU where there is one.
+//! The shim runs the kernel's arithmetic operation for operation as the Rust reference does,
+//! on the same libm: its results must be equal to the last bit.
 
-use super::super::chees::{BatchInit, ChainLauncher, LaunchIn, LaunchOut, fit_many_chees_with};
-use super::{Reader, Rng, device, harness, run_harness, workspace_root};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use super::super::chees::{
+    Batch, BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
+    fit_many_chees_with,
+};
+use super::super::{CPU_SHIM_HEADER, KernelSource, PHILOX_HEADER, compile_ptx};
+use super::{Reader, Rng, device, harness, nvrtc, ptxas, ptxas_report, require, run_harness, workspace_root};
 use crate::compare::beta_binomial::BetaBinomialModel;
-use crate::compare::chees::Ensemble;
+use crate::compare::chees::{CheesRun, Ensemble, MetricWindow, Want, run_chees_on};
 use crate::compare::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::gaussian::GaussianModel;
 use crate::compare::model::{Likelihood, Parameterization, Posterior, SigmaStructure};
@@ -297,13 +306,6 @@ fn unsupported_variants_are_typed_errors() {
     }
 }
 
-/// Runs `chees_transition` through the C++ shim with the whole state passed in and out (the
-/// harness keeps nothing between runs): a stand-in for the GPU.
-struct ShimLauncher {
-    exe: std::path::PathBuf,
-    state: Option<ShimState>,
-}
-
 #[derive(Clone)]
 struct ShimState {
     pos: Vec<f64>,
@@ -314,9 +316,22 @@ struct ShimState {
     spare: Vec<f64>,
 }
 
+/// Everything `chees_transition` writes (all designs, chain-major within each).
+struct Transition {
+    pos: Vec<f64>,
+    q: Vec<f64>,
+    p: Vec<f64>,
+    lp: Vec<f64>,
+    accept: Vec<f64>,
+    adapt_accept: Vec<f64>,
+    divergent: Vec<i32>,
+    energy: Vec<f64>,
+    evals: Vec<i32>,
+}
+
 /// Everything one launch writes, with the Philox state.
 struct ShimOut {
-    out: LaunchOut,
+    out: Transition,
     state: ShimState,
 }
 
@@ -366,31 +381,13 @@ fn shim_launch(exe: &std::path::Path, init: &BatchInit, state: &ShimState, launc
             let spare_flag = r.i32s(chains);
             let spare = r.f64s(chains);
             ShimOut {
-                out: LaunchOut { pos: pos.clone(), q, p, lp, accept, adapt_accept, divergent, energy, evals },
+                out: Transition { pos: pos.clone(), q, p, lp, accept, adapt_accept, divergent, energy, evals },
                 state: ShimState { pos, grad, logp, block, spare_flag, spare },
             }
         })
         .collect();
     assert!(r.0.is_empty(), "harness wrote more than expected");
     res
-}
-
-impl ChainLauncher for ShimLauncher {
-    fn launch(&mut self, init: &BatchInit, input: &LaunchIn) -> Result<LaunchOut> {
-        let chains = init.off.len() / 4 * init.chains;
-        let state = self.state.take().unwrap_or_else(|| ShimState {
-            pos: init.pos.clone(),
-            grad: init.grad.clone(),
-            logp: init.logp.clone(),
-            block: vec![0; chains],
-            spare_flag: vec![0; chains],
-            spare: vec![0.0; chains],
-        });
-        let mut r = shim_launch(&self.exe, init, &state, std::slice::from_ref(input));
-        let o = r.remove(0);
-        self.state = Some(o.state);
-        Ok(o.out)
-    }
 }
 
 /// Per launch of the transition test: step size, steps per design, move flag.
@@ -424,8 +421,8 @@ fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) 
     // A metric of unequal scales, and two CPU transitions so that the streams have advanced.
     for e in ens.iter_mut() {
         e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.next());
-        e.transition(0.1, 3, true).unwrap();
-        e.transition(0.05, 2, true).unwrap();
+        e.transition(0.1, 3, true, Want::Draws).unwrap();
+        e.transition(0.05, 2, true, Want::Draws).unwrap();
     }
     let n = s.chains();
     let mut init = BatchInit { chains: n, key: (s.seed as u32, (s.seed >> 32) as u32), ..Default::default() };
@@ -458,6 +455,7 @@ fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) 
             steps: steps.to_vec(),
             moves: vec![mv; models.len()],
             max_error: walnuts.unwrap_or(f64::NAN),
+            ..Default::default()
         })
         .collect();
     let got = shim_launch(exe, &init, &state, &launches);
@@ -466,7 +464,7 @@ fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) 
         let mut at = 0;
         for (b, e) in ens.iter_mut().enumerate() {
             let evals_before = e.gradient_evals.clone();
-            e.transition(eps, steps[b] as usize, mv == 1).unwrap();
+            e.transition(eps, steps[b] as usize, mv == 1, Want::Draws).unwrap();
             let d = e.dim;
             let (lo, hi) = (at * n, (at + d) * n);
             at += d;
@@ -528,6 +526,460 @@ fn cpu_shim_transitions_match_ensemble_transition() {
     assert!(diverged > 0, "no trajectory diverged after its halvings");
 }
 
+/// `tests/chees_harness.cpp`: each launch runs `chees_transition` then `chees_reduce` through
+/// the shim, the whole device state passed in and out.
+const CHEES_HARNESS: &str = include_str!("chees_harness.cpp");
+
+/// The launch harness built from the embedded sources, or `None` (skip) without a C++20
+/// compiler; cached in the temp directory under a hash of its sources, as the parent's
+/// `harness()` is.
+fn launch_harness() -> Option<PathBuf> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
+        let files = [
+            ("cuda_cpu_shim.h", CPU_SHIM_HEADER),
+            ("philox.cuh", PHILOX_HEADER),
+            ("chees.cu", KernelSource::Chees.source()),
+            ("chees_harness.cpp", CHEES_HARNESS),
+        ];
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        files.hash(&mut h);
+        let cache = std::env::temp_dir().join(format!("credence-chees-shim-{:016x}", h.finish()));
+        let exe = cache.join("chees_harness");
+        if exe.is_file() {
+            return Some(exe);
+        }
+        let work = cache.join(format!("build-{}", std::process::id()));
+        std::fs::create_dir_all(&work).ok()?;
+        for (name, text) in &files {
+            std::fs::write(work.join(name), text).ok()?;
+        }
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".to_owned());
+        let out = Command::new(&cxx)
+            .args(["-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+            .arg(work.join("chees_harness"))
+            .arg(work.join("chees_harness.cpp"))
+            .output()
+            .ok()?;
+        // A compiler that runs but rejects the sources is a failure, not a skip.
+        assert!(out.status.success(), "{cxx} failed on the kernels:\n{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::rename(work.join("chees_harness"), &exe).ok()?;
+        let _ = std::fs::remove_dir_all(&work);
+        Some(exe)
+    });
+    require(built.clone(), "a C++20 compiler (g++ >= 11; set CXX)")
+}
+
+/// The device state of a batch between launches: the chains' (as [`ShimState`]), the positions
+/// before the last transition, and the metric windows' running means and M2.
+#[derive(Clone)]
+struct DeviceState {
+    chains: ShimState,
+    prev: Vec<f64>,
+    window_mean: Vec<f64>,
+    window_m2: Vec<f64>,
+}
+
+impl DeviceState {
+    /// What the launcher uploads: the initial chains, prev = their positions, the windows
+    /// unset (NaN: a window starts from zero whatever they hold).
+    fn new(init: &BatchInit) -> Self {
+        let chains = init.designs() * init.chains;
+        DeviceState {
+            chains: ShimState {
+                pos: init.pos.clone(),
+                grad: init.grad.clone(),
+                logp: init.logp.clone(),
+                block: vec![0; chains],
+                spare_flag: vec![0; chains],
+                spare: vec![0.0; chains],
+            },
+            prev: init.pos.clone(),
+            window_mean: vec![f64::NAN; init.dims],
+            window_m2: vec![f64::NAN; init.dims],
+        }
+    }
+}
+
+/// Everything one launch of the launch harness writes.
+struct Launched {
+    transition: Transition,
+    state: DeviceState,
+    reduced: Vec<f64>,
+}
+
+/// `launches` in one run of the launch harness from `state`.
+fn harness_launches(exe: &Path, init: &BatchInit, state: &DeviceState, launches: &[LaunchIn]) -> Vec<Launched> {
+    let n = init.chains;
+    let designs = init.designs();
+    let chains = designs * n;
+    let cells = init.dims * n;
+    let mut input = Vec::new();
+    let header = [designs, n, launches.len(), init.mi.len(), init.md.len(), cells, init.work];
+    le(&mut input, &header, |v| (v as i64).to_le_bytes().to_vec());
+    le(&mut input, &[init.key.0 as i64, init.key.1 as i64], |v| v.to_le_bytes().to_vec());
+    le(&mut input, &init.off, |v| v.to_le_bytes().to_vec());
+    le(&mut input, &init.mi, |v| v.to_le_bytes().to_vec());
+    le(&mut input, &init.md, |v| v.to_le_bytes().to_vec());
+    let c = &state.chains;
+    for v in [&c.pos, &c.grad, &c.logp] {
+        le(&mut input, v, |x| x.to_le_bytes().to_vec());
+    }
+    le(&mut input, &c.block, |v| v.to_le_bytes().to_vec());
+    le(&mut input, &c.spare_flag, |v| v.to_le_bytes().to_vec());
+    le(&mut input, &c.spare, |v| v.to_le_bytes().to_vec());
+    for v in [&state.prev, &state.window_mean, &state.window_m2] {
+        le(&mut input, v, |x| x.to_le_bytes().to_vec());
+    }
+    for l in launches {
+        le(&mut input, &l.inv_mass, |v| v.to_le_bytes().to_vec());
+        le(&mut input, &l.eps, |v| v.to_le_bytes().to_vec());
+        le(&mut input, &l.steps, |v| v.to_le_bytes().to_vec());
+        le(&mut input, &l.moves, |v| v.to_le_bytes().to_vec());
+        le(&mut input, &[l.max_error], |v| v.to_le_bytes().to_vec());
+        le(&mut input, &l.want, |v| v.to_le_bytes().to_vec());
+        le(&mut input, &l.jitter, |v| v.to_le_bytes().to_vec());
+        le(&mut input, &l.window_count, |v| v.to_le_bytes().to_vec());
+    }
+    let out = run_harness_at(exe, &input);
+    let mut r = Reader(&out);
+    let res = launches
+        .iter()
+        .map(|_| {
+            let pos = r.f64s(cells);
+            let grad = r.f64s(cells);
+            let logp = r.f64s(chains);
+            let q = r.f64s(cells);
+            let p = r.f64s(cells);
+            let lp = r.f64s(chains);
+            let accept = r.f64s(chains);
+            let adapt_accept = r.f64s(chains);
+            let divergent = r.i32s(chains);
+            let energy = r.f64s(chains);
+            let evals = r.i32s(chains);
+            let block = (0..chains).map(|_| u64::from_le_bytes(r.take())).collect();
+            let spare_flag = r.i32s(chains);
+            let spare = r.f64s(chains);
+            let prev = r.f64s(cells);
+            let window_mean = r.f64s(init.dims);
+            let window_m2 = r.f64s(init.dims);
+            let reduced = r.f64s(2 * designs);
+            Launched {
+                transition: Transition { pos: pos.clone(), q, p, lp, accept, adapt_accept, divergent, energy, evals },
+                state: DeviceState {
+                    chains: ShimState { pos, grad, logp, block, spare_flag, spare },
+                    prev,
+                    window_mean,
+                    window_m2,
+                },
+                reduced,
+            }
+        })
+        .collect();
+    assert!(r.0.is_empty(), "harness wrote more than expected");
+    res
+}
+
+/// Runs the launch harness (it takes no mode argument).
+fn run_harness_at(exe: &Path, input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "chees_harness failed");
+    out.stdout
+}
+
+/// What `CheesLauncher` copies back from a launch, taken from the harness's full buffers with
+/// the same ranges (`LaunchIn::covering`, `BatchInit::dim_range`).
+fn copied_back(init: &BatchInit, input: &LaunchIn, l: &Launched) -> LaunchOut {
+    let n = init.chains;
+    let draws = input.covering(WANT_DRAWS);
+    let windows = input.covering(WANT_WINDOW_M2);
+    let cells = init.dim_range(&draws);
+    let chains = draws.start * n..draws.end * n;
+    let t = &l.transition;
+    LaunchOut {
+        reduced: l.reduced.clone(),
+        evals: t.evals.clone(),
+        pos: t.pos[cells.start * n..cells.end * n].to_vec(),
+        accept: t.accept[chains.clone()].to_vec(),
+        divergent: t.divergent[chains.clone()].to_vec(),
+        energy: t.energy[chains].to_vec(),
+        window_m2: l.state.window_m2[init.dim_range(&windows)].to_vec(),
+        draws,
+        windows,
+    }
+}
+
+/// Runs a batch's launches through the shim (the launch harness, one run per launch, the
+/// device state kept here): a stand-in for the GPU.
+struct ShimLauncher {
+    exe: PathBuf,
+    state: Option<DeviceState>,
+}
+
+impl ChainLauncher for ShimLauncher {
+    fn launch(&mut self, init: &BatchInit, input: &LaunchIn) -> Result<LaunchOut> {
+        let state = self.state.take().unwrap_or_else(|| DeviceState::new(init));
+        let mut r = harness_launches(&self.exe, init, &state, std::slice::from_ref(input));
+        let l = r.remove(0);
+        let out = copied_back(init, input, &l);
+        self.state = Some(l.state);
+        Ok(out)
+    }
+}
+
+/// Per launch of the reduction test: step size, steps and move flag per design, `WANT_*`
+/// flags (the same for every design), jitter.
+type ReducePlan = (f64, [i32; 5], [i32; 5], i32, f64);
+
+#[test]
+fn cpu_shim_reductions_equal_the_cpu_adaptation() {
+    let Some(exe) = launch_harness() else { return };
+    let designs = fixtures();
+    let counts = count_fixtures();
+    let s = CheesSettings { superchains: 4, chains_per_superchain: 2, ..Default::default() };
+    let centred = BetaBinomialOptions { mu_parameterization: Parameterization::Centered, ..Default::default() };
+    let models: Vec<Box<dyn Posterior>> = vec![
+        Box::new(CollapsedGaussian::new(&designs[0], GaussianOptions::default(), Geometry::Pooled)),
+        Box::new(CollapsedGaussian::new(
+            &designs[1],
+            GaussianOptions { sigma: SigmaStructure::Shared, priors: other_priors(), ..Default::default() },
+            Geometry::Pooled,
+        )),
+        Box::new(GaussianModel::new(&designs[2], GaussianOptions::default(), None)),
+        Box::new(BetaBinomialModel::new(&counts[0], BetaBinomialOptions::default())),
+        Box::new(BetaBinomialModel::new(&counts[1], centred)),
+    ];
+    let mut ens: Vec<Ensemble<'_>> =
+        models.iter().enumerate().map(|(b, m)| Ensemble::new(m.as_ref(), &s, b as u32).unwrap()).collect();
+    let mut rng = Rng(17);
+    for e in ens.iter_mut() {
+        e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.next());
+    }
+    let n = s.chains();
+    let mut init = BatchInit { chains: n, key: (s.seed as u32, (s.seed >> 32) as u32), ..Default::default() };
+    let mut inv_mass = Vec::new();
+    for (b, (e, m)) in ens.iter().zip(&models).enumerate() {
+        let flat = m.device_model(b as u32).unwrap();
+        init.off.extend([init.mi.len() as i64, init.md.len() as i64, (init.dims * n) as i64, init.work as i64]);
+        init.mi.extend(&flat.ints);
+        init.md.extend(&flat.doubles);
+        init.dims += flat.dim;
+        init.work += flat.work * n;
+        init.pos.extend(&e.pos);
+        init.grad.extend(&e.grad);
+        init.logp.extend(&e.logp);
+        inv_mass.extend(&e.inv_mass);
+    }
+    let (grad, window, m2) = (WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW | WANT_WINDOW_M2);
+    // A window over launches 0-4 (restarted at 5), the step-size search (no move) in between,
+    // design 2 skipped twice, a step so large that nothing is accepted (the gradient's
+    // 1e-4 cut), then kept draws.
+    let plan: [ReducePlan; 9] = [
+        (0.08, [4; 5], [1; 5], grad | window, 0.5),
+        (0.2, [1; 5], [0; 5], 0, 0.0),
+        (0.03, [7, 2, 5, 3, 4], [1, 1, -1, 1, 1], grad | window, 0.25),
+        (0.4, [3; 5], [1; 5], grad | window, 0.75),
+        (40.0, [6; 5], [1; 5], grad | m2, 0.625),
+        (0.1, [5; 5], [1, 1, -1, 1, 1], grad | window, 0.125),
+        (0.15, [4; 5], [1; 5], grad | m2, 0.375),
+        (0.12, [3; 5], [1; 5], WANT_DRAWS, 0.0),
+        (0.12, [2; 5], [1; 5], grad, 0.875),
+    ];
+    let mut windows: Vec<MetricWindow> = ens.iter().map(|e| MetricWindow::new(e.dim)).collect();
+    // The window counts the launcher would be given: per design, states pooled so far.
+    let mut state = DeviceState::new(&init);
+    let (mut gradients, mut cut, mut moments) = (0, 0, 0);
+    for (l, &(eps, steps, moves, want, jitter)) in plan.iter().enumerate() {
+        let input = LaunchIn {
+            inv_mass: inv_mass.clone(),
+            eps: vec![eps; 5],
+            steps: steps.to_vec(),
+            moves: moves.to_vec(),
+            max_error: s.walnuts.unwrap_or(f64::NAN),
+            want: vec![want; 5],
+            jitter: vec![jitter; 5],
+            window_count: windows.iter().map(|w| w.count).collect(),
+        };
+        let got = harness_launches(&exe, &init, &state, std::slice::from_ref(&input)).remove(0);
+        let back = copied_back(&init, &input, &got);
+        for (b, e) in ens.iter_mut().enumerate() {
+            let label = |w: &str| format!("launch {l} design {b} {w}");
+            let (lo, hi) = (init.dims_before(b), init.dims_before(b + 1));
+            if moves[b] < 0 {
+                // Skipped: the device's prev stays what it was.
+                same(&label("prev (skipped)"), &got.state.prev[lo * n..hi * n], &state.prev[lo * n..hi * n]);
+                continue;
+            }
+            let prev = e.pos.clone();
+            same(&label("prev before"), &state.prev[lo * n..hi * n], &prev);
+            e.transition(eps, steps[b] as usize, moves[b] == 1, Want::Draws).unwrap();
+            same(&label("pos"), &got.transition.pos[lo * n..hi * n], &e.pos);
+            same(&label("mean accept"), &got.reduced[2 * b..=2 * b], &[e.mean_accept()]);
+            let want_g = if want & grad != 0 { e.chees_gradient(&prev, jitter) } else { 0.0 };
+            same(&label("ChEES gradient"), &got.reduced[2 * b + 1..=2 * b + 1], &[want_g]);
+            if want & grad != 0 {
+                gradients += usize::from(want_g != 0.0);
+                cut += usize::from(e.accept.iter().sum::<f64>() / n as f64 <= 1e-4);
+            }
+            if want & window != 0 {
+                windows[b].add(&e.pos);
+                same(&label("window M2"), &got.state.window_m2[lo..hi], &windows[b].m2);
+                moments += 1;
+            }
+            if want & WANT_WINDOW_M2 != 0 {
+                // What the launcher copies back, and then the window restarts.
+                same(&label("window M2 copied back"), &back.window_m2[lo..hi], &windows[b].m2);
+                windows[b] = MetricWindow::new(e.dim);
+            }
+            if want & WANT_DRAWS != 0 {
+                same(&label("draws"), &back.pos[lo * n..hi * n], &e.pos);
+                same(&label("accept"), &back.accept[b * n..(b + 1) * n], &e.accept);
+                same(&label("energy"), &back.energy[b * n..(b + 1) * n], &e.energy);
+            }
+            // The positions before the next transition.
+            same(&label("prev after"), &got.state.prev[lo * n..hi * n], &e.pos);
+        }
+        assert_eq!(back.pos.is_empty(), want & WANT_DRAWS == 0, "launch {l}: positions copied back");
+        assert_eq!(back.window_m2.is_empty(), want & WANT_WINDOW_M2 == 0, "launch {l}: M2 copied back");
+        state = got.state;
+    }
+    eprintln!("chees_reduce: {gradients} non-zero gradients, {cut} cut at 1e-4, {moments} window updates");
+    assert!(gradients > 20 && cut >= 1 && moments >= 25, "{gradients} {cut} {moments}");
+}
+
+/// A model whose density is NaN at the origin (and nowhere else the chains go): the Laplace
+/// approximation, which starts there, fails, so the sampler learns the metric in Stan's
+/// windows. The device runs the model itself ([`Posterior::device_model`]).
+struct NoLaplace(Box<dyn Posterior>);
+
+impl Posterior for NoLaplace {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn logp(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        if x.iter().all(|&v| v == 0.0) {
+            return f64::NAN;
+        }
+        self.0.logp(x, grad)
+    }
+    fn outputs(&self) -> &[crate::compare::model::Output] {
+        self.0.outputs()
+    }
+    fn aux_dim(&self) -> usize {
+        self.0.aux_dim()
+    }
+    fn constrain(&self, x: &[f64], aux: &[f64], out: &mut [f64]) {
+        self.0.constrain(x, aux, out)
+    }
+    fn form(&self) -> String {
+        self.0.form()
+    }
+    fn simulate(&self, constrained: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
+        self.0.simulate(constrained, rng)
+    }
+    fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
+        self.0.sample_prior(rng)
+    }
+    fn device_model(
+        &self,
+        data_set: u32,
+    ) -> std::result::Result<crate::compare::gaussian::device::DeviceModel, String> {
+        self.0.device_model(data_set)
+    }
+}
+
+/// Runs `run_chees_on` for every model on `device` (one thread each, as `fit_many_chees_with`).
+fn runs_on(posts: &[NoLaplace], s: &CheesSettings, device: &Batch) -> Vec<CheesRun> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = posts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                scope.spawn(move || {
+                    let r = run_chees_on(p, s, i as u32, Some(device));
+                    device.leave(i);
+                    r
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap().unwrap()).collect()
+    })
+}
+
+#[test]
+fn cpu_shim_fit_with_metric_windows_equals_cpu_fit() {
+    let Some(exe) = launch_harness() else { return };
+    let designs = fixtures();
+    let counts = count_fixtures();
+    let posts = [
+        NoLaplace(Box::new(CollapsedGaussian::new(&designs[0], GaussianOptions::default(), Geometry::Pooled))),
+        NoLaplace(Box::new(BetaBinomialModel::new(&counts[0], BetaBinomialOptions::default()))),
+    ];
+    // 200 warmup iterations: windows [75, 100) and [100, 150), each followed by the step-size
+    // search and a restart of T.
+    let s = CheesSettings {
+        superchains: 4,
+        chains_per_superchain: 2,
+        warmup: 200,
+        draws: 6,
+        max_draws: None,
+        ..Default::default()
+    };
+    let batch = Batch::new(0, posts.len(), &s, Box::new(ShimLauncher { exe, state: None }));
+    let got = runs_on(&posts, &s, &batch);
+    for (i, (p, g)) in posts.iter().zip(&got).enumerate() {
+        let want = run_chees_on(p, &s, i as u32, None).unwrap();
+        let label = |w: &str| format!("design {i} {w}");
+        // The metric was learned (the first is all ones without the Laplace variances).
+        assert!(want.inv_mass.iter().any(|&v| v != 1.0), "{}", label("no metric window ran"));
+        same(&label("inv_mass"), &g.inv_mass, &want.inv_mass);
+        same(&label("step, T"), &[g.step_size, g.trajectory_length], &[want.step_size, want.trajectory_length]);
+        assert_eq!(g.max_leapfrog_hits, want.max_leapfrog_hits, "{}", label("capped iterations"));
+        for (c, (x, y)) in g.chains.iter().zip(&want.chains).enumerate() {
+            same(&label(&format!("chain {c} draws")), &x.draws, &y.draws);
+            assert_eq!(x.gradient_evals, y.gradient_evals, "{}", label("evaluations"));
+            assert_eq!(x.divergences, y.divergences, "{}", label("divergences"));
+            let stat = |stats: &[crate::compare::DrawStats]| -> Vec<f64> {
+                stats.iter().flat_map(|t| [t.accept_stat, t.energy, f64::from(u8::from(t.divergent))]).collect()
+            };
+            same(&label(&format!("chain {c} statistics")), &stat(&x.stats), &stat(&y.stats));
+        }
+    }
+}
+
+/// `chees_reduce` is in the PTX for sm_80 and sm_90 and assembles with no spills (the general
+/// ptxas test checks every function's spill line; this names the new entry).
+#[test]
+fn chees_reduce_assembles_without_spills() {
+    let (Some(()), Some(ptxas)) = (nvrtc(), ptxas()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for (arch, sm) in [("compute_80", "sm_80"), ("compute_90", "sm_90")] {
+        let ptx = compile_ptx(KernelSource::Chees, arch).unwrap_or_else(|e| panic!("{e}"));
+        assert!(ptx.contains(".entry chees_reduce("), "{sm}: no entry chees_reduce in the PTX");
+        let file = dir.path().join(format!("chees.{sm}.ptx"));
+        std::fs::write(&file, ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .args(["-v", "-arch", sm, "-o"])
+            .arg(file.with_extension("cubin"))
+            .arg(&file)
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", ptxas.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ptxas {sm} failed on chees.cu:\n{stderr}");
+        let (_, regs, stores, loads) = ptxas_report(&stderr)
+            .into_iter()
+            .find(|r| r.0 == "chees_reduce")
+            .unwrap_or_else(|| panic!("{sm}: no ptxas report for chees_reduce:\n{stderr}"));
+        eprintln!("{sm} chees_reduce: {regs} registers, {stores} B spill stores, {loads} B spill loads");
+        assert!(stores == 0 && loads == 0, "{sm} chees_reduce: register spills");
+    }
+}
+
 fn small_options() -> CheesOptions {
     let s = CheesSettings { superchains: 4, chains_per_superchain: 2, warmup: 40, draws: 6, ..Default::default() };
     CheesOptions { sampler: s, ..Default::default() }
@@ -575,7 +1027,7 @@ fn compare_fits_near(
 
 #[test]
 fn cpu_shim_batched_fit_equals_cpu_fit() {
-    let Some(exe) = harness() else { return };
+    let Some(exe) = launch_harness() else { return };
     let shim = || -> Box<dyn ChainLauncher> { Box::new(ShimLauncher { exe: exe.clone(), state: None }) };
     // The default options: the collapsed Gaussian model, step halving on.
     let designs = fixtures();

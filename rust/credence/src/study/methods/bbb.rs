@@ -1,13 +1,16 @@
 //! Bayes by Backprop (Blundell et al. 2015): a mean-field Gaussian q(w) = N(mu, softplus(rho)^2)
 //! over every weight and bias, prior N(0, 1), trained for 1000 epochs with Adam (lr 1e-3, no
 //! weight decay) on batch-mean NLL + kl_weight x KL(q || p), one reparameterised weight draw per
-//! mini-batch; the predictive is the mixture of the heads of T = 50 weight draws.
+//! mini-batch; the predictive is the mixture of the heads of T = 50 weight draws
+//! ([`GaussianWeights::bbb`], drawn and run by the backend's kernel 4).
 
 use rand::seq::SliceRandom;
 
-use super::common::{Data, INIT, Members, NOISE, PREDICT, SHUFFLE, all_finite, rng, scaled_epochs};
+use super::common::{Data, INIT, NOISE, SHUFFLE, all_finite, rng, scaled_epochs};
 use super::map::member_seed;
+use super::predict::{TestSet, predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
+use crate::backend::GaussianWeights;
 use crate::error::Result;
 use crate::special::{exp_bf, ln_normal};
 use crate::study::nn::Real;
@@ -150,23 +153,19 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
     Ok(Fit { theta, losses, converged })
 }
 
-pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+pub(super) fn run<R: Real>(
+    data: &Data<R>,
+    test: &TestSet<'_>,
+    config: &MethodConfig,
+    seed: u64,
+) -> Result<MethodOutput> {
     let mut net = Net::new(data.d, config.batch_size.min(data.n()));
     let fit = fit(&mut net, data, config, seed)?;
-    let len = net.layout().len;
-    let (mu, rho) = fit.theta.split_at(len);
-    let (mut sd, mut dsd) = (vec![R::zero(); len], vec![R::zero(); len]);
-    softplus_all(rho, &mut sd, &mut dsd);
-    let mut draws = rng(seed, &[PREDICT]);
-    let mut w = vec![R::zero(); len];
-    let mut out = Members::with_capacity(config.samples, test.len() / data.d);
-    for _ in 0..config.samples {
-        for ((w, &m), &s) in w.iter_mut().zip(mu).zip(&sd) {
-            *w = m + s * R::normal(&mut draws);
-        }
-        out.push(&mut net, &w, test, None)?;
-    }
-    Ok(MethodOutput { prediction: out.into_prediction()?, converged: fit.converged })
+    let (mu, rho) = fit.theta.split_at(net.layout().len);
+    // w = mu + softplus(rho) z, the softplus in f64.
+    let weights = GaussianWeights::bbb(to_f64(mu), &to_f64(rho))?;
+    let prediction = test.weight_draws(&weights, config.samples, predict_seed(seed))?;
+    Ok(MethodOutput { prediction, converged: fit.converged })
 }
 
 #[cfg(test)]

@@ -1,15 +1,14 @@
-//! Pieces the methods share: input checks, conversion to the training precision, the Adam
-//! training loop (MAP, MC dropout, ensemble members, the conformal network) and batched
-//! prediction into mixture members.
+//! Pieces the methods share: input checks, conversion to the training precision and the Adam
+//! training loop (MAP, MC dropout, ensemble members, the conformal network). The test-time
+//! passes are in [`super::predict`].
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::ArrayView2;
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use rand::seq::SliceRandom;
 
-use super::{MethodConfig, Prediction};
+use super::MethodConfig;
 use crate::error::{Error, Result};
-use crate::predictive::GaussianMixture;
 use crate::study::nn::mlp::Net;
 use crate::study::nn::optim::Adam;
 use crate::study::nn::{Real, stream_seed};
@@ -33,16 +32,18 @@ pub(super) fn rng(seed: u64, tags: &[u64]) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(stream_seed(seed, tags))
 }
 
-/// Training inputs (row-major n x d) and targets in the training precision.
+/// Training inputs (row-major n x d) and targets in the training precision, and the inputs
+/// as given (f64, for the test-time passes at CP's calibration points).
 pub(super) struct Data<R> {
     pub x: Vec<R>,
+    pub x64: Vec<f64>,
     pub y: Vec<R>,
     pub d: usize,
 }
 
 impl<R: Real> Data<R> {
     pub(super) fn new(x: ArrayView2<'_, f64>, y: &[f64]) -> Self {
-        Data { x: rows::<R>(x), y: y.iter().map(|&v| R::from_f64(v)).collect(), d: x.ncols() }
+        Data { x: rows::<R>(x), x64: rows::<f64>(x), y: y.iter().map(|&v| R::from_f64(v)).collect(), d: x.ncols() }
     }
 
     pub(super) fn n(&self) -> usize {
@@ -54,6 +55,7 @@ impl<R: Real> Data<R> {
         let d = self.d;
         Data {
             x: idx.iter().flat_map(|&i| self.x[i * d..(i + 1) * d].iter().copied()).collect(),
+            x64: idx.iter().flat_map(|&i| self.x64[i * d..(i + 1) * d].iter().copied()).collect(),
             y: idx.iter().map(|&i| self.y[i]).collect(),
             d,
         }
@@ -154,57 +156,4 @@ pub(super) fn train_adam<R: Real>(
     }
     net.unmask();
     Ok(Trained { params, losses, converged })
-}
-
-/// Mixture members of the test predictions: `means` and `sds` are member-major (M x m).
-pub(super) struct Members {
-    pub means: Vec<f64>,
-    pub sds: Vec<f64>,
-    pub m: usize,
-}
-
-impl Members {
-    pub(super) fn with_capacity(members: usize, m: usize) -> Self {
-        Members { means: Vec::with_capacity(members * m), sds: Vec::with_capacity(members * m), m }
-    }
-
-    /// Appends the Gaussian heads of `params` at the test rows `test` (row-major); with a
-    /// dropout rate, each chunk of rows gets fresh masks from `masks` (one MC dropout pass).
-    pub(super) fn push<R: Real>(
-        &mut self,
-        net: &mut Net<R>,
-        params: &[R],
-        test: &[R],
-        masks: Option<(&mut ChaCha8Rng, f64)>,
-    ) -> Result<()> {
-        let mut masks = masks;
-        let mut first = 0;
-        while first < self.m {
-            let b = net.load_rows(test, first, self.m - first);
-            match masks.as_mut() {
-                Some((rng, p)) => net.sample_masks(*rng, *p, b),
-                None => net.unmask(),
-            }
-            net.forward(params, b)?;
-            for i in 0..b {
-                let (mu, sd) = net.gaussian(i);
-                self.means.push(mu);
-                self.sds.push(sd);
-            }
-            first += b;
-        }
-        net.unmask();
-        Ok(())
-    }
-
-    /// The equally weighted mixture of the members.
-    pub(super) fn into_prediction(self) -> Result<Prediction> {
-        let members = self.means.len() / self.m.max(1);
-        let shape = (members, self.m);
-        let means = Array2::from_shape_vec(shape, self.means)
-            .map_err(|e| Error::shape("predicted means", &[members, self.m], e.to_string()))?;
-        let sds = Array2::from_shape_vec(shape, self.sds)
-            .map_err(|e| Error::shape("predicted sds", &[members, self.m], e.to_string()))?;
-        Ok(Prediction::Mixture(GaussianMixture::new(means, sds, None)?))
-    }
 }

@@ -8,6 +8,7 @@ use rand::seq::SliceRandom;
 
 use super::common::{Data, EPOCHS, SPLIT, rng, scaled_epochs, train_adam};
 use super::map::member_seed;
+use super::predict::{TestSet, to_f64};
 use super::{MethodConfig, MethodOutput, Prediction};
 use crate::error::{Error, Result};
 use crate::predictive::Intervals;
@@ -43,7 +44,12 @@ pub(super) fn split_sizes(n: usize, fraction: f64) -> Result<(usize, usize)> {
     Ok((n_cal, n - n_cal))
 }
 
-pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+pub(super) fn run<R: Real>(
+    data: &Data<R>,
+    test: &TestSet<'_>,
+    config: &MethodConfig,
+    seed: u64,
+) -> Result<MethodOutput> {
     let (n_cal, n_fit) = split_sizes(data.n(), config.calibration_fraction)?;
     let mut perm: Vec<usize> = (0..data.n()).collect();
     perm.shuffle(&mut rng(seed, &[SPLIT]));
@@ -52,31 +58,17 @@ pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, se
     let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
     let trained = train_adam(&mut net, &fit, config, epochs, 0.0, member_seed(seed, 0))?;
 
-    let mut scores: Vec<f64> = heads(&mut net, &trained.params, &cal.x)?
-        .iter()
-        .zip(&cal.y)
-        .map(|(&(mu, sd), &y)| (y.to_f64() - mu).abs() / sd)
-        .collect();
+    // One forward call over the calibration points and the test points, in that order.
+    let mut x = cal.x64.clone();
+    x.extend_from_slice(test.x);
+    let heads = TestSet { x: &x, ..*test }.networks(&to_f64(&trained.params))?;
+    let (means, sds) = (heads.means.row(0), heads.sds.row(0));
+    let mut scores: Vec<f64> = cal.y.iter().enumerate().map(|(i, &y)| (y.to_f64() - means[i]).abs() / sds[i]).collect();
     let q = conformal_quantile(&mut scores, config.level);
-    let (lower, upper) =
-        heads(&mut net, &trained.params, test)?.iter().map(|&(mu, sd)| (mu - q * sd, mu + q * sd)).unzip();
+    let (lower, upper) = (n_cal..n_cal + test.len()).map(|i| (means[i] - q * sds[i], means[i] + q * sds[i])).unzip();
     let intervals = Intervals::new(lower, upper, config.level)?;
     let gaussian = intervals.to_gaussian()?;
     Ok(MethodOutput { prediction: Prediction::Conformal { intervals, gaussian }, converged: trained.converged })
-}
-
-/// (mean, sd) of the network at every row of `x` (row-major), in chunks of the batch capacity.
-fn heads<R: Real>(net: &mut Net<R>, params: &[R], x: &[R]) -> Result<Vec<(f64, f64)>> {
-    let m = x.len() / net.layout().d;
-    let mut out = Vec::with_capacity(m);
-    let mut first = 0;
-    while first < m {
-        let b = net.load_rows(x, first, m - first);
-        net.forward(params, b)?;
-        out.extend((0..b).map(|i| net.gaussian(i)));
-        first += b;
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

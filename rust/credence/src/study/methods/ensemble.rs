@@ -2,24 +2,31 @@
 //! initialisation, batch order and seeds (network k uses the k-th member stream, so member 0 is
 //! the MAP network of the same job seed); the predictive is the equally weighted mixture.
 
-use super::common::{Data, EPOCHS, Members, scaled_epochs, train_adam};
+use super::common::{Data, EPOCHS, scaled_epochs, train_adam};
 use super::map::member_seed;
+use super::predict::TestSet;
 use super::{MethodConfig, MethodOutput};
 use crate::error::Result;
 use crate::study::nn::Real;
 use crate::study::nn::mlp::Net;
 
-pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+pub(super) fn run<R: Real>(
+    data: &Data<R>,
+    test: &TestSet<'_>,
+    config: &MethodConfig,
+    seed: u64,
+) -> Result<MethodOutput> {
     let mut net = Net::new(data.d, config.batch_size.min(data.n()));
     let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
-    let mut out = Members::with_capacity(config.ensemble_size, test.len() / data.d);
+    // The members' parameters one after the other, for one forward call over all of them.
+    let mut params = Vec::with_capacity(config.ensemble_size * net.layout().len);
     let mut converged = true;
     for k in 0..config.ensemble_size {
         let trained = train_adam(&mut net, data, config, epochs, 0.0, member_seed(seed, k as u64))?;
         converged &= trained.converged;
-        out.push(&mut net, &trained.params, test, None)?;
+        params.extend(trained.params.iter().map(|v| v.to_f64()));
     }
-    Ok(MethodOutput { prediction: out.into_prediction()?, converged })
+    Ok(MethodOutput { prediction: test.ensemble(&params)?, converged })
 }
 
 #[cfg(test)]

@@ -1,19 +1,23 @@
 //! MAP: one heteroscedastic network trained with Adam (lr 1e-3, weight decay 1e-5, 500
 //! epochs); the predictive is its Gaussian head.
 
-use super::common::{Data, EPOCHS, MEMBER, Members, scaled_epochs, train_adam};
+use super::common::{Data, EPOCHS, MEMBER, scaled_epochs, train_adam};
+use super::predict::{TestSet, to_f64};
 use super::{MethodConfig, MethodOutput};
 use crate::error::Result;
 use crate::study::nn::mlp::Net;
 use crate::study::nn::{Real, stream_seed};
 
-pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+pub(super) fn run<R: Real>(
+    data: &Data<R>,
+    test: &TestSet<'_>,
+    config: &MethodConfig,
+    seed: u64,
+) -> Result<MethodOutput> {
     let mut net = Net::new(data.d, config.batch_size.min(data.n()));
     let trained =
         train_adam(&mut net, data, config, scaled_epochs(EPOCHS, config.epoch_scale), 0.0, member_seed(seed, 0))?;
-    let mut out = Members::with_capacity(1, test.len() / data.d);
-    out.push(&mut net, &trained.params, test, None)?;
-    Ok(MethodOutput { prediction: out.into_prediction()?, converged: trained.converged })
+    Ok(MethodOutput { prediction: test.ensemble(&to_f64(&trained.params))?, converged: trained.converged })
 }
 
 /// The seed of network `k` under the job seed (MAP and CP use network 0).

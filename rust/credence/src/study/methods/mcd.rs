@@ -1,24 +1,28 @@
 //! MC dropout (Gal & Ghahramani 2016): the MAP network and optimiser with inverted dropout
 //! after both hidden ReLUs (rate [`MethodConfig::dropout`], 0.1), kept on at test time; the
-//! predictive is the equally weighted mixture of T = 50 stochastic passes.
+//! predictive is the equally weighted mixture of T = 50 stochastic passes, run by the
+//! backend's MC-dropout kernel with Philox masks keyed by the job's test-time seed.
 
-use super::common::{Data, EPOCHS, Members, PREDICT, rng, scaled_epochs, train_adam};
+use super::common::{Data, EPOCHS, scaled_epochs, train_adam};
 use super::map::member_seed;
+use super::predict::{TestSet, predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use crate::error::Result;
 use crate::study::nn::Real;
 use crate::study::nn::mlp::Net;
 
-pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+pub(super) fn run<R: Real>(
+    data: &Data<R>,
+    test: &TestSet<'_>,
+    config: &MethodConfig,
+    seed: u64,
+) -> Result<MethodOutput> {
     let mut net = Net::new(data.d, config.batch_size.min(data.n()));
     let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
     let trained = train_adam(&mut net, data, config, epochs, config.dropout, member_seed(seed, 0))?;
-    let mut draws = rng(seed, &[PREDICT]);
-    let mut out = Members::with_capacity(config.samples, test.len() / data.d);
-    for _ in 0..config.samples {
-        out.push(&mut net, &trained.params, test, Some((&mut draws, config.dropout)))?;
-    }
-    Ok(MethodOutput { prediction: out.into_prediction()?, converged: trained.converged })
+    let params = to_f64(&trained.params);
+    let prediction = test.dropout(&params, config.dropout, config.samples, predict_seed(seed))?;
+    Ok(MethodOutput { prediction, converged: trained.converged })
 }
 
 #[cfg(test)]
@@ -38,7 +42,8 @@ mod tests {
         let t = train_adam(&mut net, &data, &cfg, 50, cfg.dropout, member_seed(1, 0)).unwrap();
         assert!(t.converged);
         assert!(t.losses[49] < t.losses[0] - 0.3, "{:?}", t.losses);
-        let test = super::super::common::rows::<f32>(x.view());
+        let rows = super::super::common::rows::<f64>(x.view());
+        let test = TestSet { x: &rows, d: 3, backend: crate::backend::Backend::Cpu };
         let out = run(&data, &test, &cfg, 1).unwrap();
         let Prediction::Mixture(mix) = out.prediction else { panic!("MC dropout gives a mixture") };
         assert_eq!(mix.n_members(), 10);

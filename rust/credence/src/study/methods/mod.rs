@@ -59,13 +59,24 @@
 //! - **Precision**: f32 by default ([`Precision`]); one MAP training takes 0.060 s in f32 and
 //!   0.084 s in f64 (median of 5, benches/README.md), and f32 is what the frameworks use.
 //!   Losses are accumulated in f64.
-//! - **Seeds**: each consumer has its own ChaCha8 stream derived from the job seed (SplitMix
-//!   mixing of a tag path): network `k` (MAP and CP are network 0, ensemble member k is network
-//!   k, so the ensemble's first member is the MAP network of the same seed) has separate
-//!   streams for initialisation, batch order and noise (dropout masks, BBB weight noise); the
-//!   test-time draws (all T MC passes or weight samples, in order) and the conformal split have
-//!   one stream each. The same seed gives bit-identical output on any machine thread count:
-//!   training is single-threaded and the matrix products are not threaded.
+//! - **Seeds**: each training consumer has its own ChaCha8 stream derived from the job seed
+//!   (SplitMix mixing of a tag path): network `k` (MAP and CP are network 0, ensemble member k
+//!   is network k, so the ensemble's first member is the MAP network of the same seed) has
+//!   separate streams for initialisation, batch order and noise (dropout masks, BBB weight
+//!   noise); the conformal split has one stream. The test-time draws (the T MC-dropout masks,
+//!   the T SWAG or BBB weight samples) come from Philox4x32-10 keyed by the job's test-time
+//!   stream seed, in the counter layout of the backend's kernel 4 (below). The same seed gives
+//!   bit-identical output on any machine thread count: training is single-threaded, the matrix
+//!   products are not threaded, and the test-time passes are a function of the seed alone.
+//! - **Test-time passes** (every method's predictions at the test inputs, and CP's at its
+//!   calibration points) run through kernel 4 of [`crate::backend`] ([`MethodConfig::backend`]:
+//!   the CPU, or the GPU when one is usable): [`crate::backend::mlp_forward`] for MAP, the
+//!   ensemble's members and CP; [`crate::backend::mlp_dropout_forward`] for MC dropout;
+//!   [`crate::backend::gaussian_weight_forward`] with [`crate::backend::GaussianWeights::swag`]
+//!   and [`crate::backend::GaussianWeights::bbb`] for SWAG and BBB. They run in f64 on the test
+//!   inputs as given, whatever the training precision (the trained f32 weights are widened), so
+//!   both backends compute the same numbers, the GPU's differing from the CPU's by rounding
+//!   only (1e-10 relative in the backend's tests). Training always runs on the CPU.
 
 mod bbb;
 mod common;
@@ -73,12 +84,14 @@ mod conformal;
 mod ensemble;
 mod map;
 mod mcd;
+mod predict;
 pub mod swag;
 
 use std::str::FromStr;
 
 use ndarray::{Array2, ArrayView2};
 
+use crate::backend::{Backend, MAX_LOW_RANK};
 use crate::error::{Error, Result};
 use crate::predictive::{Gaussian, GaussianMixture, Intervals};
 
@@ -163,6 +176,11 @@ pub struct MethodConfig {
     pub calibration_fraction: f64,
     /// Float precision of training (f32).
     pub precision: Precision,
+    /// Where the test-time forward passes run ([`Backend::Auto`]: the GPU when CUDA is usable,
+    /// else the CPU; the same numbers up to the device's rounding). Training runs on the CPU.
+    /// Not a hyperparameter: it is left out of a study table's settings file, so a table
+    /// started on one backend can be resumed on another.
+    pub backend: Backend,
 }
 
 impl Default for MethodConfig {
@@ -178,6 +196,7 @@ impl Default for MethodConfig {
             level: 0.9,
             calibration_fraction: 0.2,
             precision: Precision::F32,
+            backend: Backend::Auto,
         }
     }
 }
@@ -194,8 +213,12 @@ impl MethodConfig {
                 return Err(Error::argument(name, v, "an integer >= 1"));
             }
         }
-        if c.swag_rank < 2 {
-            return Err(Error::argument("swag_rank", c.swag_rank, "an integer >= 2"));
+        if !(2..=MAX_LOW_RANK).contains(&c.swag_rank) {
+            return Err(Error::argument(
+                "swag_rank",
+                c.swag_rank,
+                format!("an integer from 2 to {MAX_LOW_RANK} (the low rank the backend's kernel holds)"),
+            ));
         }
         if !(0.0..1.0).contains(&c.dropout) {
             return Err(Error::argument("dropout", c.dropout, "a probability in [0, 1)"));
@@ -280,12 +303,15 @@ pub struct MethodOutput {
     pub converged: bool,
 }
 
-/// Trains `method` on (x, y) (standardised, n x d and n) and predicts at `test_x` (m x d).
-/// Deterministic for a given `seed`, single-threaded (parallelism is across jobs).
+/// Trains `method` on (x, y) (standardised, n x d and n) and predicts at `test_x` (m x d), the
+/// predictions on `config.backend` (see the [module docs](self)). Deterministic for a given
+/// `seed` (on the GPU up to rounding), single-threaded on the CPU (parallelism is across
+/// jobs).
 ///
 /// Errors (typed, never a panic): shape mismatches, non-finite inputs, an invalid `config`,
-/// too few points for the conformal split, and a trained network whose predictions are not
-/// finite.
+/// too few points for the conformal split, a trained network whose predictions are not
+/// finite, and [`Error::Backend`] when `config.backend` is [`Backend::Cuda`] and CUDA cannot
+/// run (or a CUDA call fails).
 pub fn train_and_predict(
     method: Method,
     config: &MethodConfig,
@@ -311,7 +337,8 @@ fn run<R: crate::study::nn::Real>(
     seed: u64,
 ) -> Result<MethodOutput> {
     let data = common::Data::<R>::new(x, y);
-    let test = common::rows::<R>(test_x);
+    let test_rows = common::rows::<f64>(test_x);
+    let test = predict::TestSet { x: &test_rows, d: data.d, backend: config.backend };
     match method {
         Method::Map => map::run(&data, &test, config, seed),
         Method::Mcd => mcd::run(&data, &test, config, seed),

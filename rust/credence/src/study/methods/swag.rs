@@ -1,11 +1,14 @@
 //! SWAG (Maddox et al. 2019): SGD with momentum 0.9, lr 1e-2 cosine-annealed over 500 epochs,
 //! one weight snapshot at the end of every epoch from epoch 300 on; the posterior is a Gaussian
 //! with diagonal plus rank-K covariance around the snapshot mean, and the predictive is the
-//! mixture of the heads of T = 50 weight draws. See the [module docs](super) for the choices.
+//! mixture of the heads of T = 50 weight draws ([`GaussianWeights::swag`], drawn and run by the
+//! backend's kernel 4). See the [module docs](super) for the choices.
 
-use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, Members, PREDICT, SHUFFLE, all_finite, rng, scaled_epochs};
+use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, SHUFFLE, all_finite, rng, scaled_epochs};
 use super::map::member_seed;
+use super::predict::{TestSet, predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
+use crate::backend::GaussianWeights;
 use crate::error::Result;
 use crate::study::nn::Real;
 use crate::study::nn::mlp::Net;
@@ -36,10 +39,10 @@ pub enum SwagFailure {
 
 /// Running SWAG moments in f64 and the last K deviations from the running mean.
 pub(super) struct Swag<R> {
-    mean: Vec<f64>,
-    sq_mean: Vec<f64>,
+    pub(super) mean: Vec<f64>,
+    pub(super) sq_mean: Vec<f64>,
     /// Ring of up to K rows of P deviations.
-    devs: Vec<f64>,
+    pub(super) devs: Vec<f64>,
     rank: usize,
     count: usize,
     /// Weights at the end of training (the last finite ones after a failure).
@@ -144,45 +147,28 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
     Ok(swag)
 }
 
-pub(super) fn run<R: Real>(data: &Data<R>, test: &[R], config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+pub(super) fn run<R: Real>(
+    data: &Data<R>,
+    test: &TestSet<'_>,
+    config: &MethodConfig,
+    seed: u64,
+) -> Result<MethodOutput> {
     let mut net = Net::new(data.d, config.batch_size.min(data.n()));
     let swag = fit(&mut net, data, config, seed)?;
-    let m = test.len() / data.d;
-    let len = swag.mean.len();
     if swag.count < 2 {
         // Failed run: predict with the snapshot mean if there is one, else the last weights.
-        let params: Vec<R> =
-            if swag.count == 1 { swag.mean.iter().map(|&v| R::from_f64(v)).collect() } else { swag.last.clone() };
-        let mut out = Members::with_capacity(1, m);
-        out.push(&mut net, &params, test, None)?;
-        return Ok(MethodOutput { prediction: out.into_prediction()?, converged: false });
+        let params = if swag.count == 1 { swag.mean.clone() } else { to_f64(&swag.last) };
+        return Ok(MethodOutput { prediction: test.ensemble(&params)?, converged: false });
     }
     let k = swag.count.min(swag.rank);
     let sd: Vec<f64> = swag.mean.iter().zip(&swag.sq_mean).map(|(m, s)| (s - m * m).max(1e-30).sqrt()).collect();
     let converged = swag.failure(&sd).is_none();
-    let (half, low_rank) = (0.5f64.sqrt(), 1.0 / ((k - 1) as f64).sqrt());
-    let mut draws = rng(seed, &[PREDICT]);
-    let mut z2 = vec![0.0; k];
-    let mut w = vec![0.0f64; len];
-    let mut params = vec![R::zero(); len];
-    let mut out = Members::with_capacity(config.samples, m);
-    for _ in 0..config.samples {
-        for (wi, s) in w.iter_mut().zip(&sd) {
-            *wi = s * f64::normal(&mut draws);
-        }
-        z2.iter_mut().for_each(|z| *z = f64::normal(&mut draws));
-        for (row, &z) in swag.devs.chunks_exact(len).take(k).zip(&z2) {
-            let c = z * low_rank;
-            for (wi, d) in w.iter_mut().zip(row) {
-                *wi += c * d;
-            }
-        }
-        for ((p, wi), mu) in params.iter_mut().zip(&w).zip(&swag.mean) {
-            *p = R::from_f64(mu + half * wi);
-        }
-        out.push(&mut net, &params, test, None)?;
-    }
-    Ok(MethodOutput { prediction: out.into_prediction()?, converged })
+    // w = mean + (sd z1 + D^T z2 / sqrt(K - 1)) / sqrt(2), D the last K deviations (the ring's
+    // first K rows).
+    let len = swag.mean.len();
+    let weights = GaussianWeights::swag(swag.mean, &swag.sq_mean, swag.devs[..k * len].to_vec())?;
+    let prediction = test.weight_draws(&weights, config.samples, predict_seed(seed))?;
+    Ok(MethodOutput { prediction, converged })
 }
 
 #[cfg(test)]
@@ -208,12 +194,18 @@ mod tests {
         assert!(s.devs.iter().any(|&d| d != 0.0));
     }
 
+    /// The test rows of `x` on the CPU.
+    fn cpu(rows: &[f64]) -> TestSet<'_> {
+        TestSet { x: rows, d: 3, backend: crate::backend::Backend::Cpu }
+    }
+
     /// Fewer than two snapshots: not converged, but still a one-member prediction.
     #[test]
     fn too_few_snapshots_fail_but_predict() {
         let (x, y) = problem(20, 9);
         let data = Data::<f64>::new(x.view(), &y);
-        let test = super::super::common::rows::<f64>(x.view());
+        let rows = super::super::common::rows::<f64>(x.view());
+        let test = cpu(&rows);
         for (scale, snaps) in [(0.002, 0), (0.004, 1)] {
             let cfg = MethodConfig { epoch_scale: scale, ..quick() };
             let mut net = Net::new(3, 20);
@@ -232,8 +224,8 @@ mod tests {
         let (x, mut y) = problem(20, 9);
         y[3] = 1e30;
         let data = Data::<f32>::new(x.view(), &y);
-        let test = super::super::common::rows::<f32>(x.view());
-        let out = run(&data, &test, &quick(), 1).unwrap();
+        let rows = super::super::common::rows::<f64>(x.view());
+        let out = run(&data, &cpu(&rows), &quick(), 1).unwrap();
         assert!(!out.converged);
     }
 

@@ -110,6 +110,10 @@
 //!   the beta-binomial by the variance of an observed proportion, p (1 - p) (phi + n) /
 //!   (n (phi + 1)) with the method's mean trials n (assumptions: the issue defines the MDD for
 //!   the Gaussian model).
+//! - [`plan`]: how many realizations settle a comparison, by simulated experiments from a
+//!   pilot fit's posterior (or [`Stated`] values), every simulated table fitted by batched
+//!   ChEES on a chosen backend: the assurance of a [`Decision`] per R with its Monte Carlo
+//!   error, the smallest R reaching a power, the predictive MDD side by side ([`Plan`]).
 //! - [`ClosedForm`]: the posterior under known hyperparameters (a test oracle), [`mdd_curve`]
 //!   and [`PowerLaw`] for MDD over training sizes, [`sensitivity_to_r`] for refits on subsets
 //!   of realizations, [`ranking_agreement`] for Kendall's tau between two metrics' rankings,

@@ -3,14 +3,20 @@
 #' @export
 credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~method, prior = NULL, chains = 4,
                          iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = getOption("mc.cores", 1L),
-                         higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10)) {
+                         higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10),
+                         sampler = c("nuts", "chees"), backend = "auto") {
+  sampler <- match.arg(sampler)
   args <- list(formula = formula, data = data, family = family, sigma = sigma, prior = prior, chains = chains,
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
-               control = control)
+               control = control, sampler = sampler, backend = backend)
   # An unspecified warmup stays a quarter of iter when update() changes iter (500 warmup +
   # 1500 draws of 2000 iterations). As in brms, iter is exact: the chains are not made longer
-  # when the fit is not clean (the CLI's and the Rust API's default do that).
+  # when the fit is not clean (the CLI's and the Rust API's default do that). Unspecified
+  # chains, iter and warmup take the sampler's defaults (ChEES: 10 superchains x 4 chains,
+  # 75 warmup + 100 draws), also when update() changes the sampler.
   if (missing(warmup)) args["warmup"] <- list(NULL)
+  if (missing(iter)) args["iter"] <- list(NULL)
+  if (missing(chains)) args["chains"] <- list(NULL)
   fit_from_args(args, data_name = deparse1(substitute(data)), sigma_given = !missing(sigma))
 }
 
@@ -57,28 +63,63 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
     warning(sum(!keep), " row(s) containing NAs were dropped (excluded from the model)", call. = FALSE)
   }
   d <- data[keep, , drop = FALSE]
-  chains <- check_count("chains", args$chains, 1)
-  iter <- check_count("iter", args$iter, 1)
-  warmup <- check_count("warmup", if (is.null(args$warmup)) floor(iter / 4) else args$warmup, 0)
+  sampler <- if (is.null(args$sampler)) "nuts" else args$sampler
+  if (!is.character(sampler) || length(sampler) != 1L || !sampler %in% c("nuts", "chees")) {
+    stop("credence_fit: sampler must be \"nuts\" or \"chees\"", call. = FALSE)
+  }
+  backend <- check_backend(if (is.null(args$backend)) "auto" else args$backend, "credence_fit")
+  chees <- sampler == "chees"
+  if (!chees && backend == "cuda") {
+    stop("credence_fit: NUTS runs on the CPU only; backend = \"cuda\" needs sampler = \"chees\"", call. = FALSE)
+  }
+  if (chees && !is.null(args$chains)) {
+    stop("credence_fit: sampler = \"chees\" counts chains as control = list(superchains, chains_per_superchain), ",
+         "not chains", call. = FALSE)
+  }
+  chains <- check_count("chains", if (is.null(args$chains)) 4 else args$chains, 1)
+  iter <- check_count("iter", if (!is.null(args$iter)) args$iter else if (chees) 175 else 2000, 1)
+  warmup <- check_count("warmup", if (!is.null(args$warmup)) args$warmup else if (chees && is.null(args$iter)) 75
+                        else floor(iter / 4), 0)
   if (iter <= warmup) stop("credence_fit: iter (", iter, ") must exceed warmup (", warmup, ")", call. = FALSE)
   seed <- args$seed
   if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1)
   seed <- check_count("seed", seed, 0)
-  control <- utils::modifyList(list(adapt_delta = 0.8, max_treedepth = 10), as.list(args$control))
-  unknown <- setdiff(names(control), c("adapt_delta", "max_treedepth"))
+  defaults <- if (chees) list(adapt_delta = 0.8, superchains = 10, chains_per_superchain = 4) else
+    list(adapt_delta = 0.8, max_treedepth = 10)
+  control <- utils::modifyList(defaults, as.list(args$control))
+  # A NUTS control list (the default) passed on to ChEES keeps working: max_treedepth is NUTS's.
+  if (chees) control$max_treedepth <- NULL
+  unknown <- setdiff(names(control), names(defaults))
   if (length(unknown)) {
-    stop("credence_fit: unsupported control entries: ", paste(unknown, collapse = ", "),
-         "; expected adapt_delta, max_treedepth", call. = FALSE)
+    stop("credence_fit: unsupported control entries for sampler = \"", sampler, "\": ",
+         paste(unknown, collapse = ", "), "; expected ", paste(names(defaults), collapse = ", "), call. = FALSE)
   }
   priors <- prior_strings(args$prior)
-  ptr <- glue_fit(as.character(d[[f$group]]), if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-                  as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
-                  family, shared_sigma, !is.null(f$pair), FALSE, FALSE, FALSE, unname(priors),
-                  chains, warmup, iter - warmup, seed, as.double(control$adapt_delta),
-                  as.double(control$max_treedepth), isTRUE(args$higher_is_better))
+  group <- as.character(d[[f$group]])
+  pair <- if (is.null(f$pair)) NULL else as.character(d[[f$pair]])
+  y <- as.double(d[[f$response]])
+  trials <- if (is.null(f$trials)) NULL else as.double(d[[f$trials]])
+  chees_info <- NULL
+  if (chees) {
+    r <- core("credence_fit", glue_fit_chees(
+      group, pair, y, trials, family, shared_sigma, !is.null(f$pair), FALSE, unname(priors),
+      check_count("superchains", control$superchains, 2),
+      check_count("chains_per_superchain", control$chains_per_superchain, 1), warmup, iter - warmup,
+      # The ChEES defaults (iter unspecified) run a fit that is not clean on, up to 200 draws per
+      # chain, as the core's; an iter given is exact, as in brms.
+      if (is.null(args$iter)) 200 else iter - warmup, seed, as.double(control$adapt_delta),
+      isTRUE(args$higher_is_better), backend))
+    ptr <- r$ptr
+    chees_info <- r[setdiff(names(r), "ptr")]
+  } else {
+    ptr <- glue_fit(group, pair, y, trials, family, shared_sigma, !is.null(f$pair), FALSE, FALSE, FALSE,
+                    unname(priors), chains, warmup, iter - warmup, seed, as.double(control$adapt_delta),
+                    as.double(control$max_treedepth), isTRUE(args$higher_is_better))
+  }
   args$seed <- seed
   structure(list(ptr = ptr, formula = args$formula, family = family, shared_sigma = shared_sigma,
                  terms = f, data = d, data_name = data_name, seed = seed, sigma_given = sigma_given, prior = priors, args = args,
+                 sampler = sampler, backend = if (chees) chees_info$backend else "cpu", chees = chees_info,
                  summary = as.data.frame(glue_summary(ptr)), info = glue_info(ptr)),
             class = "credence_fit")
 }

@@ -17,7 +17,8 @@ summary.credence_fit <- function(object, ...) {
   out <- list(family = object$family, formula = object$formula, shared_sigma = object$shared_sigma,
               terms = object$terms, data_name = object$data_name, info = object$info,
               hyper = summary_table(s, hyper), method = summary_table(s, method),
-              family_par = summary_table(s, family_par), seed = object$seed)
+              family_par = summary_table(s, family_par), seed = object$seed,
+              sampler = if (is.null(object$sampler)) "nuts" else object$sampler, chees = object$chees)
   class(out) <- "summary.credence_fit"
   out
 }
@@ -45,9 +46,19 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
   show(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper)
   show(if (bb) "Method coverage (p)" else "Method means (mu)", x$method)
   show("Family Specific Parameters", x$family_par)
-  cat("\nDraws were sampled using NUTS (Rust core, nuts-rs). For each parameter, Bulk_ESS\n",
-      "and Tail_ESS are effective sample size measures, and Rhat is the potential\n",
-      "scale reduction factor on split chains (at convergence, Rhat = 1).\n", sep = "")
+  if (identical(x$sampler, "chees")) {
+    ch <- x$chees
+    cat("\nDraws were sampled using batched ChEES-HMC (Rust core) on the ", toupper(ch$backend), ": step size ",
+        signif(ch$step_size, 3), ", trajectory length ", signif(ch$trajectory_length, 3), " (",
+        round(ch$mean_leapfrog_steps, 1), " leapfrog steps per iteration), largest nested R-hat ",
+        formatC(ch$max_nested_rhat, format = "f", digits = 3), ".\nFor each parameter, Bulk_ESS and Tail_ESS ",
+        "are effective sample size measures, and Rhat is the potential\nscale reduction factor on split chains ",
+        "(at convergence, Rhat = 1).\n", sep = "")
+  } else {
+    cat("\nDraws were sampled using NUTS (Rust core, nuts-rs). For each parameter, Bulk_ESS\n",
+        "and Tail_ESS are effective sample size measures, and Rhat is the potential\n",
+        "scale reduction factor on split chains (at convergence, Rhat = 1).\n", sep = "")
+  }
   for (w in i$warnings) cat("Warning:", w, "\n")
   invisible(x)
 }

@@ -20,6 +20,20 @@ as_probs <- function(probs) {
   list(values = as.double(probs), dim = as.integer(d))
 }
 
+# A backend name: "auto" (the GPU when CUDA is usable, else the CPU), "cpu" or "cuda".
+check_backend <- function(backend, fn) {
+  if (!is.character(backend) || length(backend) != 1L || !backend %in% c("auto", "cpu", "cuda")) {
+    stop(fn, ": backend must be \"auto\", \"cpu\" or \"cuda\"", call. = FALSE)
+  }
+  backend
+}
+
+#' @export
+credence_backend <- function(backend = "auto") {
+  b <- core("credence_backend", glue_backend(check_backend(backend, "credence_backend")))
+  structure(b$backend, cuda_unavailable = if (nzchar(b$cuda_unavailable)) b$cuda_unavailable else NULL)
+}
+
 as_matrix <- function(x, name) {
   if (is.data.frame(x)) x <- as.matrix(x)
   if (is.null(dim(x))) x <- matrix(x, nrow = 1L)
@@ -38,12 +52,20 @@ nll_gaussian <- function(y, mean, sd) {
 }
 
 #' @export
-crps_mixture <- function(y, means, sds, weights = NULL) {
+crps_mixture <- function(y, means, sds, weights = NULL, backend = "auto") {
+  check_backend(backend, "crps_mixture")
   means <- as_matrix(means, "means")
   sds <- as_matrix(sds, "sds")
   if (!identical(dim(means), dim(sds))) stop("means and sds: expected matrices of the same dimensions")
-  .Call(wrap__glue_crps_mixture, as.double(means), as.double(sds), nrow(means), ncol(means),
-        if (is.null(weights)) NULL else as.double(weights), as.double(y))
+  w <- if (is.null(weights)) NULL else as.double(weights)
+  # "cpu": the crate's mixture metrics directly; otherwise kernel 2's seam
+  # (credence::backend::mixture_summary), which runs on the CPU where CUDA cannot.
+  if (backend == "cpu") {
+    return(.Call(wrap__glue_crps_mixture, as.double(means), as.double(sds), nrow(means), ncol(means), w,
+                 as.double(y)))
+  }
+  core("crps_mixture", .Call(wrap__glue_crps_mixture_on, as.double(means), as.double(sds), nrow(means),
+                             ncol(means), w, as.double(y), backend))
 }
 
 #' @export
@@ -70,21 +92,30 @@ interval_score <- function(y, lower, upper, alpha = 0.1) {
 }
 
 #' @export
-ece <- function(probs, y, bins = 15L) {
+ece <- function(probs, y, bins = 15L, backend = "auto") {
+  check_backend(backend, "ece")
   p <- as_probs(probs)
-  .Call(wrap__glue_ece, p$values, p$dim, as_class_index(y), as.integer(bins))
+  # "cpu": the crate's metrics directly; otherwise kernel 1's seam
+  # (credence::backend::ensemble_summary), which runs on the CPU where CUDA cannot.
+  if (backend == "cpu") return(.Call(wrap__glue_ece, p$values, p$dim, as_class_index(y), as.integer(bins)))
+  core("ece", .Call(wrap__glue_ensemble_on, p$values, p$dim, as_class_index(y), as.integer(bins), backend))$ece
 }
 
 #' @export
-brier <- function(probs, y) {
+brier <- function(probs, y, backend = "auto") {
+  check_backend(backend, "brier")
   p <- as_probs(probs)
-  .Call(wrap__glue_brier, p$values, p$dim, as_class_index(y))
+  if (backend == "cpu") return(.Call(wrap__glue_brier, p$values, p$dim, as_class_index(y)))
+  core("brier", .Call(wrap__glue_ensemble_on, p$values, p$dim, as_class_index(y), 1L, backend))$brier
 }
 
 #' @export
-entropy_decomposition <- function(probs) {
+entropy_decomposition <- function(probs, backend = "auto") {
+  check_backend(backend, "entropy_decomposition")
   p <- as_probs(probs)
-  as.data.frame(.Call(wrap__glue_entropy_decomposition, p$values, p$dim))
+  if (backend == "cpu") return(as.data.frame(.Call(wrap__glue_entropy_decomposition, p$values, p$dim)))
+  r <- core("entropy_decomposition", .Call(wrap__glue_ensemble_on, p$values, p$dim, NULL, 0L, backend))
+  data.frame(total = r$total, aleatoric = r$aleatoric, epistemic = r$epistemic)
 }
 
 #' @export

@@ -1,8 +1,10 @@
 //! Fitting and the quantities of a fit: R vectors in, `credence::compare` calls, R lists out.
 
+use credence::backend::{Backend, chees_kernel_unsupported, fit_many_chees_on};
 use credence::compare::{
-    BetaBinomialOptions, BetaBinomialPriors, Design, DrawStats, Family, Fit, FitOptions, GaussianOptions,
-    GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit, mdd_curve,
+    BetaBinomialOptions, BetaBinomialPriors, CheesOptions, CheesSettings, Design, DrawStats, Family, Fit, FitOptions,
+    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
+    mdd_curve,
 };
 use extendr_api::prelude::*;
 
@@ -20,7 +22,7 @@ fn location_prior(text: &str, default: LocationPrior) -> R<LocationPrior> {
 }
 
 /// Whole non-negative number from an R double (seeds, iteration counts).
-fn count(name: &str, x: f64) -> R<u64> {
+pub(crate) fn count(name: &str, x: f64) -> R<u64> {
     if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) {
         Ok(x as u64)
     } else {
@@ -28,14 +30,9 @@ fn count(name: &str, x: f64) -> R<u64> {
     }
 }
 
-/// Fits the model; priors are strings such as "normal(0, 1)" ("" keeps the default).
-#[extendr]
+/// The model family from its name, options and prior strings ("" keeps a prior's default).
 #[allow(clippy::too_many_arguments)]
-fn glue_fit(
-    group: Vec<String>,
-    pair: Nullable<Vec<String>>,
-    y: Vec<f64>,
-    trials: Nullable<Vec<f64>>,
+fn family(
     family: &str,
     shared_sigma: bool,
     realization_effect: bool,
@@ -43,17 +40,10 @@ fn glue_fit(
     standardize: bool,
     phi_per_method: bool,
     priors: Vec<String>,
-    chains: f64,
-    warmup: f64,
-    draws: f64,
-    seed: f64,
-    target_accept: f64,
-    max_depth: f64,
-    higher_is_better: bool,
-) -> R<ExternalPtr<Fit>> {
+) -> R<Family> {
     let [mu0, tau, sigma, sigma_gamma, phi] = <[String; 5]>::try_from(priors)
         .map_err(|_| "priors: expected 5 strings (mu0, tau, sigma, sigma_gamma, phi)".to_string())?;
-    let family = match family {
+    Ok(match family {
         "gaussian" => {
             let d = GaussianPriors::default();
             Family::Gaussian(GaussianOptions {
@@ -86,7 +76,39 @@ fn glue_fit(
             })
         }
         other => return Err(format!("family '{other}': expected gaussian or beta_binomial")),
-    };
+    })
+}
+
+/// A backend from its name (`auto`, `cpu` or `cuda`).
+pub(crate) fn backend(name: &str) -> R<Backend> {
+    name.parse().map_err(msg)
+}
+
+/// Fits the model by NUTS; priors are strings such as "normal(0, 1)" ("" keeps the default).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_fit(
+    group: Vec<String>,
+    pair: Nullable<Vec<String>>,
+    y: Vec<f64>,
+    trials: Nullable<Vec<f64>>,
+    family: &str,
+    shared_sigma: bool,
+    realization_effect: bool,
+    student_t: bool,
+    standardize: bool,
+    phi_per_method: bool,
+    priors: Vec<String>,
+    chains: f64,
+    warmup: f64,
+    draws: f64,
+    seed: f64,
+    target_accept: f64,
+    max_depth: f64,
+    higher_is_better: bool,
+) -> R<ExternalPtr<Fit>> {
+    let family =
+        self::family(family, shared_sigma, realization_effect, student_t, standardize, phi_per_method, priors)?;
     let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
     let options = FitOptions {
         family,
@@ -105,6 +127,94 @@ fn glue_fit(
         higher_is_better,
     };
     Ok(ExternalPtr::new(fit(&design, &options).map_err(msg)?))
+}
+
+/// Fits the model by batched ChEES-HMC on a backend (`credence::backend::fit_many_chees_on`
+/// with one design; `max_draws` as `CheesSettings::max_draws`): the fit and what is particular to ChEES (nested R-hat, step size,
+/// trajectory length, the backend that ran).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_fit_chees(
+    group: Vec<String>,
+    pair: Nullable<Vec<String>>,
+    y: Vec<f64>,
+    trials: Nullable<Vec<f64>>,
+    family: &str,
+    shared_sigma: bool,
+    realization_effect: bool,
+    phi_per_method: bool,
+    priors: Vec<String>,
+    superchains: f64,
+    chains_per_superchain: f64,
+    warmup: f64,
+    draws: f64,
+    max_draws: f64,
+    seed: f64,
+    target_accept: f64,
+    higher_is_better: bool,
+    backend: &str,
+) -> R<List> {
+    let backend = self::backend(backend)?;
+    let family = self::family(family, shared_sigma, realization_effect, false, false, phi_per_method, priors)?;
+    let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
+    let sampler = CheesSettings {
+        superchains: count("superchains", superchains)? as usize,
+        chains_per_superchain: count("chains_per_superchain", chains_per_superchain)? as usize,
+        warmup: count("warmup", warmup)?,
+        draws: count("draws", draws)?,
+        seed: count("seed", seed)?,
+        target_accept,
+        // At most max_draws per chain (the core's extension of a fit that is not clean);
+        // max_draws = draws keeps exactly draws, brms' meaning of iter.
+        max_draws: Some(count("max_draws", max_draws)?),
+        ..Default::default()
+    };
+    let options = CheesOptions { family, sampler, higher_is_better };
+    // The backend that runs: Auto falls back to the CPU where the kernel cannot fit the model.
+    let ran = match backend.resolve().map_err(msg)? {
+        Backend::Cuda
+            if backend == Backend::Auto
+                && (options.sampler.chains() > 256 || chees_kernel_unsupported(&design, &options).is_some()) =>
+        {
+            Backend::Cpu
+        }
+        b => b,
+    };
+    let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &options)
+        .map_err(msg)?
+        .pop()
+        .ok_or_else(|| "ChEES returned no fit".to_string())?
+        .map_err(msg)?;
+    let max_nested_rhat = c.max_nested_rhat();
+    let (nested_rhat_name, nested_rhat): (Vec<String>, Vec<f64>) = c.nested_rhat.into_iter().unzip();
+    Ok(list!(
+        ptr = ExternalPtr::new(c.fit),
+        nested_rhat_name = nested_rhat_name,
+        nested_rhat = nested_rhat,
+        max_nested_rhat = max_nested_rhat,
+        step_size = c.step_size,
+        trajectory_length = c.trajectory_length,
+        mean_leapfrog_steps = c.mean_leapfrog_steps,
+        max_leapfrog_hits = c.max_leapfrog_hits as f64,
+        backend = backend_name(ran)
+    ))
+}
+
+/// `cpu` or `cuda` (a resolved backend's name).
+pub(crate) fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Auto => "auto",
+        Backend::Cpu => "cpu",
+        Backend::Cuda => "cuda",
+    }
+}
+
+/// The backend `name` resolves to here (`cpu` or `cuda`), and why CUDA cannot run ("" when it
+/// can); an error for `cuda` where CUDA cannot run.
+#[extendr]
+fn glue_backend(name: &str) -> R<List> {
+    let b = backend(name)?.resolve().map_err(msg)?;
+    Ok(list!(backend = backend_name(b), cuda_unavailable = Backend::cuda_unavailable_reason().unwrap_or_default()))
 }
 
 /// The summary table, one vector per column.
@@ -268,6 +378,8 @@ fn glue_predict(f: ExternalPtr<Fit>, n: f64, seed: f64) -> R<Vec<f64>> {
 extendr_module! {
     mod fit;
     fn glue_fit;
+    fn glue_fit_chees;
+    fn glue_backend;
     fn glue_summary;
     fn glue_info;
     fn glue_draws;

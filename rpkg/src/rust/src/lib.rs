@@ -10,6 +10,7 @@ use extendr_api::prelude::*;
 mod credal;
 mod fit;
 mod metrics;
+mod plan;
 mod quantiles;
 mod study;
 
@@ -29,6 +30,7 @@ extendr_module! {
     use credal;
     use fit;
     use metrics;
+    use plan;
     use quantiles;
     use study;
     fn glue_panic_for_tests;

@@ -1,6 +1,7 @@
 //! Metric functions: R vectors and column-major matrices in, `credence::metrics` calls, R
 //! vectors out. Matrices arrive as their values plus dimensions.
 
+use credence::backend::{EnsembleInput, EnsembleOptions, MixtureOptions, ensemble_summary, mixture_summary};
 use credence::metrics::{
     Binning, BrierScale, CrpsEstimator, RegressionOptions, Uncertainty, auroc, brier_score, calibration, crps_points,
     evaluate_regression, nll_points, random_referral_curve, referral_curve, roc_curve, summarise,
@@ -9,6 +10,7 @@ use credence::ndarray::{Array2, Array3, ShapeBuilder};
 use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
 use extendr_api::prelude::*;
 
+use crate::fit::{backend, backend_name};
 use crate::msg;
 
 type R<T> = std::result::Result<T, String>;
@@ -78,6 +80,27 @@ fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimato
     crps_points(&s, &y, est).map_err(msg).map(Option::unwrap_or_default)
 }
 
+/// CRPS of Gaussian mixtures (N x M matrices of member means and sds) through kernel 2's seam,
+/// `credence::backend::mixture_summary`, on a backend.
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_crps_mixture_on(
+    means: Vec<f64>,
+    sds: Vec<f64>,
+    rows: i32,
+    cols: i32,
+    weights: Nullable<Vec<f64>>,
+    y: Vec<f64>,
+    backend: &str,
+) -> R<Vec<f64>> {
+    let backend = self::backend(backend)?;
+    let (n, m) = (rows as usize, cols as usize);
+    let means = matrix("means", means, n, m)?.reversed_axes();
+    let sds = matrix("sds", sds, n, m)?.reversed_axes();
+    let mix = GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)?;
+    Ok(mixture_summary(backend, &mix, &y, &MixtureOptions::default()).map_err(msg)?.crps)
+}
+
 /// Interval score of central (1 - alpha) intervals, per point.
 #[extendr]
 fn glue_interval_score(lower: Vec<f64>, upper: Vec<f64>, y: Vec<f64>, alpha: f64) -> R<Vec<f64>> {
@@ -117,6 +140,42 @@ fn glue_entropy_decomposition(probs: Vec<f64>, dim: Vec<i32>) -> R<List> {
     // Labels do not enter the entropies; class 0 for every point satisfies the label check.
     let s = summarise(&p, &vec![0; p.n_points()], credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
     Ok(list!(total = s.entropy, aleatoric = s.expected_entropy, epistemic = s.mutual_information))
+}
+
+/// The classification ensemble summary through kernel 1's seam,
+/// `credence::backend::ensemble_summary`, on a backend: ECE (equal-width bins; NaN when `bins`
+/// is 0), mean Brier score (sum over classes), the per-point entropies, and the backend that
+/// ran. Without labels (`NULL`) class 0 stands in for every point (the entropies do not use
+/// them; the ECE and Brier score are then meaningless and not returned).
+#[extendr]
+fn glue_ensemble_on(probs: Vec<f64>, dim: Vec<i32>, y: Nullable<Vec<i32>>, bins: i32, backend: &str) -> R<List> {
+    let backend = self::backend(backend)?;
+    let ran = backend.resolve().map_err(msg)?;
+    let p = class_probs(probs, dim)?;
+    let y = y.into_option();
+    let labelled = y.is_some();
+    let labels = match y {
+        Some(y) => labels(y)?,
+        None => vec![0; p.n_points()],
+    };
+    let n_bins = if labelled { bins.max(0) as usize } else { 0 };
+    if labelled && n_bins == 0 {
+        return Err(format!("bins = {bins}: expected at least 1"));
+    }
+    let opts = EnsembleOptions { n_bins, ..Default::default() };
+    let s = ensemble_summary(backend, EnsembleInput::Probs(&p), &labels, &opts).map_err(msg)?;
+    let (ece, brier) = match (labelled, &s.calibration) {
+        (true, Some(c)) => (c.ece, credence::special::det_mean(&s.brier)),
+        _ => (f64::NAN, f64::NAN),
+    };
+    Ok(list!(
+        ece = ece,
+        brier = brier,
+        total = s.entropy,
+        aleatoric = s.expected_entropy,
+        epistemic = s.mutual_information,
+        backend = backend_name(ran)
+    ))
 }
 
 /// Exact AUROC of scores for a binary outcome (NA when a class is absent).
@@ -182,6 +241,8 @@ extendr_module! {
     fn glue_crps_gaussian;
     fn glue_nll_gaussian;
     fn glue_crps_mixture;
+    fn glue_crps_mixture_on;
+    fn glue_ensemble_on;
     fn glue_crps_sample;
     fn glue_interval_score;
     fn glue_interval_coverage;

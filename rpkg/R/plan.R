@@ -1,0 +1,150 @@
+# plan_realizations: how many realizations settle a comparison (assurance by simulated
+# experiments, credence::compare::plan). R checks and converts the arguments; the simulations,
+# fits and every number come from the Rust core.
+
+# Evaluates a call into the core; its error becomes an R error that names the R function.
+core <- function(fn, expr) {
+  tryCatch(expr, error = function(e) stop(fn, ": ", conditionMessage(e), call. = FALSE))
+}
+
+is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
+
+#' @export
+plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 50), sims = 1000, prob = 0.95,
+                              rope = NULL, power = 0.8, methods = NULL, backend = "auto", seed = 1,
+                              superchains = NULL, chains_per_superchain = NULL, effect = NULL, sigma_a = NULL,
+                              sigma_b = NULL, sigma_gamma = 0, higher_is_better = NULL) {
+  fn <- "plan_realizations"
+  fail <- function(...) stop(fn, ": ", ..., call. = FALSE)
+  backend <- check_backend(backend, fn)
+  stated <- !is.null(effect) || !is.null(sigma_a) || !is.null(sigma_b)
+  if (!is.null(fit) && stated) {
+    fail("give either a pilot fit or stated values (effect, sigma_a, sigma_b), not both")
+  }
+  if (is.null(fit) && !stated) {
+    fail("give a pilot fit (a credence_fit), or effect, sigma_a and sigma_b to plan from stated values")
+  }
+  if (!is.null(fit) && !inherits(fit, "credence_fit")) fail("fit must be a credence_fit, not ", class(fit)[1])
+  if (!is.numeric(r) || !length(r) || anyNA(r)) fail("r must be a numeric vector of numbers of realizations")
+  for (k in c("sims", "prob", "power", "seed")) {
+    if (!is_number(get(k))) fail(k, " must be one number")
+  }
+  if (!is.null(rope) && !is_number(rope)) fail("rope must be NULL or one number (the margin)")
+  for (k in c("superchains", "chains_per_superchain")) {
+    if (!is.null(get(k)) && !is_number(get(k))) fail(k, " must be NULL or one number")
+  }
+  opt <- function(x) if (is.null(x)) NULL else as.double(x)
+  if (stated) {
+    for (k in c("effect", "sigma_a", "sigma_b", "sigma_gamma")) {
+      if (!is_number(get(k))) fail(k, " must be one number (stated values need effect, sigma_a and sigma_b)")
+    }
+    if (!is.null(methods)) fail("methods applies to a pilot fit only (stated values have two methods, a and b)")
+    if (is.null(a)) a <- "A"
+    if (is.null(b)) b <- "B"
+    hib <- if (is.null(higher_is_better)) FALSE else higher_is_better
+    if (!is.logical(hib) || length(hib) != 1L || is.na(hib)) fail("higher_is_better must be TRUE or FALSE")
+  } else {
+    if (is.null(a) || is.null(b)) fail("a and b (the methods to compare) are required with a pilot fit")
+    if (!is.null(higher_is_better)) {
+      fail("higher_is_better comes from the pilot fit (credence_fit(..., higher_is_better = ))")
+    }
+  }
+  for (k in c("a", "b")) {
+    v <- get(k)
+    if (!(is.character(v) || is.factor(v) || is.numeric(v)) || length(v) != 1L || is.na(v)) {
+      fail(k, " must be one method name")
+    }
+  }
+  a <- as.character(a)
+  b <- as.character(b)
+  if (!is.null(methods)) methods <- as.character(methods)
+  p <- core(fn, if (stated) {
+    glue_plan_stated(as.double(effect), as.double(sigma_a), as.double(sigma_b), as.double(sigma_gamma), hib, a, b,
+                     as.double(r), as.double(sims), as.double(prob), opt(rope), as.double(power), backend,
+                     as.double(seed), opt(superchains), opt(chains_per_superchain))
+  } else {
+    glue_plan_pilot(fit$ptr, a, b, as.double(r), as.double(sims), as.double(prob), opt(rope), as.double(power),
+                    methods, backend, as.double(seed), opt(superchains), opt(chains_per_superchain))
+  })
+  out <- data.frame(r = as.integer(p$r), assurance = p$assurance, assurance_mcse = p$assurance_mcse,
+                    expected_prob_better = p$expected_prob_better, fits = as.integer(p$fits),
+                    refit = as.integer(p$refit), unclean = as.integer(p$unclean), failed = as.integer(p$failed),
+                    mdd = p$mdd, mdd_detection_probability = p$mdd_detection_probability)
+  attr(out, "smallest_r") <- if (is.nan(p$smallest_r)) NA_integer_ else as.integer(p$smallest_r)
+  attr(out, "decision") <- p$decision
+  attr(out, "backend") <- p$backend
+  attr(out, "warnings") <- p$warnings
+  attr(out, "power") <- p$power
+  attr(out, "a") <- p$a
+  attr(out, "b") <- p$b
+  attr(out, "methods") <- p$methods
+  attr(out, "source") <- p$source
+  attr(out, "sims") <- as.integer(p$sims)
+  attr(out, "seed") <- p$seed
+  attr(out, "seconds") <- p$seconds
+  class(out) <- c("credence_plan", "data.frame")
+  for (w in p$warnings) warning(fn, ": ", w, call. = FALSE)
+  out
+}
+
+#' @export
+print.credence_plan <- function(x, digits = 3, ...) {
+  # A subset (x[rows, ]) loses the plan's attributes: print it as the data frame it is.
+  if (is.null(attr(x, "decision"))) return(invisible(print.data.frame(x, ...)))
+  cat("   Plan:", attr(x, "decision"), "\n")
+  cat(" Worlds:", if (identical(attr(x, "source"), "pilot")) "the pilot fit's posterior" else "stated values", "\n")
+  cat("Methods: ", paste(attr(x, "methods"), collapse = ", "), " (", attr(x, "sims"),
+      " simulated experiments per R, fitted by ChEES on the ", toupper(attr(x, "backend")), ", seed ",
+      attr(x, "seed"), ", ", sprintf("%.1f", attr(x, "seconds")), " s)\n\n", sep = "")
+  tab <- as.data.frame(unclass(x))
+  attributes(tab) <- attributes(tab)[c("names", "row.names", "class")]
+  num <- c("assurance", "assurance_mcse", "expected_prob_better", "mdd_detection_probability")
+  tab[num] <- lapply(tab[num], round, digits)
+  tab$mdd <- signif(tab$mdd, 4)
+  print.data.frame(tab, row.names = FALSE)
+  s <- attr(x, "smallest_r")
+  power <- attr(x, "power")
+  if (is.na(s)) {
+    cat("\nNo R of the grid reaches assurance ", power, "\n", sep = "")
+  } else {
+    cat("\nSmallest R with assurance >= ", power, ": ", s, "\n", sep = "")
+  }
+  cat("(mdd: the predictive-MDD approximation at power ", power, ", for comparison.)\n", sep = "")
+  for (w in attr(x, "warnings")) cat("Warning:", w, "\n")
+  invisible(x)
+}
+
+#' @export
+plot.credence_plan <- function(x, ...) {
+  power <- attr(x, "power")
+  if (is.null(power)) stop("plot: x has lost the plan's attributes (plot the whole plan)", call. = FALSE)
+  # Error bars: the assurance plus and minus two Monte Carlo standard errors.
+  lo <- pmax(x$assurance - 2 * x$assurance_mcse, 0)
+  hi <- pmin(x$assurance + 2 * x$assurance_mcse, 1)
+  title <- attr(x, "decision")
+  what <- c("assurance (simulated experiments)", "detection probability (MDD approximation)")
+  cols <- c("#011f4b", "#d95f02")
+  if (use_ggplot()) {
+    long <- data.frame(r = c(x$r, x$r), value = c(x$assurance, x$mdd_detection_probability),
+                       lo = c(lo, rep(NA_real_, nrow(x))), hi = c(hi, rep(NA_real_, nrow(x))),
+                       what = factor(rep(what, each = nrow(x)), levels = what))
+    g <- ggplot2::ggplot(long, ggplot2::aes(x = .data$r, y = .data$value, colour = .data$what)) +
+      ggplot2::geom_hline(yintercept = power, linetype = "dashed", colour = "grey40") +
+      ggplot2::geom_line() + ggplot2::geom_point() +
+      ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$lo, ymax = .data$hi), width = 0, na.rm = TRUE) +
+      ggplot2::scale_colour_manual(values = stats::setNames(cols, what), name = NULL) +
+      ggplot2::coord_cartesian(ylim = c(0, 1)) +
+      ggplot2::labs(x = "realizations R", y = "probability", title = title,
+                    caption = paste0("dashed: power ", power, "; bars: assurance +/- 2 Monte Carlo errors")) +
+      ggplot2::theme(legend.position = "bottom")
+    print(g)
+    return(invisible(g))
+  }
+  graphics::plot(x$r, x$assurance, type = "b", pch = 19, col = cols[1], ylim = c(0, 1),
+                 xlab = "realizations R", ylab = "probability", main = title)
+  graphics::arrows(x$r, lo, x$r, hi, angle = 90, code = 3, length = 0.03, col = cols[1])
+  graphics::lines(x$r, x$mdd_detection_probability, type = "b", pch = 17, col = cols[2])
+  graphics::abline(h = power, lty = 2, col = "grey40")
+  graphics::legend("bottomright", what, col = cols, pch = c(19, 17), lty = 1, bty = "n")
+  invisible(NULL)
+}

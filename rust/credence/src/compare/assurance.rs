@@ -432,7 +432,11 @@ pub fn plan_with_progress(
         Ok(out)
     };
     let mut p = run(&setup, options, fitter, progress)?;
-    p.backend = backend;
+    // Auto falls back to the CPU for a model the kernel does not implement (Student-t).
+    p.backend = match backend {
+        Backend::Cuda if options.backend == Backend::Auto && setup.kernel_unsupported(&chees) => Backend::Cpu,
+        b => b,
+    };
     p.seconds = start.elapsed().as_secs_f64();
     Ok(p)
 }
@@ -455,6 +459,17 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
+    /// Whether the ChEES kernel cannot fit this plan's tables (checked on a small table of
+    /// the same layout).
+    fn kernel_unsupported(&self, chees: &CheesOptions) -> bool {
+        let sims = Simulations {
+            methods: self.methods.clone(),
+            trials: self.trials.clone(),
+            tables: vec![(0..2).map(|i| self.methods.iter().map(|_| i as f64).collect()).collect()],
+        };
+        sims.design(0, 2).map_or(true, |d| crate::backend::chees_kernel_unsupported(&d, chees).is_some())
+    }
+
     pub(crate) fn new(source: PlanSource<'_>, options: &PlanOptions) -> Result<Self> {
         validate(options)?;
         match source {

@@ -3,6 +3,8 @@
 use ndarray::array;
 
 use super::EvcxrDisplay;
+use crate::backend::Backend;
+use crate::compare::{Decision, Plan, PlanPoint};
 use crate::credal::{CredalOptions, Normalisation, evaluate_credal, from_samples, rank_over_lambda};
 use crate::io::Table;
 use crate::quantiles::{CiOptions, quantile_table};
@@ -87,4 +89,72 @@ fn quantile_table_shows_every_interval_escaped() {
     // u = 0.1 and 0.9 with 10 runs at level 0.9: no exact interval exists (the minimum n is 22).
     assert!(html.contains("none"));
     assert_eq!(html.matches("<tr>").count(), 3);
+}
+
+/// A plan shows every R with its assurance &plusmn; MCSE, the mean P(A better than B), the
+/// counts and the MDD approximation in its row; the smallest R's row is marked; names and
+/// warnings are escaped.
+#[test]
+fn plan_shows_every_r_and_its_assurance() {
+    let point = |r: usize, assurance: f64, mdd: f64| PlanPoint {
+        r,
+        assurance,
+        assurance_mcse: (assurance * (1.0 - assurance) / 100.0).sqrt(),
+        expected_prob_better: 0.5 + assurance / 2.5,
+        fits: 100 - r / 5,
+        refit: r / 2,
+        unclean: r / 10,
+        failed: r / 5,
+        mdd,
+        mdd_detection_probability: assurance.sqrt(),
+    };
+    let plan = Plan {
+        a: "<A>".into(),
+        b: "B&C".into(),
+        methods: vec!["<A>".into(), "B&C".into(), "D".into()],
+        source: "pilot".into(),
+        decision: Decision { level: 0.9, rope: Some(0.01) },
+        power: 0.8,
+        sims: 100,
+        points: vec![point(3, 0.31, 0.25), point(5, 0.57, 0.18), point(10, 0.83, 0.12)],
+        smallest_r: Some(10),
+        backend: Backend::Cpu,
+        seed: 7,
+        seconds: 12.34,
+        warnings: vec!["R = 3: 1 of 100 simulated fits were not clean <x>".into()],
+    };
+    let html = plan.to_html();
+    assert!(html.starts_with("<div class=\"credence-plan\">") && html.contains("class=\"credence-plan-table\""));
+    assert!(html.contains("&lt;A&gt; vs B&amp;C") && !html.contains("<A>"), "{html}");
+    assert!(html.contains("P(&lt;A&gt; better than B&amp;C by more than 0.01) &gt;= 0.9"), "{html}");
+    assert!(html.contains("smallest R: <b>R = 10</b>") && html.contains("fitted on cpu in 12.3 s (seed 7)"));
+    assert!(html.contains("3 methods simulated, worlds drawn from the pilot fit's posterior"));
+    assert_eq!(html.matches("<tr>").count() + html.matches("<tr class=").count(), 1 + plan.points.len());
+    for p in &plan.points {
+        let start = html
+            .find(&format!("<td>{}</td><td>{:.3} &plusmn; ", p.r, p.assurance))
+            .unwrap_or_else(|| panic!("R = {} missing: {html}", p.r));
+        let row = &html[start..start + html[start..].find("</tr>").unwrap()];
+        let want = format!(
+            "<td>{}</td><td>{:.3} &plusmn; {:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td>",
+            p.r,
+            p.assurance,
+            p.assurance_mcse,
+            p.expected_prob_better,
+            p.fits,
+            p.refit,
+            p.unclean,
+            p.failed,
+            num(p.mdd),
+            p.mdd_detection_probability
+        );
+        assert_eq!(row, want);
+    }
+    assert!(html.contains("<tr class=\"ok\"><td>10</td><td>0.830 &plusmn; 0.038</td>"), "{html}");
+    assert!(html.contains("<li>R = 3: 1 of 100 simulated fits were not clean &lt;x&gt;</li>"));
+    // No R reaching the power, stated values, no warnings: said so, no marked row, no list.
+    let none = Plan { smallest_r: None, source: "stated".into(), warnings: vec![], ..plan };
+    let html = none.to_html();
+    assert!(html.contains("smallest R: <b>none of the grid</b>") && html.contains("world from stated values"));
+    assert!(!html.contains("class=\"ok\"") && !html.contains("<ul"));
 }

@@ -4,7 +4,7 @@
 //! tables simulated here, every table fitted by NUTS (the other sampler), the decision counted.
 //!
 //! ```text
-//! cargo run --release -p credence --example plan_check -- [sims] [brute-force sims] [backend]
+//! cargo run --release -p credence --example plan_check -- [sims] [brute-force sims] [backend] [superchains]
 //! ```
 
 use std::time::Instant;
@@ -16,6 +16,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
 #[path = "fit_data.rs"]
+#[allow(dead_code)]
 mod fit_data;
 
 fn main() -> credence::Result<()> {
@@ -35,9 +36,8 @@ fn main() -> credence::Result<()> {
         decision: Decision::default(),
         backend,
         sampler: credence::compare::CheesSettings {
-            superchains: std::env::var("SC").ok().and_then(|v| v.parse().ok()).unwrap_or(10),
-            chains_per_superchain: std::env::var("CPS").ok().and_then(|v| v.parse().ok()).unwrap_or(4),
-            max_draws: Some(std::env::var("MAXD").ok().and_then(|v| v.parse().ok()).unwrap_or(200)),
+            superchains: args.get(4).and_then(|s| s.parse().ok()).unwrap_or(credence::compare::PLAN_SUPERCHAINS),
+            draws: args.get(5).and_then(|s| s.parse().ok()).unwrap_or(100),
             ..Default::default()
         },
         ..Default::default()
@@ -53,7 +53,7 @@ fn main() -> credence::Result<()> {
         (sims * options.realizations.len()) as f64 / secs,
         rayon::current_num_threads()
     );
-    println!("   R  assurance  mcse   E[P(A<B)]  unclean  failed  MDD     MDD det.prob");
+    println!("   R  assurance  mcse   E[P(A<B)]  refit  unclean  failed  MDD     MDD det.prob");
     for x in &p.points {
         println!(
             "{:>4}  {:>9.3}  {:.3}  {:>9.3}  {:>7}  {:>6}  {:.4}  {:.3}",

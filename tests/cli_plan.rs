@@ -78,6 +78,21 @@ fn bad_requests_are_errors_that_say_what_is_wrong() {
     );
     assert!(run(&[&pilot[..], &["--a", "A", "--decision", "p=3"]].concat()).contains("prob=LEVEL"));
     assert!(run(&[&pilot[..], &["--a", "A", "--r", "1"]].concat()).contains("at least 2"));
+    // A pilot whose fit is broken (every method's residual exactly 0: sigma at its boundary) is
+    // refused rather than planned from draws that are not the posterior.
+    let dir = tempfile::tempdir().unwrap();
+    let degenerate = dir.path().join("t.csv");
+    let mut csv = String::from("method,realization,y\n");
+    for r in 0..8 {
+        let wiggle = 0.01 * ((r * 7) % 5) as f64;
+        for (m, y) in [("A", 0.97), ("B", 0.90), ("C", 0.80)] {
+            csv.push_str(&format!("{m},{r},{}\n", y + wiggle));
+        }
+    }
+    std::fs::write(&degenerate, csv).unwrap();
+    let path = degenerate.to_str().unwrap();
+    let e = run(&[path, "--response", "y", "--pair", "realization", "--a", "A", "--b", "B"]);
+    assert!(e.contains("a clean fit"), "{e}");
     if !credence::backend::Backend::cuda_available() {
         assert!(run(&[&pilot[..], &["--a", "A", "--backend", "cuda"]].concat()).contains("CUDA"));
     }

@@ -27,7 +27,10 @@
 //! the thread count, and equal the CPU's on the GPU up to the device's rounding.
 //!
 //! Assumptions (the issue leaves them open): a simulated table is analysed alone (a new
-//! experiment, not pooled with the pilot); fits still unclean after the NUTS refit count, and
+//! experiment, not pooled with the pilot); a pilot fit with divergences or R-hat > 1.01 is
+//! refused (its draws are not the posterior); when more than a quarter of a batch of 256
+//! simulated fits is unclean the NUTS refits are skipped (such worlds are hard for any
+//! sampler and would only take long); fits still unclean after the NUTS refit count, and
 //! are reported per R with the refits; fits that fail are left out of
 //! the share and reported; with [`Stated`] values the world is fixed, so the assurance is the
 //! classical power of the Bayesian decision.
@@ -410,7 +413,12 @@ pub fn plan_with_progress(
             .collect();
         // Fits ChEES leaves unclean are fitted again by NUTS (the single-fit sampler, clean on
         // the small-design families where batched ChEES keeps a few fits unclean).
-        let again: Vec<usize> = (0..out.len()).filter(|&i| matches!(&out[i], Ok(x) if !x.clean)).collect();
+        let mut again: Vec<usize> = (0..out.len()).filter(|&i| matches!(&out[i], Ok(x) if !x.clean)).collect();
+        // When most of a batch is unclean the worlds themselves are hard (e.g. a sigma at 0):
+        // NUTS would not fix them either, only take long, so they stay unclean and reported.
+        if again.len() > designs.len() / MAX_REFIT_SHARE {
+            again.clear();
+        }
         let refits: Vec<(usize, Result<Outcome>)> = again
             .par_iter()
             .map(|&i| {
@@ -441,6 +449,9 @@ pub fn plan_with_progress(
     p.seconds = start.elapsed().as_secs_f64();
     Ok(p)
 }
+
+/// NUTS refits a batch at most for one in this many of its fits.
+const MAX_REFIT_SHARE: usize = 4;
 
 /// Simulated fits per call of the fitter: bounds the memory the fits' draws take at once; each
 /// batch has its own sampler seed, so the results do not depend on anything but the seed.
@@ -480,6 +491,15 @@ impl Setup {
     }
 
     fn pilot(fit: &Fit, options: &PlanOptions) -> Result<Self> {
+        // Worlds from a posterior the sampler did not explore would be a silent wrong number.
+        let d = fit.diagnostics();
+        if d.divergences > 0 || d.max_rhat > RHAT_MAX || d.max_rhat.is_nan() {
+            return Err(Error::argument(
+                "pilot fit",
+                format!("{} divergences, largest R-hat {:.3}", d.divergences, d.max_rhat),
+                "a clean fit (no divergence, R-hat <= 1.01) to draw the simulated worlds from",
+            ));
+        }
         let all = fit.design().groups();
         let methods = match &options.methods {
             None => all.to_vec(),

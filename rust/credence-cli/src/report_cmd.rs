@@ -52,7 +52,7 @@ pub struct ReportArgs {
     #[arg(long, default_value = "auto")]
     backend: Backend,
     /// Simulated experiments per R in the planning section (how many realizations settle the
-    /// best two methods at the largest n); 0 leaves the section out.
+    /// best two methods at the largest n, first fitted metric); 0 leaves the section out.
     #[arg(long, default_value_t = 100)]
     plan_sims: usize,
     /// Numbers of realizations the planning section tries.

@@ -71,7 +71,8 @@ pub struct ReportOptions {
     #[serde(default = "default_targets")]
     pub targets: BTreeMap<String, f64>,
     /// Simulated experiments per R of the planning section (the best two methods of each data
-    /// set and fitted metric at the largest n, [`crate::compare::plan`]); 0 leaves it out.
+    /// set at the largest n, for the first fitted metric, [`crate::compare::plan`]); 0 leaves
+    /// it out.
     #[serde(default = "default_plan_sims")]
     pub plan_sims: usize,
     /// Numbers of realizations the planning section tries.
@@ -187,7 +188,7 @@ pub struct Report {
     pub version: String,
     /// Seconds spent fitting.
     pub fit_seconds: f64,
-    /// The planning section: per (dataset, fitted metric), how many realizations settle the
+    /// The planning section: per data set (first fitted metric), how many realizations settle the
     /// best two methods at the largest n (empty for shift tables or `plan_sims` 0).
     pub plans: Vec<PlanCell>,
 }
@@ -413,13 +414,15 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
 }
 
 impl Report {
-    /// Plans per data set and fitted metric: the fit at the largest n as the pilot, the best
+    /// Plans per data set for the first fitted metric: the fit at the largest n as the pilot, the best
     /// two methods of the ranking, the decision P(best better than runner-up) >= 0.95 at the
     /// report's power.
     fn plan_cells(&self) -> Vec<PlanCell> {
         let mut out = Vec::new();
         for d in &self.datasets {
-            for m in &self.options.metrics {
+            // The first fitted metric only: a plan costs hundreds of fits (`credence plan` plans
+            // any other).
+            for m in self.options.metrics.iter().take(1) {
                 let Some(cell) = self.fits_of(d, m).into_iter().rev().find(|c| c.fit.is_some()) else { continue };
                 let Some(fit) = cell.fit.as_ref() else { continue };
                 let known: Vec<String> =

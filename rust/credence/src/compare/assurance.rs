@@ -882,10 +882,10 @@ mod tests {
         // A pilot with a clear gap between A and B and a third method.
         let (mut g, mut pr, mut y) = (vec![], vec![], vec![]);
         for r in 0..8 {
-            for (m, mean) in [("A", 0.0), ("B", 0.4), ("C", 0.2)] {
+            for (k, (m, mean)) in [("A", 0.0), ("B", 0.4), ("C", 0.2)].into_iter().enumerate() {
                 g.push(m.to_string());
                 pr.push(r.to_string());
-                y.push(mean + 0.1 * (((r * 7 + m.len() * 3) % 5) as f64 - 2.0) + 0.05 * r as f64);
+                y.push(mean + 0.1 * (((r * 7 + k * 3) % 5) as f64 - 2.0) + 0.05 * r as f64);
             }
         }
         let d = Design::new(g, Some(pr), y, None).unwrap();
@@ -901,13 +901,21 @@ mod tests {
         assert_eq!(p.source, "pilot");
         let want = pilot.mdd("A", "B", 0.8, 4.0).unwrap();
         assert_eq!(p.points[0].mdd, want.mdd);
-        assert!(p.points[0].expected_prob_better > 0.9, "{:?}", p.points[0]);
+        assert!(p.points[0].expected_prob_better > 0.75, "{:?}", p.points[0]);
         // Bad requests are typed errors naming what is wrong.
         let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { b: "Z".into(), ..o.clone() }).unwrap_err();
         assert!(e.to_string().contains("Z"), "{e}");
         let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { realizations: vec![1], ..o.clone() }).unwrap_err();
         assert!(e.to_string().contains("at least 2"), "{e}");
-        let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { b: "A".into(), ..o }).unwrap_err();
+        let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { b: "A".into(), ..o.clone() }).unwrap_err();
         assert!(e.to_string().contains("two different"), "{e}");
+        // A pilot whose residuals are all 0 (every method moves with the realization alone)
+        // has a broken fit (sigma at its boundary: divergences, R-hat far above 1.01): refused,
+        // not planned from draws that are not the posterior.
+        let flat: Vec<f64> =
+            d.group().iter().zip(d.pair()).map(|(&k, &i)| [0.0, 0.4, 0.2][k] + 0.05 * i as f64).collect();
+        let broken = crate::compare::fit(&d.with_response(flat).unwrap(), &FitOptions::default()).unwrap();
+        let e = plan(PlanSource::Pilot(&broken), &o).unwrap_err();
+        assert!(e.to_string().contains("a clean fit"), "{e}");
     }
 }

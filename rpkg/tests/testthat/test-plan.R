@@ -9,7 +9,8 @@ plan_columns <- c("r", "assurance", "assurance_mcse", "expected_prob_better", "f
                   "failed", "mdd", "mdd_detection_probability")
 
 test_that("a plan from stated values is a data frame with one row per R and the plan's attributes", {
-  p <- small_plan(effect = 0.5, sigma_a = 0.2, sigma_b = 0.2, r = c(2, 4, 12))
+  # With 2 superchains some tiny ChEES fits are unclean: a named warning each, checked below.
+  p <- suppressWarnings(small_plan(effect = 0.5, sigma_a = 0.2, sigma_b = 0.2, r = c(2, 4, 12)))
   expect_s3_class(p, c("credence_plan", "data.frame"), exact = TRUE)
   expect_identical(names(p), plan_columns)
   expect_identical(p$r, c(2L, 4L, 12L))
@@ -22,7 +23,7 @@ test_that("a plan from stated values is a data frame with one row per R and the 
   expect_true(all(p$mdd_detection_probability >= 0.5 & p$mdd_detection_probability <= 1))
   expect_identical(attr(p, "decision"), "P(A better than B) >= 0.95")
   expect_identical(attr(p, "backend"), "cpu")
-  expect_identical(attr(p, "warnings"), character(0))
+  expect_true(all(grepl("^R = [0-9]+: [0-9]+ of 30 simulated fits were not clean$", attr(p, "warnings"))))
   expect_identical(attr(p, "methods"), c("A", "B"))
   # A large effect is detected with certainty at the largest R, and the plan names the first R
   # whose assurance reaches the power.
@@ -62,8 +63,9 @@ pilot_data <- function() {
 }
 
 test_that("a plan from a pilot fit draws its worlds from the posterior", {
-  fit <- credence_fit(crps ~ method + (1 | realization), pilot_data(), chains = 2, iter = 600, seed = 2)
-  p <- small_plan(fit = fit, a = "A", b = "B", r = c(3, 6))
+  # The default sampler settings: a pilot must be a clean fit (R-hat <= 1.01), or it is refused.
+  fit <- credence_fit(crps ~ method + (1 | realization), pilot_data(), seed = 2)
+  p <- suppressWarnings(small_plan(fit = fit, a = "A", b = "B", r = c(3, 6)))
   expect_identical(attr(p, "source"), "pilot")
   expect_identical(attr(p, "methods"), c("A", "B", "C"))
   expect_identical(nrow(p), 2L)
@@ -91,7 +93,8 @@ test_that("a plan from a pilot fit draws its worlds from the posterior", {
 })
 
 test_that("backend: auto runs anywhere, cuda is an R error where CUDA cannot run", {
-  p <- plan_realizations(effect = 0.5, sigma_a = 0.2, sigma_b = 0.2, r = 10, sims = 20, superchains = 2)
+  p <- suppressWarnings(plan_realizations(effect = 0.5, sigma_a = 0.2, sigma_b = 0.2, r = 10, sims = 20,
+                                          superchains = 2))
   expect_gt(p$assurance, 0.9)
   expect_true(attr(p, "backend") %in% c("cpu", "cuda"))
   expect_identical(attr(p, "backend"), as.character(credence_backend()))

@@ -36,8 +36,10 @@ pub mod backend;
 pub mod compare;
 pub mod credal;
 pub mod error;
+mod format;
 pub mod io;
 pub mod metrics;
+pub mod nn;
 pub mod notebook;
 pub mod plots;
 pub mod predictive;
@@ -47,6 +49,7 @@ mod seeds;
 mod simd;
 pub mod special;
 pub mod study;
+pub mod summary;
 
 pub use error::{Error, Result};
 

@@ -25,14 +25,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use plotly::Plot;
 
-use crate::compare::{Fit, MddPoint};
+use crate::compare::{Fit, MddPoint, Plan};
+use crate::credal::{CredalReport, LambdaRanking};
+use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
-use crate::report::tables::{fit_table, metric_table, num};
+use crate::quantiles::QuantileTable;
+use crate::report::html;
+use crate::report::tables::{fit_table, metric_table};
 use crate::report::{MethodSummary, Report};
 
-mod credal_display;
-mod plan_display;
-mod quantile_display;
 #[cfg(test)]
 mod tests;
 
@@ -159,5 +160,36 @@ impl EvcxrDisplay for Report {
         }
         out.push_str("</div>");
         out
+    }
+}
+
+impl EvcxrDisplay for QuantileTable {
+    /// One row per group: the number of runs, each quantile's estimate with its interval (and
+    /// exact coverage where known), the mean with its t-interval and the Shapiro-Wilk test.
+    fn to_html(&self) -> String {
+        html::quantiles::quantile_table(self)
+    }
+}
+
+impl EvcxrDisplay for Plan {
+    /// The decision, the power and the smallest R reaching it, one row per R (assurance with
+    /// its Monte Carlo error, fits, the predictive MDD beside it), the warnings below.
+    fn to_html(&self) -> String {
+        html::plan::plan(self)
+    }
+}
+
+impl EvcxrDisplay for CredalReport {
+    /// The credal scores at every lambda, overall and for correctly / incorrectly classified
+    /// points, each labelled with its unit.
+    fn to_html(&self) -> String {
+        html::credal::credal_report(self)
+    }
+}
+
+impl EvcxrDisplay for Vec<LambdaRanking> {
+    /// One row per lambda: the models best first with their mean E.
+    fn to_html(&self) -> String {
+        html::credal::lambda_rankings(self)
     }
 }

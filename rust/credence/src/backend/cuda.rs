@@ -24,11 +24,6 @@ pub(crate) struct Gpu {
     modules: Mutex<HashMap<KernelSource, Arc<CudaModule>>>,
 }
 
-pub(crate) fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen NVRTC under cudarc's candidate names.
-    std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false)
-}
-
 /// The process's GPU, probed on first call; the error says what is missing.
 pub(crate) fn gpu() -> Result<&'static Gpu> {
     static GPU: OnceLock<std::result::Result<Gpu, String>> = OnceLock::new();
@@ -377,7 +372,7 @@ impl Gpu {
 /// positions before the last transition, the metric windows' moments) stays on the device
 /// between launches. Each launch runs `chees_transition` then `chees_reduce` and copies back
 /// the per-design reductions and per-chain evaluation counts, plus, for the ranges of designs
-/// that asked ([`super::chees::LaunchIn::covering`]), the kept draws' positions and per-chain
+/// that asked ([`super::launch::LaunchIn::covering`]), the kept draws' positions and per-chain
 /// statistics and the windows' M2; proposals, end momenta and per-chain log densities stay on
 /// the device.
 pub(crate) struct CheesLauncher {
@@ -423,7 +418,7 @@ impl CheesLauncher {
         Self { gpu, state: None }
     }
 
-    fn upload(&self, init: &super::chees::BatchInit) -> Result<CheesDevice> {
+    fn upload(&self, init: &super::launch::BatchInit) -> Result<CheesDevice> {
         let st = &self.gpu.stream;
         let cells = init.dims * init.chains;
         let designs = init.designs();
@@ -474,13 +469,13 @@ impl Gpu {
     }
 }
 
-impl super::chees::ChainLauncher for CheesLauncher {
+impl super::launch::ChainLauncher for CheesLauncher {
     fn launch(
         &mut self,
-        init: &super::chees::BatchInit,
-        input: &super::chees::LaunchIn,
-    ) -> Result<super::chees::LaunchOut> {
-        use super::chees::{WANT_DRAWS, WANT_WINDOW_M2};
+        init: &super::launch::BatchInit,
+        input: &super::launch::LaunchIn,
+    ) -> Result<super::launch::LaunchOut> {
+        use super::launch::{WANT_DRAWS, WANT_WINDOW_M2};
         if self.state.is_none() {
             self.state = Some(self.upload(init)?);
         }
@@ -536,7 +531,7 @@ impl super::chees::ChainLauncher for CheesLauncher {
         let windows = input.covering(WANT_WINDOW_M2);
         let cells = init.dim_range(&draws);
         let chains = draws.start * n..draws.end * n;
-        Ok(super::chees::LaunchOut {
+        Ok(super::launch::LaunchOut {
             reduced: gpu.download(&d.reduced, 2 * designs)?,
             evals: gpu.download(&d.evals, designs * n)?,
             pos: gpu.download_range(&d.pos, cells.start * n..cells.end * n)?,

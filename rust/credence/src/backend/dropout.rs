@@ -18,7 +18,7 @@ use super::mlp::MlpForward;
 use super::{Backend, Engine};
 use crate::compare::philox::philox4x32_10;
 use crate::error::{Error, Result};
-use crate::study::nn::mlp::{HIDDEN, Layout, Net};
+use crate::nn::mlp::{HIDDEN, Layout, Net};
 
 /// Points per CPU forward batch (the buffers of one `Net`).
 pub(super) const CPU_BATCH: usize = 256;

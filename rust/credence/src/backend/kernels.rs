@@ -1,4 +1,4 @@
-//! The CUDA kernel sources (`rust/credence/kernels/*.cu`, embedded at build time) and their
+//! The CUDA kernel sources (`kernels/*.cu`, embedded at build time) and their
 //! compilation to PTX with NVRTC, which is loaded at run time (from `NVRTC_LIB_DIR` when set).
 
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ impl KernelSource {
     pub const ALL: [KernelSource; 4] =
         [KernelSource::Ensemble, KernelSource::Mixture, KernelSource::Mlp, KernelSource::Chees];
 
-    /// File name under `rust/credence/kernels/`.
+    /// File name under `kernels/`.
     pub fn file_name(self) -> &'static str {
         match self {
             KernelSource::Ensemble => "ensemble.cu",
@@ -38,6 +38,8 @@ impl KernelSource {
 
     /// The CUDA C++ source (for `mlp.cu` and `chees.cu`, `kernels/philox.cuh` followed by the file).
     pub fn source(self) -> &'static str {
+        // `rust/credence/kernels` is a link to the repository's top-level `kernels/`, so the
+        // packaged crate (the R package's vendored route) carries the sources too.
         match self {
             KernelSource::Ensemble => include_str!("../../kernels/ensemble.cu"),
             KernelSource::Mixture => include_str!("../../kernels/mixture.cu"),
@@ -113,11 +115,18 @@ pub fn load_nvrtc_from(dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether NVRTC can be loaded (never panics).
+#[allow(unsafe_code)]
+pub(crate) fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen NVRTC under cudarc's candidate names.
+    std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false)
+}
+
 fn load_nvrtc() -> std::result::Result<(), String> {
     if let Some(dir) = std::env::var_os(NVRTC_LIB_DIR) {
         load_nvrtc_from(&PathBuf::from(dir)).map_err(|e| format!("{NVRTC_LIB_DIR}: {e}"))?;
     }
-    if crate::backend::cuda::nvrtc_present() {
+    if nvrtc_present() {
         Ok(())
     } else {
         Err(format!(

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::dropout::CPU_BATCH;
 use super::{Backend, Engine};
 use crate::error::{Error, Result};
-use crate::study::nn::mlp::{Layout, Net};
+use crate::nn::mlp::{Layout, Net};
 
 /// Number of parameters of one network with input dimension `d`: W1 (d x 64, input-major),
 /// b1 (64), W2 (64 x 64, input-major), b2 (64), W3 (2 x 64, output-major), b3 (2).

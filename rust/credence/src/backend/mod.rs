@@ -1,5 +1,5 @@
 //! The compute backend seam: the same computations on the CPU (the crate's metrics, the
-//! reference) or on an NVIDIA GPU (CUDA kernels in `rust/credence/kernels/*.cu`, embedded with
+//! reference) or on an NVIDIA GPU (CUDA kernels in `kernels/*.cu`, embedded with
 //! `include_str!`, compiled by NVRTC at first use and cached per process), chosen at run time.
 //!
 //! ```
@@ -156,6 +156,7 @@ mod chees;
 mod cuda;
 mod ensemble;
 mod kernels;
+mod launch;
 mod mixture;
 mod mlp;
 

@@ -5,6 +5,7 @@
 //! dimensions and name the file in every error.
 
 mod csv_file;
+mod labels;
 mod npy;
 mod table;
 
@@ -13,9 +14,9 @@ use std::path::{Path, PathBuf};
 use ndarray::{Array2, Array3, ArrayD, Ix1, Ix2, Ix3};
 
 use crate::error::{Error, Result};
-use crate::predictive::{labels_from_f64, labels_from_i64};
 
 pub use csv_file::read_csv;
+pub use labels::{labels_from_f64, labels_from_i64};
 pub use npy::{read_npy, read_npz};
 pub use table::Table;
 

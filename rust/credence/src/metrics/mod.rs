@@ -11,13 +11,13 @@
 pub mod brier;
 pub mod calibration;
 pub mod classification;
-pub mod crps;
-pub mod interval;
-pub mod nll;
 pub mod regression;
 pub mod roc;
 pub mod selective;
 pub mod temperature;
+
+/// The distribution scores live with the distributions ([`crate::predictive`]), below the metrics.
+pub use crate::predictive::scores::{crps, interval, nll};
 
 pub use brier::{BrierDecomposition, brier_decomposition};
 pub use calibration::{Binning, Calibration, ReliabilityBin, calibration, top_k_calibration};

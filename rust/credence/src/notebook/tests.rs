@@ -6,9 +6,9 @@ use super::EvcxrDisplay;
 use crate::backend::Backend;
 use crate::compare::{Decision, Plan, PlanPoint};
 use crate::credal::{CredalOptions, Normalisation, evaluate_credal, from_samples, rank_over_lambda};
+use crate::format::num;
 use crate::io::Table;
 use crate::quantiles::{CiOptions, quantile_table};
-use crate::report::tables::num;
 
 /// The first known case: samples (0.7, 0.2, 0.1) and (0.5, 0.3, 0.2), label 0:
 /// KL = -ln 0.7 = 0.356675, NS = 0.2 ln 2 = 0.138629, E(lambda = 1) = 0.495304.

@@ -7,7 +7,7 @@ use plotly::{Plot, Scatter};
 use super::palette::color;
 use super::{N_AXIS, base_layout, log_axis, plot_with};
 use crate::compare::PowerLaw;
-use crate::report::MethodSummary;
+use crate::summary::{MethodSummary, VarianceSplit};
 
 /// Methods in order of first appearance.
 fn methods(cells: &[MethodSummary]) -> Vec<&str> {
@@ -113,7 +113,7 @@ pub fn mean_sd_by_method(cells: &[MethodSummary], metric: &str) -> Plot {
 /// training set) and the algorithm variance (dashed, the same data and a new training seed)
 /// against n on log-log axes. Zero data variances (truncated estimates) are left out of the
 /// log axis.
-pub fn variance_split_vs_n(splits: &[crate::report::VarianceSplit], metric: &str) -> Plot {
+pub fn variance_split_vs_n(splits: &[VarianceSplit], metric: &str) -> Plot {
     let y_title = format!("variance of {metric} (metric units squared, log scale)");
     let layout = base_layout(&format!("Data and algorithm variance of {metric}"), N_AXIS, &y_title)
         .x_axis(log_axis(N_AXIS))
@@ -126,15 +126,11 @@ pub fn variance_split_vs_n(splits: &[crate::report::VarianceSplit], metric: &str
         }
     }
     for (k, m) in names.into_iter().enumerate() {
-        let mut v: Vec<&crate::report::VarianceSplit> = splits.iter().filter(|s| s.method == m).collect();
+        let mut v: Vec<&VarianceSplit> = splits.iter().filter(|s| s.method == m).collect();
         v.sort_by(|a, b| a.n.total_cmp(&b.n));
         for (part, dash, pick) in [
-            (
-                "data",
-                DashType::Solid,
-                (|s: &crate::report::VarianceSplit| s.data) as fn(&crate::report::VarianceSplit) -> f64,
-            ),
-            ("algorithm", DashType::Dash, |s: &crate::report::VarianceSplit| s.algorithm),
+            ("data", DashType::Solid, (|s: &VarianceSplit| s.data) as fn(&VarianceSplit) -> f64),
+            ("algorithm", DashType::Dash, |s: &VarianceSplit| s.algorithm),
         ] {
             let (x, y): (Vec<f64>, Vec<f64>) = v.iter().map(|s| (s.n, pick(s))).filter(|(_, y)| *y > 0.0).unzip();
             plot.add_trace(

@@ -6,7 +6,7 @@ use plotly::{BoxPlot, Plot};
 
 use super::palette::color;
 use super::{base_layout, plot_with};
-use crate::report::ShiftCell;
+use crate::summary::ShiftCell;
 
 /// The x-axis title of dataset-shift figures.
 pub const INTENSITY_AXIS: &str = "shift intensity (level)";

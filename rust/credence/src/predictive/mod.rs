@@ -9,9 +9,12 @@
 mod classification;
 mod real;
 mod regression;
+pub mod scores;
 mod validate;
 
-pub use classification::{ClassProbs, DEFAULT_PROB_TOLERANCE, check_labels, labels_from_f64, labels_from_i64};
+/// Label conversion reads files, so it lives in [`crate::io`]; re-exported here where labels are used.
+pub use crate::io::{labels_from_f64, labels_from_i64};
+pub use classification::{ClassProbs, DEFAULT_PROB_TOLERANCE, check_labels};
 pub use real::{Real, TypedSlice};
 pub use regression::{Gaussian, GaussianMixture, Intervals, RegressionPredictive, Samples};
 pub use validate::check_outcomes;

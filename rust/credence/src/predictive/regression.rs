@@ -3,11 +3,11 @@
 use ndarray::{Array2, ArrayView1};
 use rayon::prelude::*;
 
+use super::scores::crps::{self, CrpsEstimator};
+use super::scores::interval::{mixture_quantile_unchecked, sample_quantile};
+use super::scores::nll;
 use super::validate;
 use crate::error::{Error, Result};
-use crate::metrics::crps::{self, CrpsEstimator};
-use crate::metrics::interval::{mixture_quantile_unchecked, sample_quantile};
-use crate::metrics::nll;
 use crate::special::{from_order_key, norm_quantile, order_key, prefaulted_zeros};
 
 /// What every regression prediction can answer; the metric functions in [`crate::metrics`] are

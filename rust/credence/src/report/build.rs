@@ -6,8 +6,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::summary::{ConvergenceRate, MethodSummary, cell_rows, convergence, summarize};
-use super::variance::{VarianceSplit, variance_decomposition};
 use crate::backend::{Backend, fit_many_chees_on};
 use crate::compare::{
     CheesOptions, CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource,
@@ -16,6 +14,10 @@ use crate::compare::{
 use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
+use crate::summary::{
+    ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
+    variance_decomposition,
+};
 
 /// The metrics of a `credence study` table, summarised in the report's tables when present.
 pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
@@ -205,30 +207,6 @@ pub struct PlanCell {
     pub n: f64,
     /// The plan, or why there is none.
     pub plan: std::result::Result<Plan, String>,
-}
-
-/// Whether `table` is a dataset-shift table: `shift` (shift type) and `intensity` columns, and
-/// no `n` or `realization`.
-pub fn is_shift_table(table: &Table) -> bool {
-    table.has_column("shift")
-        && table.has_column("intensity")
-        && !table.has_column("n")
-        && !table.has_column("realization")
-}
-
-/// The values of one metric over the shift types of one (dataset, method, intensity).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShiftCell {
-    /// Data set.
-    pub dataset: String,
-    /// Metric.
-    pub metric: String,
-    /// Method.
-    pub method: String,
-    /// Shift intensity.
-    pub intensity: f64,
-    /// The metric over the shift types (table order; missing values left out).
-    pub values: Vec<f64>,
 }
 
 fn numeric_levels(table: &Table, column: &str) -> Result<Vec<f64>> {

@@ -27,17 +27,18 @@
 //! out.
 
 mod build;
+pub(crate) mod html;
 mod page;
-mod summary;
 pub(crate) mod tables;
-mod variance;
 
-pub use build::{
-    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, ShiftCell, build_report, higher_is_better,
-    is_shift_table,
+/// The table summaries the report shows live below it, in [`crate::summary`].
+pub use crate::summary::{
+    ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, convergence, is_shift_table, mean_sd, split_variance,
+    summarize, variance_decomposition,
 };
-pub use summary::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
-pub use variance::{VarianceSplit, split_variance, variance_decomposition};
+pub use build::{
+    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better,
+};
 
 mod demo;
 pub use demo::{DEMO_METRICS, demo_plan};

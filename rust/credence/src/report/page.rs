@@ -5,11 +5,9 @@ use std::fmt::Write;
 use plotly::Plot;
 
 use super::build::{PlanCell, Report, higher_is_better};
-use super::tables::{
-    convergence_table, metric_table, num, plan_table, posterior_table, power_law_table, variance_table,
-};
+use super::tables::{convergence_table, metric_table, plan_table, posterior_table, power_law_table, variance_table};
 use crate::compare::{Fit, mdd_curve};
-use crate::notebook::EvcxrDisplay;
+use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::plots::{comparison, diagnostics, plan, scaling, shift};
 
@@ -198,7 +196,7 @@ impl Report {
         }
         out.push_str("<h3>Quantiles over realizations (distribution-free intervals)</h3>\n");
         match self.quantiles_of(d, m).map(|q| &q.table) {
-            Some(Ok(t)) => out.push_str(&t.to_html()),
+            Some(Ok(t)) => out.push_str(&super::html::quantiles::quantile_table(t)),
             Some(Err(e)) => {
                 let _ = write!(out, "<p class=\"bad\">{}</p>", escape(e));
             }

@@ -5,23 +5,10 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use super::build::{CellFit, Report};
-use super::summary::{ConvergenceRate, MethodSummary};
-use super::variance::VarianceSplit;
 use crate::compare::PowerLaw;
+use crate::format::num;
 use crate::plots::html::escape;
-
-/// A number for a table cell: 4 significant digits, `NA` when not finite.
-pub(crate) fn num(v: f64) -> String {
-    if !v.is_finite() {
-        return "NA".to_string();
-    }
-    let a = v.abs();
-    if a != 0.0 && !(1e-3..1e5).contains(&a) {
-        format!("{v:.3e}")
-    } else {
-        format!("{:.*}", (3 - a.log10().floor().max(-1.0) as i64).clamp(0, 4) as usize, v)
-    }
-}
+use crate::summary::{ConvergenceRate, MethodSummary, VarianceSplit};
 
 /// The method x size grid the report's per-cell tables share: a header of `size = n` columns,
 /// one row per method that has a cell (in `methods` order), `-` where a method lacks a size.

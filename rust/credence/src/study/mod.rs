@@ -17,7 +17,6 @@ pub mod data;
 pub mod grid;
 pub mod merge;
 pub mod methods;
-pub(crate) mod nn;
 pub mod results;
 pub mod runner;
 pub mod score;

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::super::chees::{
-    Batch, BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
-    fit_many_chees_with,
+use super::super::chees::{Batch, fit_many_chees_with};
+use super::super::launch::{
+    BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
 use super::super::{CPU_SHIM_HEADER, KernelSource, PHILOX_HEADER, compile_ptx};
 use super::{Reader, Rng, device, harness, nvrtc, ptxas, ptxas_report, require, run_harness, workspace_root};

@@ -92,7 +92,7 @@ fn dropout_masks_drop_a_fraction_p() {
 fn dropout_passes_are_unbiased_with_inverted_scaling() {
     let Some(exe) = harness() else { return };
     let d = 2;
-    let layout = crate::study::nn::mlp::Layout::new(d);
+    let layout = crate::nn::mlp::Layout::new(d);
     let mut params = vec![0.0; layout.len];
     params[64 * d..64 * d + 64].fill(1.0); // b1
     let w2 = 64 * d + 64;

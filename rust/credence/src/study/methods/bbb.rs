@@ -12,10 +12,10 @@ use super::predict::{TestSet, predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use crate::backend::GaussianWeights;
 use crate::error::Result;
+use crate::nn::Real;
+use crate::nn::mlp::Net;
+use crate::nn::optim::Adam;
 use crate::special::{exp_bf, ln_normal};
-use crate::study::nn::Real;
-use crate::study::nn::mlp::Net;
-use crate::study::nn::optim::Adam;
 
 const EPOCHS: usize = 1000;
 const LR: f64 = 1e-3;

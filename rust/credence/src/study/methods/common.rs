@@ -9,9 +9,9 @@ use rand::seq::SliceRandom;
 
 use super::MethodConfig;
 use crate::error::{Error, Result};
-use crate::study::nn::mlp::Net;
-use crate::study::nn::optim::Adam;
-use crate::study::nn::{Real, stream_seed};
+use crate::nn::mlp::Net;
+use crate::nn::optim::Adam;
+use crate::nn::{Real, stream_seed};
 
 /// Adam settings of the study (MAP, MC dropout, ensemble members, the conformal network).
 pub(super) const ADAM_LR: f64 = 1e-3;

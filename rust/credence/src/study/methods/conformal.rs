@@ -11,9 +11,9 @@ use super::map::member_seed;
 use super::predict::{TestSet, to_f64};
 use super::{MethodConfig, MethodOutput, Prediction};
 use crate::error::{Error, Result};
+use crate::nn::Real;
+use crate::nn::mlp::Net;
 use crate::predictive::Intervals;
-use crate::study::nn::Real;
-use crate::study::nn::mlp::Net;
 
 /// Fewest training points accepted: below this a 20% split leaves at most one calibration point.
 const MIN_POINTS: usize = 5;

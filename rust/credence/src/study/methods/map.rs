@@ -5,8 +5,8 @@ use super::common::{Data, EPOCHS, MEMBER, scaled_epochs, train_adam};
 use super::predict::{TestSet, to_f64};
 use super::{MethodConfig, MethodOutput};
 use crate::error::Result;
-use crate::study::nn::mlp::Net;
-use crate::study::nn::{Real, stream_seed};
+use crate::nn::mlp::Net;
+use crate::nn::{Real, stream_seed};
 
 pub(super) fn run<R: Real>(
     data: &Data<R>,

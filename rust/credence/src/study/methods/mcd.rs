@@ -8,8 +8,8 @@ use super::map::member_seed;
 use super::predict::{TestSet, predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use crate::error::Result;
-use crate::study::nn::Real;
-use crate::study::nn::mlp::Net;
+use crate::nn::Real;
+use crate::nn::mlp::Net;
 
 pub(super) fn run<R: Real>(
     data: &Data<R>,

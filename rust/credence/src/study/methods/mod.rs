@@ -328,7 +328,7 @@ pub fn train_and_predict(
     }
 }
 
-fn run<R: crate::study::nn::Real>(
+fn run<R: crate::nn::Real>(
     method: Method,
     config: &MethodConfig,
     x: ArrayView2<'_, f64>,
@@ -356,7 +356,7 @@ pub(crate) mod test_support {
     use rand::SeedableRng;
     use rand::rngs::ChaCha8Rng;
 
-    use crate::study::nn::Real;
+    use crate::nn::Real;
 
     /// n points of y = x . w + (0.3 + 0.5 |x_1|) eps in d = 3 (standardised-ish scale).
     pub(crate) fn problem(n: usize, seed: u64) -> (Array2<f64>, Vec<f64>) {

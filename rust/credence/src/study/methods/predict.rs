@@ -16,8 +16,8 @@
 
 use crate::backend::{Backend, GaussianWeights, MlpForward};
 use crate::error::Result;
+use crate::nn::{Real, stream_seed};
 use crate::predictive::GaussianMixture;
-use crate::study::nn::{Real, stream_seed};
 
 use super::Prediction;
 use super::common::PREDICT;
@@ -85,7 +85,7 @@ mod tests {
     use super::*;
     use crate::RegressionPredictive;
     use crate::backend::{gaussian_weight_forward, mlp_dropout_forward};
-    use crate::study::nn::mlp::Net;
+    use crate::nn::mlp::Net;
 
     fn mixture_of(p: &Prediction) -> &GaussianMixture {
         match p {

@@ -10,9 +10,9 @@ use super::predict::{TestSet, predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use crate::backend::GaussianWeights;
 use crate::error::Result;
-use crate::study::nn::Real;
-use crate::study::nn::mlp::Net;
-use crate::study::nn::optim::{Sgd, cosine_lr};
+use crate::nn::Real;
+use crate::nn::mlp::Net;
+use crate::nn::optim::{Sgd, cosine_lr};
 use rand::seq::SliceRandom;
 
 const LR: f64 = 1e-2;

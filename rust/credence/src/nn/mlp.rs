@@ -16,18 +16,19 @@ use super::Real;
 use crate::error::{Error, Result};
 
 /// Width of both hidden layers.
-pub(crate) const HIDDEN: usize = 64;
+pub const HIDDEN: usize = 64;
 /// Bounds of the predicted variance; the gradient of the log-variance head is zero outside them
 /// (as for `torch.clamp`).
 pub(crate) const VAR_MIN: f64 = 1e-3;
 pub(crate) const VAR_MAX: f64 = 1e3;
 const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
+/// The parameter layout the study's training and the GPU kernels (`kernels/mlp.cu`) share.
 /// Offsets of the parameter blocks in the contiguous vector: W1 (d x 64, input-major, so the
 /// forward pass is `x W1`), b1, W2 (64 x 64), b2, W3 (2 x 64, output-major: the head is two dot
 /// products), b3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Layout {
+pub struct Layout {
     /// Input dimension d.
     pub d: usize,
     b1: usize,
@@ -50,7 +51,8 @@ struct Blocks<'a, R> {
 }
 
 impl Layout {
-    pub(crate) fn new(d: usize) -> Self {
+    /// The layout of a network with `d` inputs.
+    pub fn new(d: usize) -> Self {
         let b1 = d * HIDDEN;
         let w2 = b1 + HIDDEN;
         let b2 = w2 + HIDDEN * HIDDEN;

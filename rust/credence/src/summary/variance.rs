@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
-use super::summary::cell_rows;
+use super::cells::cell_rows;
 use crate::error::Result;
 use crate::io::Table;
 

@@ -1,11 +1,12 @@
-//! The small network every study method trains: a heteroscedastic MLP (d -> 64 -> 64 -> 2,
-//! ReLU) with a Gaussian NLL loss ([`mlp`]), and its optimisers ([`optim`]).
+//! The small network every study method trains and the GPU kernels mirror: a heteroscedastic
+//! MLP (d -> 64 -> 64 -> 2, ReLU) with a Gaussian NLL loss ([`mlp`]), and its optimisers
+//! (`optim`).
 //!
-//! Written once for both float precisions through [`Real`]: the methods train in `f32` (about
+//! Written once for both float precisions through `Real`: the methods train in `f32` (about
 //! 1.4x faster than `f64` here, see benches/README.md, and the precision frameworks use), the
 //! gradient checks run in `f64`.
 
-pub(crate) mod mlp;
+pub mod mlp;
 pub(crate) mod optim;
 
 use std::fmt::Debug;

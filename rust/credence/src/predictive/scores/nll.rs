@@ -30,7 +30,7 @@ fn ln_pos(x: f64) -> f64 {
 
 /// -ln sum_i w_i N(y; m_i, s_i^2) by log-sum-exp, each s_i floored at `sd_floor` (0 for none).
 /// Members with zero weight are skipped. The slices hold one point's members (checked like
-/// [`crps_mixture`](super::crps_mixture)).
+/// [`crps_mixture`](super::crps::crps_mixture)).
 pub fn nll_mixture(weights: &[f64], means: &[f64], sds: &[f64], y: f64, sd_floor: f64) -> crate::Result<f64> {
     crate::predictive::mixture_slices(weights, means, sds)?;
     if !(sd_floor >= 0.0 && sd_floor.is_finite()) {

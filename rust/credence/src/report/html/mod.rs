@@ -1,0 +1,5 @@
+//! HTML of the core's results, shared by the report page and the notebook's rich display.
+
+pub(crate) mod credal;
+pub(crate) mod plan;
+pub(crate) mod quantiles;

@@ -1,0 +1,13 @@
+//! Summaries of a long metric table that the report, the figures and every face read: per-cell
+//! mean and sd over realizations ([`MethodSummary`]), convergence rates, the split of each
+//! method's variance into data and algorithm parts ([`VarianceSplit`]) and the cells of a
+//! dataset-shift table ([`ShiftCell`]).
+
+mod cells;
+mod shift;
+mod variance;
+
+pub(crate) use cells::cell_rows;
+pub use cells::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
+pub use shift::{ShiftCell, is_shift_table};
+pub use variance::{VarianceSplit, split_variance, variance_decomposition};

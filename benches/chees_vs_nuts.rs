@@ -15,8 +15,7 @@ use credence::compare::{
     fit_many_chees,
 };
 
-#[path = "fit_data.rs"]
-mod fit_data;
+use credence_testkit::fit_data;
 
 /// A simulated design from (methods, realizations, seed).
 type MakeDesign = fn(usize, usize, u64) -> Design;

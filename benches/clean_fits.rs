@@ -27,11 +27,9 @@ use credence::compare::{
     Parameterization, SamplerSettings, fit_many_chees,
 };
 
-#[path = "design_families.rs"]
-mod design_families;
+use credence_testkit::design_families;
 
-#[path = "fit_data.rs"]
-mod fit_data;
+use credence_testkit::fit_data;
 
 use design_families::{COUNTS, DesignFamily, GAUSSIAN};
 

@@ -9,8 +9,7 @@ use std::hint::black_box;
 use credence::compare::{BetaBinomialOptions, Design, Family, FitOptions, fit, fit_many};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-#[path = "fit_data.rs"]
-mod fit_data;
+use credence_testkit::fit_data;
 
 fn gaussian(c: &mut Criterion) {
     let design = fit_data::gaussian_design(6, 50, 1);

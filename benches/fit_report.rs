@@ -8,8 +8,7 @@ use std::time::Instant;
 
 use credence::compare::{BetaBinomialOptions, Family, FitOptions, GaussianOptions, Parameterization, fit};
 
-#[path = "fit_data.rs"]
-mod fit_data;
+use credence_testkit::fit_data;
 
 fn main() -> Result<(), credence::Error> {
     let cases = [

@@ -11,32 +11,24 @@ use std::time::Instant;
 
 use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{CheesOptions, Design};
+use credence::seeds::SplitMix64;
 
 fn arg(i: usize, default: usize) -> usize {
     std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
 }
 
-/// splitmix64 in [0, 1).
-fn uniform(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) as f64 / 2f64.powi(64)
-}
-
 fn main() -> credence::Result<()> {
     let (designs, methods, reals) = (arg(1, 1000), arg(2, 10), arg(3, 50));
-    let mut state = 1u64;
+    let mut rng = SplitMix64(1);
     let data: Vec<Design> = (0..designs)
         .map(|_| {
             let (mut g, mut p, mut y) = (Vec::new(), Vec::new(), Vec::new());
             for r in 0..reals {
-                let gamma = 0.1 * (uniform(&mut state) - 0.5);
+                let gamma = 0.1 * (rng.uniform() - 0.5);
                 for m in 0..methods {
                     g.push(format!("M{m}"));
                     p.push(format!("r{r}"));
-                    y.push(0.3 + 0.02 * m as f64 + gamma + 0.05 * (uniform(&mut state) - 0.5));
+                    y.push(0.3 + 0.02 * m as f64 + gamma + 0.05 * (rng.uniform() - 0.5));
                 }
             }
             Design::new(g, Some(p), y, None)

@@ -15,9 +15,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
-#[path = "fit_data.rs"]
-#[allow(dead_code)]
-mod fit_data;
+use credence_testkit::fit_data;
 
 fn main() -> credence::Result<()> {
     let args: Vec<String> = std::env::args().collect();

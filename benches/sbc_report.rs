@@ -11,8 +11,7 @@ use std::path::PathBuf;
 
 use credence::compare::{SbcOptions, SbcResult, sbc};
 
-#[path = "../tests/sbc_cases.rs"]
-mod sbc_cases;
+use credence_testkit::sbc_cases;
 
 const BINS: usize = 20;
 

@@ -15,28 +15,8 @@
 
 use std::path::Path;
 
+use credence::seeds::SplitMix64;
 use npyz::WriterBuilder;
-
-/// SplitMix64: tiny, portable and seedable.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        // Box-Muller; 1 - u keeps the log argument in (0, 1].
-        let (u, v) = (1.0 - self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
 
 fn save<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
     let file = std::io::BufWriter::new(std::fs::File::create(path).expect("create file"));
@@ -50,7 +30,7 @@ fn main() {
         .nth(1)
         .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data"), Into::into);
     std::fs::create_dir_all(&dir).expect("create the output directory");
-    let mut rng = Rng(20261122);
+    let mut rng = SplitMix64(20261122);
 
     let (members, n, k) = (5usize, 300usize, 3usize);
     let mut labels = Vec::with_capacity(n);

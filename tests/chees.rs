@@ -9,11 +9,9 @@ use credence::compare::{
     fit_many_chees, sbc_chees,
 };
 
-#[path = "../benches/fit_data.rs"]
-mod fit_data;
+use credence_testkit::fit_data;
 
-#[path = "sbc_cases.rs"]
-mod sbc_cases;
+use credence_testkit::sbc_cases;
 
 /// Posterior means of every summarised quantity within 0.1 posterior sd of NUTS.
 ///

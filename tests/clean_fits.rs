@@ -9,8 +9,7 @@
 
 use credence::compare::{BetaBinomialOptions, Design, Family, Fit, FitOptions, fit_many};
 
-#[path = "../benches/design_families.rs"]
-mod design_families;
+use credence_testkit::design_families;
 
 use design_families::{COUNTS, DesignFamily, GAUSSIAN};
 

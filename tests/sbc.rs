@@ -6,8 +6,7 @@
 
 use credence::compare::{SbcOptions, sbc};
 
-#[path = "sbc_cases.rs"]
-mod sbc_cases;
+use credence_testkit::sbc_cases;
 
 #[test]
 #[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test sbc")]

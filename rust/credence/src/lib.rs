@@ -45,7 +45,7 @@ pub mod plots;
 pub mod predictive;
 pub mod quantiles;
 pub mod report;
-mod seeds;
+pub mod seeds;
 mod simd;
 pub mod special;
 pub mod study;

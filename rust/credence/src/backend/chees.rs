@@ -25,9 +25,9 @@ use super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
 use super::{Backend, Engine};
-use crate::compare::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, Want, fit_indexed_on};
-use crate::compare::gaussian::device::DeviceModel;
 use crate::compare::model::Posterior;
+use crate::compare::model::gaussian::device::DeviceModel;
+use crate::compare::sampler::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, Want, fit_indexed_on};
 use crate::compare::{CheesSettings, Design, fit_many_chees};
 use crate::error::{Error, Result};
 
@@ -342,7 +342,7 @@ impl ChainDevice for Batch {
 /// Why the ChEES kernel cannot fit `design` under `options` (`None` when it can).
 pub fn chees_kernel_unsupported(design: &Design, options: &CheesOptions) -> Option<String> {
     let fit_options = crate::compare::FitOptions { family: options.family, ..Default::default() };
-    match crate::compare::fit::prepare(design, &fit_options, None, crate::compare::collapsed::Geometry::Pooled) {
+    match crate::compare::fit::prepare(design, &fit_options, None, crate::compare::model::collapsed::Geometry::Pooled) {
         Ok(p) => p.model.device_model(0).err(),
         Err(e) => Some(e.to_string()),
     }

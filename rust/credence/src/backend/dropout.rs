@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::mlp::MlpForward;
 use super::{Backend, Engine};
-use crate::compare::philox::philox4x32_10;
+use crate::compare::sampler::philox::philox4x32_10;
 use crate::error::{Error, Result};
 use crate::nn::mlp::{HIDDEN, Layout, Net};
 

@@ -233,23 +233,11 @@ impl Reader<'_> {
     }
 }
 
-/// splitmix64 in [0, 1).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) as f64 / 2f64.powi(64)
-    }
-}
-
 /// Random S x N x K probabilities (skewed, with exact zeros) or logits, and labels.
 fn random_ensemble(s: usize, n: usize, k: usize, logits: bool, seed: u64) -> (Array3<f64>, Vec<usize>) {
-    let mut rng = Rng(seed);
+    let mut rng = crate::seeds::SplitMix64(seed);
     let mut x = Array3::from_shape_fn((s, n, k), |_| {
-        let u = rng.next();
+        let u = rng.uniform();
         if logits {
             8.0 * (u - 0.5)
         } else if u < 0.05 {
@@ -268,7 +256,7 @@ fn random_ensemble(s: usize, n: usize, k: usize, logits: bool, seed: u64) -> (Ar
             }
         }
     }
-    let labels = (0..n).map(|_| ((rng.next() * k as f64) as usize).min(k - 1)).collect();
+    let labels = (0..n).map(|_| ((rng.uniform() * k as f64) as usize).min(k - 1)).collect();
     (x, labels)
 }
 
@@ -417,13 +405,13 @@ fn cpu_shim_ensemble_f32_matches_reference() {
 
 /// A random mixture: M members with unequal weights, sds over two orders of magnitude.
 fn random_mixture(m: usize, n: usize, seed: u64) -> (GaussianMixture, Vec<f64>) {
-    let mut rng = Rng(seed);
-    let raw: Vec<f64> = (0..m).map(|_| 0.2 + rng.next()).collect();
+    let mut rng = crate::seeds::SplitMix64(seed);
+    let raw: Vec<f64> = (0..m).map(|_| 0.2 + rng.uniform()).collect();
     let total: f64 = raw.iter().sum();
     let w: Vec<f64> = raw.iter().map(|v| v / total).collect();
-    let means = ndarray::Array2::from_shape_fn((m, n), |_| 6.0 * (rng.next() - 0.5));
-    let sds = ndarray::Array2::from_shape_fn((m, n), |_| 0.05 + 2.0 * rng.next());
-    let y = (0..n).map(|_| 10.0 * (rng.next() - 0.5)).collect();
+    let means = ndarray::Array2::from_shape_fn((m, n), |_| 6.0 * (rng.uniform() - 0.5));
+    let sds = ndarray::Array2::from_shape_fn((m, n), |_| 0.05 + 2.0 * rng.uniform());
+    let y = (0..n).map(|_| 10.0 * (rng.uniform() - 0.5)).collect();
     (GaussianMixture::new(means, sds, Some(w)).unwrap(), y)
 }
 
@@ -533,15 +521,15 @@ fn launch_streams_members_in_chunks_within_the_byte_budget() {
 /// Random networks (weights of scale 1/sqrt(fan-in), so the activations and both heads are of
 /// order one) and inputs.
 fn random_mlps(members: usize, n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-    let mut rng = Rng(seed);
+    let mut rng = crate::seeds::SplitMix64(seed);
     let p = mlp_param_count(d);
     let params = (0..members * p)
         .map(|i| {
             let fan_in = if i % p < 64 * d + 64 { d } else { 64 };
-            2.0 * (rng.next() - 0.5) * (3.0 / fan_in as f64).sqrt()
+            2.0 * (rng.uniform() - 0.5) * (3.0 / fan_in as f64).sqrt()
         })
         .collect();
-    let x = (0..n * d).map(|_| 4.0 * (rng.next() - 0.5)).collect();
+    let x = (0..n * d).map(|_| 4.0 * (rng.uniform() - 0.5)).collect();
     (params, x)
 }
 

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::mlp::{MlpForward, mlp_param_count};
 use super::{Backend, Engine};
-use crate::compare::philox::Stream;
+use crate::compare::sampler::philox::Stream;
 use crate::error::{Error, Result};
 
 /// The `data_set` word of the weight-sample streams (0x5747 = "WG"); MC-dropout counters use

@@ -119,42 +119,28 @@
 //!   of realizations, [`ranking_agreement`] for Kendall's tau between two metrics' rankings,
 //!   [`Fit::posterior_predictive`] for y_rep.
 
-mod assurance;
-pub(crate) mod beta_binomial;
-pub(crate) mod chees;
-pub(crate) mod collapsed;
-mod dense;
-mod design;
-mod diagnostics;
+pub(crate) mod diagnostics;
 pub(crate) mod fit;
-pub(crate) mod gaussian;
-pub(crate) mod laplace;
 pub(crate) mod model;
-mod nested_rhat;
-pub(crate) mod philox;
-mod planning;
-mod priors;
-mod ranking;
-mod sampler;
-mod sbc;
-mod scale_map;
+pub(crate) mod post;
+pub(crate) mod sampler;
 
-pub use assurance::{
-    Decision, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, Stated, plan, plan_with_progress,
-};
-pub use chees::{CheesFit, CheesOptions, CheesSettings, Jitter, fit_chees, fit_many_chees};
-pub use design::Design;
+pub use diagnostics::nested_rhat::nested_rhat;
 pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
     rhat, table_diagnostics,
 };
 pub use fit::{Fit, FitDiagnostics, FitOptions, Mdd, ParamSummary, fit, fit_many};
+pub use model::design::Design;
+pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::{
     BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, SigmaStructure,
 };
-pub use nested_rhat::nested_rhat;
-pub use planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
-pub use priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
-pub use ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
-pub use sampler::{DrawStats, SamplerSettings};
-pub use sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};
+pub use post::plan::{
+    Decision, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, Stated, plan, plan_with_progress,
+};
+pub use post::planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
+pub use post::ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
+pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};
+pub use sampler::chees::{CheesFit, CheesOptions, CheesSettings, Jitter, fit_chees, fit_many_chees};
+pub use sampler::nuts::{DrawStats, SamplerSettings};

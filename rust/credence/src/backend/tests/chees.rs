@@ -15,17 +15,18 @@ use super::super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
 use super::super::{CPU_SHIM_HEADER, KernelSource, PHILOX_HEADER, compile_ptx};
-use super::{Reader, Rng, device, harness, nvrtc, ptxas, ptxas_report, require, run_harness, workspace_root};
-use crate::compare::beta_binomial::BetaBinomialModel;
-use crate::compare::chees::{CheesRun, Ensemble, MetricWindow, Want, run_chees_on};
-use crate::compare::collapsed::{CollapsedGaussian, Geometry};
-use crate::compare::gaussian::GaussianModel;
+use super::{Reader, device, harness, nvrtc, ptxas, ptxas_report, require, run_harness, workspace_root};
+use crate::compare::model::beta_binomial::BetaBinomialModel;
+use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
+use crate::compare::model::gaussian::GaussianModel;
 use crate::compare::model::{Likelihood, Parameterization, Posterior, SigmaStructure};
+use crate::compare::sampler::chees::{CheesRun, Ensemble, MetricWindow, Want, run_chees_on};
 use crate::compare::{
     BetaBinomialOptions, CheesOptions, CheesSettings, Design, Family, GaussianOptions, GaussianPriors, LocationPrior,
     ScalePrior, fit_many_chees,
 };
 use crate::error::Result;
+use crate::seeds::SplitMix64;
 
 /// Designs from the shared fixture tests/data/report_table.csv (3 methods x 8 realizations at
 /// n = 30 and n = 100; responses crps and nll).
@@ -200,7 +201,7 @@ fn device_models() -> Vec<(String, Box<dyn Posterior>)> {
 #[test]
 fn device_log_density_equals_posterior_logp() {
     let Some(exe) = harness() else { return };
-    let mut rng = Rng(5);
+    let mut rng = SplitMix64(5);
     let mut worst = 0.0f64;
     let (mut references, mut kinds, mut not_finite) = (0, [0; 3], 0);
     for (opts, model) in &device_models() {
@@ -214,11 +215,11 @@ fn device_log_density_equals_posterior_logp() {
         let (dim, points) = (model.dim(), 16);
         let th: Vec<f64> = (0..points * dim)
             .map(|i| match (i / dim, i % dim) {
-                (0..12, _) => 3.0 * (rng.next() - 0.5),
-                (12..14, _) => 12.0 * (rng.next() - 0.5),
-                (14, _) => -31.0 - 10.0 * rng.next(),
-                (_, k) if k % 2 == 0 => 6.0 + 2.0 * rng.next(),
-                _ => -300.0 + 10.0 * rng.next(),
+                (0..12, _) => 3.0 * (rng.uniform() - 0.5),
+                (12..14, _) => 12.0 * (rng.uniform() - 0.5),
+                (14, _) => -31.0 - 10.0 * rng.uniform(),
+                (_, k) if k % 2 == 0 => 6.0 + 2.0 * rng.uniform(),
+                _ => -300.0 + 10.0 * rng.uniform(),
             })
             .collect();
         let mut input = Vec::new();
@@ -417,10 +418,10 @@ fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) 
     assert_eq!(kinds, [2, 2, 0, 1, 1]);
     let mut ens: Vec<Ensemble<'_>> =
         models.iter().enumerate().map(|(b, m)| Ensemble::new(m.as_ref(), &s, b as u32).unwrap()).collect();
-    let mut rng = Rng(9);
+    let mut rng = SplitMix64(9);
     // A metric of unequal scales, and two CPU transitions so that the streams have advanced.
     for e in ens.iter_mut() {
-        e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.next());
+        e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.uniform());
         e.transition(0.1, 3, true, Want::Draws).unwrap();
         e.transition(0.05, 2, true, Want::Draws).unwrap();
     }
@@ -756,9 +757,9 @@ fn cpu_shim_reductions_equal_the_cpu_adaptation() {
     ];
     let mut ens: Vec<Ensemble<'_>> =
         models.iter().enumerate().map(|(b, m)| Ensemble::new(m.as_ref(), &s, b as u32).unwrap()).collect();
-    let mut rng = Rng(17);
+    let mut rng = SplitMix64(17);
     for e in ens.iter_mut() {
-        e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.next());
+        e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.uniform());
     }
     let n = s.chains();
     let mut init = BatchInit { chains: n, key: (s.seed as u32, (s.seed >> 32) as u32), ..Default::default() };
@@ -888,7 +889,7 @@ impl Posterior for NoLaplace {
     fn device_model(
         &self,
         data_set: u32,
-    ) -> std::result::Result<crate::compare::gaussian::device::DeviceModel, String> {
+    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
         self.0.device_model(data_set)
     }
 }

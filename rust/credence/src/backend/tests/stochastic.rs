@@ -6,7 +6,8 @@
 
 use super::super::dropout::{dropout_threshold, dropout_word};
 use super::*;
-use crate::compare::philox::Stream;
+use crate::compare::sampler::philox::Stream;
+use crate::seeds::SplitMix64;
 
 /// (passes, N, d, p, seed, grid).
 const DROPOUT_CASES: [(usize, usize, usize, f64, u64, usize); 3] =
@@ -123,10 +124,10 @@ const WEIGHT_CASES: [(usize, usize, usize, usize, usize, u64); 3] =
     [(5, 37, 3, 2, 32, 5), (3, 64 * 2 + 4354, 0, 3, 64, u64::MAX), (4, 20, MAX_LOW_RANK, 1, 32, 0)];
 
 fn random_gaussian(p: usize, k: usize, seed: u64) -> GaussianWeights {
-    let mut rng = Rng(seed);
-    let mean = (0..p).map(|_| 2.0 * (rng.next() - 0.5)).collect();
-    let scale = (0..p).map(|_| 0.01 + rng.next()).collect();
-    let low_rank = (0..k * p).map(|_| rng.next() - 0.5).collect();
+    let mut rng = SplitMix64(seed);
+    let mean = (0..p).map(|_| 2.0 * (rng.uniform() - 0.5)).collect();
+    let scale = (0..p).map(|_| 0.01 + rng.uniform()).collect();
+    let low_rank = (0..k * p).map(|_| rng.uniform() - 0.5).collect();
     GaussianWeights::new(mean, scale, low_rank, 0.3).unwrap()
 }
 
@@ -160,8 +161,8 @@ fn cpu_shim_weight_sample_forward_matches_reference() {
     let (members, n, d, seed) = (3, 25, 2, 99);
     let p = mlp_param_count(d);
     let (params, x) = random_mlps(1, n, d, 71);
-    let mut rng = Rng(5);
-    let low_rank: Vec<f64> = (0..4 * p).map(|_| 0.05 * (rng.next() - 0.5)).collect();
+    let mut rng = SplitMix64(5);
+    let low_rank: Vec<f64> = (0..4 * p).map(|_| 0.05 * (rng.uniform() - 0.5)).collect();
     let scale = vec![0.02; p];
     let g = GaussianWeights::new(params, scale, low_rank, 0.5).unwrap();
     let w = shim_weights(&exe, &g, members, 2, 64, seed);
@@ -215,10 +216,10 @@ fn weight_samples_have_the_closed_form_moments() {
 #[test]
 fn swag_and_bbb_follow_the_study_formulas() {
     let (p, k, seed) = (9, 3, 17);
-    let mut rng = Rng(3);
-    let mean: Vec<f64> = (0..p).map(|_| rng.next() - 0.5).collect();
-    let sq_mean: Vec<f64> = mean.iter().map(|m| m * m + 0.01 + 0.1 * rng.next()).collect();
-    let devs: Vec<f64> = (0..k * p).map(|_| 0.2 * (rng.next() - 0.5)).collect();
+    let mut rng = SplitMix64(3);
+    let mean: Vec<f64> = (0..p).map(|_| rng.uniform() - 0.5).collect();
+    let sq_mean: Vec<f64> = mean.iter().map(|m| m * m + 0.01 + 0.1 * rng.uniform()).collect();
+    let devs: Vec<f64> = (0..k * p).map(|_| 0.2 * (rng.uniform() - 0.5)).collect();
     let g = GaussianWeights::swag(mean.clone(), &sq_mean, devs.clone()).unwrap();
     let got = gaussian_weight_samples(Backend::Cpu, &g, 2, seed).unwrap();
     for e in 0..2 {

@@ -6,6 +6,8 @@
 //! Draws of one quantity are given as chains of equal length. Where posterior returns `NA`
 //! (non-finite draws, constant draws, fewer than 3 iterations) these return NaN.
 
+pub(crate) mod nested_rhat;
+
 use serde::{Deserialize, Serialize};
 use statrs::function::beta::inv_beta_reg;
 

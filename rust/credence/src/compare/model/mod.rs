@@ -1,8 +1,16 @@
 //! What the sampler needs from a hierarchical model, and the families' options.
 
+pub(crate) mod beta_binomial;
+pub(crate) mod collapsed;
+pub(crate) mod dense;
+pub(crate) mod design;
+pub(crate) mod gaussian;
+pub(crate) mod priors;
+pub(crate) mod scale_map;
+
 use serde::{Deserialize, Serialize};
 
-use super::priors::{BetaBinomialPriors, GaussianPriors};
+use crate::compare::model::priors::{BetaBinomialPriors, GaussianPriors};
 
 /// How a reported quantity transforms when the response was standardised internally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,7 +64,10 @@ pub(crate) trait Posterior: Sync {
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64>;
     /// The model flattened for the ChEES kernel (`kernels/chees.cu`), or what the kernel does
     /// not implement (the default: the whole family).
-    fn device_model(&self, _data_set: u32) -> std::result::Result<super::gaussian::device::DeviceModel, String> {
+    fn device_model(
+        &self,
+        _data_set: u32,
+    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
         Err("this model family".into())
     }
 }

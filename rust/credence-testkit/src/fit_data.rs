@@ -1,23 +1,7 @@
 //! Deterministic simulated metric tables shared by the fit benches and reports.
 
 use credence::compare::Design;
-
-/// SplitMix64 uniform and Box-Muller normal draws.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (1.0 - self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-}
+use credence::seeds::SplitMix64 as Rng;
 
 /// CRPS-like values: method means 0.30..0.45, sds 0.04..0.09, realization sd 0.05.
 pub fn gaussian_design(methods: usize, realizations: usize, seed: u64) -> Design {

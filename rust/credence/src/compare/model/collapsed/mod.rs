@@ -41,12 +41,12 @@
 
 use std::cell::RefCell;
 
-use super::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
-use super::design::Design;
-use super::gaussian::{gaussian_outputs, sample_gaussian_prior, simulate_gaussian};
-use super::model::{GaussianOptions, Output, Posterior, SigmaStructure};
-use super::priors::LocationPrior;
-use super::scale_map::ScaleMap;
+use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::design::Design;
+use crate::compare::model::gaussian::{gaussian_outputs, sample_gaussian_prior, simulate_gaussian};
+use crate::compare::model::priors::LocationPrior;
+use crate::compare::model::scale_map::ScaleMap;
+use crate::compare::model::{GaussianOptions, Output, Posterior, SigmaStructure};
 
 mod device;
 
@@ -233,7 +233,7 @@ impl CollapsedGaussian {
     /// Whether the collapsed form applies: a Normal likelihood and no block forced into
     /// another form.
     pub(crate) fn applies(opts: &GaussianOptions) -> bool {
-        use super::model::{Likelihood, Parameterization::*};
+        use crate::compare::model::{Likelihood, Parameterization::*};
         opts.likelihood == Likelihood::Normal
             && matches!(opts.mu_parameterization, Auto | Collapsed)
             && matches!(opts.gamma_parameterization, Auto | Collapsed)
@@ -803,7 +803,10 @@ impl Posterior for CollapsedGaussian {
         sample_gaussian_prior(&self.opts, self.m, self.r, false, rng)
     }
 
-    fn device_model(&self, data_set: u32) -> std::result::Result<super::gaussian::device::DeviceModel, String> {
+    fn device_model(
+        &self,
+        data_set: u32,
+    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
         self.flatten(data_set)
     }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::design::Design;
+use crate::compare::model::design::Design;
 use crate::error::{Error, Result};
 
 /// Kendall's tau-b between two samples (ties adjusted); `None` when either has no variation or

@@ -8,12 +8,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;
 
-use super::chees::{CheesOptions, CheesSettings, fit_chees};
-use super::collapsed::Geometry;
-use super::design::Design;
-use super::fit::{Fit, FitOptions, build_model, fit};
-use super::model::Family;
-use super::sampler::{SamplerSettings, stream_seed};
+use crate::compare::fit::{Fit, FitOptions, build_model, fit};
+use crate::compare::model::Family;
+use crate::compare::model::collapsed::Geometry;
+use crate::compare::model::design::Design;
+use crate::compare::sampler::chees::{CheesOptions, CheesSettings, fit_chees};
+use crate::compare::sampler::nuts::{SamplerSettings, stream_seed};
 use crate::error::{Error, Result};
 
 /// A quantity whose calibration is checked.

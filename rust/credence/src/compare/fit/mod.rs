@@ -7,13 +7,13 @@ use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::beta_binomial::BetaBinomialModel;
-use super::collapsed::{CollapsedGaussian, Geometry};
-use super::design::Design;
-use super::diagnostics::{mcse_mean, summary_diagnostics};
-use super::gaussian::{GaussianModel, KnownHyper};
-use super::model::{Family, Output, OutputKind, Posterior};
-use super::sampler::{ChainOutput, DrawStats, SamplerSettings, run_chains, stream_seed};
+use crate::compare::diagnostics::{mcse_mean, summary_diagnostics};
+use crate::compare::model::beta_binomial::BetaBinomialModel;
+use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
+use crate::compare::model::design::Design;
+use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
+use crate::compare::model::{Family, Output, OutputKind, Posterior};
+use crate::compare::sampler::nuts::{ChainOutput, DrawStats, SamplerSettings, run_chains, stream_seed};
 use crate::error::{Error, Result};
 use crate::special::{norm_cdf, norm_quantile};
 
@@ -269,10 +269,10 @@ pub(crate) fn assemble(
             d.divergences
         ));
     }
-    if d.max_rhat > super::diagnostics::RHAT_MAX {
+    if d.max_rhat > crate::compare::diagnostics::RHAT_MAX {
         fit.warnings.push(format!("largest R-hat is {:.3} > 1.01: the chains have not mixed", d.max_rhat));
     }
-    if d.min_ess_bulk < super::diagnostics::ESS_MIN {
+    if d.min_ess_bulk < crate::compare::diagnostics::ESS_MIN {
         fit.warnings.push(format!("smallest bulk-ESS is {:.0} < 400: run more draws", d.min_ess_bulk));
     }
     if d.treedepth_hits > 0 {
@@ -419,7 +419,7 @@ impl Fit {
 
     /// Whether a quantity appears in the summary table (everything but realization effects).
     fn summarised(o: &Output) -> bool {
-        super::diagnostics::summarised(&o.name)
+        crate::compare::diagnostics::summarised(&o.name)
     }
 
     /// brms-style summary of the main quantities (all but the realization effects): mean, sd,

@@ -75,7 +75,7 @@ pub fn nested_rhat(chains: &[&[f64]], superchain_size: usize) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::philox::Stream;
+    use crate::compare::sampler::philox::Stream;
 
     #[test]
     fn matches_a_hand_computation() {

@@ -3,7 +3,7 @@
 //! Gaussian conditioning on that joint, and the gradients against finite differences.
 
 use super::*;
-use crate::compare::dense;
+use crate::compare::model::dense;
 use crate::compare::model::gradient_error;
 use crate::compare::{GaussianPriors, ScalePrior};
 
@@ -378,7 +378,7 @@ fn location_draws_follow_the_exact_conditional_posterior() {
 
 #[test]
 fn outputs_are_those_of_the_uncollapsed_model() {
-    use crate::compare::gaussian::GaussianModel;
+    use crate::compare::model::gaussian::GaussianModel;
     for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
         for opts in variants() {
             let collapsed = CollapsedGaussian::new(&d, opts, geometry);

@@ -4,8 +4,8 @@
 //! a short warmup suffices (the collapsed models have at most a dozen coordinates, so the
 //! dense algebra here costs less than one ChEES iteration).
 
-use super::dense::{cholesky, inverse_transpose, solve_lower, solve_upper};
-use super::model::Posterior;
+use crate::compare::model::Posterior;
+use crate::compare::model::dense::{cholesky, inverse_transpose, solve_lower, solve_upper};
 
 /// Mode, variances, and the lower Cholesky factor of the covariance with its variances capped
 /// (for drawing starting points).

@@ -8,7 +8,7 @@
 
 use super::GaussianModel;
 use crate::compare::model::Likelihood;
-use crate::compare::scale_map::ScaleMap;
+use crate::compare::model::scale_map::ScaleMap;
 use crate::compare::{LocationPrior, ScalePrior};
 
 /// A model as the kernel reads it (see the `CHI_*` and `CHD_*` constants of `chees.cu`).

@@ -11,8 +11,8 @@ use rand_distr::Distribution;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::diagnostics::{meets_standard, rhat_and_ess_bulk, summarised};
-use super::model::Posterior;
+use crate::compare::diagnostics::{meets_standard, rhat_and_ess_bulk, summarised};
+use crate::compare::model::Posterior;
 use crate::error::{Error, Result};
 
 /// Sampler settings (defaults: 4 chains of 300 warmup + 800 draws, longer while not clean; see
@@ -307,7 +307,7 @@ fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, draws: u64, chain
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::chees::tests::Normals;
+    use crate::compare::sampler::chees::tests::Normals;
 
     #[test]
     fn a_longer_run_repeats_the_shorter_one_and_unclean_runs_are_extended() {

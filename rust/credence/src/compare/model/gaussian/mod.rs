@@ -8,11 +8,12 @@
 
 use statrs::function::gamma::{digamma, ln_gamma};
 
-use super::design::Design;
-use super::model::{GaussianOptions, Likelihood, Output, OutputKind, Parameterization, Posterior, SigmaStructure};
-use super::priors::standard_normal;
+use crate::compare::model::design::Design;
+use crate::compare::model::priors::standard_normal;
+use crate::compare::model::{
+    GaussianOptions, Likelihood, Output, OutputKind, Parameterization, Posterior, SigmaStructure,
+};
 
-#[path = "gaussian_device.rs"]
 pub(crate) mod device;
 
 /// Hyperparameters held fixed (the closed-form posterior's setting; a test oracle).

@@ -120,15 +120,15 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::collapsed::Geometry;
-use super::design::Design;
-use super::diagnostics::{ess_bulk, meets_standard, summarised};
-use super::fit::{Fit, FitOptions, assemble, prepare};
-use super::laplace::laplace;
-use super::model::{Family, Posterior};
-use super::nested_rhat::nested_rhat;
-use super::philox::{INIT_STREAM, Stream};
-use super::sampler::{ChainOutput, DrawStats, SamplerSettings, check_walnuts, default_walnuts};
+use crate::compare::diagnostics::nested_rhat::nested_rhat;
+use crate::compare::diagnostics::{ess_bulk, meets_standard, summarised};
+use crate::compare::fit::{Fit, FitOptions, assemble, prepare};
+use crate::compare::model::collapsed::Geometry;
+use crate::compare::model::design::Design;
+use crate::compare::model::{Family, Posterior};
+use crate::compare::sampler::laplace::laplace;
+use crate::compare::sampler::nuts::{ChainOutput, DrawStats, SamplerSettings, check_walnuts, default_walnuts};
+use crate::compare::sampler::philox::{INIT_STREAM, Stream};
 use crate::error::{Error, Result};
 
 /// Stream index of a design's shared uniform jitter.
@@ -170,7 +170,7 @@ pub struct CheesSettings {
     pub max_leapfrog: usize,
     /// Jitter of the trajectory length.
     pub jitter: Jitter,
-    /// Within-orbit adaptive step sizes (see [`SamplerSettings::walnuts`](super::SamplerSettings)):
+    /// Within-orbit adaptive step sizes (see [`SamplerSettings::walnuts`](crate::compare::SamplerSettings)):
     /// a leapfrog step along which the energy varies by more than this is halved (up to 8
     /// times) with a reversibility check; `None` keeps every step at the adapted size.
     #[serde(default = "default_walnuts")]

@@ -15,12 +15,11 @@
 
 use crate::special::ln_gamma_digamma;
 
-use super::design::Design;
-use super::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
-use super::priors::{LocationPrior, standard_normal};
-use super::scale_map::{Mapped, ScaleMap};
+use crate::compare::model::design::Design;
+use crate::compare::model::priors::{LocationPrior, standard_normal};
+use crate::compare::model::scale_map::{Mapped, ScaleMap};
+use crate::compare::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
 
-#[path = "beta_binomial_device.rs"]
 pub(crate) mod device;
 
 #[derive(Debug, Clone, Copy)]
@@ -515,7 +514,10 @@ impl Posterior for BetaBinomialModel {
             .collect()
     }
 
-    fn device_model(&self, data_set: u32) -> std::result::Result<super::gaussian::device::DeviceModel, String> {
+    fn device_model(
+        &self,
+        data_set: u32,
+    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
         self.flatten(data_set)
     }
 

@@ -43,14 +43,14 @@ use rand_distr::Distribution;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::chees::{CheesFit, CheesOptions, CheesSettings};
-use super::design::Design;
-use super::diagnostics::{ESS_MIN, RHAT_MAX};
-use super::fit::{Fit, FitOptions, fit};
-use super::model::{Family, GaussianOptions, Likelihood};
-use super::priors::standard_normal;
-use super::sampler::SamplerSettings;
 use crate::backend::{Backend, fit_many_chees_on};
+use crate::compare::diagnostics::{ESS_MIN, RHAT_MAX};
+use crate::compare::fit::{Fit, FitOptions, fit};
+use crate::compare::model::design::Design;
+use crate::compare::model::priors::standard_normal;
+use crate::compare::model::{Family, GaussianOptions, Likelihood};
+use crate::compare::sampler::chees::{CheesFit, CheesOptions, CheesSettings};
+use crate::compare::sampler::nuts::SamplerSettings;
 use crate::error::{Error, Result};
 use crate::seeds::stream_seed;
 use crate::special::{norm_cdf, norm_quantile};
@@ -755,9 +755,9 @@ pub(crate) fn run(
 mod tests {
     use super::*;
     use crate::compare::fit::{FitOptions, fit_with};
-    use crate::compare::gaussian::KnownHyper;
-    use crate::compare::planning::ClosedForm;
-    use crate::compare::sampler::SamplerSettings;
+    use crate::compare::model::gaussian::KnownHyper;
+    use crate::compare::post::planning::ClosedForm;
+    use crate::compare::sampler::nuts::SamplerSettings;
 
     const MU0: f64 = 0.0;
     const TAU: f64 = 1.0;

@@ -7,9 +7,9 @@ use rand::rngs::ChaCha8Rng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use super::design::Design;
-use super::fit::{Fit, FitOptions, Mdd, fit_many};
-use super::sampler::stream_seed;
+use crate::compare::fit::{Fit, FitOptions, Mdd, fit_many};
+use crate::compare::model::design::Design;
+use crate::compare::sampler::nuts::stream_seed;
 use crate::error::{Error, Result};
 use crate::special::norm_cdf;
 
@@ -195,7 +195,7 @@ pub fn sensitivity_to_r(design: &Design, options: &FitOptions, sizes: &[usize], 
 mod tests {
     use super::*;
     use crate::compare::fit::fit_with;
-    use crate::compare::gaussian::KnownHyper;
+    use crate::compare::model::gaussian::KnownHyper;
     use crate::compare::{GaussianOptions, SamplerSettings};
 
     fn design() -> Design {

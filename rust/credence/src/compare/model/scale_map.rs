@@ -12,7 +12,7 @@
 //! Gaussian with unit curvature and an exponential prior a straight line. Priors with
 //! polynomial tails (half Student-t) keep the logarithm, under which their tail is linear in v.
 
-use super::priors::ScalePrior;
+use crate::compare::model::priors::ScalePrior;
 
 /// The map of one scale parameter.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,0 +1,8 @@
+//! What follows a fit: experiment plans by simulated experiments ([`plan`]) and by the
+//! predictive MDD ([`planning`]), rankings across metrics ([`ranking`]) and simulation-based
+//! calibration of the models ([`sbc`]).
+
+pub(crate) mod plan;
+pub(crate) mod planning;
+pub(crate) mod ranking;
+pub(crate) mod sbc;

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use credence::backend::Backend;
+use credence::backend::{Backend, Batched};
 use credence::compare::{Decision, Design, FitOptions, PlanOptions, PlanSource, fit, fit_many, plan};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -32,7 +32,6 @@ fn main() -> credence::Result<()> {
         realizations: vec![5, 10, 20, 50],
         sims,
         decision: Decision::default(),
-        backend,
         sampler: credence::compare::CheesSettings {
             superchains: args.get(4).and_then(|s| s.parse().ok()).unwrap_or(credence::compare::PLAN_SUPERCHAINS),
             draws: args.get(5).and_then(|s| s.parse().ok()).unwrap_or(100),
@@ -41,7 +40,7 @@ fn main() -> credence::Result<()> {
         ..Default::default()
     };
     let start = Instant::now();
-    let p = plan(PlanSource::Pilot(&pilot), &options)?;
+    let p = plan(PlanSource::Pilot(&pilot), &options, &Batched::new(backend)?)?;
     let secs = start.elapsed().as_secs_f64();
     println!(
         "plan: {} methods, R = {:?}, {sims} simulations per R, backend {:?}: {secs:.1} s ({:.1} fits/s), {} threads",

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use credence::backend::Backend;
+use credence::backend::{Backend, Batched};
 use credence::compare::{
     CheesSettings, Decision, FitOptions, Plan, PlanOptions, PlanSource, Stated, fit, plan_with_progress,
 };
@@ -108,9 +108,9 @@ pub fn run(a: PlanArgs) -> Result<()> {
             chains_per_superchain: a.chains_per_superchain.unwrap_or(defaults.sampler.chains_per_superchain),
             ..defaults.sampler
         },
-        backend: a.backend,
         seed: a.seed,
     };
+    let fitter = Batched::new(a.backend)?;
     let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} simulated fits, ETA {eta}")?);
     let progress = |done: usize, total: usize| {
@@ -146,7 +146,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                 design.n_pairs(),
                 pilot.form()
             );
-            (plan_with_progress(PlanSource::Pilot(&pilot), &options, &progress)?, notes, what)
+            (plan_with_progress(PlanSource::Pilot(&pilot), &options, &fitter, &progress)?, notes, what)
         }
         (None, Some(effect)) => {
             let stated = Stated {
@@ -161,7 +161,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                 "stated: effect {effect}, sigma_a {}, sigma_b {}, sigma_gamma {}",
                 stated.sigma_a, stated.sigma_b, stated.sigma_gamma
             );
-            (plan_with_progress(PlanSource::Stated(&stated), &options, &progress)?, Vec::new(), what)
+            (plan_with_progress(PlanSource::Stated(&stated), &options, &fitter, &progress)?, Vec::new(), what)
         }
     };
     bar.finish_and_clear();
@@ -182,7 +182,7 @@ fn print(p: &Plan, what: &str, notes: &[String]) {
     outln!("   Plan: {}", p.decision.describe(&p.a, &p.b));
     outln!("  Worlds: {what}");
     outln!(
-        " Methods: {} ({} simulated experiments per R, fitted by ChEES on {:?}, seed {}, {:.1} s)\n",
+        " Methods: {} ({} simulated experiments per R, fitted by ChEES on {}, seed {}, {:.1} s)\n",
         p.methods.join(", "),
         p.sims,
         p.backend,

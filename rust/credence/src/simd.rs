@@ -22,9 +22,9 @@ pub(crate) fn avx2() -> bool {
 /// Defines `fn $name` that runs the `#[inline(always)]` function `$portable` with the same
 /// arguments, compiled for AVX2 when [`avx2`] says the CPU has it.
 macro_rules! avx2_dispatch {
-    ($(#[$doc:meta])* fn $name:ident $(<$T:ident: $bound:path>)? ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $portable:ident) => {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident $(<$T:ident: $bound:path>)? ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $portable:ident) => {
         $(#[$doc])*
-        fn $name $(<$T: $bound>)? ($($arg: $ty),*) -> $ret {
+        $vis fn $name $(<$T: $bound>)? ($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2")]

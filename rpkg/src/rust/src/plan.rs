@@ -3,9 +3,10 @@
 use credence::compare::{
     CheesSettings, Decision, Family, Fit, GaussianOptions, Plan, PlanOptions, PlanSource, Stated, plan,
 };
+use credence::backend::Batched;
 use extendr_api::prelude::*;
 
-use crate::fit::{backend, backend_name, count};
+use crate::fit::{backend as backend_choice, count};
 use crate::msg;
 
 type R<T> = std::result::Result<T, String>;
@@ -22,7 +23,6 @@ fn options(
     rope: Nullable<f64>,
     power: f64,
     methods: Nullable<Vec<String>>,
-    backend_name: &str,
     seed: f64,
     superchains: Nullable<f64>,
     chains_per_superchain: Nullable<f64>,
@@ -49,7 +49,6 @@ fn options(
         power,
         methods: methods.into_option(),
         sampler,
-        backend: backend(backend_name)?,
         seed: count("seed", seed)?,
     })
 }
@@ -79,7 +78,7 @@ fn to_list(p: &Plan) -> List {
         source = p.source.clone(),
         power = p.power,
         sims = p.sims as f64,
-        backend = backend_name(p.backend),
+        backend = p.backend.clone(),
         seed = p.seed as f64,
         seconds = p.seconds,
         warnings = p.warnings.clone()
@@ -113,13 +112,13 @@ fn glue_plan_pilot(
         rope,
         power,
         methods,
-        backend,
         seed,
         superchains,
         chains_per_superchain,
     )?;
+    let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
     let fit: &Fit = &f;
-    Ok(to_list(&plan(PlanSource::Pilot(fit), &o).map_err(msg)?))
+    Ok(to_list(&plan(PlanSource::Pilot(fit), &o, &fitter).map_err(msg)?))
 }
 
 /// Plan from stated values (no pilot): the Gaussian model with its default options.
@@ -152,11 +151,11 @@ fn glue_plan_stated(
         rope,
         power,
         Nullable::Null,
-        backend,
         seed,
         superchains,
         chains_per_superchain,
     )?;
+    let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
     let stated = Stated {
         effect,
         sigma_a,
@@ -165,7 +164,7 @@ fn glue_plan_stated(
         higher_is_better,
         family: Family::Gaussian(GaussianOptions::default()),
     };
-    Ok(to_list(&plan(PlanSource::Stated(&stated), &o).map_err(msg)?))
+    Ok(to_list(&plan(PlanSource::Stated(&stated), &o, &fitter).map_err(msg)?))
 }
 
 extendr_module! {

@@ -25,9 +25,10 @@ use super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
 use super::{Backend, Engine};
+use crate::compare::fit::chees::{BatchFitter, CheesFit, CheesOptions, fit_indexed_on};
 use crate::compare::model::Posterior;
-use crate::compare::model::gaussian::device::DeviceModel;
-use crate::compare::sampler::chees::{ChainDevice, ChainMover, CheesFit, CheesOptions, MoverOut, Want, fit_indexed_on};
+use crate::compare::model::device::DeviceModel;
+use crate::compare::sampler::chees::{ChainDevice, ChainMover, MoverOut, Want};
 use crate::compare::{CheesSettings, Design, fit_many_chees};
 use crate::error::{Error, Result};
 
@@ -336,6 +337,48 @@ impl ChainDevice for Batch {
         };
         r.slots[b].model = Some((model, pos.to_vec(), grad.to_vec(), logp.to_vec()));
         Ok(Box::new(Member { batch: self, b }))
+    }
+}
+
+/// Batched ChEES fits on a chosen [`Backend`], the [`BatchFitter`] a plan
+/// ([`crate::compare::plan`]) fits its simulated tables with.
+///
+/// ```
+/// use credence::backend::{Backend, Batched};
+/// use credence::compare::{plan, CheesSettings, PlanOptions, PlanSource, Stated};
+/// let stated = Stated { effect: 0.3, sigma_a: 0.2, sigma_b: 0.2, ..Default::default() };
+/// let small = CheesSettings { superchains: 2, chains_per_superchain: 2, warmup: 30, draws: 20, ..Default::default() };
+/// let options =
+///     PlanOptions { a: "A".into(), b: "B".into(), realizations: vec![3], sims: 4, sampler: small, ..Default::default() };
+/// // Auto: the GPU when CUDA is usable and its kernel implements the model, else the CPU.
+/// let p = plan(PlanSource::Stated(&stated), &options, &Batched::new(Backend::Auto)?)?;
+/// assert!(p.backend == "cpu" || p.backend == "cuda");
+/// # Ok::<(), credence::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batched {
+    requested: Backend,
+    resolved: Backend,
+}
+
+impl Batched {
+    /// Batched fits on `backend`; an error (never a panic) when `Cuda` is asked for and
+    /// cannot run here.
+    pub fn new(backend: Backend) -> Result<Self> {
+        Ok(Self { requested: backend, resolved: backend.resolve()? })
+    }
+}
+
+impl BatchFitter for Batched {
+    fn fit_batch(&self, designs: &[Design], options: &CheesOptions) -> Result<Vec<Result<CheesFit>>> {
+        fit_many_chees_on(self.requested, designs, options)
+    }
+
+    /// `Auto` leaves a model the kernel does not implement (Student-t) to the CPU.
+    fn runs_on(&self, design: &Design, options: &CheesOptions) -> String {
+        let on_cpu = self.resolved == Backend::Cpu
+            || (self.requested == Backend::Auto && chees_kernel_unsupported(design, options).is_some());
+        if on_cpu { "cpu" } else { "cuda" }.into()
     }
 }
 

@@ -130,6 +130,7 @@ pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
     rhat, table_diagnostics,
 };
+pub use fit::chees::{BatchFitter, CheesFit, CheesOptions, CpuBatch, fit_chees, fit_many_chees};
 pub use fit::{Fit, FitDiagnostics, FitOptions, Mdd, ParamSummary, fit, fit_many};
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
@@ -142,5 +143,5 @@ pub use post::plan::{
 pub use post::planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use post::ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
 pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};
-pub use sampler::chees::{CheesFit, CheesOptions, CheesSettings, Jitter, fit_chees, fit_many_chees};
+pub use sampler::chees::{CheesSettings, Jitter};
 pub use sampler::nuts::{DrawStats, SamplerSettings};

@@ -3,7 +3,6 @@
 use ndarray::array;
 
 use super::EvcxrDisplay;
-use crate::backend::Backend;
 use crate::compare::{Decision, Plan, PlanPoint};
 use crate::credal::{CredalOptions, Normalisation, evaluate_credal, from_samples, rank_over_lambda};
 use crate::format::num;
@@ -118,7 +117,7 @@ fn plan_shows_every_r_and_its_assurance() {
         sims: 100,
         points: vec![point(3, 0.31, 0.25), point(5, 0.57, 0.18), point(10, 0.83, 0.12)],
         smallest_r: Some(10),
-        backend: Backend::Cpu,
+        backend: "cpu".into(),
         seed: 7,
         seconds: 12.34,
         warnings: vec!["R = 3: 1 of 100 simulated fits were not clean <x>".into()],

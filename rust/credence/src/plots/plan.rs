@@ -76,10 +76,9 @@ mod tests {
                 draws: 20,
                 ..Default::default()
             },
-            backend: crate::backend::Backend::Cpu,
             ..Default::default()
         };
-        let p = plan(PlanSource::Stated(&stated), &o).unwrap();
+        let p = plan(PlanSource::Stated(&stated), &o, &crate::compare::CpuBatch).unwrap();
         let json = assurance_curve(&p, "crps").to_json();
         assert!(json.contains("assurance") && json.contains("predictive-MDD") && json.contains("\"y0\":0.8"), "{json}");
         assert!(json.contains(R_AXIS));

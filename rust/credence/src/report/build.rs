@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Backend, fit_many_chees_on};
+use crate::backend::{Backend, Batched, fit_many_chees_on};
 use crate::compare::{
     CheesOptions, CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource,
     fit_many, plan,
@@ -414,11 +414,12 @@ impl Report {
                     decision: Decision::default(),
                     power: self.options.power,
                     methods: Some(vec![a.clone(), b.clone()]),
-                    backend: self.options.backend,
                     seed: self.options.fit.sampler.seed,
                     ..Default::default()
                 };
-                let plan = plan(PlanSource::Pilot(fit), &options).map_err(|e| e.to_string());
+                let plan = Batched::new(self.options.backend)
+                    .and_then(|fitter| plan(PlanSource::Pilot(fit), &options, &fitter))
+                    .map_err(|e| e.to_string());
                 out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n: cell.n, plan });
             }
         }

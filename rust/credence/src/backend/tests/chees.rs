@@ -20,7 +20,9 @@ use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::gaussian::GaussianModel;
 use crate::compare::model::{Likelihood, Parameterization, Posterior, SigmaStructure};
-use crate::compare::sampler::chees::{CheesRun, Ensemble, MetricWindow, Want, run_chees_on};
+use crate::compare::sampler::chees::adapt::MetricWindow;
+use crate::compare::sampler::chees::ensemble::Ensemble;
+use crate::compare::sampler::chees::{CheesRun, Want, run_chees_on};
 use crate::compare::{
     BetaBinomialOptions, CheesOptions, CheesSettings, Design, Family, GaussianOptions, GaussianPriors, LocationPrior,
     ScalePrior, fit_many_chees,
@@ -886,10 +888,7 @@ impl Posterior for NoLaplace {
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
         self.0.sample_prior(rng)
     }
-    fn device_model(
-        &self,
-        data_set: u32,
-    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
+    fn device_model(&self, data_set: u32) -> std::result::Result<crate::compare::model::device::DeviceModel, String> {
         self.0.device_model(data_set)
     }
 }

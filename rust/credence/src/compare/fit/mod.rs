@@ -1,5 +1,7 @@
 //! Fitting a hierarchical model and the quantities users ask of the fit.
 
+pub(crate) mod chees;
+
 use std::time::Instant;
 
 use rand::SeedableRng;

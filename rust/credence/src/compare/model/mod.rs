@@ -4,7 +4,9 @@ pub(crate) mod beta_binomial;
 pub(crate) mod collapsed;
 pub(crate) mod dense;
 pub(crate) mod design;
+pub(crate) mod device;
 pub(crate) mod gaussian;
+pub(crate) mod layout;
 pub(crate) mod priors;
 pub(crate) mod scale_map;
 
@@ -64,10 +66,7 @@ pub(crate) trait Posterior: Sync {
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64>;
     /// The model flattened for the ChEES kernel (`kernels/chees.cu`), or what the kernel does
     /// not implement (the default: the whole family).
-    fn device_model(
-        &self,
-        _data_set: u32,
-    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
+    fn device_model(&self, _data_set: u32) -> std::result::Result<crate::compare::model::device::DeviceModel, String> {
         Err("this model family".into())
     }
 }

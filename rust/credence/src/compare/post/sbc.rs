@@ -8,11 +8,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;
 
+use crate::compare::fit::chees::{CheesOptions, fit_chees};
 use crate::compare::fit::{Fit, FitOptions, build_model, fit};
 use crate::compare::model::Family;
 use crate::compare::model::collapsed::Geometry;
 use crate::compare::model::design::Design;
-use crate::compare::sampler::chees::{CheesOptions, CheesSettings, fit_chees};
+use crate::compare::sampler::chees::CheesSettings;
 use crate::compare::sampler::nuts::{SamplerSettings, stream_seed};
 use crate::error::{Error, Result};
 

@@ -2,19 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::backend::Backend;
 use crate::compare::Plan;
 use crate::format::num;
 use crate::plots::html::escape;
-
-/// The backend's name as the CLI spells it.
-fn backend_name(b: Backend) -> &'static str {
-    match b {
-        Backend::Auto => "auto",
-        Backend::Cpu => "cpu",
-        Backend::Cuda => "cuda",
-    }
-}
 
 /// A probability with 3 decimals, `NA` when not finite.
 fn prob(v: f64) -> String {
@@ -43,7 +33,7 @@ pub(crate) fn plan(this: &Plan) -> String {
          probability</th></tr>",
         methods = this.methods.len(),
         decision = escape(&this.decision.describe(&this.a, &this.b)),
-        backend = backend_name(this.backend),
+        backend = escape(&this.backend),
     );
     for p in &this.points {
         let class = if Some(p.r) == this.smallest_r { " class=\"ok\"" } else { "" };

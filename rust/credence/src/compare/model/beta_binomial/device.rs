@@ -6,7 +6,7 @@
 
 use super::{BetaBinomialModel, Block};
 use crate::compare::LocationPrior;
-use crate::compare::model::gaussian::device::{DeviceModel, TRAJECTORY_SCRATCH, map_code, scale_code};
+use crate::compare::model::device::{DeviceModel, TRAJECTORY_SCRATCH, map_code, scale_code};
 
 impl BetaBinomialModel {
     /// The flat form (the error names a size the kernel cannot index).

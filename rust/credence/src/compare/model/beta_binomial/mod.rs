@@ -16,6 +16,7 @@
 use crate::special::ln_gamma_digamma;
 
 use crate::compare::model::design::Design;
+use crate::compare::model::layout::Coords;
 use crate::compare::model::priors::{LocationPrior, standard_normal};
 use crate::compare::model::scale_map::{Mapped, ScaleMap};
 use crate::compare::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
@@ -166,18 +167,14 @@ impl BetaBinomialModel {
         let effect = opts.realization_effect && r > 0;
         let n_phi = if opts.phi_per_method { m } else { 1 };
         let block = if design.trials().is_some() { choose_block(design, &opts) } else { Block::NonCentred };
-        let (mu0, tau) = if block == Block::Centred { (None, 0) } else { (Some(0), 1) };
-        let z = tau + 1;
-        let log_phi = z + m;
-        let mut next = log_phi + n_phi;
-        let log_sg = effect.then(|| {
-            next += 1;
-            next - 1
-        });
-        let z_gamma = next;
-        if effect {
-            next += r;
-        }
+        // mu0 is integrated out in the centred form.
+        let mut c = Coords::default();
+        let mu0 = c.optional(block != Block::Centred);
+        let tau = c.block(1);
+        let z = c.block(m);
+        let log_phi = c.block(n_phi);
+        let log_sg = c.optional(effect);
+        let z_gamma = c.block(if effect { r } else { 0 });
         let layout = Layout {
             n_groups: m,
             n_pairs: if effect { r } else { 0 },
@@ -188,7 +185,7 @@ impl BetaBinomialModel {
             log_phi,
             log_sg,
             z_gamma,
-            dim: next,
+            dim: c.dim(),
         };
         let mut outputs = vec![Output::new("mu0", OutputKind::Fixed), Output::new("tau", OutputKind::Fixed)];
         if opts.phi_per_method {
@@ -317,31 +314,7 @@ impl Posterior for BetaBinomialModel {
         // The logits, and what the chain rule of the conditional form needs: per method s, and
         // e = eta - mu0.
         let eta: Vec<f64> = (0..l.n_groups).map(|m| self.logit_p(th, m, mu0, tau)).collect();
-        let mut cond = vec![(0.0, 0.0); l.n_groups];
-        match &self.block {
-            Block::Centred => {
-                let (a, d) = self.integrated_prior(&eta, tau, &mut grad[l.z..l.z + l.n_groups]);
-                lp += a;
-                g_ln_tau += d;
-            }
-            Block::NonCentred => {
-                for m in 0..l.n_groups {
-                    let x = th[l.z + m];
-                    lp -= 0.5 * x * x;
-                    grad[l.z + m] -= x;
-                }
-            }
-            Block::Conditional { eta_hat, info } => {
-                // ln Normal(eta; mu0, tau) + ln s per method; e = s^2 info (eta_hat - mu0) + s zeta.
-                let t2 = tau * tau;
-                for m in 0..l.n_groups {
-                    let s = 1.0 / (1.0 / t2 + info[m]).sqrt();
-                    let e = s * s * info[m] * (eta_hat[m] - mu0) + s * th[l.z + m];
-                    lp += -0.5 * e * e / t2 - tau.ln() + s.ln();
-                    cond[m] = (s, e);
-                }
-            }
-        }
+        let cond = self.method_prior(th, grad, &eta, mu0, tau, &mut lp, &mut g_ln_tau);
         let phis: Vec<Mapped> = (0..l.n_phi).map(|k| self.phi_map.eval(th[l.log_phi + k])).collect();
         for (k, mp) in phis.iter().enumerate() {
             let (a, d) = pri.phi.logp_grad(mp.s);
@@ -365,80 +338,8 @@ impl Posterior for BetaBinomialModel {
             }
             None => 0.0,
         };
-        let mut d_eta_group = vec![0.0; l.n_groups];
-        let mut d_eta_pair = vec![0.0; l.n_pairs];
-        // Terms that depend only on (phi, trials) are computed once per pair; those of the method
-        // alone (without a realization effect) once per run of the method's cells.
-        let lg_phi: Vec<(f64, f64)> = phis.iter().map(|mp| ln_gamma_digamma(mp.s)).collect();
-        let lg_nphi: Vec<(f64, f64)> = self.phi_n.iter().map(|&(k, n)| ln_gamma_digamma(n + phis[k].s)).collect();
-        let mut per_method: Option<(usize, [f64; 4])> = None;
-        for (ci, c) in self.cells.iter().enumerate() {
-            let m = c.group;
-            let mut eta = eta[m];
-            if l.n_pairs > 0 {
-                eta += sg * th[l.z_gamma + c.pair];
-            }
-            let p = logistic(eta);
-            let phi_slot = l.log_phi + self.phi_index(m);
-            let phi = phis[self.phi_index(m)].s;
-            let (alpha, beta) = (p * phi, (1.0 - p) * phi);
-            let (k, n, w) = (c.k, c.n, c.count);
-            let (lg_nphi, ps_nphi) = lg_nphi[self.cell_phi_n[ci]];
-            let (lg_phi, ps_phi) = lg_phi[self.phi_index(m)];
-            let [lg_a, ps_a, lg_b, ps_b] = match per_method {
-                Some((pm, t)) if pm == m && l.n_pairs == 0 => t,
-                _ => {
-                    let (lg_a, ps_a) = ln_gamma_digamma(alpha);
-                    let (lg_b, ps_b) = ln_gamma_digamma(beta);
-                    let t = [lg_a, ps_a, lg_b, ps_b];
-                    per_method = Some((m, t));
-                    t
-                }
-            };
-            let (lg_ka, ps_ka) = ln_gamma_digamma(k + alpha);
-            let (lg_kb, ps_kb) = ln_gamma_digamma(n - k + beta);
-            lp += w * (lg_ka + lg_kb - lg_nphi - lg_a - lg_b + lg_phi);
-            let common = ps_phi - ps_nphi;
-            let d_alpha = ps_ka - ps_a + common;
-            let d_beta = ps_kb - ps_b + common;
-            let d_eta = w * phi * p * (1.0 - p) * (d_alpha - d_beta);
-            d_eta_group[m] += d_eta;
-            if l.n_pairs > 0 {
-                d_eta_pair[c.pair] += d_eta;
-            }
-            grad[phi_slot] += w * (alpha * d_alpha + beta * d_beta);
-        }
-        match &self.block {
-            Block::Centred => {
-                for m in 0..l.n_groups {
-                    grad[l.z + m] += d_eta_group[m];
-                }
-            }
-            Block::NonCentred => {
-                let i = l.mu0.unwrap_or(0);
-                grad[i] += d_eta_group.iter().sum::<f64>();
-                g_ln_tau += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
-                for m in 0..l.n_groups {
-                    grad[l.z + m] += tau * d_eta_group[m];
-                }
-            }
-            Block::Conditional { .. } => {
-                // With a = s^2 / tau^2: d eta / d zeta = s, d eta / d mu0 = a, d e / d mu0 = a - 1,
-                // d eta / d ln tau = a (2 (c - mu0) + s zeta) with c - mu0 = e - s zeta, and
-                // d/d ln tau of (-e^2 / (2 tau^2) - ln tau + ln s) at fixed eta adds
-                // e^2 / tau^2 - 1 + a.
-                let (i, t2) = (l.mu0.unwrap_or(0), tau * tau);
-                for m in 0..l.n_groups {
-                    let (s, e) = cond[m];
-                    let a = s * s / t2;
-                    let zeta = th[l.z + m];
-                    let gm = d_eta_group[m] - e / t2;
-                    grad[l.z + m] += s * gm;
-                    grad[i] += d_eta_group[m] * a - e * (a - 1.0) / t2;
-                    g_ln_tau += gm * a * (2.0 * (e - s * zeta) + s * zeta) + e * e / t2 - 1.0 + a;
-                }
-            }
-        }
+        let (d_eta_group, d_eta_pair) = self.likelihood(th, grad, &eta, &phis, sg, &mut lp);
+        self.method_chain_rule(th, grad, tau, &cond, &d_eta_group, &mut g_ln_tau);
         if let Some(i) = l.log_sg {
             for r in 0..l.n_pairs {
                 grad[l.z_gamma + r] += sg * d_eta_pair[r];
@@ -514,10 +415,7 @@ impl Posterior for BetaBinomialModel {
             .collect()
     }
 
-    fn device_model(
-        &self,
-        data_set: u32,
-    ) -> std::result::Result<crate::compare::model::gaussian::device::DeviceModel, String> {
+    fn device_model(&self, data_set: u32) -> std::result::Result<crate::compare::model::device::DeviceModel, String> {
         self.flatten(data_set)
     }
 
@@ -548,6 +446,154 @@ impl Posterior for BetaBinomialModel {
             out.extend((0..l.n_pairs).map(|_| sg * standard_normal(rng)));
         }
         out
+    }
+}
+
+impl BetaBinomialModel {
+    /// The method block's prior (integrated over mu0 when centred, standard normal offsets
+    /// when not, the conditional form's normal density with its Jacobian); returns per method
+    /// (s, e) for the conditional form's chain rule.
+    #[allow(clippy::too_many_arguments)] // one evaluation's running sums passed in place
+    fn method_prior(
+        &self,
+        th: &[f64],
+        grad: &mut [f64],
+        eta: &[f64],
+        mu0: f64,
+        tau: f64,
+        lp: &mut f64,
+        g_ln_tau: &mut f64,
+    ) -> Vec<(f64, f64)> {
+        let l = self.layout;
+        let mut cond = vec![(0.0, 0.0); l.n_groups];
+        match &self.block {
+            Block::Centred => {
+                let (a, d) = self.integrated_prior(eta, tau, &mut grad[l.z..l.z + l.n_groups]);
+                *lp += a;
+                *g_ln_tau += d;
+            }
+            Block::NonCentred => {
+                for m in 0..l.n_groups {
+                    let x = th[l.z + m];
+                    *lp -= 0.5 * x * x;
+                    grad[l.z + m] -= x;
+                }
+            }
+            Block::Conditional { eta_hat, info } => {
+                // ln Normal(eta; mu0, tau) + ln s per method; e = s^2 info (eta_hat - mu0) + s zeta.
+                let t2 = tau * tau;
+                for m in 0..l.n_groups {
+                    let s = 1.0 / (1.0 / t2 + info[m]).sqrt();
+                    let e = s * s * info[m] * (eta_hat[m] - mu0) + s * th[l.z + m];
+                    *lp += -0.5 * e * e / t2 - tau.ln() + s.ln();
+                    cond[m] = (s, e);
+                }
+            }
+        }
+        cond
+    }
+
+    /// The beta-binomial likelihood over the compressed cells, adding d / d phi's coordinates
+    /// to `grad`; returns d lp / d eta per method and per realization.
+    fn likelihood(
+        &self,
+        th: &[f64],
+        grad: &mut [f64],
+        eta: &[f64],
+        phis: &[Mapped],
+        sg: f64,
+        lp: &mut f64,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let l = self.layout;
+        let mut d_eta_group = vec![0.0; l.n_groups];
+        let mut d_eta_pair = vec![0.0; l.n_pairs];
+        // Terms that depend only on (phi, trials) are computed once per pair; those of the method
+        // alone (without a realization effect) once per run of the method's cells.
+        let lg_phi: Vec<(f64, f64)> = phis.iter().map(|mp| ln_gamma_digamma(mp.s)).collect();
+        let lg_nphi: Vec<(f64, f64)> = self.phi_n.iter().map(|&(k, n)| ln_gamma_digamma(n + phis[k].s)).collect();
+        let mut per_method: Option<(usize, [f64; 4])> = None;
+        for (ci, c) in self.cells.iter().enumerate() {
+            let m = c.group;
+            let mut eta = eta[m];
+            if l.n_pairs > 0 {
+                eta += sg * th[l.z_gamma + c.pair];
+            }
+            let p = logistic(eta);
+            let phi_slot = l.log_phi + self.phi_index(m);
+            let phi = phis[self.phi_index(m)].s;
+            let (alpha, beta) = (p * phi, (1.0 - p) * phi);
+            let (k, n, w) = (c.k, c.n, c.count);
+            let (lg_nphi, ps_nphi) = lg_nphi[self.cell_phi_n[ci]];
+            let (lg_phi, ps_phi) = lg_phi[self.phi_index(m)];
+            let [lg_a, ps_a, lg_b, ps_b] = match per_method {
+                Some((pm, t)) if pm == m && l.n_pairs == 0 => t,
+                _ => {
+                    let (lg_a, ps_a) = ln_gamma_digamma(alpha);
+                    let (lg_b, ps_b) = ln_gamma_digamma(beta);
+                    let t = [lg_a, ps_a, lg_b, ps_b];
+                    per_method = Some((m, t));
+                    t
+                }
+            };
+            let (lg_ka, ps_ka) = ln_gamma_digamma(k + alpha);
+            let (lg_kb, ps_kb) = ln_gamma_digamma(n - k + beta);
+            *lp += w * (lg_ka + lg_kb - lg_nphi - lg_a - lg_b + lg_phi);
+            let common = ps_phi - ps_nphi;
+            let d_alpha = ps_ka - ps_a + common;
+            let d_beta = ps_kb - ps_b + common;
+            let d_eta = w * phi * p * (1.0 - p) * (d_alpha - d_beta);
+            d_eta_group[m] += d_eta;
+            if l.n_pairs > 0 {
+                d_eta_pair[c.pair] += d_eta;
+            }
+            grad[phi_slot] += w * (alpha * d_alpha + beta * d_beta);
+        }
+        (d_eta_group, d_eta_pair)
+    }
+
+    /// The chain rule from d lp / d eta per method to the method block's coordinates, mu0 and
+    /// ln tau.
+    fn method_chain_rule(
+        &self,
+        th: &[f64],
+        grad: &mut [f64],
+        tau: f64,
+        cond: &[(f64, f64)],
+        d_eta_group: &[f64],
+        g_ln_tau: &mut f64,
+    ) {
+        let l = self.layout;
+        match &self.block {
+            Block::Centred => {
+                for m in 0..l.n_groups {
+                    grad[l.z + m] += d_eta_group[m];
+                }
+            }
+            Block::NonCentred => {
+                let i = l.mu0.unwrap_or(0);
+                grad[i] += d_eta_group.iter().sum::<f64>();
+                *g_ln_tau += tau * (0..l.n_groups).map(|m| th[l.z + m] * d_eta_group[m]).sum::<f64>();
+                for m in 0..l.n_groups {
+                    grad[l.z + m] += tau * d_eta_group[m];
+                }
+            }
+            Block::Conditional { .. } => {
+                // With a = s^2 / tau^2: d eta / d zeta = s, d eta / d mu0 = a, d e / d mu0 = a - 1,
+                // d eta / d ln tau = a (2 (c - mu0) + s zeta) with c - mu0 = e - s zeta, and
+                // d/d ln tau of (-e^2 / (2 tau^2) - ln tau + ln s) at fixed eta adds
+                // e^2 / tau^2 - 1 + a.
+                let (i, t2) = (l.mu0.unwrap_or(0), tau * tau);
+                for m in 0..l.n_groups {
+                    let (s, e) = cond[m];
+                    let a = s * s / t2;
+                    let zeta = th[l.z + m];
+                    let gm = d_eta_group[m] - e / t2;
+                    grad[l.z + m] += s * gm;
+                    grad[i] += d_eta_group[m] * a - e * (a - 1.0) / t2;
+                    *g_ln_tau += gm * a * (2.0 * (e - s * zeta) + s * zeta) + e * e / t2 - 1.0 + a;
+                }
+            }
+        }
     }
 }
 

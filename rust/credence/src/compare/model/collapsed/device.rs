@@ -5,7 +5,7 @@
 //! without the realization effect, any priors, either geometry's maps).
 
 use super::CollapsedGaussian;
-use crate::compare::model::gaussian::device::{DeviceModel, TRAJECTORY_SCRATCH, map_code, scale_code};
+use crate::compare::model::device::{DeviceModel, TRAJECTORY_SCRATCH, map_code, scale_code};
 
 impl CollapsedGaussian {
     /// Scratch doubles of one evaluation (the kernel's layout of [`super::Work`]).

@@ -2,6 +2,7 @@
 //! multivariate normal density of y with its N x N covariance, the location draws against
 //! Gaussian conditioning on that joint, and the gradients against finite differences.
 
+use super::work::Work;
 use super::*;
 use crate::compare::model::dense;
 use crate::compare::model::gradient_error;

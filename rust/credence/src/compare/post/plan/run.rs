@@ -1,0 +1,147 @@
+//! Simulating the tables, fitting them in batches and summarising the outcomes per R.
+
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+
+use super::setup::Setup;
+use super::world::Simulations;
+use super::{BATCH, Decision, Plan, PlanOptions, PlanPoint};
+use crate::compare::diagnostics::{ESS_MIN, RHAT_MAX};
+use crate::compare::fit::Fit;
+use crate::compare::fit::chees::CheesFit;
+use crate::compare::model::design::Design;
+use crate::error::{Error, Result};
+use crate::seeds::stream_seed;
+
+/// What the plan keeps of one simulated fit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Outcome {
+    /// P(A better than B | y).
+    pub prob_better: f64,
+    /// The probability the decision compares with its level.
+    pub decision_prob: f64,
+    /// No divergence, R-hat and ESS within the limits.
+    pub clean: bool,
+    /// Fitted again by NUTS because the batched fit was not clean.
+    pub refit: bool,
+}
+
+impl Outcome {
+    /// Reads the outcome of a fit (with the comparison target already applied).
+    pub(crate) fn of(fit: &Fit, a: &str, b: &str, decision: &Decision, clean: bool) -> Result<Self> {
+        let prob_better = fit.prob_better(a, b)?.0;
+        let decision_prob = match decision.rope {
+            None => prob_better,
+            Some(eps) => fit.prob_better_by(a, b, eps)?,
+        };
+        Ok(Self { prob_better, decision_prob, clean, refit: false })
+    }
+
+    pub(super) fn of_nuts(fit: &Fit, a: &str, b: &str, decision: &Decision) -> Result<Self> {
+        let d = fit.diagnostics();
+        let clean = d.divergences == 0
+            && (d.max_rhat.is_nan() || d.max_rhat <= RHAT_MAX)
+            && (d.min_ess_bulk.is_nan() || d.min_ess_bulk >= ESS_MIN);
+        Ok(Self { refit: true, ..Self::of(fit, a, b, decision, clean)? })
+    }
+
+    pub(super) fn of_chees(c: &CheesFit, a: &str, b: &str, decision: &Decision, target: Option<f64>) -> Result<Self> {
+        let fit = match target {
+            Some(t) => c.fit.clone().with_target(t)?,
+            None => c.fit.clone(),
+        };
+        let d = fit.diagnostics();
+        let nested = c.max_nested_rhat();
+        let clean = d.divergences == 0
+            && (nested.is_nan() || nested <= RHAT_MAX)
+            && (d.min_ess_bulk.is_nan() || d.min_ess_bulk >= ESS_MIN);
+        Self::of(&fit, a, b, decision, clean)
+    }
+}
+
+/// Simulates, fits (through `fitter`, called with batches of designs and the batch's index) and
+/// summarises; `backend` and `seconds` are left for the caller.
+pub(crate) fn run(
+    setup: &Setup,
+    options: &PlanOptions,
+    fitter: impl Fn(&[Design], usize) -> Result<Vec<Result<Outcome>>>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Plan> {
+    let mut rs = options.realizations.clone();
+    rs.sort_unstable();
+    rs.dedup();
+    let r_max = *rs.last().unwrap_or(&2);
+    let tables = setup
+        .worlds
+        .iter()
+        .enumerate()
+        .map(|(s, w)| w.simulate(r_max, &mut ChaCha8Rng::seed_from_u64(stream_seed(options.seed, s as u64))))
+        .collect();
+    let sims = Simulations { methods: setup.methods.clone(), trials: setup.trials.clone(), tables };
+    // Every (R, simulation) pair, R-major; fitted in batches.
+    let jobs: Vec<(usize, usize)> = rs.iter().flat_map(|&r| (0..options.sims).map(move |s| (r, s))).collect();
+    let mut outcomes: Vec<Result<Outcome>> = Vec::with_capacity(jobs.len());
+    for (k, batch) in jobs.chunks(BATCH).enumerate() {
+        let designs: Vec<Design> = batch.iter().map(|&(r, s)| sims.design(s, r)).collect::<Result<_>>()?;
+        outcomes.extend(fitter(&designs, k)?);
+        progress(outcomes.len(), jobs.len());
+    }
+    let mut points = Vec::with_capacity(rs.len());
+    let mut warnings = Vec::new();
+    for (j, &r) in rs.iter().enumerate() {
+        let slice = &outcomes[j * options.sims..(j + 1) * options.sims];
+        let ok: Vec<&Outcome> = slice.iter().filter_map(|o| o.as_ref().ok()).collect();
+        let failed = slice.len() - ok.len();
+        if ok.is_empty() {
+            let why = slice.iter().find_map(|o| o.as_ref().err()).map(|e| e.to_string()).unwrap_or_default();
+            return Err(Error::argument("plan", format!("R = {r}"), format!("simulated fits that succeed ({why})")));
+        }
+        let n = ok.len() as f64;
+        let settled = ok.iter().filter(|o| o.decision_prob >= options.decision.level).count() as f64;
+        let assurance = settled / n;
+        let unclean = ok.iter().filter(|o| !o.clean).count();
+        let refit = ok.iter().filter(|o| o.refit).count();
+        if unclean > 0 {
+            warnings.push(format!("R = {r}: {unclean} of {} simulated fits were not clean", ok.len()));
+        }
+        if failed > 0 {
+            warnings.push(format!("R = {r}: {failed} simulated fits failed and are left out"));
+        }
+        let (mdd, mdd_detection_probability) = (setup.mdd)(r)?;
+        points.push(PlanPoint {
+            r,
+            assurance,
+            assurance_mcse: (assurance * (1.0 - assurance) / n).sqrt(),
+            expected_prob_better: ok.iter().map(|o| o.prob_better).sum::<f64>() / n,
+            fits: ok.len(),
+            refit,
+            unclean,
+            failed,
+            mdd,
+            mdd_detection_probability,
+        });
+    }
+    let smallest_r = points.iter().find(|p| p.assurance >= options.power).map(|p| p.r);
+    if smallest_r.is_none() {
+        warnings.push(format!(
+            "no R up to {r_max} reaches assurance {}: try more realizations (the largest reached {:.3})",
+            options.power,
+            points.iter().map(|p| p.assurance).fold(0.0, f64::max)
+        ));
+    }
+    Ok(Plan {
+        a: options.a.clone(),
+        b: options.b.clone(),
+        methods: setup.methods.clone(),
+        source: setup.source.into(),
+        decision: options.decision,
+        power: options.power,
+        sims: options.sims,
+        points,
+        smallest_r,
+        backend: String::new(),
+        seed: options.seed,
+        seconds: 0.0,
+        warnings,
+    })
+}

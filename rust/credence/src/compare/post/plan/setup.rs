@@ -1,0 +1,217 @@
+//! What a plan needs from its source: the worlds from a pilot fit's posterior or from stated
+//! values, and the predictive-MDD approximation beside them.
+
+use super::world::{Simulations, World};
+use super::{PlanOptions, PlanSource, Stated};
+use crate::compare::diagnostics::RHAT_MAX;
+use crate::compare::fit::Fit;
+use crate::compare::model::design::Design;
+use crate::compare::model::{Family, Likelihood};
+use crate::error::{Error, Result};
+use crate::special::{norm_cdf, norm_quantile};
+
+/// What a plan needs from its source.
+pub(crate) struct Setup {
+    pub(super) methods: Vec<String>,
+    pub(super) worlds: Vec<World>,
+    pub(super) trials: Option<Vec<u64>>,
+    pub(super) family: Family,
+    pub(super) higher_is_better: bool,
+    pub(super) target: Option<f64>,
+    /// (MDD, detection probability) of the predictive approximation at R new realizations.
+    pub(super) mdd: Box<dyn Fn(usize) -> Result<(f64, f64)> + Sync + 'static>,
+    pub(super) source: &'static str,
+}
+
+impl Setup {
+    /// A small table of the layout of this plan's tables.
+    pub(super) fn sample_design(&self) -> Result<Design> {
+        let sims = Simulations {
+            methods: self.methods.clone(),
+            trials: self.trials.clone(),
+            tables: vec![(0..2).map(|i| self.methods.iter().map(|_| i as f64).collect()).collect()],
+        };
+        sims.design(0, 2)
+    }
+
+    pub(crate) fn new(source: PlanSource<'_>, options: &PlanOptions) -> Result<Self> {
+        validate(options)?;
+        match source {
+            PlanSource::Pilot(fit) => Self::pilot(fit, options),
+            PlanSource::Stated(stated) => Self::stated(stated, options),
+        }
+    }
+
+    fn pilot(fit: &Fit, options: &PlanOptions) -> Result<Self> {
+        // Worlds from a posterior the sampler did not explore would be a silent wrong number.
+        let d = fit.diagnostics();
+        if d.divergences > 0 || d.max_rhat > RHAT_MAX || d.max_rhat.is_nan() {
+            return Err(Error::argument(
+                "pilot fit",
+                format!("{} divergences, largest R-hat {:.3}", d.divergences, d.max_rhat),
+                "a clean fit (no divergence, R-hat <= 1.01) to draw the simulated worlds from",
+            ));
+        }
+        let all = fit.design().groups();
+        let methods = match &options.methods {
+            None => all.to_vec(),
+            Some(m) => {
+                if let Some(x) = m.iter().find(|x| !all.contains(x)) {
+                    return Err(Error::argument("methods", x, format!("one of the pilot's: {}", all.join(", "))));
+                }
+                m.clone()
+            }
+        };
+        for x in [&options.a, &options.b] {
+            if !methods.contains(x) {
+                return Err(Error::argument("method", x, format!("one of {}", methods.join(", "))));
+            }
+        }
+        let names = fit.names();
+        let col = |name: &str| names.iter().position(|n| *n == name);
+        let need = |name: String| col(&name).ok_or_else(|| Error::argument("pilot fit", name, "a fitted quantity"));
+        let rows = fit.rows();
+        if rows.is_empty() {
+            return Err(Error::argument("pilot fit", "no draws", "a fit with draws"));
+        }
+        let sg = col("sigma_gamma");
+        let picks: Vec<&[f64]> = (0..options.sims)
+            .map(|s| rows[((s as f64 + 0.5) * rows.len() as f64 / options.sims as f64) as usize])
+            .collect();
+        let (worlds, trials) = match fit.options().family {
+            Family::Gaussian(o) => {
+                let mu: Vec<usize> = methods.iter().map(|m| need(format!("mu[{m}]"))).collect::<Result<_>>()?;
+                let sigma: Vec<usize> = methods.iter().map(|m| need(format!("sigma[{m}]"))).collect::<Result<_>>()?;
+                let nu = (o.likelihood == Likelihood::StudentT).then(|| need("nu".into())).transpose()?;
+                let worlds = picks
+                    .iter()
+                    .map(|row| World::Gaussian {
+                        mu: mu.iter().map(|&k| row[k]).collect(),
+                        sigma: sigma.iter().map(|&k| row[k]).collect(),
+                        sigma_gamma: sg.map_or(0.0, |k| row[k]),
+                        nu: nu.map(|k| row[k]),
+                    })
+                    .collect();
+                (worlds, None)
+            }
+            Family::BetaBinomial(o) => {
+                let p: Vec<usize> = methods.iter().map(|m| need(format!("p[{m}]"))).collect::<Result<_>>()?;
+                let phi: Vec<usize> = if o.phi_per_method {
+                    methods.iter().map(|m| need(format!("phi[{m}]"))).collect::<Result<_>>()?
+                } else {
+                    vec![need("phi".into())?; methods.len()]
+                };
+                let trials = pilot_trials(fit.design(), &methods);
+                let worlds = picks
+                    .iter()
+                    .map(|row| World::BetaBinomial {
+                        p: p.iter().map(|&k| row[k]).collect(),
+                        phi: phi.iter().map(|&k| row[k]).collect(),
+                        sigma_gamma: sg.map_or(0.0, |k| row[k]),
+                        trials: trials.clone(),
+                    })
+                    .collect();
+                (worlds, Some(trials))
+            }
+        };
+        let pilot = fit.clone();
+        let (a, b, power) = (options.a.clone(), options.b.clone(), options.power);
+        Ok(Self {
+            methods,
+            worlds,
+            trials,
+            family: fit.options().family,
+            higher_is_better: fit.options().higher_is_better,
+            target: fit.target(),
+            mdd: Box::new(move |r| pilot.mdd(&a, &b, power, r as f64).map(|m| (m.mdd, m.detection_probability))),
+            source: "pilot",
+        })
+    }
+
+    fn stated(s: &Stated, options: &PlanOptions) -> Result<Self> {
+        match s.family {
+            Family::Gaussian(o) if o.likelihood == Likelihood::Normal => {}
+            _ => {
+                return Err(Error::argument(
+                    "family",
+                    "beta-binomial or Student-t",
+                    "the Gaussian family with a Normal likelihood for a plan from stated values",
+                ));
+            }
+        }
+        if !s.effect.is_finite() {
+            return Err(Error::argument("effect", s.effect, "a finite number"));
+        }
+        for (name, v) in [("sigma_a", s.sigma_a), ("sigma_b", s.sigma_b)] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(Error::argument(name, v, "a finite sd > 0"));
+            }
+        }
+        if !(s.sigma_gamma >= 0.0 && s.sigma_gamma.is_finite()) {
+            return Err(Error::argument("sigma_gamma", s.sigma_gamma, "a finite sd >= 0"));
+        }
+        if options.methods.as_ref().is_some_and(|m| m.len() != 2 || !m.contains(&options.a) || !m.contains(&options.b))
+        {
+            return Err(Error::argument("methods", "a subset", "only A and B in a plan from stated values"));
+        }
+        // A at 0 and B at the gap, in the direction in which A is better.
+        let mu_b = if s.higher_is_better { -s.effect } else { s.effect };
+        let world = World::Gaussian {
+            mu: vec![0.0, mu_b],
+            sigma: vec![s.sigma_a, s.sigma_b],
+            sigma_gamma: s.sigma_gamma,
+            nu: None,
+        };
+        let (effect, var, power) = (s.effect, s.sigma_a.powi(2) + s.sigma_b.powi(2), options.power);
+        Ok(Self {
+            methods: vec![options.a.clone(), options.b.clone()],
+            worlds: vec![world; options.sims],
+            trials: None,
+            family: s.family,
+            higher_is_better: s.higher_is_better,
+            target: None,
+            mdd: Box::new(move |r| {
+                let sd = (var / r as f64).sqrt();
+                Ok((norm_quantile(power) * sd, norm_cdf(effect.abs() / sd)))
+            }),
+            source: "stated",
+        })
+    }
+}
+
+/// Each method's trials in the pilot, rounded mean (the simulated tables use them).
+pub(super) fn pilot_trials(design: &Design, methods: &[String]) -> Vec<u64> {
+    let trials = design.trials().unwrap_or(&[]);
+    methods
+        .iter()
+        .map(|m| {
+            let g = design.group_index(m).unwrap_or(usize::MAX);
+            let (sum, n) = design
+                .group()
+                .iter()
+                .zip(trials)
+                .filter(|(k, _)| **k == g)
+                .fold((0.0, 0.0), |(s, c), (_, t)| (s + t, c + 1.0));
+            (sum / n).round().max(1.0) as u64
+        })
+        .collect()
+}
+
+pub(super) fn validate(o: &PlanOptions) -> Result<()> {
+    if o.a == o.b {
+        return Err(Error::argument("methods A and B", &o.a, "two different methods"));
+    }
+    if o.realizations.is_empty() {
+        return Err(Error::argument("realizations", "none", "at least one number of realizations"));
+    }
+    if let Some(r) = o.realizations.iter().find(|&&r| r < 2) {
+        return Err(Error::argument("realizations", r, "at least 2 per experiment"));
+    }
+    if o.sims < 2 {
+        return Err(Error::argument("sims", o.sims, "at least 2 simulations"));
+    }
+    if !(o.power > 0.0 && o.power < 1.0) {
+        return Err(Error::argument("power", o.power, "a probability in (0, 1)"));
+    }
+    o.decision.validate()
+}

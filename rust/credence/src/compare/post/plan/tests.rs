@@ -1,0 +1,162 @@
+use super::*;
+use crate::compare::CpuBatch;
+use crate::compare::fit::{FitOptions, fit_with};
+use crate::compare::model::gaussian::KnownHyper;
+use crate::compare::post::planning::ClosedForm;
+use crate::compare::sampler::nuts::SamplerSettings;
+use crate::special::{norm_cdf, norm_quantile};
+
+const MU0: f64 = 0.0;
+const TAU: f64 = 1.0;
+
+fn stated() -> Stated {
+    Stated { effect: 0.1, sigma_a: 0.2, sigma_b: 0.25, ..Default::default() }
+}
+
+fn options(rs: &[usize], sims: usize, rope: Option<f64>) -> PlanOptions {
+    PlanOptions {
+        a: "A".into(),
+        b: "B".into(),
+        realizations: rs.to_vec(),
+        sims,
+        decision: Decision { level: 0.9, rope },
+        seed: 7,
+        ..Default::default()
+    }
+}
+
+/// Assurance of the known-hyperparameter posterior (no realization effect), in closed
+/// form: with V_k = 1 / (1/tau^2 + R/sigma_k^2) and posterior means m_k = V_k (mu0/tau^2 +
+/// R ybar_k/sigma_k^2), D = m_B - m_A is normal over data sets (ybar_k ~ N(mu_k,
+/// sigma_k^2/R)), and the decision is D > eps + z_level sqrt(V_A + V_B).
+fn closed_assurance(s: &Stated, r: usize, level: f64, eps: f64) -> f64 {
+    let r = r as f64;
+    let v = |sd: f64| 1.0 / (1.0 / (TAU * TAU) + r / (sd * sd));
+    let (va, vb) = (v(s.sigma_a), v(s.sigma_b));
+    let mean = vb * (MU0 / (TAU * TAU) + r * s.effect / s.sigma_b.powi(2)) - va * (MU0 / (TAU * TAU));
+    let sd = (vb * vb * r / s.sigma_b.powi(2) + va * va * r / s.sigma_a.powi(2)).sqrt();
+    1.0 - norm_cdf((eps + norm_quantile(level) * (va + vb).sqrt() - mean) / sd)
+}
+
+fn check(plan: &Plan, s: &Stated, eps: f64) {
+    for p in &plan.points {
+        let want = closed_assurance(s, p.r, plan.decision.level, eps);
+        let mc = (want * (1.0 - want) / p.fits as f64).sqrt();
+        assert!((p.assurance - want).abs() < 4.0 * mc + 0.01, "R = {}: {} vs closed form {want}", p.r, p.assurance);
+    }
+}
+
+/// The simulation, decision and aggregation against the closed form, each table's
+/// posterior computed exactly (the known-hyperparameter posterior is conjugate).
+#[test]
+fn assurance_matches_the_closed_form_with_exact_posteriors() {
+    let s = stated();
+    for eps in [0.0, 0.05] {
+        let o = options(&[16, 4, 8, 32], 2000, (eps > 0.0).then_some(eps));
+        let setup = Setup::new(PlanSource::Stated(&s), &o).unwrap();
+        let exact = |designs: &[Design], _: usize| {
+            Ok(designs
+                .iter()
+                .map(|d| {
+                    let c = ClosedForm::new(d, MU0, TAU, &[s.sigma_a, s.sigma_b])?;
+                    let gap = (c.mean[1] - c.mean[0]) / (c.var[0] + c.var[1]).sqrt();
+                    let spread = (c.var[0] + c.var[1]).sqrt();
+                    Ok(Outcome {
+                        prob_better: norm_cdf(gap),
+                        decision_prob: norm_cdf((c.mean[1] - c.mean[0] - eps) / spread),
+                        clean: true,
+                        refit: false,
+                    })
+                })
+                .collect())
+        };
+        let p = run(&setup, &o, exact, &|_, _| {}).unwrap();
+        assert_eq!(p.points.iter().map(|x| x.r).collect::<Vec<_>>(), vec![4, 8, 16, 32]);
+        check(&p, &s, eps);
+        // The assurance grows with R here, and the plan names the first R reaching 0.8.
+        assert!(p.points.windows(2).all(|w| w[0].assurance <= w[1].assurance + 0.02));
+        let first = p.points.iter().find(|x| x.assurance >= 0.8).map(|x| x.r);
+        assert_eq!(p.smallest_r, first);
+    }
+}
+
+/// The same with every table fitted by the sampler (NUTS with the hyperparameters held at
+/// their values): the Monte Carlo error of each fit's P must not bias the decisions.
+#[test]
+fn assurance_matches_the_closed_form_with_sampled_posteriors() {
+    let s = stated();
+    let o = options(&[4, 16], 150, None);
+    let setup = Setup::new(PlanSource::Stated(&s), &o).unwrap();
+    let fo = FitOptions {
+        family: Family::Gaussian(GaussianOptions { realization_effect: false, ..Default::default() }),
+        sampler: SamplerSettings { warmup: 200, draws: 400, max_draws: Some(400), ..Default::default() },
+        higher_is_better: false,
+    };
+    let sampled = |designs: &[Design], _: usize| {
+        use rayon::prelude::*;
+        Ok(designs
+            .par_iter()
+            .map(|d| {
+                let known = KnownHyper { mu0: MU0, tau: TAU, sigma: vec![s.sigma_a, s.sigma_b] };
+                let f = fit_with(d, &fo, Some(known))?;
+                Outcome::of(&f, "A", "B", &o.decision, f.diagnostics().divergences == 0)
+            })
+            .collect())
+    };
+    let p = run(&setup, &o, sampled, &|_, _| {}).unwrap();
+    check(&p, &s, 0.0);
+}
+
+fn small() -> CheesSettings {
+    CheesSettings { superchains: 2, chains_per_superchain: 2, warmup: 30, draws: 20, ..Default::default() }
+}
+
+#[test]
+fn plans_do_not_depend_on_the_thread_count() {
+    let s = Stated { sigma_gamma: 0.1, ..stated() };
+    let o = PlanOptions { sampler: small(), ..options(&[3, 5], 6, None) };
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let p1 = one.install(|| plan(PlanSource::Stated(&s), &o, &CpuBatch)).unwrap();
+    let p2 = plan(PlanSource::Stated(&s), &o, &CpuBatch).unwrap();
+    assert_eq!(p1.points, p2.points);
+    assert_eq!(p1.backend, "cpu");
+    let other = plan(PlanSource::Stated(&s), &PlanOptions { seed: 8, ..o.clone() }, &CpuBatch).unwrap();
+    assert_ne!(other.points, p1.points);
+}
+
+#[test]
+fn a_pilot_fit_gives_worlds_from_its_posterior() {
+    // A pilot with a clear gap between A and B and a third method.
+    let (mut g, mut pr, mut y) = (vec![], vec![], vec![]);
+    for r in 0..8 {
+        for (k, (m, mean)) in [("A", 0.0), ("B", 0.4), ("C", 0.2)].into_iter().enumerate() {
+            g.push(m.to_string());
+            pr.push(r.to_string());
+            y.push(mean + 0.1 * (((r * 7 + k * 3) % 5) as f64 - 2.0) + 0.05 * r as f64);
+        }
+    }
+    let d = Design::new(g, Some(pr), y, None).unwrap();
+    let pilot = crate::compare::fit(&d, &FitOptions::default()).unwrap();
+    let o = PlanOptions { sampler: small(), methods: Some(vec!["A".into(), "B".into()]), ..options(&[4], 8, None) };
+    let p = plan(PlanSource::Pilot(&pilot), &o, &CpuBatch).unwrap();
+    assert_eq!(p.methods, ["A", "B"]);
+    assert_eq!(p.source, "pilot");
+    let want = pilot.mdd("A", "B", 0.8, 4.0).unwrap();
+    assert_eq!(p.points[0].mdd, want.mdd);
+    assert!(p.points[0].expected_prob_better > 0.75, "{:?}", p.points[0]);
+    // Bad requests are typed errors naming what is wrong.
+    let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { b: "Z".into(), ..o.clone() }, &CpuBatch).unwrap_err();
+    assert!(e.to_string().contains("Z"), "{e}");
+    let e =
+        plan(PlanSource::Pilot(&pilot), &PlanOptions { realizations: vec![1], ..o.clone() }, &CpuBatch).unwrap_err();
+    assert!(e.to_string().contains("at least 2"), "{e}");
+    let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { b: "A".into(), ..o.clone() }, &CpuBatch).unwrap_err();
+    assert!(e.to_string().contains("two different"), "{e}");
+    // A pilot whose residuals are all 0 (every method moves with the realization alone)
+    // has a broken fit (sigma at its boundary: divergences, R-hat far above 1.01): refused,
+    // not planned from draws that are not the posterior.
+    let flat: Vec<f64> = d.group().iter().zip(d.pair()).map(|(&k, &i)| [0.0, 0.4, 0.2][k] + 0.05 * i as f64).collect();
+    let broken = crate::compare::fit(&d.with_response(flat).unwrap(), &FitOptions::default()).unwrap();
+    let e = plan(PlanSource::Pilot(&broken), &o, &CpuBatch).unwrap_err();
+    assert!(e.to_string().contains("a clean fit"), "{e}");
+}

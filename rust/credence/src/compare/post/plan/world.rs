@@ -1,0 +1,90 @@
+//! The simulated worlds of a plan and the tables they generate.
+
+use rand::rngs::ChaCha8Rng;
+use rand_distr::Distribution;
+
+use crate::compare::model::design::Design;
+use crate::compare::model::priors::standard_normal;
+use crate::error::Result;
+
+/// One simulated world: what generates a new table.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum World {
+    Gaussian { mu: Vec<f64>, sigma: Vec<f64>, sigma_gamma: f64, nu: Option<f64> },
+    BetaBinomial { p: Vec<f64>, phi: Vec<f64>, sigma_gamma: f64, trials: Vec<u64> },
+}
+
+impl World {
+    /// Values per realization (outer) and method (inner) for `r` realizations: realization i
+    /// draws its effect and then each method's residual, so the first R realizations of a
+    /// longer table are the table of R.
+    pub(super) fn simulate(&self, r: usize, rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
+        (0..r)
+            .map(|_| match self {
+                World::Gaussian { mu, sigma, sigma_gamma, nu } => {
+                    let g = sigma_gamma * standard_normal(rng);
+                    mu.iter()
+                        .zip(sigma)
+                        .map(|(m, s)| {
+                            let e = match nu {
+                                None => standard_normal(rng),
+                                Some(nu) => {
+                                    let chi2 =
+                                        rand_distr::Gamma::new(0.5 * nu, 2.0).map(|d| d.sample(rng)).unwrap_or(*nu);
+                                    standard_normal(rng) / (chi2 / nu).sqrt()
+                                }
+                            };
+                            m + g + s * e
+                        })
+                        .collect()
+                }
+                World::BetaBinomial { p, phi, sigma_gamma, trials } => {
+                    let g = sigma_gamma * standard_normal(rng);
+                    p.iter()
+                        .zip(phi)
+                        .zip(trials)
+                        .map(|((&p, &phi), &n)| {
+                            let p = if *sigma_gamma > 0.0 { logistic((p / (1.0 - p)).ln() + g) } else { p };
+                            let q = rand_distr::Beta::new(p * phi, (1.0 - p) * phi).map(|d| d.sample(rng)).unwrap_or(p);
+                            rand_distr::Binomial::new(n, q.clamp(0.0, 1.0)).map(|d| d.sample(rng) as f64).unwrap_or(0.0)
+                        })
+                        .collect()
+                }
+            })
+            .collect()
+    }
+}
+
+pub(super) fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The simulated experiments of one plan: methods, worlds and, per simulation, the values of
+/// the largest table.
+pub(super) struct Simulations {
+    pub(super) methods: Vec<String>,
+    pub(super) trials: Option<Vec<u64>>,
+    pub(super) tables: Vec<Vec<Vec<f64>>>,
+}
+
+impl Simulations {
+    /// The design of simulation `s` with its first `r` realizations.
+    pub(super) fn design(&self, s: usize, r: usize) -> Result<Design> {
+        let m = self.methods.len();
+        let mut group = Vec::with_capacity(r * m);
+        let mut pair = Vec::with_capacity(r * m);
+        let mut y = Vec::with_capacity(r * m);
+        let mut trials = self.trials.as_ref().map(|_| Vec::with_capacity(r * m));
+        for (i, row) in self.tables[s][..r].iter().enumerate() {
+            for (k, v) in row.iter().enumerate() {
+                group.push(self.methods[k].clone());
+                pair.push((i + 1).to_string());
+                y.push(*v);
+                if let (Some(t), Some(n)) = (trials.as_mut(), self.trials.as_ref()) {
+                    t.push(n[k] as f64);
+                }
+            }
+        }
+        Design::new(group, Some(pair), y, trials)
+    }
+}

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::study::data::{DataSplit, Dataset, Realization};
-use crate::study::grid::{Job, Shard, jobs};
+use crate::study::grid::{Job, Shard, ShardPlan, jobs, plan_shards};
 use crate::study::methods::{Method, MethodConfig, MethodOutput, train_and_predict};
 use crate::study::results::{ResultsWriter, Row};
 use crate::study::score::{SD_FLOOR, score};
@@ -113,6 +113,14 @@ impl Default for StudyPlan {
 }
 
 impl StudyPlan {
+    /// How this plan's grid for `dataset` splits into shards of about `jobs_per_shard` jobs
+    /// (see [`plan_shards`]). Every size is counted, also those a run skips because they
+    /// exceed the data set's pool (the data is not read here); `shard` is ignored.
+    pub fn shard_plan(&self, dataset: Dataset, jobs_per_shard: usize) -> Result<ShardPlan> {
+        self.validate()?;
+        plan_shards(&jobs(dataset, &self.sizes, &self.methods, self.realizations, self.train_seeds), jobs_per_shard)
+    }
+
     fn validate(&self) -> Result<()> {
         let list = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
         if self.sizes.is_empty() || self.sizes.iter().any(|&n| n < 2) {
@@ -487,7 +495,12 @@ pub(crate) mod tests {
         ] {
             let e = run_with(&fake, Dataset::Synthetic, &data, &bad, &out, &Silent, &never).unwrap_err();
             assert!(e.to_string().contains(want), "{e}");
+            let e = bad.shard_plan(Dataset::Synthetic, 10).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
         }
+        // Shard plans count every size, also the one above the pool (the data is not read).
+        let s = plan(1).shard_plan(Dataset::Synthetic, 10).unwrap();
+        assert_eq!((s.jobs, s.count), (36, 4));
         let failing = |m: Method, c: &MethodConfig, x: ArrayView2<'_, f64>, y: &[f64], t: ArrayView2<'_, f64>, s| {
             if m == Method::Swag { Err(Error::argument("fake", s, "no swag")) } else { fake(m, c, x, y, t, s) }
         };

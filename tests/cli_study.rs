@@ -95,6 +95,44 @@ fn shards_merge_to_the_full_run() {
     assert_eq!(rows_without_timing(Path::new(&merged)), rows_without_timing(Path::new(&full)));
     let (ok, _, stderr) = credence(&["study", "merge", &merged, &shards[0]]);
     assert!(!ok && stderr.contains("job(s) missing"), "{stderr}");
+
+    // The array size this grid needs (stdout: N alone, for scripts).
+    let mut plan = vec!["study", "--plan-shards", "3"];
+    plan.extend(TINY);
+    let (ok, stdout, stderr) = credence(&plan);
+    assert!(ok && stdout == "2\n" && stderr.contains("6 job(s) in 2 shard(s) of about 3"), "{stdout}{stderr}");
+    // A shard run with another epoch scale is refused by merge, naming both settings files.
+    let other = path("other.csv");
+    let mut args = vec!["study", "--quiet", "--out", &other, "--shard", "2/2"];
+    args.extend(&TINY[..6]);
+    args.extend(["--epoch-scale", "0.03"]);
+    let (ok, _, stderr) = credence(&args);
+    assert!(ok, "{stderr}");
+    let (ok, _, stderr) = credence(&["study", "merge", &merged, &shards[0], &other]);
+    let want = format!(
+        "{other}.settings: line 3: epoch_scale = 0.03, but {}.settings: line 3: epoch_scale = 0.02;",
+        shards[0]
+    );
+    assert!(!ok && stderr.contains(&want), "{stderr}");
+}
+
+/// Without --threads, a run takes its thread count from SLURM_CPUS_PER_TASK (the CPUs of a
+/// Slurm task) and refuses a value that is not a count.
+#[test]
+fn threads_follow_slurm_cpus_per_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.csv");
+    let run = |cpus: &str| {
+        let mut args = vec!["study", "--quiet", "--out", out.to_str().unwrap()];
+        args.extend(TINY);
+        let o =
+            Command::new(env!("CARGO_BIN_EXE_credence")).args(&args).env("SLURM_CPUS_PER_TASK", cpus).output().unwrap();
+        (o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (ok, stderr) = run("3");
+    assert!(ok && stderr.contains("3 thread(s), from SLURM_CPUS_PER_TASK"), "{stderr}");
+    let (ok, stderr) = run("all");
+    assert!(!ok && stderr.contains("SLURM_CPUS_PER_TASK = \"all\": expected a whole number of CPUs"), "{stderr}");
 }
 
 #[test]

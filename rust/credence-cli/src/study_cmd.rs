@@ -1,5 +1,6 @@
-//! `credence study`: runs the low-data evaluation study grid into a long CSV table, and
-//! `credence study merge` joins the tables of shard runs.
+//! `credence study`: runs the low-data evaluation study grid into a long CSV table (or, with
+//! `--plan-shards K`, prints how many shards it needs), and `credence study merge` joins the
+//! tables of shard runs.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,17 +60,22 @@ struct RunArgs {
     #[arg(long, default_value_t = 1)]
     train_seeds: usize,
     /// Results table; rerunning the same command resumes it.
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "plan_shards")]
     out: Option<PathBuf>,
     /// Directory with energy.txt, concrete.txt, kin8nm.txt, yacht.txt (default: $CREDENCE_DATA).
     #[arg(long)]
     data_dir: Option<PathBuf>,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: $SLURM_CPUS_PER_TASK inside a Slurm job that sets it, else one
+    /// per core).
     #[arg(long)]
     threads: Option<usize>,
     /// Run only slice I of N of the grid (e.g. 3/10, for scheduler array jobs).
     #[arg(long)]
     shard: Option<Shard>,
+    /// Print the number of shards N for about K jobs per shard (the Slurm array is 1-N; a
+    /// summary goes to stderr) and exit without running anything.
+    #[arg(long, value_name = "K", conflicts_with = "shard")]
+    plan_shards: Option<usize>,
     /// Added to every realization seed.
     #[arg(long, default_value_t = 0)]
     seed_offset: u64,
@@ -166,24 +172,59 @@ fn backend_name(b: Backend) -> &'static str {
     }
 }
 
+/// The worker threads of a run: `--threads` when given, else the CPUs Slurm gave the job
+/// (`SLURM_CPUS_PER_TASK`, set when the job asked for `--cpus-per-task`): without cgroups or
+/// task affinity a job sees every core of the node, so one thread per core would oversubscribe
+/// a node shared with other jobs. `None` is one per core.
+fn threads(given: Option<usize>, slurm_cpus: Option<&std::ffi::OsStr>) -> Result<Option<usize>> {
+    if given.is_some() {
+        return Ok(given);
+    }
+    let Some(value) = slurm_cpus else { return Ok(None) };
+    match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
+        Some(k) if k > 0 => Ok(Some(k)),
+        _ => bail!("SLURM_CPUS_PER_TASK = {value:?}: expected a whole number of CPUs >= 1 (or give --threads)"),
+    }
+}
+
+/// Prints the shard count of the run's grid (stdout) and a summary (stderr).
+fn plan_shards(a: &RunArgs, plan: &StudyPlan, jobs_per_shard: usize) -> Result<()> {
+    let s = plan.shard_plan(a.dataset, jobs_per_shard)?;
+    let limit =
+        if s.count > 1000 { " (above Slurm's default MaxArraySize of 1001: ask for more jobs per shard)" } else { "" };
+    eprintln!(
+        "{}: {} job(s) in {} shard(s) of about {jobs_per_shard} (largest {}, smallest {}): sbatch --array=1-{}{limit}",
+        a.dataset, s.jobs, s.count, s.largest, s.smallest, s.count
+    );
+    outln!("{}", s.count);
+    Ok(())
+}
+
 fn run_grid(a: RunArgs) -> Result<()> {
+    let threads = threads(a.threads, std::env::var_os("SLURM_CPUS_PER_TASK").as_deref())?;
+    if a.threads.is_none() && threads.is_some() && a.plan_shards.is_none() {
+        eprintln!("{} thread(s), from SLURM_CPUS_PER_TASK", threads.unwrap_or(0));
+    }
+    let plan = StudyPlan {
+        sizes: a.n.clone(),
+        methods: a.methods.clone(),
+        realizations: a.realizations,
+        train_seeds: a.train_seeds,
+        seed_offset: a.seed_offset,
+        units: a.units,
+        threads,
+        shard: a.shard,
+        method_config: MethodConfig { epoch_scale: a.epoch_scale, backend: a.backend, ..MethodConfig::default() },
+    };
+    if let Some(k) = a.plan_shards {
+        return plan_shards(&a, &plan, k);
+    }
     let Some(out) = a.out else { bail!("--out is required") };
     let data_dir = a.data_dir.or_else(|| std::env::var_os("CREDENCE_DATA").map(PathBuf::from));
     if let (Some(file), None) = (a.dataset.file_name(), &data_dir) {
         bail!("{} is read from {file}: give --data-dir DIR or set CREDENCE_DATA", a.dataset);
     }
     let data = a.dataset.load(data_dir.as_deref())?;
-    let plan = StudyPlan {
-        sizes: a.n,
-        methods: a.methods,
-        realizations: a.realizations,
-        train_seeds: a.train_seeds,
-        seed_offset: a.seed_offset,
-        units: a.units,
-        threads: a.threads,
-        shard: a.shard,
-        method_config: MethodConfig { epoch_scale: a.epoch_scale, backend: a.backend, ..MethodConfig::default() },
-    };
     let s = run_with_progress(a.dataset, &data, &plan, &out, a.quiet)?;
     let shard = a.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
     outln!(
@@ -199,4 +240,22 @@ fn run_grid(a: RunArgs) -> Result<()> {
         bail!("interrupted after {} of {} job(s); rerun the same command to resume", s.ran + s.already_done, s.planned);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn threads_follow_slurm_unless_given() {
+        assert_eq!(threads(None, None).unwrap(), None);
+        assert_eq!(threads(None, Some(OsStr::new("4"))).unwrap(), Some(4));
+        assert_eq!(threads(Some(2), Some(OsStr::new("4"))).unwrap(), Some(2));
+        assert_eq!(threads(Some(2), Some(OsStr::new("junk"))).unwrap(), Some(2));
+        for bad in ["0", "", "2x", "-1"] {
+            let e = threads(None, Some(OsStr::new(bad))).unwrap_err().to_string();
+            assert!(e.contains(&format!("SLURM_CPUS_PER_TASK = {bad:?}: expected a whole number")), "{e}");
+        }
+    }
 }

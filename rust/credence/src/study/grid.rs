@@ -154,6 +154,37 @@ pub fn jobs(
     out
 }
 
+/// How a grid splits into shards: what `credence study --plan-shards K` prints, so the size of
+/// a scheduler's array job is never computed by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardPlan {
+    /// Jobs in the grid.
+    pub jobs: usize,
+    /// Number of shards N (a Slurm array `--array=1-N`).
+    pub count: usize,
+    /// Jobs in the largest shard (what a task's time limit must allow).
+    pub largest: usize,
+    /// Jobs in the smallest shard (0 when a shard is empty; it then writes an empty table).
+    pub smallest: usize,
+}
+
+/// Splits `jobs` into `ceil(jobs / jobs_per_shard)` shards (at least one). Shards take jobs by
+/// a hash of the job's key ([`Job::shard`]), so they hold `jobs_per_shard` jobs on average,
+/// not exactly: [`ShardPlan::largest`] says how many the fullest one holds.
+pub fn plan_shards(jobs: &[Job], jobs_per_shard: usize) -> Result<ShardPlan> {
+    if jobs_per_shard == 0 {
+        return Err(Error::argument("jobs per shard", 0, "at least 1"));
+    }
+    let count = jobs.len().div_ceil(jobs_per_shard).max(1);
+    let mut sizes = vec![0usize; count];
+    for job in jobs {
+        sizes[job.shard(count)] += 1;
+    }
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let smallest = sizes.iter().copied().min().unwrap_or(0);
+    Ok(ShardPlan { jobs: jobs.len(), count, largest, smallest })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +232,26 @@ mod tests {
         let big = jobs(Dataset::Yacht, &[30, 50, 100], &Method::ALL, 50, 1);
         let counts: Vec<usize> = shards.iter().map(|s| big.iter().filter(|j| s.contains(j)).count()).collect();
         assert!(counts.iter().all(|&c| c > big.len() / 8), "{counts:?}");
+    }
+
+    #[test]
+    fn shard_plans_count_the_jobs_of_every_shard() {
+        let all = jobs(Dataset::Synthetic, &[30, 50], &[Method::Map, Method::Cp, Method::Mcd], 3, 1);
+        let plan = plan_shards(&all, 6).unwrap();
+        assert_eq!((plan.jobs, plan.count), (18, 3));
+        let sizes: Vec<usize> =
+            (1..=3).map(|index| all.iter().filter(|j| Shard { index, count: 3 }.contains(j)).count()).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 18);
+        assert_eq!((plan.largest, plan.smallest), (*sizes.iter().max().unwrap(), *sizes.iter().min().unwrap()));
+        assert!(plan.largest > plan.smallest, "hashing balances only in expectation: {sizes:?}");
+        // Rounded up; never zero shards; one job per shard asks for as many shards as jobs.
+        assert_eq!(plan_shards(&all, 4).unwrap().count, 5);
+        assert_eq!(plan_shards(&all, 100).unwrap(), ShardPlan { jobs: 18, count: 1, largest: 18, smallest: 18 });
+        assert_eq!(plan_shards(&all, 1).unwrap().count, 18);
+        assert_eq!(plan_shards(&[], 5).unwrap(), ShardPlan { jobs: 0, count: 1, largest: 0, smallest: 0 });
+        assert!(
+            plan_shards(&all, 0).unwrap_err().to_string().contains("invalid jobs per shard = 0: expected at least 1")
+        );
     }
 
     #[test]

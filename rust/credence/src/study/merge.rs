@@ -4,11 +4,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::format_error;
+use crate::io::{format_error, io_error};
 use crate::study::data::Dataset;
 use crate::study::grid::Job;
 use crate::study::methods::Method;
 use crate::study::results::{Row, read_results, write_results};
+use crate::study::settings::{common_settings, settings_path};
 
 /// What [`merge`] wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,9 +20,11 @@ pub struct MergeSummary {
     pub datasets: Vec<Dataset>,
 }
 
-/// Reads the shard tables (strictly: a half-written line is an error), checks that no job
-/// appears twice, that seeds agree (one seed offset) and that the grid is complete, and writes
-/// the rows to `out` in canonical order.
+/// Checks that every shard's settings file agrees (units, seed offset, method
+/// hyperparameters; [`common_settings`]), reads the shard tables (strictly: a half-written
+/// line is an error), checks that no job appears twice, that seeds agree (one seed offset) and
+/// that the grid is complete, and writes the rows to `out` in canonical order and the common
+/// settings beside it (so `out` resumes and merges like a shard).
 ///
 /// The grid each data set should have is inferred from the rows: every training size and
 /// method seen for it, crossed with realizations 0..=the largest seen (and training repeats
@@ -36,6 +39,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<MergeSummary> {
     if let Some(dup) = shards.iter().find(|s| canonical(s).is_some() && canonical(s) == canonical(out)) {
         return Err(Error::argument("output", out.display(), format!("a file other than the shard {}", dup.display())));
     }
+    let settings = common_settings(shards)?;
     let mut seen: HashMap<Job, (PathBuf, usize)> = HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
     let mut offsets: Option<(i128, PathBuf, usize)> = None;
@@ -68,6 +72,8 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<MergeSummary> {
     check_complete(&rows, shards)?;
     rows.sort_by_key(|r| r.job);
     write_results(out, &rows)?;
+    let path = settings_path(out);
+    std::fs::write(&path, settings).map_err(|e| io_error(&path, e))?;
     let datasets: BTreeSet<Dataset> = rows.iter().map(|r| r.job.dataset).collect();
     Ok(MergeSummary { rows: rows.len(), datasets: datasets.into_iter().collect() })
 }
@@ -120,13 +126,17 @@ mod tests {
     use super::*;
     use crate::study::results::ResultsWriter;
     use crate::study::results::tests::row;
+    use crate::study::runner::StudyPlan;
+    use crate::study::settings::settings_text;
 
     #[test]
     fn merge_checks_duplicates_gaps_and_seed_offsets() {
         let dir = tempfile::tempdir().unwrap();
+        let settings = settings_text(&StudyPlan::default());
         let write = |name: &str, rows: &[Row]| {
             let p = dir.path().join(name);
             write_results(&p, rows).unwrap();
+            std::fs::write(settings_path(&p), &settings).unwrap();
             p
         };
         let (a0, a1, b0, b1) =
@@ -138,6 +148,7 @@ mod tests {
         assert_eq!((m.rows, m.datasets), (4, vec![Dataset::Synthetic]));
         let merged: Vec<Row> = read_results(&out).unwrap().into_iter().map(|r| r.1).collect();
         assert_eq!(merged, vec![a0.clone(), b0.clone(), a1.clone(), b1.clone()]);
+        assert_eq!(std::fs::read_to_string(settings_path(&out)).unwrap(), settings);
 
         let e = merge(&out, std::slice::from_ref(&s1)).unwrap_err().to_string();
         assert!(e.contains("2 job(s) missing, e.g. synthetic n=30 map r=0; synthetic n=30 cp r=1"), "{e}");
@@ -152,8 +163,15 @@ mod tests {
         let (w, _) = ResultsWriter::open(&dir.path().join("s4.csv")).unwrap();
         w.append(&a1).unwrap();
         let s4 = dir.path().join("s4.csv");
+        std::fs::write(settings_path(&s4), &settings).unwrap();
         let text = std::fs::read_to_string(&s4).unwrap();
         std::fs::write(&s4, &text[..text.len() - 3]).unwrap();
-        assert!(merge(&out, &[s4, s2]).unwrap_err().to_string().contains("resume that run first"));
+        assert!(merge(&out, &[s4, s2.clone()]).unwrap_err().to_string().contains("resume that run first"));
+        // Shards run with other hyperparameters are refused before their rows are read.
+        let mut other = StudyPlan::default();
+        other.method_config.samples = 20;
+        std::fs::write(settings_path(&s2), settings_text(&other)).unwrap();
+        let e = merge(&out, &[s1, s2]).unwrap_err().to_string();
+        assert!(e.contains("s2.csv.settings: line 3: samples = 20, but") && e.contains("samples = 50;"), "{e}");
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! Data flow: [`data`] (pool, test set, realizations) -> [`grid`] (jobs, seeds, shards) ->
 //! [`methods`] (training and prediction) -> [`score`] (metrics) -> [`results`] (the
-//! append-only table) with [`runner`] driving it and [`merge`] joining shard tables. The
-//! `credence study` command is a thin face over [`runner::run_study`] and [`merge::merge`].
+//! append-only table, its settings in [`settings`]) with [`runner`] driving it and [`merge`]
+//! joining shard tables. The `credence study` command is a thin face over
+//! [`runner::run_study`] and [`merge::merge`].
 //!
 //! Training runs on the CPU; the methods' test-time forward passes (ensemble members,
 //! MC-dropout passes, SWAG and BBB weight draws) run through kernel 4 of [`crate::backend`] on
@@ -20,3 +21,4 @@ pub mod methods;
 pub mod results;
 pub mod runner;
 pub mod score;
+pub mod settings;

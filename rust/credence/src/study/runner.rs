@@ -26,10 +26,12 @@ use rayon::prelude::*;
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::study::data::{DataSplit, Dataset, Realization};
-use crate::study::grid::{Job, Shard, jobs};
+use crate::study::grid::{Job, Shard, ShardPlan, jobs, plan_shards};
 use crate::study::methods::{Method, MethodConfig, MethodOutput, train_and_predict};
 use crate::study::results::{ResultsWriter, Row};
 use crate::study::score::{SD_FLOOR, score};
+use crate::study::settings::check_settings;
+pub use crate::study::settings::settings_path;
 
 /// The scale metrics are reported on. Training always standardises with the training
 /// subsample's own statistics (no leakage); this only chooses the scale of the test metrics.
@@ -111,6 +113,14 @@ impl Default for StudyPlan {
 }
 
 impl StudyPlan {
+    /// How this plan's grid for `dataset` splits into shards of about `jobs_per_shard` jobs
+    /// (see [`plan_shards`]). Every size is counted, also those a run skips because they
+    /// exceed the data set's pool (the data is not read here); `shard` is ignored.
+    pub fn shard_plan(&self, dataset: Dataset, jobs_per_shard: usize) -> Result<ShardPlan> {
+        self.validate()?;
+        plan_shards(&jobs(dataset, &self.sizes, &self.methods, self.realizations, self.train_seeds), jobs_per_shard)
+    }
+
     fn validate(&self) -> Result<()> {
         let list = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
         if self.sizes.is_empty() || self.sizes.iter().any(|&n| n < 2) {
@@ -233,87 +243,6 @@ fn run_job(train: &Trainer<'_>, job: Job, data: &DataSplit, plan: &StudyPlan, co
         None
     };
     Ok(Row { job, seed, metrics, n_test: data.test_y.len(), converged: output.converged, train_seconds })
-}
-
-/// The file next to the table that records the settings its rows were computed with
-/// (`results.csv` -> `results.csv.settings`).
-pub fn settings_path(out: &Path) -> std::path::PathBuf {
-    let mut name = out.as_os_str().to_owned();
-    name.push(".settings");
-    name.into()
-}
-
-/// The method hyperparameters as the settings file records them: every field of
-/// [`MethodConfig`] but `backend` (where the passes run changes the numbers by rounding only),
-/// in the text of the derived `Debug` the file used before the field existed, so tables
-/// started then still resume.
-struct Hyperparameters<'a>(&'a MethodConfig);
-
-impl std::fmt::Debug for Hyperparameters<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Destructured in full: a new field must be added here (or deliberately left out).
-        let MethodConfig {
-            epoch_scale,
-            batch_size,
-            ensemble_size,
-            samples,
-            dropout,
-            swag_rank,
-            kl_weight,
-            level,
-            calibration_fraction,
-            precision,
-            backend: _,
-        } = self.0;
-        f.debug_struct("MethodConfig")
-            .field("epoch_scale", epoch_scale)
-            .field("batch_size", batch_size)
-            .field("ensemble_size", ensemble_size)
-            .field("samples", samples)
-            .field("dropout", dropout)
-            .field("swag_rank", swag_rank)
-            .field("kl_weight", kl_weight)
-            .field("level", level)
-            .field("calibration_fraction", calibration_fraction)
-            .field("precision", precision)
-            .finish()
-    }
-}
-
-/// The text of the settings file of `plan`.
-fn settings_text(plan: &StudyPlan) -> String {
-    format!(
-        "units = {:?}\nseed_offset = {}\nmethods = {:?}\n",
-        plan.units,
-        plan.seed_offset,
-        Hyperparameters(&plan.method_config)
-    )
-}
-
-/// Resuming with other units, seed offset or method hyperparameters would mix incomparable
-/// rows in one table (the rows cannot show it), so the settings are recorded beside the table
-/// when it is started and must match when it is resumed. The backend is not recorded: a table
-/// may be resumed on another one.
-fn check_settings(out: &Path, plan: &StudyPlan, fresh: bool) -> Result<()> {
-    let path = settings_path(out);
-    let want = settings_text(plan);
-    if !fresh {
-        match std::fs::read_to_string(&path) {
-            Ok(found) if found == want => return Ok(()),
-            Ok(found) => {
-                return Err(crate::io::format_error(
-                    &path,
-                    format!(
-                        "{} was computed with\n{found}but this run has\n{want}use the same options, or another --out",
-                        out.display()
-                    ),
-                ));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(crate::io::io_error(&path, e)),
-        }
-    }
-    std::fs::write(&path, want).map_err(|e| crate::io::io_error(&path, e))
 }
 
 pub(crate) fn run_with(
@@ -566,7 +495,12 @@ pub(crate) mod tests {
         ] {
             let e = run_with(&fake, Dataset::Synthetic, &data, &bad, &out, &Silent, &never).unwrap_err();
             assert!(e.to_string().contains(want), "{e}");
+            let e = bad.shard_plan(Dataset::Synthetic, 10).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
         }
+        // Shard plans count every size, also the one above the pool (the data is not read).
+        let s = plan(1).shard_plan(Dataset::Synthetic, 10).unwrap();
+        assert_eq!((s.jobs, s.count), (36, 4));
         let failing = |m: Method, c: &MethodConfig, x: ArrayView2<'_, f64>, y: &[f64], t: ArrayView2<'_, f64>, s| {
             if m == Method::Swag { Err(Error::argument("fake", s, "no swag")) } else { fake(m, c, x, y, t, s) }
         };
@@ -578,24 +512,6 @@ pub(crate) mod tests {
         assert_eq!("Standardised".parse::<Units>().unwrap(), Units::Standardized);
         assert_eq!("pool".parse::<Units>().unwrap(), Units::Pool);
         assert!("metres".parse::<Units>().is_err());
-    }
-
-    /// Settings files written before `MethodConfig::backend` existed still match, whatever the
-    /// backend (such tables resume, and a table may be resumed on another backend).
-    #[test]
-    fn settings_text_leaves_the_backend_out() {
-        let old = "units = Pool\nseed_offset = 0\nmethods = MethodConfig { epoch_scale: 0.01, batch_size: 32, \
-                   ensemble_size: 5, samples: 50, dropout: 0.1, swag_rank: 20, kl_weight: 0.0001, level: 0.9, \
-                   calibration_fraction: 0.2, precision: F32 }\n";
-        for backend in [Backend::Auto, Backend::Cpu, Backend::Cuda] {
-            let mut p = StudyPlan::default();
-            p.method_config.epoch_scale = 0.01;
-            p.method_config.backend = backend;
-            assert_eq!(settings_text(&p), old, "{backend:?}");
-        }
-        let mut p = StudyPlan::default();
-        p.method_config.samples = 20;
-        assert_ne!(settings_text(&p), settings_text(&StudyPlan::default()));
     }
 
     /// The summary names the backend the passes ran on; `Cuda` without CUDA fails before the

@@ -130,6 +130,8 @@ pub(crate) fn run_with_progress(
     out: &Path,
     quiet: bool,
 ) -> Result<StudySummary> {
+    // Ctrl-C, and SIGTERM or SIGHUP (Slurm's scancel and time limit send SIGTERM before
+    // SIGKILL): finish the jobs in flight, so their rows are in the table.
     ctrlc::set_handler(|| {
         if CANCEL.swap(true, Ordering::SeqCst) {
             eprintln!("\nstopped; rows of finished jobs are in the table");

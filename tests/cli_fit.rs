@@ -39,8 +39,36 @@ fn json_follows_the_contract() {
     let (ok, stdout, stderr) = credence(&quick(&path, &["--response", "crps"]));
     assert!(ok, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
-    for key in ["parameters", "prob_less", "mdd", "diagnostics", "seconds"] {
-        assert!(v.get(key).is_some(), "missing {key}");
+    // The documented key set of credence::compare::FitSummary, nothing more.
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut want = [
+        "model",
+        "form",
+        "data",
+        "units",
+        "higher_is_better",
+        "target",
+        "parameters",
+        "prob_better",
+        "prob_better_mcse",
+        "power",
+        "r_new",
+        "mdd",
+        "rope_eps",
+        "rope",
+        "diagnostics",
+        "sampler",
+        "warnings",
+        "seconds",
+    ];
+    want.sort_unstable();
+    let mut keys = keys;
+    keys.sort_unstable();
+    assert_eq!(keys, want);
+    assert_eq!(v["data"]["methods"], serde_json::json!(["MC dropout", "Ensemble", "SWAG"]));
+    assert_eq!(v["units"], "response");
+    for key in ["mdd", "sigma_pred", "gap", "detection_probability"] {
+        assert!(v["mdd"]["SWAG"]["Ensemble"][key].is_number(), "mdd.{key}");
     }
     for name in ["mu0", "tau", "sigma_gamma", "mu[MC dropout]", "mu[Ensemble]", "sigma[SWAG]"] {
         let p = &v["parameters"][name];
@@ -49,11 +77,11 @@ fn json_follows_the_contract() {
         }
     }
     // Ensemble has the lowest CRPS: better than both others with high probability.
-    assert!(v["prob_less"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
-    let p = v["prob_less"]["MC dropout"]["Ensemble"].as_f64().unwrap();
-    let q = v["prob_less"]["Ensemble"]["MC dropout"].as_f64().unwrap();
+    assert!(v["prob_better"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
+    let p = v["prob_better"]["MC dropout"]["Ensemble"].as_f64().unwrap();
+    let q = v["prob_better"]["Ensemble"]["MC dropout"].as_f64().unwrap();
     assert!((p + q - 1.0).abs() < 1e-12);
-    assert!(v["mdd"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.0);
+    assert!(v["mdd"]["Ensemble"]["SWAG"]["mdd"].as_f64().unwrap() > 0.0);
     for key in ["divergences", "max_rhat", "min_ess_bulk"] {
         assert!(v["diagnostics"][key].is_number(), "diagnostics.{key}");
     }
@@ -77,7 +105,8 @@ fn beta_binomial_and_higher_is_better() {
     for name in ["mu0", "tau", "phi", "p[Ensemble]"] {
         assert!(v["parameters"][name]["mean"].is_number(), "{name}");
     }
-    assert!(v["prob_less"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99); // higher coverage is better
+    assert!(v["prob_better"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99); // higher coverage is better
+    assert_eq!(v["units"], "probability");
     let (ok, _, stderr) = credence(&["fit", &path, "--response", "covered", "--family", "beta-binomial"]);
     assert!(!ok && stderr.contains("--trials"), "{stderr}");
 }
@@ -155,15 +184,16 @@ fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
     };
     let nuts = run(&[]);
     let chees = run(&["--sampler", "chees"]);
-    assert_eq!(nuts["sampler"], "nuts");
-    assert_eq!(chees["sampler"], "chees");
+    assert_eq!(nuts["sampler"]["name"], "nuts");
+    assert!(nuts["sampler"]["chees"].is_null());
+    assert_eq!(chees["sampler"]["name"], "chees");
     assert!(nuts.get("chees").is_none());
     // 10 x 4 chains: the nested R-hat of every summarised quantity, and a converged fit.
-    let nested = chees["chees"]["nested_rhat"].as_object().unwrap();
+    let nested = chees["sampler"]["chees"]["nested_rhat"].as_object().unwrap();
     assert_eq!(nested.len(), chees["parameters"].as_object().unwrap().len());
-    let worst = chees["chees"]["max_nested_rhat"].as_f64().unwrap();
+    let worst = chees["sampler"]["chees"]["max_nested_rhat"].as_f64().unwrap();
     assert!(worst > 1.0 && worst < 1.05, "{worst}");
-    assert_eq!(chees["chees"]["superchains"], 10);
+    assert_eq!(chees["sampler"]["chees"]["superchains"], 10);
     // Two samplers of one posterior: the method means within 0.2 posterior sd (the Monte Carlo
     // error of 3200-8000 NUTS and 4000-8000 ChEES draws is a few hundredths of an sd).
     for name in ["mu[MC dropout]", "mu[Ensemble]", "mu[SWAG]", "mu0"] {
@@ -172,7 +202,7 @@ fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
         let gap = (a["mean"].as_f64().unwrap() - b["mean"].as_f64().unwrap()).abs();
         assert!(gap < 0.2 * sd, "{name}: NUTS {a} ChEES {b}");
     }
-    assert!(chees["prob_less"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
+    assert!(chees["prob_better"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
     // The chain flags belong to one sampler each.
     let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--sampler", "chees", "--chains", "8"]);
     assert!(!ok && stderr.contains("--superchains x --chains-per-superchain"), "{stderr}");
@@ -193,11 +223,11 @@ fn a_target_replaces_the_direction() {
         serde_json::from_str(&stdout).unwrap()
     };
     let higher = run(&["--higher-is-better"]);
-    assert!(higher["prob_less"]["Ensemble"]["MC dropout"].as_f64().unwrap() > 0.95);
+    assert!(higher["prob_better"]["Ensemble"]["MC dropout"].as_f64().unwrap() > 0.95);
     let near = run(&["--target", "0.85"]);
     assert_eq!(near["target"], 0.85);
-    assert!(near["prob_less"]["MC dropout"]["Ensemble"].as_f64().unwrap() > 0.95, "{}", near["prob_less"]);
-    assert!(near["prob_less"]["MC dropout"]["SWAG"].as_f64().unwrap() > 0.95);
+    assert!(near["prob_better"]["MC dropout"]["Ensemble"].as_f64().unwrap() > 0.95, "{}", near["prob_better"]);
+    assert!(near["prob_better"]["MC dropout"]["SWAG"].as_f64().unwrap() > 0.95);
     // The posterior itself does not change.
     assert_eq!(near["parameters"], higher["parameters"]);
     let (ok, _, stderr) = credence(&quick(&path, &["--response", "crps", "--target", "0.3", "--higher-is-better"]));

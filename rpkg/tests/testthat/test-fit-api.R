@@ -64,15 +64,15 @@ test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; 
   ps <- prob_superior(f)
   expect_equal(dimnames(ps), list(better = f$info$groups, than = f$info$groups))
   for (a in f$info$groups) for (b in setdiff(f$info$groups, a)) {
-    expect_equal(ps[a, b], cli$prob_less[[a]][[b]], tolerance = 1e-12)
-    expect_equal(mdd(f, a, b)$mdd, cli$mdd[[a]][[b]], tolerance = 1e-12)
-    expect_equal(mdd(f, a, b)$detection_probability, cli$detection_probability[[a]][[b]], tolerance = 1e-12)
+    expect_equal(ps[a, b], cli$prob_better[[a]][[b]], tolerance = 1e-12)
+    expect_equal(mdd(f, a, b)$mdd, cli$mdd[[a]][[b]]$mdd, tolerance = 1e-12)
+    expect_equal(mdd(f, a, b)$detection_probability, cli$mdd[[a]][[b]]$detection_probability, tolerance = 1e-12)
   }
   # The other direction is the same events seen from the other side.
   expect_equal(prob_superior(f, higher_is_better = TRUE), t(ps), ignore_attr = TRUE)
   cli4 <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                   "--chains", "2", "--seed", "3", "--power", "0.9", "--r-new", "4")
-  expect_equal(mdd(f, "MCD", "Ensemble", power = 0.9, R_new = 4)$mdd, cli4$mdd$MCD$Ensemble, tolerance = 1e-12)
+  expect_equal(mdd(f, "MCD", "Ensemble", power = 0.9, R_new = 4)$mdd, cli4$mdd$MCD$Ensemble$mdd, tolerance = 1e-12)
 
   f1 <- credence_fit(crps ~ method, d, sigma = ~1, iter = 400, seed = 5, chains = 2,
                      prior = credence_prior(tau = half_normal(0.5), mu0 = normal(0.3, 2)))
@@ -91,14 +91,14 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
                  "--warmup", "150", "--draws", "450", "--max-draws", "450", "--chains", "2", "--seed", "2")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
-  expect_equal(ps["MCD", "MAP"], cli$prob_less$MCD$MAP, tolerance = 1e-12)
+  expect_equal(ps["MCD", "MAP"], cli$prob_better$MCD$MAP, tolerance = 1e-12)
   # Closeness to a nominal coverage: the CLI's --target, and by hand from the draws of p.
   cli_t <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                    "--pair", "realization", "--realization-effect", "--target", "0.9",
                    "--warmup", "150", "--draws", "450", "--max-draws", "450", "--chains", "2", "--seed", "2")
   pt <- prob_superior(f, target = 0.9)
   p <- fixef(f, summary = FALSE)
-  expect_equal(pt["MCD", "MAP"], cli_t$prob_less$MCD$MAP, tolerance = 1e-12)
+  expect_equal(pt["MCD", "MAP"], cli_t$prob_better$MCD$MAP, tolerance = 1e-12)
   expect_equal(pt["MCD", "MAP"], mean(abs(p[, "MCD"] - 0.9) < abs(p[, "MAP"] - 0.9)), tolerance = 1e-12)
   expect_error(prob_superior(f, target = 0.9, higher_is_better = TRUE), "not both")
   expect_error(prob_superior(f, target = 2), "a proportion in \\(0, 1\\)")
@@ -312,4 +312,46 @@ test_that("the generics brms uses (nlme, bayesplot, rstantools) dispatch to cred
   expect_equal(getExportedValue("bayesplot", "nuts_params")(f), nuts_params(f))
   skip_if_not_installed("rstantools")
   expect_equal(getExportedValue("rstantools", "prior_summary")(f), prior_summary(f))
+})
+
+# Compares two parsed JSON values (or the R list of the same JSON) key by key: objects by their
+# names in order, leaves by value (numbers to 1e-12), `seconds` (wall clock) aside.
+expect_same_keys_and_values <- function(x, y, path = "") {
+  if (!is.null(names(x)) || !is.null(names(y))) {
+    expect_identical(names(x), names(y), label = paste0("names at ", path, "/"))
+    for (k in setdiff(names(x), "seconds")) expect_same_keys_and_values(x[[k]], y[[k]], paste0(path, "/", k))
+  } else if (is.null(x) || is.null(y)) {
+    expect_identical(is.null(x), is.null(y), label = paste0("null at ", path))
+  } else {
+    expect_equal(unlist(x), unlist(y), tolerance = 1e-12, label = path)
+  }
+}
+
+test_that("one fit has one summary: the CLI's JSON, the report's embedded JSON and fit_summary() agree key by key", {
+  d <- mt()
+  d$n <- 100
+  dir <- withr_tempdir()
+  csv <- file.path(dir, "table.csv")
+  utils::write.csv(d, csv, row.names = FALSE)
+  cli <- cli_fit(csv, "--response", "crps", "--pair", "realization", "--seed", "3", "--max-draws", "800")
+  report_json <- file.path(dir, "report.json")
+  system2(credence_cli(), c("report", csv, "--metric", "crps", "--format", "json", "--seed", "3",
+                            "--plan-sims", "0", "--out", report_json), stdout = FALSE, stderr = FALSE)
+  report <- jsonlite::fromJSON(report_json, simplifyVector = FALSE)
+  expect_length(report$fits, 1)
+  embedded <- report$fits[[1]][names(cli)]
+  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 1100, warmup = 300, seed = 3, chains = 4)
+  s <- fit_summary(f)
+  expect_identical(names(s), names(cli))
+  expect_true(all(c("model", "parameters", "prob_better", "prob_better_mcse", "mdd", "diagnostics", "sampler",
+                    "units") %in% names(s)))
+  expect_same_keys_and_values(s, cli)
+  expect_same_keys_and_values(embedded, cli)
+  # The contract's leaves: nested pairs, parameters by name, null options as NULL.
+  expect_equal(s$prob_better$MCD$Ensemble + s$prob_better$Ensemble$MCD, 1, tolerance = 1e-12)
+  expect_equal(s$mdd$MCD$Ensemble$mdd, mdd(f, "MCD", "Ensemble")$mdd, tolerance = 1e-12)
+  expect_null(s$rope)
+  expect_equal(fit_summary(f, rope = 0.01)$rope$MCD$MAP, cli_fit(csv, "--response", "crps", "--pair", "realization",
+                                                                  "--seed", "3", "--max-draws", "800",
+                                                                  "--rope", "0.01")$rope$MCD$MAP, tolerance = 1e-12)
 })

@@ -6,9 +6,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{
-    CheesFit, CheesOptions, CheesSettings, Family, Fit, FitOptions, Likelihood, SamplerSettings, SigmaStructure, fit,
+    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, SamplerSettings, SigmaStructure,
+    SummaryOptions, fit,
 };
-use serde_json::{Map, Value, json};
 
 use crate::model_args::ModelArgs;
 use crate::table::{number, render};
@@ -140,104 +140,45 @@ pub fn run(a: FitArgs) -> Result<()> {
         },
         higher_is_better: a.model.higher_is_better,
     };
-    let (f, chees) = match chees {
-        None => (fit(&design, &options)?, None),
+    let f = match chees {
+        None => fit(&design, &options)?,
         Some(sampler) => {
             let o = CheesOptions { family, sampler, higher_is_better: a.model.higher_is_better };
             let backend = a.backend.unwrap_or_default();
-            let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??;
-            (c.fit.clone(), Some((c, sampler)))
+            fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??.fit
         }
     };
     let f = match a.model.target {
         Some(t) => f.with_target(t)?,
         None => f,
     };
-    notes.extend(f.warnings().iter().cloned());
     if let Some(path) = &a.save_draws {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         f.write_draws_csv(std::io::BufWriter::new(file))?;
     }
-    let chees = chees.as_ref().map(|(c, s)| (c, s));
-    let out = to_json(&f, chees, &a, &notes)?;
+    let mut summary = FitSummary::new(&f, &SummaryOptions { power: a.power, r_new: a.r_new, rope: a.rope })?;
+    // The table's notes first, then the fit's own warnings.
+    notes.append(&mut summary.warnings);
+    summary.warnings = notes;
     match a.json.as_deref() {
-        Some("-") => outln!("{}", serde_json::to_string_pretty(&out)?),
+        Some("-") => outln!("{}", serde_json::to_string_pretty(&summary)?),
         Some(path) => {
-            std::fs::write(path, serde_json::to_string_pretty(&out)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            print_tables(&f, chees.map(|c| c.0), &a, &notes)?;
+            std::fs::write(path, serde_json::to_string_pretty(&summary)?)
+                .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            print_tables(&summary, &a);
         }
-        None => print_tables(&f, chees.map(|c| c.0), &a, &notes)?,
+        None => print_tables(&summary, &a),
     }
     Ok(())
 }
 
-/// Matrix over ordered pairs of methods as {A: {B: value}}.
-fn pairwise(f: &Fit, value: impl Fn(&str, &str) -> credence::Result<f64>) -> Result<Value> {
-    let mut outer = Map::new();
-    for a in f.design().groups() {
-        let mut inner = Map::new();
-        for b in f.design().groups().iter().filter(|b| *b != a) {
-            inner.insert(b.clone(), json!(value(a, b)?));
-        }
-        outer.insert(a.clone(), Value::Object(inner));
-    }
-    Ok(Value::Object(outer))
-}
-
-/// The JSON result; `chees` is the ChEES fit with the settings it ran under.
-fn to_json(f: &Fit, chees: Option<(&CheesFit, &CheesSettings)>, a: &FitArgs, notes: &[String]) -> Result<Value> {
-    let mut parameters = Map::new();
-    for s in f.summary() {
-        parameters.insert(
-            s.name.clone(),
-            json!({"mean": s.mean, "sd": s.sd, "q2.5": s.q2_5, "q50": s.q50, "q97.5": s.q97_5,
-                   "rhat": s.rhat, "ess_bulk": s.ess_bulk, "ess_tail": s.ess_tail}),
-        );
-    }
-    let d = f.diagnostics();
-    let mut out = json!({
-        "parameters": parameters,
-        "prob_less": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.0))?,
-        "prob_less_mcse": pairwise(f, |x, y| f.prob_better(x, y).map(|p| p.1))?,
-        "higher_is_better": a.model.higher_is_better,
-        "target": a.model.target,
-        "mdd": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.mdd))?,
-        "detection_probability": pairwise(f, |x, y| f.mdd(x, y, a.power, a.r_new).map(|m| m.detection_probability))?,
-        "power": a.power,
-        "r_new": a.r_new,
-        "diagnostics": {"divergences": d.divergences, "treedepth_hits": d.treedepth_hits,
-                        "max_rhat": d.max_rhat, "min_ess_bulk": d.min_ess_bulk},
-        "warnings": notes,
-        "seconds": f.seconds(),
-    });
-    if let Some(eps) = a.rope {
-        out["rope"] = pairwise(f, |x, y| f.rope(x, y, eps))?;
-        out["rope_eps"] = json!(eps);
-    }
-    out["sampler"] = json!(if chees.is_some() { "chees" } else { "nuts" });
-    out["form"] = json!(f.form());
-    if let Some((c, s)) = chees {
-        out["chees"] = json!({
-            "nested_rhat": c.nested_rhat.iter().map(|(n, r)| (n.clone(), json!(r))).collect::<Map<_, _>>(),
-            "max_nested_rhat": c.max_nested_rhat(),
-            "step_size": c.step_size,
-            "trajectory_length": c.trajectory_length,
-            "mean_leapfrog_steps": c.mean_leapfrog_steps,
-            "superchains": s.superchains,
-            "chains_per_superchain": s.chains_per_superchain,
-        });
-    }
-    Ok(out)
-}
-
-fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]) -> Result<()> {
-    let d = f.design();
-    let family = match f.options().family {
+fn print_tables(s: &FitSummary, a: &FitArgs) {
+    let family = match s.model {
         Family::Gaussian(o) => format!(
             "gaussian ({} likelihood, {} sigma{}{})",
             if o.likelihood == Likelihood::StudentT { "Student-t" } else { "normal" },
             if o.sigma == SigmaStructure::Shared { "shared" } else { "method-specific" },
-            if o.realization_effect && d.n_pairs() > 0 { ", realization effect" } else { "" },
+            if o.realization_effect && s.data.realizations > 0 { ", realization effect" } else { "" },
             if o.standardize { ", standardised internally" } else { "" }
         ),
         Family::BetaBinomial(o) => format!(
@@ -246,46 +187,44 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
             if o.realization_effect { ", realization effect" } else { "" }
         ),
     };
-    let s = &f.options().sampler;
+    let sm = &s.sampler;
     outln!(" Family: {family}");
-    outln!("   Form: {}", f.form());
+    outln!("   Form: {}", s.form);
     outln!(
         "   Data: {} ({} observations, {} methods, {} realizations)",
         a.data.display(),
-        d.n_obs(),
-        d.n_groups(),
-        d.n_pairs()
+        s.data.observations,
+        s.data.methods.len(),
+        s.data.realizations
     );
     outln!(
         "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
-        s.chains,
-        s.warmup + f.n_draws() as u64,
-        s.warmup,
-        (s.chains * f.n_draws()) as u64
+        sm.chains,
+        sm.warmup + sm.draws as u64,
+        sm.warmup,
+        (sm.chains * sm.draws) as u64
     );
-    let halving = match s.walnuts {
+    let halving = match sm.max_energy_error {
         Some(e) => format!("steps halved beyond energy error {e}"),
         None => "fixed steps".into(),
     };
-    if chees.is_none() {
-        outln!("Sampler: NUTS ({halving}), target acceptance {}", s.target_accept);
-    }
-    if let Some(c) = chees {
-        outln!(
+    match &sm.chees {
+        None => outln!("Sampler: NUTS ({halving}), target acceptance {}", sm.target_accept),
+        Some(c) => outln!(
             "Sampler: ChEES-HMC ({halving}), step size {:.4}, trajectory length {:.4} ({:.1} leapfrog steps per iteration), largest nested R-hat {:.3}",
             c.step_size,
             c.trajectory_length,
             c.mean_leapfrog_steps,
-            c.max_nested_rhat()
-        );
+            c.max_nested_rhat
+        ),
     }
-    outln!(" Fitted in {:.3} s\n", f.seconds());
+    outln!(" Fitted in {:.3} s\n", s.seconds);
     let mut rows = vec![
         ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
             .map(String::from)
             .to_vec(),
     ];
-    for p in f.summary() {
+    for p in &s.parameters {
         rows.push(vec![
             p.name.clone(),
             format!("{:.4}", p.mean),
@@ -298,52 +237,52 @@ fn print_tables(f: &Fit, chees: Option<&CheesFit>, a: &FitArgs, notes: &[String]
         ]);
     }
     out!("{}", render(&rows));
-    let groups = d.groups();
-    let better = match a.model.target {
+    let groups = &s.data.methods;
+    let better = match s.target {
         Some(t) => format!("closer to {t}"),
-        None if a.model.higher_is_better => "higher".into(),
+        None if s.higher_is_better => "higher".into(),
         None => "lower".into(),
     };
     outln!("\nP(row better than column), {better} is better:");
-    let matrix = f.prob_better_matrix()?;
     let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];
-    for (g, row) in groups.iter().zip(&matrix) {
-        rows.push(
-            std::iter::once(g.clone())
-                .chain(row.iter().map(|v| if v.is_nan() { "-".into() } else { format!("{v:.3}") }))
-                .collect(),
-        );
+    for g in groups {
+        let cell = |h: &String| {
+            s.prob_better.get(g, h).filter(|v| !v.is_nan()).map_or_else(|| "-".into(), |v| format!("{v:.3}"))
+        };
+        rows.push(std::iter::once(g.clone()).chain(groups.iter().map(cell)).collect());
     }
     out!("{}", render(&rows));
-    outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", a.power, a.r_new);
+    outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", s.power, s.r_new);
     let mut rows = vec![["pair", "gap", "MDD", "P(detect gap)"].map(String::from).to_vec()];
     for (i, x) in groups.iter().enumerate() {
         for y in &groups[i + 1..] {
-            let m = f.mdd(x, y, a.power, a.r_new)?;
-            rows.push(vec![
-                format!("{x} - {y}"),
-                number(Some(m.gap)),
-                number(Some(m.mdd)),
-                format!("{:.3}", m.detection_probability),
-            ]);
+            if let Some(m) = s.mdd.get(x, y) {
+                rows.push(vec![
+                    format!("{x} - {y}"),
+                    number(Some(m.gap)),
+                    number(Some(m.mdd)),
+                    format!("{:.3}", m.detection_probability),
+                ]);
+            }
         }
     }
     out!("{}", render(&rows));
-    if let Some(eps) = a.rope {
+    if let (Some(eps), Some(rope)) = (s.rope_eps, &s.rope) {
         outln!("\nP(|difference| < {eps}):");
         let mut rows = vec![["pair", "P(ROPE)"].map(String::from).to_vec()];
         for (i, x) in groups.iter().enumerate() {
             for y in &groups[i + 1..] {
-                rows.push(vec![format!("{x} - {y}"), format!("{:.3}", f.rope(x, y, eps)?)]);
+                if let Some(p) = rope.get(x, y) {
+                    rows.push(vec![format!("{x} - {y}"), format!("{p:.3}")]);
+                }
             }
         }
         out!("{}", render(&rows));
     }
-    if !notes.is_empty() {
+    if !s.warnings.is_empty() {
         outln!();
-        for n in notes {
+        for n in &s.warnings {
             outln!("Warning: {n}");
         }
     }
-    Ok(())
 }

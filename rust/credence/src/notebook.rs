@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use plotly::Plot;
 
-use crate::compare::{Fit, MddPoint, Plan};
+use crate::compare::{Fit, FitSummary, MddPoint, Plan, SummaryOptions};
 use crate::credal::{CredalReport, LambdaRanking};
 use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
@@ -99,26 +99,36 @@ impl EvcxrDisplay for MetricTable {
 }
 
 impl EvcxrDisplay for Fit {
+    /// The fit's [`FitSummary`] (default MDD settings, no ROPE).
+    fn to_html(&self) -> String {
+        match FitSummary::new(self, &SummaryOptions::default()) {
+            Ok(s) => s.to_html(),
+            Err(e) => format!("<p class=\"bad\">{}</p>", escape(&e.to_string())),
+        }
+    }
+}
+
+impl EvcxrDisplay for FitSummary {
+    /// The brms-style posterior table with the sampler's diagnostics, and P(row better than
+    /// column).
     fn to_html(&self) -> String {
         let mut out = String::from("<div class=\"credence-fit\">");
         out.push_str(&fit_table(self));
-        if let Ok(m) = self.prob_better_matrix() {
-            let g = self.design().groups();
-            out.push_str("<table class=\"credence-prob\"><caption>P(row better than column)</caption><tr><th></th>");
+        let g = &self.data.methods;
+        out.push_str("<table class=\"credence-prob\"><caption>P(row better than column)</caption><tr><th></th>");
+        for b in g {
+            let _ = write!(out, "<th>{}</th>", escape(b));
+        }
+        out.push_str("</tr>");
+        for a in g {
+            let _ = write!(out, "<tr><th>{}</th>", escape(a));
             for b in g {
-                let _ = write!(out, "<th>{}</th>", escape(b));
+                let v = self.prob_better.get(a, b).copied().unwrap_or(f64::NAN);
+                let _ = write!(out, "<td>{}</td>", if v.is_finite() { format!("{v:.3}") } else { "-".into() });
             }
             out.push_str("</tr>");
-            for (a, row) in g.iter().zip(&m) {
-                let _ = write!(out, "<tr><th>{}</th>", escape(a));
-                for v in row {
-                    let _ = write!(out, "<td>{}</td>", if v.is_finite() { format!("{v:.3}") } else { "-".into() });
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</table>");
         }
-        out.push_str("</div>");
+        out.push_str("</table></div>");
         out
     }
 }

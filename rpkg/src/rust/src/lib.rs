@@ -13,6 +13,7 @@ mod metrics;
 mod plan;
 mod quantiles;
 mod study;
+mod summary;
 
 /// Maps a core error (or any displayable error) to the message R shows.
 pub(crate) fn msg(e: impl std::fmt::Display) -> String {
@@ -33,5 +34,6 @@ extendr_module! {
     use plan;
     use quantiles;
     use study;
+    use summary;
     fn glue_panic_for_tests;
 }

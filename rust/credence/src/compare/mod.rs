@@ -131,7 +131,10 @@ pub use diagnostics::{
     rhat, table_diagnostics,
 };
 pub use fit::chees::{BatchFitter, CheesFit, CheesOptions, CpuBatch, fit_chees, fit_many_chees};
-pub use fit::{Fit, FitDiagnostics, FitOptions, Mdd, ParamSummary, fit, fit_many};
+pub use fit::{
+    CheesSummary, DataSummary, Fit, FitDiagnostics, FitOptions, FitSummary, Mdd, Pairwise, ParamSummary,
+    SamplerSummary, SummaryOptions, fit, fit_many,
+};
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::{

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use super::build::{CellFit, Report};
-use crate::compare::PowerLaw;
+use crate::compare::{FitSummary, PowerLaw, SummaryOptions};
 use crate::format::num;
 use crate::plots::html::escape;
 use crate::summary::{ConvergenceRate, MethodSummary, VarianceSplit};
@@ -102,43 +102,41 @@ pub(crate) fn variance_table(splits: &[VarianceSplit], methods: &[String], sizes
 
 /// brms-style posterior summary of one fit.
 pub(crate) fn posterior_table(cell: &CellFit) -> String {
-    match &cell.fit {
-        Some(fit) => fit_table(fit),
+    let summary = cell.fit.as_ref().map(|f| FitSummary::new(f, &SummaryOptions::default()));
+    match summary {
+        Some(Ok(s)) => fit_table(&s),
+        Some(Err(e)) => format!("<p class=\"bad\">{}</p>", escape(&e.to_string())),
         None => format!("<p class=\"bad\">{}</p>", escape(cell.error.as_deref().unwrap_or("no fit"))),
     }
 }
 
 /// brms-style posterior summary table of a fit, with its sampler diagnostics.
-pub(crate) fn fit_table(fit: &crate::compare::Fit) -> String {
+pub(crate) fn fit_table(s: &FitSummary) -> String {
     let mut out = String::from(
         "<table class=\"posterior\"><thead><tr><th></th><th>Estimate</th><th>Est.Error</th><th>l-95% CI</th>\
          <th>u-95% CI</th><th>Rhat</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
     );
-    for s in fit.summary() {
-        let bad = s.rhat > 1.01 || s.ess_bulk < 400.0;
+    for p in &s.parameters {
+        let bad = p.rhat > 1.01 || p.ess_bulk < 400.0;
         let _ = write!(
             out,
             "<tr{}><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0}</td></tr>",
             if bad { " class=\"bad\"" } else { "" },
-            escape(&s.name),
-            num(s.mean),
-            num(s.sd),
-            num(s.q2_5),
-            num(s.q97_5),
-            s.rhat,
-            s.ess_bulk,
-            s.ess_tail
+            escape(&p.name),
+            num(p.mean),
+            num(p.sd),
+            num(p.q2_5),
+            num(p.q97_5),
+            p.rhat,
+            p.ess_bulk,
+            p.ess_tail
         );
     }
-    let d = fit.diagnostics();
+    let d = &s.diagnostics;
     let _ = write!(
         out,
         "</tbody></table><p class=\"small\">{} chains x {} draws, {} divergences, {} tree-depth hits, {:.2} s</p>",
-        fit.n_chains(),
-        fit.n_draws(),
-        d.divergences,
-        d.treedepth_hits,
-        fit.seconds()
+        s.sampler.chains, s.sampler.draws, d.divergences, d.treedepth_hits, s.seconds
     );
     out
 }
@@ -288,62 +286,21 @@ impl Report {
         })
     }
 
+    /// One cell's fit: where it is (data set, n, metric), its problems, and the fit's
+    /// [`FitSummary`](crate::compare::FitSummary) keys (the JSON contract of `credence fit`).
     fn fit_json(&self, c: &CellFit) -> Value {
         let mut v = json!({"dataset": c.dataset, "n": c.n, "metric": c.metric, "error": c.error,
-                           "warnings": c.warnings, "problems": c.problems()});
-        let Some(fit) = &c.fit else { return v };
-        let mut params = serde_json::Map::new();
-        for s in fit.summary() {
-            params.insert(
-                s.name.clone(),
-                json!({"mean": finite(s.mean), "sd": finite(s.sd), "q2.5": finite(s.q2_5), "q50": finite(s.q50),
-                       "q97.5": finite(s.q97_5), "rhat": finite(s.rhat), "ess_bulk": finite(s.ess_bulk),
-                       "ess_tail": finite(s.ess_tail)}),
-            );
-        }
-        let groups = fit.design().groups();
-        let mut prob = serde_json::Map::new();
-        let mut mdd = serde_json::Map::new();
-        for a in groups {
-            let mut row = serde_json::Map::new();
-            let mut mrow = serde_json::Map::new();
-            for b in groups.iter().filter(|b| *b != a) {
-                if let Ok((p, _)) = fit.prob_better(a, b) {
-                    row.insert(b.clone(), json!(p));
-                }
-                if let Ok(m) = fit.mdd(a, b, self.options.power, 1.0) {
-                    mrow.insert(
-                        b.clone(),
-                        json!({"mdd": finite(m.mdd), "sigma_pred": finite(m.sigma_pred), "gap": finite(m.gap),
-                               "detection_probability": finite(m.detection_probability)}),
-                    );
-                }
+                           "problems": c.problems()});
+        if let Some(fit) = &c.fit {
+            let options = SummaryOptions { power: self.options.power, ..Default::default() };
+            match FitSummary::new(fit, &options).map(|s| serde_json::to_value(s)) {
+                Ok(Ok(Value::Object(fields))) => fields.into_iter().for_each(|(k, x)| v[k.as_str()] = x),
+                Ok(_) => {}
+                Err(e) => v["error"] = json!(e.to_string()),
             }
-            prob.insert(a.clone(), Value::Object(row));
-            mdd.insert(a.clone(), Value::Object(mrow));
         }
-        let d = fit.diagnostics();
-        v["diagnostics"] = json!({"divergences": d.divergences, "treedepth_hits": d.treedepth_hits,
-                                  "max_rhat": finite(d.max_rhat), "min_ess_bulk": finite(d.min_ess_bulk)});
-        v["parameters"] = Value::Object(params);
-        v["prob_better"] = Value::Object(prob);
-        v["mdd"] = Value::Object(mdd);
-        v["seconds"] = json!(fit.seconds());
+        // The cell's notes (dropped rows) and the fit's warnings.
+        v["warnings"] = json!(c.warnings);
         v
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_keep_four_significant_digits() {
-        assert_eq!(num(0.123456), "0.1235");
-        assert_eq!(num(12.3456), "12.35");
-        assert_eq!(num(1234.4), "1234");
-        assert_eq!(num(0.0), "0.0000");
-        assert_eq!(num(f64::NAN), "NA");
-        assert_eq!(num(1.5e-5), "1.500e-5");
     }
 }

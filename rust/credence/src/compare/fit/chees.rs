@@ -5,7 +5,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{Fit, FitOptions, assemble, prepare};
+use super::{CheesSummary, Fit, FitOptions, assemble, prepare};
 use crate::compare::diagnostics::nested_rhat::nested_rhat;
 use crate::compare::model::Family;
 use crate::compare::model::collapsed::Geometry;
@@ -104,9 +104,19 @@ pub(crate) fn fit_indexed_on(
             Ok((p.name.clone(), nested_rhat(&refs, s.chains_per_superchain)?))
         })
         .collect::<Result<Vec<_>>>()?;
+    let worst = nested.iter().map(|x| x.1).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max);
+    fit.set_chees(CheesSummary {
+        superchains: s.superchains,
+        chains_per_superchain: s.chains_per_superchain,
+        step_size: run.step_size,
+        trajectory_length: run.trajectory_length,
+        mean_leapfrog_steps: run.mean_leapfrog_steps,
+        max_leapfrog_hits: run.max_leapfrog_hits,
+        nested_rhat: nested.clone(),
+        max_nested_rhat: worst,
+    });
     let out = CheesFit {
         fit: {
-            let worst = nested.iter().map(|x| x.1).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max);
             if worst > 1.01 {
                 fit.push_warning(format!("largest nested R-hat is {worst:.3} > 1.01: the superchains disagree"));
             }

@@ -1,6 +1,14 @@
 //! Fitting a hierarchical model and the quantities users ask of the fit.
 
 pub(crate) mod chees;
+mod quantities;
+mod summary;
+
+pub use quantities::Mdd;
+use summary::summarize;
+pub use summary::{
+    CheesSummary, DataSummary, FitDiagnostics, FitSummary, Pairwise, ParamSummary, SamplerSummary, SummaryOptions,
+};
 
 use std::time::Instant;
 
@@ -9,7 +17,6 @@ use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::{mcse_mean, summary_diagnostics};
 use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
@@ -17,7 +24,6 @@ use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
 use crate::compare::model::{Family, Output, OutputKind, Posterior};
 use crate::compare::sampler::nuts::{ChainOutput, DrawStats, SamplerSettings, run_chains, stream_seed};
 use crate::error::{Error, Result};
-use crate::special::{norm_cdf, norm_quantile};
 
 /// Options of [`fit`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -29,57 +35,6 @@ pub struct FitOptions {
     /// Higher metric values are better (coverage, accuracy); by default lower is better
     /// (CRPS, NLL), which is what "A better than B" means in [`Fit::prob_better`].
     pub higher_is_better: bool,
-}
-
-/// Posterior summary of one reported quantity (the columns of brms' summary).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParamSummary {
-    /// Name, e.g. `mu[Ensemble]`.
-    pub name: String,
-    /// Posterior mean.
-    pub mean: f64,
-    /// Posterior sd.
-    pub sd: f64,
-    /// 2.5% quantile.
-    #[serde(rename = "q2.5")]
-    pub q2_5: f64,
-    /// Median.
-    pub q50: f64,
-    /// 97.5% quantile.
-    #[serde(rename = "q97.5")]
-    pub q97_5: f64,
-    /// R-hat (max of bulk and folded rank-normalised split R-hat).
-    pub rhat: f64,
-    /// Bulk effective sample size.
-    pub ess_bulk: f64,
-    /// Tail effective sample size.
-    pub ess_tail: f64,
-}
-
-/// Sampler diagnostics of a whole fit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct FitDiagnostics {
-    /// Divergent transitions after warmup, all chains.
-    pub divergences: usize,
-    /// Transitions that hit the maximum tree depth, all chains.
-    pub treedepth_hits: usize,
-    /// Largest R-hat over the summarised quantities.
-    pub max_rhat: f64,
-    /// Smallest bulk-ESS over the summarised quantities.
-    pub min_ess_bulk: f64,
-}
-
-/// Predictive minimum detectable difference of one pair of methods.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Mdd {
-    /// MDD = z_power * sigma_pred.
-    pub mdd: f64,
-    /// sigma_pred = sqrt(Var(d | y) + (E[s_A^2 | y] + E[s_B^2 | y]) / R_new), d = mu_A - mu_B.
-    pub sigma_pred: f64,
-    /// Posterior mean of d.
-    pub gap: f64,
-    /// Phi(|E\[d\]| / sigma_pred): how likely a new experiment detects the observed gap.
-    pub detection_probability: f64,
 }
 
 /// A fitted model: the draws and everything derived from them.
@@ -106,6 +61,9 @@ pub struct Fit {
     /// How the sampler saw the model, in words (see [`Fit::form`]).
     #[serde(default)]
     form: String,
+    /// ChEES's record when batched ChEES made the fit (see [`Fit::chees`]).
+    #[serde(default)]
+    chees: Option<CheesSummary>,
 }
 
 /// Builds the posterior for a design (on the scale it is fitted on).
@@ -260,6 +218,7 @@ pub(crate) fn assemble(
         sampler_stats: runs.iter().map(|r| r.stats.clone()).collect(),
         target: None,
         form: model.form(),
+        chees: None,
     };
     // Summaries are computed once, in parallel over quantities, and kept with the fit.
     let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
@@ -330,6 +289,16 @@ impl Fit {
     /// block.
     pub fn form(&self) -> &str {
         &self.form
+    }
+
+    /// ChEES's superchains, adapted step size and trajectory length, and nested R-hat, when
+    /// batched ChEES made the fit (`None` for NUTS).
+    pub fn chees(&self) -> Option<&CheesSummary> {
+        self.chees.as_ref()
+    }
+
+    pub(crate) fn set_chees(&mut self, chees: CheesSummary) {
+        self.chees = Some(chees);
     }
 
     /// The target set by [`Fit::with_target`], if any.
@@ -446,143 +415,6 @@ impl Fit {
         }
     }
 
-    /// The compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
-    fn method_parameter(&self) -> &'static str {
-        match self.options.family {
-            Family::Gaussian(_) => "mu",
-            Family::BetaBinomial(_) => "p",
-        }
-    }
-
-    fn method_index(&self, method: &str) -> Result<usize> {
-        self.index(&format!("{}[{method}]", self.method_parameter()))
-            .map_err(|_| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
-    }
-
-    /// P(A better than B | y) with its Monte Carlo standard error: the share of draws with
-    /// mu_A < mu_B (mu_A > mu_B when higher is better; p for the beta-binomial), or with
-    /// |mu_A - t| < |mu_B - t| under a target t ([`Fit::with_target`]).
-    pub fn prob_better(&self, a: &str, b: &str) -> Result<(f64, f64)> {
-        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let higher = self.options.higher_is_better;
-        let better = |x: f64, y: f64| match self.target {
-            Some(t) => (x - t).abs() < (y - t).abs(),
-            None if higher => x > y,
-            None => x < y,
-        };
-        let ind = self.derived(|row| f64::from(u8::from(better(row[i], row[j]))));
-        let refs: Vec<&[f64]> = ind.iter().map(Vec::as_slice).collect();
-        let total: usize = ind.iter().map(Vec::len).sum();
-        let p = ind.iter().flatten().sum::<f64>() / total as f64;
-        let mcse = mcse_mean(&refs);
-        // posterior reports NA for a constant indicator; its MCSE is then 0 for our purposes.
-        Ok((p, if mcse.is_nan() { 0.0 } else { mcse }))
-    }
-
-    /// The matrix of P(row better than column), methods in design order (diagonal NaN).
-    pub fn prob_better_matrix(&self) -> Result<Vec<Vec<f64>>> {
-        let g = self.design.groups();
-        g.iter()
-            .map(|a| {
-                g.iter().map(|b| if a == b { Ok(f64::NAN) } else { self.prob_better(a, b).map(|x| x.0) }).collect()
-            })
-            .collect()
-    }
-
-    /// P(|mu_A - mu_B| < eps | y), the posterior mass in a region of practical equivalence.
-    pub fn rope(&self, a: &str, b: &str, eps: f64) -> Result<f64> {
-        if !(eps > 0.0 && eps.is_finite()) {
-            return Err(Error::argument("eps", eps, "a finite number > 0"));
-        }
-        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let ind = self.derived(|row| f64::from(u8::from((row[i] - row[j]).abs() < eps)));
-        let total: usize = ind.iter().map(Vec::len).sum();
-        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
-    }
-
-    /// P(A better than B by more than `margin` | y): the share of draws with
-    /// mu_B - mu_A > margin (mu_A - mu_B when higher is better; p for the beta-binomial), or
-    /// |mu_B - t| - |mu_A - t| > margin under a target t. `margin = 0` is [`Fit::prob_better`];
-    /// a margin eps > 0 asks that A be better by more than a region of practical equivalence.
-    pub fn prob_better_by(&self, a: &str, b: &str, margin: f64) -> Result<f64> {
-        if !(margin >= 0.0 && margin.is_finite()) {
-            return Err(Error::argument("margin", margin, "a finite number >= 0"));
-        }
-        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let higher = self.options.higher_is_better;
-        let gain = |x: f64, y: f64| match self.target {
-            Some(t) => (y - t).abs() - (x - t).abs(),
-            None if higher => x - y,
-            None => y - x,
-        };
-        let ind = self.derived(|row| f64::from(u8::from(gain(row[i], row[j]) > margin)));
-        let total: usize = ind.iter().map(Vec::len).sum();
-        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
-    }
-
-    /// Per-method predictive variance of one new observation, per draw: sigma^2 (Gaussian;
-    /// nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed proportion
-    /// k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n (beta-binomial).
-    fn obs_variance(&self, method: &str) -> Result<Vec<f64>> {
-        match self.options.family {
-            Family::Gaussian(_) => {
-                let s = self.index(&format!("sigma[{method}]"))?;
-                let nu = self.outputs.iter().position(|o| o.name == "nu");
-                Ok(self
-                    .derived(|row| {
-                        let v = row[s] * row[s];
-                        match nu {
-                            Some(k) if row[k] > 2.0 => v * row[k] / (row[k] - 2.0),
-                            _ => v,
-                        }
-                    })
-                    .concat())
-            }
-            Family::BetaBinomial(o) => {
-                let p = self.method_index(method)?;
-                let phi = if o.phi_per_method { self.index(&format!("phi[{method}]"))? } else { self.index("phi")? };
-                let g = self.design.group_index(method).unwrap_or(0);
-                let trials = self.design.trials().unwrap_or(&[]);
-                let (sum, count) = self
-                    .design
-                    .group()
-                    .iter()
-                    .zip(trials)
-                    .filter(|(m, _)| **m == g)
-                    .fold((0.0, 0.0), |(s, c), (_, t)| (s + t, c + 1.0));
-                let n = sum / count;
-                Ok(self.derived(|row| row[p] * (1.0 - row[p]) * (row[phi] + n) / (n * (row[phi] + 1.0))).concat())
-            }
-        }
-    }
-
-    /// Predictive minimum detectable difference for a pair at `power` (e.g. 0.8):
-    /// MDD = Phi^-1(power) sigma_pred with
-    /// sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2 | y\] + E\[sigma_B^2 | y\]) / R_new;
-    /// `r_new = 1` gives the definition for one new realization, larger values plan an
-    /// experiment with R_new realizations.
-    pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
-        if !(power > 0.0 && power < 1.0) {
-            return Err(Error::argument("power", power, "a probability in (0, 1)"));
-        }
-        if !(r_new >= 1.0 && r_new.is_finite()) {
-            return Err(Error::argument("R_new", r_new, "a number of realizations >= 1"));
-        }
-        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let d: Vec<f64> = self.derived(|row| row[i] - row[j]).concat();
-        let mean_d = d.iter().sum::<f64>() / d.len() as f64;
-        let var_d = d.iter().map(|v| (v - mean_d).powi(2)).sum::<f64>() / (d.len() as f64 - 1.0);
-        let ev = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
-        let noise = ev(self.obs_variance(a)?) + ev(self.obs_variance(b)?);
-        let sigma_pred = (var_d + noise / r_new).sqrt();
-        Ok(Mdd {
-            mdd: norm_quantile(power) * sigma_pred,
-            sigma_pred,
-            gap: mean_d,
-            detection_probability: norm_cdf(mean_d.abs() / sigma_pred),
-        })
-    }
-
     /// Posterior predictive replicates of the data: `n` draws spread evenly over the chains,
     /// each a full data set in the design's order (seeded; independent of thread count).
     pub fn posterior_predictive(&self, n: usize, seed: u64) -> Result<Vec<Vec<f64>>> {
@@ -630,31 +462,11 @@ impl Fit {
     }
 }
 
-/// Summary statistics of one quantity's chains.
-fn summarize(name: &str, chains: &[Vec<f64>]) -> ParamSummary {
-    let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
-    let (rhat, ess_bulk, ess_tail, sorted) = summary_diagnostics(&refs);
-    let n = sorted.len() as f64;
-    let mean = sorted.iter().sum::<f64>() / n;
-    let sd = (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let q = |p: f64| crate::metrics::sample_quantile(&sorted, p);
-    ParamSummary {
-        name: name.to_owned(),
-        mean,
-        sd,
-        q2_5: q(0.025),
-        q50: q(0.5),
-        q97_5: q(0.975),
-        rhat,
-        ess_bulk,
-        ess_tail,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::compare::{BetaBinomialOptions, GaussianOptions, Likelihood};
+    use crate::special::norm_cdf;
 
     /// 4 methods x `r` realizations with known means, sds and realization effects.
     fn simulated(r: usize, scale: f64) -> Design {

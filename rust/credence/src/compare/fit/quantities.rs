@@ -1,0 +1,163 @@
+//! What a fit answers about pairs of methods: P(A better than B) with its Monte Carlo error,
+//! the mass in a region of practical equivalence, P(better by a margin) and the predictive
+//! minimum detectable difference.
+
+use serde::{Deserialize, Serialize};
+
+use super::Fit;
+use crate::compare::diagnostics::mcse_mean;
+use crate::compare::model::Family;
+use crate::error::{Error, Result};
+use crate::special::{norm_cdf, norm_quantile};
+
+/// Predictive minimum detectable difference of one pair of methods.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Mdd {
+    /// MDD = z_power * sigma_pred.
+    pub mdd: f64,
+    /// sigma_pred = sqrt(Var(d | y) + (E[s_A^2 | y] + E[s_B^2 | y]) / R_new), d = mu_A - mu_B.
+    pub sigma_pred: f64,
+    /// Posterior mean of d.
+    pub gap: f64,
+    /// Phi(|E\[d\]| / sigma_pred): how likely a new experiment detects the observed gap.
+    pub detection_probability: f64,
+}
+
+impl Fit {
+    /// The compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
+    fn method_parameter(&self) -> &'static str {
+        match self.options.family {
+            Family::Gaussian(_) => "mu",
+            Family::BetaBinomial(_) => "p",
+        }
+    }
+
+    fn method_index(&self, method: &str) -> Result<usize> {
+        self.index(&format!("{}[{method}]", self.method_parameter()))
+            .map_err(|_| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
+    }
+
+    /// P(A better than B | y) with its Monte Carlo standard error: the share of draws with
+    /// mu_A < mu_B (mu_A > mu_B when higher is better; p for the beta-binomial), or with
+    /// |mu_A - t| < |mu_B - t| under a target t ([`Fit::with_target`]).
+    pub fn prob_better(&self, a: &str, b: &str) -> Result<(f64, f64)> {
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let higher = self.options.higher_is_better;
+        let better = |x: f64, y: f64| match self.target {
+            Some(t) => (x - t).abs() < (y - t).abs(),
+            None if higher => x > y,
+            None => x < y,
+        };
+        let ind = self.derived(|row| f64::from(u8::from(better(row[i], row[j]))));
+        let refs: Vec<&[f64]> = ind.iter().map(Vec::as_slice).collect();
+        let total: usize = ind.iter().map(Vec::len).sum();
+        let p = ind.iter().flatten().sum::<f64>() / total as f64;
+        let mcse = mcse_mean(&refs);
+        // posterior reports NA for a constant indicator; its MCSE is then 0 for our purposes.
+        Ok((p, if mcse.is_nan() { 0.0 } else { mcse }))
+    }
+
+    /// The matrix of P(row better than column), methods in design order (diagonal NaN).
+    pub fn prob_better_matrix(&self) -> Result<Vec<Vec<f64>>> {
+        let g = self.design.groups();
+        g.iter()
+            .map(|a| {
+                g.iter().map(|b| if a == b { Ok(f64::NAN) } else { self.prob_better(a, b).map(|x| x.0) }).collect()
+            })
+            .collect()
+    }
+
+    /// P(|mu_A - mu_B| < eps | y), the posterior mass in a region of practical equivalence.
+    pub fn rope(&self, a: &str, b: &str, eps: f64) -> Result<f64> {
+        if !(eps > 0.0 && eps.is_finite()) {
+            return Err(Error::argument("eps", eps, "a finite number > 0"));
+        }
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let ind = self.derived(|row| f64::from(u8::from((row[i] - row[j]).abs() < eps)));
+        let total: usize = ind.iter().map(Vec::len).sum();
+        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
+    }
+
+    /// P(A better than B by more than `margin` | y): the share of draws with
+    /// mu_B - mu_A > margin (mu_A - mu_B when higher is better; p for the beta-binomial), or
+    /// |mu_B - t| - |mu_A - t| > margin under a target t. `margin = 0` is [`Fit::prob_better`];
+    /// a margin eps > 0 asks that A be better by more than a region of practical equivalence.
+    pub fn prob_better_by(&self, a: &str, b: &str, margin: f64) -> Result<f64> {
+        if !(margin >= 0.0 && margin.is_finite()) {
+            return Err(Error::argument("margin", margin, "a finite number >= 0"));
+        }
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let higher = self.options.higher_is_better;
+        let gain = |x: f64, y: f64| match self.target {
+            Some(t) => (y - t).abs() - (x - t).abs(),
+            None if higher => x - y,
+            None => y - x,
+        };
+        let ind = self.derived(|row| f64::from(u8::from(gain(row[i], row[j]) > margin)));
+        let total: usize = ind.iter().map(Vec::len).sum();
+        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
+    }
+
+    /// Per-method predictive variance of one new observation, per draw: sigma^2 (Gaussian;
+    /// nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed proportion
+    /// k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n (beta-binomial).
+    fn obs_variance(&self, method: &str) -> Result<Vec<f64>> {
+        match self.options.family {
+            Family::Gaussian(_) => {
+                let s = self.index(&format!("sigma[{method}]"))?;
+                let nu = self.outputs.iter().position(|o| o.name == "nu");
+                Ok(self
+                    .derived(|row| {
+                        let v = row[s] * row[s];
+                        match nu {
+                            Some(k) if row[k] > 2.0 => v * row[k] / (row[k] - 2.0),
+                            _ => v,
+                        }
+                    })
+                    .concat())
+            }
+            Family::BetaBinomial(o) => {
+                let p = self.method_index(method)?;
+                let phi = if o.phi_per_method { self.index(&format!("phi[{method}]"))? } else { self.index("phi")? };
+                let g = self.design.group_index(method).unwrap_or(0);
+                let trials = self.design.trials().unwrap_or(&[]);
+                let (sum, count) = self
+                    .design
+                    .group()
+                    .iter()
+                    .zip(trials)
+                    .filter(|(m, _)| **m == g)
+                    .fold((0.0, 0.0), |(s, c), (_, t)| (s + t, c + 1.0));
+                let n = sum / count;
+                Ok(self.derived(|row| row[p] * (1.0 - row[p]) * (row[phi] + n) / (n * (row[phi] + 1.0))).concat())
+            }
+        }
+    }
+
+    /// Predictive minimum detectable difference for a pair at `power` (e.g. 0.8):
+    /// MDD = Phi^-1(power) sigma_pred with
+    /// sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2 | y\] + E\[sigma_B^2 | y\]) / R_new;
+    /// `r_new = 1` gives the definition for one new realization, larger values plan an
+    /// experiment with R_new realizations.
+    pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
+        if !(power > 0.0 && power < 1.0) {
+            return Err(Error::argument("power", power, "a probability in (0, 1)"));
+        }
+        if !(r_new >= 1.0 && r_new.is_finite()) {
+            return Err(Error::argument("R_new", r_new, "a number of realizations >= 1"));
+        }
+        let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        let d: Vec<f64> = self.derived(|row| row[i] - row[j]).concat();
+        let mean_d = d.iter().sum::<f64>() / d.len() as f64;
+        let var_d = d.iter().map(|v| (v - mean_d).powi(2)).sum::<f64>() / (d.len() as f64 - 1.0);
+        let ev = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+        let noise = ev(self.obs_variance(a)?) + ev(self.obs_variance(b)?);
+        let sigma_pred = (var_d + noise / r_new).sqrt();
+        Ok(Mdd {
+            mdd: norm_quantile(power) * sigma_pred,
+            sigma_pred,
+            gap: mean_d,
+            detection_probability: norm_cdf(mean_d.abs() / sigma_pred),
+        })
+    }
+}

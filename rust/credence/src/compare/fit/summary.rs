@@ -1,0 +1,427 @@
+//! A fit in numbers: the brms-style summary of each quantity, the sampler diagnostics, and
+//! [`FitSummary`], every answer of a fit in one serialisable value (the JSON contract).
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::diagnostics::summary_diagnostics;
+
+/// Posterior summary of one reported quantity (the columns of brms' summary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamSummary {
+    /// Name, e.g. `mu[Ensemble]`.
+    pub name: String,
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior sd.
+    pub sd: f64,
+    /// 2.5% quantile.
+    #[serde(rename = "q2.5")]
+    pub q2_5: f64,
+    /// Median.
+    pub q50: f64,
+    /// 97.5% quantile.
+    #[serde(rename = "q97.5")]
+    pub q97_5: f64,
+    /// R-hat (max of bulk and folded rank-normalised split R-hat).
+    pub rhat: f64,
+    /// Bulk effective sample size.
+    pub ess_bulk: f64,
+    /// Tail effective sample size.
+    pub ess_tail: f64,
+}
+
+/// Sampler diagnostics of a whole fit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FitDiagnostics {
+    /// Divergent transitions after warmup, all chains.
+    pub divergences: usize,
+    /// Transitions that hit the maximum tree depth, all chains.
+    pub treedepth_hits: usize,
+    /// Largest R-hat over the summarised quantities.
+    pub max_rhat: f64,
+    /// Smallest bulk-ESS over the summarised quantities.
+    pub min_ess_bulk: f64,
+}
+
+/// Summary statistics of one quantity's chains.
+pub(super) fn summarize(name: &str, chains: &[Vec<f64>]) -> ParamSummary {
+    let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
+    let (rhat, ess_bulk, ess_tail, sorted) = summary_diagnostics(&refs);
+    let n = sorted.len() as f64;
+    let mean = sorted.iter().sum::<f64>() / n;
+    let sd = (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let q = |p: f64| crate::metrics::sample_quantile(&sorted, p);
+    ParamSummary {
+        name: name.to_owned(),
+        mean,
+        sd,
+        q2_5: q(0.025),
+        q50: q(0.5),
+        q97_5: q(0.975),
+        rhat,
+        ess_bulk,
+        ess_tail,
+    }
+}
+
+/// What ChEES adds to a fit's record: its superchains, adapted step size and trajectory
+/// length, and nested R-hat (set by [`super::chees::fit_chees`] and the batched fits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheesSummary {
+    /// Superchains (chains of one superchain share their initial point).
+    pub superchains: usize,
+    /// Chains per superchain.
+    pub chains_per_superchain: usize,
+    /// Adapted step size.
+    pub step_size: f64,
+    /// Adapted (unjittered) trajectory length T.
+    pub trajectory_length: f64,
+    /// Mean leapfrog steps per iteration after warmup.
+    pub mean_leapfrog_steps: f64,
+    /// Iterations whose step count was capped, warmup included.
+    pub max_leapfrog_hits: usize,
+    /// Nested R-hat of every summarised quantity, in the order of the parameters.
+    #[serde(with = "by_name")]
+    pub nested_rhat: Vec<(String, f64)>,
+    /// Largest nested R-hat (NaN ignored; null when none is defined).
+    pub max_nested_rhat: f64,
+}
+
+/// The sampler a fit ran and its settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplerSummary {
+    /// `nuts` or `chees`.
+    pub name: String,
+    /// Chains in all (ChEES: superchains x chains per superchain).
+    pub chains: usize,
+    /// Warmup iterations per chain.
+    pub warmup: u64,
+    /// Kept draws per chain (after any extension of a fit that was not clean).
+    pub draws: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Target acceptance of the step-size adaptation.
+    pub target_accept: f64,
+    /// Energy error beyond which a leapfrog step is halved (`null`: fixed steps).
+    pub max_energy_error: Option<f64>,
+    /// Gradient evaluations of all chains, warmup included.
+    pub gradient_evals: u64,
+    /// ChEES's own record (`null` for NUTS).
+    pub chees: Option<CheesSummary>,
+}
+
+/// The data a fit saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataSummary {
+    /// Observations (rows).
+    pub observations: usize,
+    /// Methods, in the design's order (first appearance in the table).
+    pub methods: Vec<String>,
+    /// Realizations (0 without a pair column).
+    pub realizations: usize,
+}
+
+/// What [`FitSummary::new`] computes beyond the fit itself.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SummaryOptions {
+    /// Power of the minimum detectable difference (default 0.8).
+    pub power: f64,
+    /// New realizations the MDD plans for (default 1).
+    pub r_new: f64,
+    /// Half-width eps of a region of practical equivalence: with it, P(|mu_A - mu_B| < eps)
+    /// for every pair.
+    pub rope: Option<f64>,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        Self { power: 0.8, r_new: 1.0, rope: None }
+    }
+}
+
+/// A value for every ordered pair (A, B) of methods, A != B, methods in the design's order;
+/// in JSON `{"A": {"B": value}}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pairwise<T>(pub Vec<(String, Vec<(String, T)>)>);
+
+impl<T> Pairwise<T> {
+    /// The value of (a, b).
+    pub fn get(&self, a: &str, b: &str) -> Option<&T> {
+        let row = &self.0.iter().find(|(x, _)| x == a)?.1;
+        row.iter().find(|(y, _)| y == b).map(|(_, v)| v)
+    }
+
+    fn build(methods: &[String], mut value: impl FnMut(&str, &str) -> crate::Result<T>) -> crate::Result<Self> {
+        let rows = methods
+            .iter()
+            .map(|a| {
+                let row: crate::Result<Vec<(String, T)>> =
+                    methods.iter().filter(|b| *b != a).map(|b| Ok((b.clone(), value(a, b)?))).collect();
+                row.map(|r| (a.clone(), r))
+            })
+            .collect::<crate::Result<_>>()?;
+        Ok(Pairwise(rows))
+    }
+}
+
+impl<T: Serialize> Serialize for Pairwise<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut outer = s.serialize_map(Some(self.0.len()))?;
+        for (a, row) in &self.0 {
+            outer.serialize_entry(a, &OrderedMap(row))?;
+        }
+        outer.end()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairwise<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let rows: OrderedPairs<OrderedPairs<T>> = Deserialize::deserialize(d)?;
+        Ok(Pairwise(rows.0.into_iter().map(|(a, row)| (a, row.0)).collect()))
+    }
+}
+
+/// `(key, value)` pairs written as a JSON object in their order.
+struct OrderedMap<'a, T>(&'a [(String, T)]);
+
+impl<T: Serialize> Serialize for OrderedMap<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// A JSON object read into `(key, value)` pairs in document order.
+struct OrderedPairs<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedPairs<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = OrderedPairs<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(OrderedPairs(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// Serde for `Vec<(String, T)>` as a JSON object in order (nested R-hat by name).
+mod by_name {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{OrderedMap, OrderedPairs};
+
+    pub(super) fn serialize<T: Serialize, S: Serializer>(v: &[(String, T)], s: S) -> Result<S::Ok, S::Error> {
+        OrderedMap(v).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, T)>, D::Error> {
+        Ok(OrderedPairs::deserialize(d)?.0)
+    }
+}
+
+/// Serde for the parameter summaries as `{"name": {"mean": ..., ...}}` in order.
+mod parameters {
+    use serde::ser::SerializeMap;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{OrderedPairs, ParamSummary};
+
+    /// A summary without its name (the name is the key).
+    #[derive(Serialize, Deserialize)]
+    struct Stats {
+        mean: f64,
+        sd: f64,
+        #[serde(rename = "q2.5")]
+        q2_5: f64,
+        q50: f64,
+        #[serde(rename = "q97.5")]
+        q97_5: f64,
+        rhat: f64,
+        ess_bulk: f64,
+        ess_tail: f64,
+    }
+
+    pub(super) fn serialize<S: Serializer>(v: &[ParamSummary], s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(v.len()))?;
+        for p in v {
+            let stats = Stats {
+                mean: p.mean,
+                sd: p.sd,
+                q2_5: p.q2_5,
+                q50: p.q50,
+                q97_5: p.q97_5,
+                rhat: p.rhat,
+                ess_bulk: p.ess_bulk,
+                ess_tail: p.ess_tail,
+            };
+            m.serialize_entry(&p.name, &stats)?;
+        }
+        m.end()
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ParamSummary>, D::Error> {
+        let pairs: OrderedPairs<Stats> = OrderedPairs::deserialize(d)?;
+        Ok(pairs
+            .0
+            .into_iter()
+            .map(|(name, s)| ParamSummary {
+                name,
+                mean: s.mean,
+                sd: s.sd,
+                q2_5: s.q2_5,
+                q50: s.q50,
+                q97_5: s.q97_5,
+                rhat: s.rhat,
+                ess_bulk: s.ess_bulk,
+                ess_tail: s.ess_tail,
+            })
+            .collect())
+    }
+}
+
+/// Every answer of a fit in one value, made in one place and read by every face: `credence
+/// fit --json` writes it, the report embeds it for each fit, the R package returns it as a
+/// list (`fit_summary()`) and prints its tables from it, the notebook displays it.
+///
+/// The JSON contract (keys as written, methods and parameters in the fit's order):
+/// `model` (the family and its options), `form` (how the sampler saw the model), `data`
+/// (`observations`, `methods`, `realizations`), `units`, `higher_is_better`, `target`,
+/// `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
+/// `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than B)}}` and its Monte Carlo
+/// error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,
+/// detection_probability}}}`), `rope_eps` and `rope` (`{A: {B: P(|mu_A - mu_B| < eps)}}`, both
+/// `null` without a ROPE), `diagnostics` (`divergences`, `treedepth_hits`, `max_rhat`,
+/// `min_ess_bulk`), `sampler` (see [`SamplerSummary`]), `warnings`, `seconds`.
+///
+/// Non-finite numbers are written as `null` (JSON has no NaN): an R-hat or ESS that is not
+/// defined (a constant quantity), an MDD of a degenerate pair. R reads them as `NA`.
+///
+/// ```
+/// use credence::compare::{fit, Design, FitOptions, FitSummary, SummaryOptions};
+/// let g = ["A", "A", "A", "B", "B", "B"].map(String::from).to_vec();
+/// let d = Design::new(g, None, vec![0.10, 0.12, 0.11, 0.20, 0.22, 0.19], None)?;
+/// let f = fit(&d, &FitOptions::default())?;
+/// let s = FitSummary::new(&f, &SummaryOptions { rope: Some(0.01), ..Default::default() })?;
+/// assert_eq!(s.prob_better.get("A", "B"), Some(&f.prob_better("A", "B")?.0));
+/// let json = serde_json::to_value(&s).unwrap();
+/// assert!(json["parameters"]["mu[A]"]["mean"].is_number());
+/// assert!(json["rope"]["B"]["A"].is_number());
+/// # Ok::<(), credence::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitSummary {
+    /// The model family with its options and priors.
+    pub model: crate::compare::Family,
+    /// How the sampler saw the model ([`super::Fit::form`]).
+    pub form: String,
+    /// The data.
+    pub data: DataSummary,
+    /// The scale of the parameters and the MDD: `response` (the metric's own units; Gaussian)
+    /// or `probability` (p and the MDD; the beta-binomial's tau and sigma_gamma are on the logit
+    /// scale, phi a precision).
+    pub units: String,
+    /// Whether higher metric values are better.
+    pub higher_is_better: bool,
+    /// "Better" means closer to this value ([`super::Fit::with_target`]).
+    pub target: Option<f64>,
+    /// Posterior summaries of the main quantities.
+    #[serde(with = "parameters")]
+    pub parameters: Vec<ParamSummary>,
+    /// P(A better than B | y).
+    pub prob_better: Pairwise<f64>,
+    /// Monte Carlo standard error of `prob_better`.
+    pub prob_better_mcse: Pairwise<f64>,
+    /// Power of the MDD.
+    pub power: f64,
+    /// New realizations the MDD plans for.
+    pub r_new: f64,
+    /// The predictive minimum detectable difference of each pair.
+    pub mdd: Pairwise<super::Mdd>,
+    /// Half-width of the region of practical equivalence, if asked for.
+    pub rope_eps: Option<f64>,
+    /// P(|mu_A - mu_B| < eps | y) for every pair, if asked for.
+    pub rope: Option<Pairwise<f64>>,
+    /// Sampler diagnostics.
+    pub diagnostics: FitDiagnostics,
+    /// The sampler and its settings.
+    pub sampler: SamplerSummary,
+    /// Warnings in plain language (the fit's; faces add their own, e.g. about the table).
+    pub warnings: Vec<String>,
+    /// Wall-clock seconds of the fit.
+    pub seconds: f64,
+}
+
+impl FitSummary {
+    /// Summarises `fit`; errors only for options out of range (power outside (0, 1), r_new
+    /// below 1, a ROPE that is not a finite number > 0).
+    pub fn new(fit: &super::Fit, options: &SummaryOptions) -> crate::Result<Self> {
+        use crate::compare::Family;
+        let design = fit.design();
+        let methods = design.groups().to_vec();
+        let probs = Pairwise::build(&methods, |a, b| fit.prob_better(a, b))?;
+        let rope = match options.rope {
+            Some(eps) => Some(Pairwise::build(&methods, |a, b| fit.rope(a, b, eps))?),
+            None => None,
+        };
+        let s = &fit.options().sampler;
+        Ok(Self {
+            model: fit.options().family,
+            form: fit.form().to_owned(),
+            data: DataSummary {
+                observations: design.n_obs(),
+                methods: methods.clone(),
+                realizations: design.n_pairs(),
+            },
+            units: match fit.options().family {
+                Family::Gaussian(_) => "response",
+                Family::BetaBinomial(_) => "probability",
+            }
+            .into(),
+            higher_is_better: fit.options().higher_is_better,
+            target: fit.target(),
+            parameters: fit.summary().to_vec(),
+            prob_better: Pairwise(
+                probs.0.iter().map(|(a, r)| (a.clone(), r.iter().map(|(b, p)| (b.clone(), p.0)).collect())).collect(),
+            ),
+            prob_better_mcse: Pairwise(
+                probs.0.into_iter().map(|(a, r)| (a, r.into_iter().map(|(b, p)| (b, p.1)).collect())).collect(),
+            ),
+            power: options.power,
+            r_new: options.r_new,
+            mdd: Pairwise::build(&methods, |a, b| fit.mdd(a, b, options.power, options.r_new))?,
+            rope_eps: options.rope,
+            rope,
+            diagnostics: fit.diagnostics(),
+            sampler: SamplerSummary {
+                name: if fit.chees().is_some() { "chees" } else { "nuts" }.into(),
+                chains: fit.n_chains(),
+                warmup: s.warmup,
+                draws: fit.n_draws(),
+                seed: s.seed,
+                target_accept: s.target_accept,
+                max_energy_error: s.walnuts,
+                gradient_evals: fit.gradient_evals(),
+                chees: fit.chees().cloned(),
+            },
+            warnings: fit.warnings().to_vec(),
+            seconds: fit.seconds(),
+        })
+    }
+}

@@ -149,10 +149,9 @@ fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
 }
 
-fn main() {
-    let a = args();
-    let families: &[DesignFamily] = if a.counts { &COUNTS } else { &GAUSSIAN };
-    let family = if a.counts {
+/// The model family the options ask for.
+fn family_of(a: &Args) -> Family {
+    if a.counts {
         let mu_parameterization = match a.form.as_deref() {
             Some("centred") => Parameterization::Centered,
             Some("non-centred") => Parameterization::NonCentered,
@@ -168,7 +167,143 @@ fn main() {
         })
     } else {
         Family::default()
+    }
+}
+
+/// Fits every design with the chosen sampler; with ChEES also each fit's largest nested R-hat.
+fn fit_all(a: &Args, family: Family, designs: &[Design]) -> (Vec<Fit>, Vec<f64>) {
+    let mut nested: Vec<f64> = Vec::new();
+    let fits: Vec<Fit> = if a.chees {
+        let mut sampler = CheesSettings::default();
+        if let Some(t) = a.target_accept {
+            sampler.target_accept = t;
+        }
+        sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
+        sampler.draws = a.draws.unwrap_or(sampler.draws);
+        if let Some(m) = a.max_draws {
+            sampler.max_draws = (m > 0).then_some(m);
+        }
+        sampler.superchains = a.superchains.unwrap_or(sampler.superchains);
+        sampler.chains_per_superchain = a.per_superchain.unwrap_or(sampler.chains_per_superchain);
+        let o = CheesOptions { family, sampler, ..Default::default() };
+        fit_many_chees(designs, &o)
+            .into_iter()
+            .map(|f| {
+                let f = f.expect("ChEES fit");
+                nested.push(f.max_nested_rhat());
+                f.fit
+            })
+            .collect()
+    } else {
+        let mut sampler = SamplerSettings::default();
+        if let Some(t) = a.target_accept {
+            sampler.target_accept = t;
+        }
+        sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
+        sampler.draws = a.draws.unwrap_or(sampler.draws);
+        if let Some(m) = a.max_draws {
+            sampler.max_draws = (m > 0).then_some(m);
+        }
+        sampler.chains = a.chains.unwrap_or(sampler.chains);
+        let o = FitOptions { family, sampler, ..Default::default() };
+        // One fit at a time, its chains in parallel: the time per fit is a user's wait.
+        designs.iter().map(|d| credence::compare::fit(d, &o).expect("NUTS fit")).collect()
     };
+    (fits, nested)
+}
+
+/// One table in detail (`--table`): the raw and two-way residual sds of each method, and the
+/// fit's summary.
+fn print_detail(f: &Fit) {
+    let d = f.design();
+    let m = d.n_groups();
+    let (mut sum, mut cnt) = (vec![0.0; m], vec![0.0; m]);
+    for j in 0..d.n_obs() {
+        sum[d.group()[j]] += d.y()[j];
+        cnt[d.group()[j]] += 1.0;
+    }
+    let mean: Vec<f64> = sum.iter().zip(&cnt).map(|(s, c)| s / c).collect();
+    let r = d.n_pairs();
+    let (mut rs, mut rc) = (vec![0.0; r], vec![0.0; r]);
+    for j in 0..d.n_obs() {
+        rs[d.pair()[j]] += d.y()[j] - mean[d.group()[j]];
+        rc[d.pair()[j]] += 1.0;
+    }
+    let (mut raw, mut two) = (vec![0.0; m], vec![0.0; m]);
+    for j in 0..d.n_obs() {
+        let g = d.group()[j];
+        let e = d.y()[j] - mean[g];
+        raw[g] += e * e / (cnt[g] - 1.0);
+        let e2 = e - rs[d.pair()[j]] / rc[d.pair()[j]];
+        two[g] += e2 * e2 / (cnt[g] - 1.0);
+    }
+    println!("    raw sd {:?}", raw.iter().map(|v| (v.sqrt() * 1e4).round() / 1e4).collect::<Vec<_>>());
+    println!("    2-way sd {:?}", two.iter().map(|v| (v.sqrt() * 1e4).round() / 1e4).collect::<Vec<_>>());
+    for p in f.summary() {
+        println!(
+            "    {:14} mean {:9.5} sd {:9.5} q2.5 {:9.5} q97.5 {:9.5} rhat {:.3} ess {:5.0} tail {:5.0}",
+            p.name, p.mean, p.sd, p.q2_5, p.q97_5, p.rhat, p.ess_bulk, p.ess_tail
+        );
+    }
+}
+
+/// Prints one family's row of the table; returns how many of its fits were clean.
+fn report_family(a: &Args, name: &str, fits: &[Fit], nested: &[f64]) -> usize {
+    let mut clean = 0;
+    let (mut no_div, mut rhat_ok, mut ess_ok) = (0, 0, 0);
+    let mut divs: Vec<f64> = Vec::new();
+    let mut secs: Vec<f64> = Vec::new();
+    let mut grads: Vec<f64> = Vec::new();
+    let mut min_ess: Vec<f64> = Vec::new();
+    let (mut worst_rhat, mut worst_ess) = (1.0f64, f64::INFINITY);
+    for (t, f) in fits.iter().enumerate() {
+        let d = f.diagnostics();
+        no_div += usize::from(d.divergences == 0);
+        rhat_ok += usize::from(d.max_rhat <= 1.01);
+        ess_ok += usize::from(d.min_ess_bulk >= 400.0);
+        divs.push(d.divergences as f64);
+        secs.push(f.seconds());
+        grads.push(f.gradient_evals() as f64);
+        min_ess.push(d.min_ess_bulk);
+        worst_rhat = worst_rhat.max(d.max_rhat);
+        worst_ess = worst_ess.min(d.min_ess_bulk);
+        if a.table.is_some() {
+            print_detail(f);
+        }
+        match verdict(f) {
+            None => clean += 1,
+            Some(why) if a.verbose => println!("    {name} table {t}: {why}"),
+            Some(_) => {}
+        }
+    }
+    let n = fits.len();
+    if a.chees {
+        let ok = nested.iter().filter(|&&r| r <= 1.01).count();
+        let worst = nested.iter().copied().fold(1.0, f64::max);
+        println!("    {name}: nested R-hat <= 1.01 in {ok} of {n} fits (worst {worst:.3})");
+    }
+    let max_div = divs.iter().copied().fold(0.0, f64::max);
+    let pct = |k: usize| format!("{:.0}%", 100.0 * k as f64 / n as f64);
+    min_ess.sort_by(f64::total_cmp);
+    let ess_5 = min_ess[n / 20];
+    println!(
+        "| {name} | {n} | {} | {} | {} | {} | {:.0} / {max_div:.0} | {worst_rhat:.3} | {worst_ess:.0} | {:.0} ms | {:.0} | {ess_5:.0} / {:.0} |",
+        pct(clean),
+        pct(no_div),
+        pct(rhat_ok),
+        pct(ess_ok),
+        median(&mut divs),
+        1000.0 * median(&mut secs),
+        median(&mut grads),
+        median(&mut min_ess)
+    );
+    clean
+}
+
+fn main() {
+    let a = args();
+    let families: &[DesignFamily] = if a.counts { &COUNTS } else { &GAUSSIAN };
+    let family = family_of(&a);
     println!("threads: {}, sampler: {}", rayon::current_num_threads(), if a.chees { "ChEES" } else { "NUTS" });
     println!(
         "| family | fits | clean | 0 divergences | R-hat <= 1.01 | bulk-ESS >= 400 | divergences per fit (median / max) | worst R-hat | smallest bulk-ESS | median fit | median gradient evals | smallest bulk-ESS per fit (5% / median) |"
@@ -196,125 +331,9 @@ fn main() {
             export(path, &designs, a.counts);
             continue;
         }
-        let mut nested: Vec<f64> = Vec::new();
-        let fits: Vec<Fit> = if a.chees {
-            let mut sampler = CheesSettings::default();
-            if let Some(t) = a.target_accept {
-                sampler.target_accept = t;
-            }
-            sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
-            sampler.draws = a.draws.unwrap_or(sampler.draws);
-            if let Some(m) = a.max_draws {
-                sampler.max_draws = (m > 0).then_some(m);
-            }
-            sampler.superchains = a.superchains.unwrap_or(sampler.superchains);
-            sampler.chains_per_superchain = a.per_superchain.unwrap_or(sampler.chains_per_superchain);
-            let o = CheesOptions { family, sampler, ..Default::default() };
-            fit_many_chees(&designs, &o)
-                .into_iter()
-                .map(|f| {
-                    let f = f.expect("ChEES fit");
-                    nested.push(f.max_nested_rhat());
-                    f.fit
-                })
-                .collect()
-        } else {
-            let mut sampler = SamplerSettings::default();
-            if let Some(t) = a.target_accept {
-                sampler.target_accept = t;
-            }
-            sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
-            sampler.draws = a.draws.unwrap_or(sampler.draws);
-            if let Some(m) = a.max_draws {
-                sampler.max_draws = (m > 0).then_some(m);
-            }
-            sampler.chains = a.chains.unwrap_or(sampler.chains);
-            let o = FitOptions { family, sampler, ..Default::default() };
-            // One fit at a time, its chains in parallel: the time per fit is a user's wait.
-            designs.iter().map(|d| credence::compare::fit(d, &o).expect("NUTS fit")).collect()
-        };
-        let mut clean = 0;
-        let (mut no_div, mut rhat_ok, mut ess_ok) = (0, 0, 0);
-        let mut divs: Vec<f64> = Vec::new();
-        let mut secs: Vec<f64> = Vec::new();
-        let mut grads: Vec<f64> = Vec::new();
-        let mut min_ess: Vec<f64> = Vec::new();
-        let (mut worst_rhat, mut worst_ess) = (1.0f64, f64::INFINITY);
-        for (t, f) in fits.iter().enumerate() {
-            let d = f.diagnostics();
-            no_div += usize::from(d.divergences == 0);
-            rhat_ok += usize::from(d.max_rhat <= 1.01);
-            ess_ok += usize::from(d.min_ess_bulk >= 400.0);
-            divs.push(d.divergences as f64);
-            secs.push(f.seconds());
-            grads.push(f.gradient_evals() as f64);
-            min_ess.push(d.min_ess_bulk);
-            worst_rhat = worst_rhat.max(d.max_rhat);
-            worst_ess = worst_ess.min(d.min_ess_bulk);
-            if a.table.is_some() {
-                let d = f.design();
-                let m = d.n_groups();
-                let (mut sum, mut cnt) = (vec![0.0; m], vec![0.0; m]);
-                for j in 0..d.n_obs() {
-                    sum[d.group()[j]] += d.y()[j];
-                    cnt[d.group()[j]] += 1.0;
-                }
-                let mean: Vec<f64> = sum.iter().zip(&cnt).map(|(s, c)| s / c).collect();
-                let r = d.n_pairs();
-                let (mut rs, mut rc) = (vec![0.0; r], vec![0.0; r]);
-                for j in 0..d.n_obs() {
-                    rs[d.pair()[j]] += d.y()[j] - mean[d.group()[j]];
-                    rc[d.pair()[j]] += 1.0;
-                }
-                let (mut raw, mut two) = (vec![0.0; m], vec![0.0; m]);
-                for j in 0..d.n_obs() {
-                    let g = d.group()[j];
-                    let e = d.y()[j] - mean[g];
-                    raw[g] += e * e / (cnt[g] - 1.0);
-                    let e2 = e - rs[d.pair()[j]] / rc[d.pair()[j]];
-                    two[g] += e2 * e2 / (cnt[g] - 1.0);
-                }
-                println!("    raw sd {:?}", raw.iter().map(|v| (v.sqrt() * 1e4).round() / 1e4).collect::<Vec<_>>());
-                println!("    2-way sd {:?}", two.iter().map(|v| (v.sqrt() * 1e4).round() / 1e4).collect::<Vec<_>>());
-                for p in f.summary() {
-                    println!(
-                        "    {:14} mean {:9.5} sd {:9.5} q2.5 {:9.5} q97.5 {:9.5} rhat {:.3} ess {:5.0} tail {:5.0}",
-                        p.name, p.mean, p.sd, p.q2_5, p.q97_5, p.rhat, p.ess_bulk, p.ess_tail
-                    );
-                }
-            }
-            match verdict(f) {
-                None => clean += 1,
-                Some(why) if a.verbose => println!("    {} table {t}: {why}", fam.name),
-                Some(_) => {}
-            }
-        }
-        let n = fits.len();
-        if a.chees {
-            let ok = nested.iter().filter(|&&r| r <= 1.01).count();
-            let worst = nested.iter().copied().fold(1.0, f64::max);
-            println!("    {}: nested R-hat <= 1.01 in {ok} of {n} fits (worst {worst:.3})", fam.name);
-        }
-        all += n;
-        all_clean += clean;
-        let max_div = divs.iter().copied().fold(0.0, f64::max);
-        let pct = |k: usize| format!("{:.0}%", 100.0 * k as f64 / n as f64);
-        println!(
-            "| {} | {n} | {} | {} | {} | {} | {:.0} / {max_div:.0} | {worst_rhat:.3} | {worst_ess:.0} | {:.0} ms | {:.0} | {:.0} / {:.0} |",
-            fam.name,
-            pct(clean),
-            pct(no_div),
-            pct(rhat_ok),
-            pct(ess_ok),
-            median(&mut divs),
-            1000.0 * median(&mut secs),
-            median(&mut grads),
-            {
-                min_ess.sort_by(f64::total_cmp);
-                min_ess[n / 20]
-            },
-            median(&mut min_ess)
-        );
+        let (fits, nested) = fit_all(&a, family, &designs);
+        all += fits.len();
+        all_clean += report_family(&a, fam.name, &fits, &nested);
     }
     println!(
         "all: {all_clean} of {all} clean ({:.1}%), {:.1} s",

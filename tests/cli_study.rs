@@ -46,8 +46,8 @@ fn study_then_fit_end_to_end() {
     let (ok, stdout, stderr) = credence(&fit);
     assert!(ok, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
-    let p = v["prob_less"]["map"]["cp"].as_f64().unwrap();
-    let q = v["prob_less"]["cp"]["map"].as_f64().unwrap();
+    let p = v["prob_better"]["map"]["cp"].as_f64().unwrap();
+    let q = v["prob_better"]["cp"]["map"].as_f64().unwrap();
     assert!((p + q - 1.0).abs() < 1e-12 && (0.0..=1.0).contains(&p));
     assert!(v["parameters"]["mu[map]"]["mean"].is_number());
 
@@ -58,7 +58,7 @@ fn study_then_fit_end_to_end() {
     let (ok, stdout, stderr) = credence(&filtered);
     assert!(ok, "{stderr}");
     let w: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(w["prob_less"], v["prob_less"]);
+    assert_eq!(w["prob_better"], v["prob_better"]);
     assert_eq!(w["parameters"], v["parameters"]);
     let mut none = fit.clone();
     none.extend(["--where", "n=50"]);

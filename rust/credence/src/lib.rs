@@ -1,8 +1,24 @@
 //! # credence
 //!
-//! Uncertainty-aware evaluation of uncertainty-aware models. Data flow one way:
-//! inputs ([`io`]) -> predictive distributions ([`predictive`]) -> metrics ([`metrics`]) ->
-//! (later) hierarchical comparison and reports.
+//! Uncertainty-aware evaluation of uncertainty-aware models. Data flow one way, and so do the
+//! modules: each one uses only those above it in this list (`tests/layering.rs` checks it).
+//!
+//! | layer | modules | what they hold |
+//! |---|---|---|
+//! | foundation | [`error`], [`special`], [`seeds`] | typed errors, special functions, seeded streams |
+//! | inputs | [`io`] | `.npy`/`.npz`/CSV arrays and long tables, checked |
+//! | predictions | [`predictive`] | predictive distributions and their scores (CRPS, NLL, quantiles) |
+//! | metrics | [`metrics`], [`quantiles`], [`credal`], [`summary`] | uncertainty metrics, distribution-free quantile intervals, credal sets, summaries of a metric table |
+//! | comparison | [`compare`], [`nn`] | the hierarchical models, their samplers, fits ([`compare::FitSummary`]) and plans; the study's small network |
+//! | devices | [`backend`] | the same computations on a GPU (CUDA kernels in `kernels/`), the CPU as reference |
+//! | the experiment | [`study`] | datasets, six BDL methods, the resumable, shardable grid of jobs |
+//! | output | [`plots`], [`report`], [`notebook`] | figures, the HTML/JSON report, rich display in evcxr notebooks |
+//!
+//! Inside [`compare`], the folders follow the same rule: `model/` (designs, priors, the
+//! Gaussian, collapsed and beta-binomial models) -> `diagnostics/` -> `sampler/` (NUTS,
+//! batched ChEES, Philox) -> `fit/` (fits and their summary) -> `post/` (plans, rankings,
+//! calibration). The faces (the `credence` CLI, the R package, the notebooks) only convert
+//! and print; every number comes from here.
 //!
 //! ```
 //! use ndarray::array;

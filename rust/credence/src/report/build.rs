@@ -216,21 +216,9 @@ fn numeric_levels(table: &Table, column: &str) -> Result<Vec<f64>> {
     Ok(v)
 }
 
-/// Reads the table's cells, fits every (dataset, n, metric) cell in one batch and collects
-/// the summaries. Errors name the file and column (a missing column, a non-numeric value, an
-/// empty table); a cell whose fit fails is kept with its error and listed in the diagnostics.
-pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
-    let source = table.source().display().to_string();
-    // A dataset-shift table (the shift benchmark's layout): shift types are the paired
-    // realizations and intensities take the place of training sizes.
-    let shift = is_shift_table(table);
-    let renamed;
-    let table = if shift {
-        renamed = table.renamed(&[("intensity", "n"), ("shift", "realization")]);
-        &renamed
-    } else {
-        table
-    };
+/// The columns a report needs, a power in (0, 1), at least one metric and one row; errors name
+/// the file and what is missing.
+fn check_table(table: &Table, options: &ReportOptions) -> Result<()> {
     if options.metrics.is_empty() {
         return Err(Error::argument("metrics", "(none)", "at least one metric column to fit"));
     }
@@ -252,57 +240,81 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     if table.n_rows() == 0 {
         return Err(crate::io::format_error(table.source(), "the table has no rows"));
     }
-    let datasets = if table.has_column("dataset") { table.levels("dataset")? } else { vec![String::new()] };
-    let methods = table.levels("method")?;
-    let mut summary_metrics: Vec<String> = options.metrics.clone();
-    for m in STUDY_METRICS {
-        if table.has_column(m) && !summary_metrics.iter().any(|x| x == m) {
-            summary_metrics.push(m.to_string());
+    Ok(())
+}
+
+/// The values of each (method, intensity) of a dataset-shift table over its shift types.
+fn shift_cells_of(
+    part: &Table,
+    dataset: &str,
+    metrics: &[String],
+    ns: &[f64],
+    methods: &[String],
+) -> Result<Vec<ShiftCell>> {
+    let cells = cell_rows(part, ns, methods)?;
+    let mut out = Vec::new();
+    for metric in metrics {
+        let y = part.numbers(metric)?;
+        for (method, intensity, rows) in &cells {
+            let values: Vec<f64> = rows.iter().filter_map(|&i| y[i]).collect();
+            if !values.is_empty() {
+                out.push(ShiftCell {
+                    dataset: dataset.to_owned(),
+                    metric: metric.clone(),
+                    method: (*method).clone(),
+                    intensity: *intensity,
+                    values,
+                });
+            }
         }
     }
-    let mut sizes = Vec::new();
-    let mut summaries = Vec::new();
-    let mut cells: Vec<CellFit> = Vec::new();
-    let mut quantiles = Vec::new();
-    let mut convergence_rates = Vec::new();
-    let mut variance = Vec::new();
-    let mut shift_cells = Vec::new();
-    let mut designs: Vec<(usize, Design)> = Vec::new();
-    for dataset in &datasets {
-        let all = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
+    Ok(out)
+}
+
+/// What a report reads from its table before fitting.
+#[derive(Default)]
+struct Collected {
+    sizes: Vec<(String, Vec<f64>)>,
+    summaries: Vec<MethodSummary>,
+    cells: Vec<CellFit>,
+    quantiles: Vec<QuantileCell>,
+    convergence: Vec<ConvergenceRate>,
+    variance: Vec<VarianceSplit>,
+    shift_cells: Vec<ShiftCell>,
+    /// The design of each cell that has one (by index into `cells`).
+    designs: Vec<(usize, Design)>,
+}
+
+impl Collected {
+    /// One data set's summaries, quantile tables and the designs of its (n, metric) cells.
+    #[allow(clippy::too_many_arguments)] // the report's reading context, passed through
+    fn dataset(
+        &mut self,
+        all: Table,
+        dataset: &str,
+        options: &ReportOptions,
+        summary_metrics: &[String],
+        methods: &[String],
+        shift: bool,
+    ) -> Result<()> {
         let ns = numeric_levels(&all, "n")?;
         for metric in &options.metrics {
-            variance.extend(variance_decomposition(&all, dataset, metric, &ns, &methods)?);
+            self.variance.extend(variance_decomposition(&all, dataset, metric, &ns, methods)?);
         }
         // Repeated trainings feed the decomposition only; everything else reads repeat 0, the
         // table a run without repeats would have written.
         let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
         if shift {
-            let cells = cell_rows(&part, &ns, &methods)?;
-            for metric in &options.metrics {
-                let y = part.numbers(metric)?;
-                for (method, intensity, rows) in &cells {
-                    let values: Vec<f64> = rows.iter().filter_map(|&i| y[i]).collect();
-                    if !values.is_empty() {
-                        shift_cells.push(ShiftCell {
-                            dataset: dataset.clone(),
-                            metric: metric.clone(),
-                            method: (*method).clone(),
-                            intensity: *intensity,
-                            values,
-                        });
-                    }
-                }
-            }
+            self.shift_cells.extend(shift_cells_of(&part, dataset, &options.metrics, &ns, methods)?);
         }
-        convergence_rates.extend(convergence(&part, dataset, &ns, &methods)?);
-        for metric in &summary_metrics {
-            summaries.extend(summarize(&part, dataset, metric, &ns, &methods)?);
+        self.convergence.extend(convergence(&part, dataset, &ns, methods)?);
+        for metric in summary_metrics {
+            self.summaries.extend(summarize(&part, dataset, metric, &ns, methods)?);
         }
         for metric in &options.metrics {
             let by = ["method".to_string(), "n".to_string()];
-            quantiles.push(QuantileCell {
-                dataset: dataset.clone(),
+            self.quantiles.push(QuantileCell {
+                dataset: dataset.to_owned(),
                 metric: metric.clone(),
                 table: quantile_table(&part, metric, &by, &QUANTILE_LEVELS, &CiOptions::default())
                     .map(|mut q| {
@@ -316,7 +328,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
             for &n in &ns {
                 let slice = part.filter_equal("n", &n.to_string())?;
                 let mut cell = CellFit {
-                    dataset: dataset.clone(),
+                    dataset: dataset.to_owned(),
                     n,
                     metric: metric.clone(),
                     fit: None,
@@ -326,61 +338,101 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
                 match Design::from_table(&slice, metric, "method", Some("realization"), None) {
                     Ok((design, warnings)) => {
                         cell.warnings = warnings;
-                        designs.push((cells.len(), design));
+                        self.designs.push((self.cells.len(), design));
                     }
                     Err(e) => cell.error = Some(e.to_string()),
                 }
-                cells.push(cell);
+                self.cells.push(cell);
             }
         }
-        sizes.push((dataset.clone(), ns));
+        self.sizes.push((dataset.to_owned(), ns));
+        Ok(())
+    }
+
+    /// Fits every cell's design, one batch per direction of "better" (fit_many shares its
+    /// options across the batch), keeping each fit or its error with its cell.
+    fn fit(&mut self, options: &ReportOptions) -> Result<()> {
+        for higher in [false, true] {
+            let batch: Vec<&(usize, Design)> =
+                self.designs.iter().filter(|(i, _)| higher_is_better(&self.cells[*i].metric) == higher).collect();
+            if batch.is_empty() {
+                continue;
+            }
+            let opts = FitOptions { higher_is_better: higher, ..options.fit };
+            let ds: Vec<Design> = batch.iter().map(|(_, d)| d.clone()).collect();
+            let results: Vec<Result<Fit>> = match options.chees {
+                None => fit_many(&ds, &opts),
+                Some(sampler) => {
+                    let o = CheesOptions { family: opts.family, sampler, higher_is_better: higher };
+                    fit_many_chees_on(options.backend, &ds, &o)?.into_iter().map(|r| r.map(|c| c.fit)).collect()
+                }
+            };
+            let indices: Vec<usize> = batch.iter().map(|(i, _)| *i).collect();
+            for (i, result) in indices.into_iter().zip(results) {
+                let cell = &mut self.cells[i];
+                let result = match options.targets.get(&cell.metric) {
+                    Some(&t) => result.and_then(|f| f.with_target(t)),
+                    None => result,
+                };
+                match result {
+                    Ok(f) => {
+                        cell.warnings.extend(f.warnings().iter().cloned());
+                        cell.fit = Some(f);
+                    }
+                    Err(e) => cell.error = Some(e.to_string()),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the table's cells, fits every (dataset, n, metric) cell in one batch and collects
+/// the summaries. Errors name the file and column (a missing column, a non-numeric value, an
+/// empty table); a cell whose fit fails is kept with its error and listed in the diagnostics.
+pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
+    let source = table.source().display().to_string();
+    // A dataset-shift table (the shift benchmark's layout): shift types are the paired
+    // realizations and intensities take the place of training sizes.
+    let shift = is_shift_table(table);
+    let renamed;
+    let table = if shift {
+        renamed = table.renamed(&[("intensity", "n"), ("shift", "realization")]);
+        &renamed
+    } else {
+        table
+    };
+    check_table(table, options)?;
+    let datasets = if table.has_column("dataset") { table.levels("dataset")? } else { vec![String::new()] };
+    let methods = table.levels("method")?;
+    let mut summary_metrics: Vec<String> = options.metrics.clone();
+    for m in STUDY_METRICS {
+        if table.has_column(m) && !summary_metrics.iter().any(|x| x == m) {
+            summary_metrics.push(m.to_string());
+        }
+    }
+    let mut c = Collected::default();
+    for dataset in &datasets {
+        let all = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
+        c.dataset(all, dataset, options, &summary_metrics, &methods, shift)?;
     }
     let start = Instant::now();
-    // One batch per direction of "better" (fit_many shares its options across the batch).
-    for higher in [false, true] {
-        let batch: Vec<&(usize, Design)> =
-            designs.iter().filter(|(i, _)| higher_is_better(&cells[*i].metric) == higher).collect();
-        if batch.is_empty() {
-            continue;
-        }
-        let opts = FitOptions { higher_is_better: higher, ..options.fit };
-        let ds: Vec<Design> = batch.iter().map(|(_, d)| d.clone()).collect();
-        let results: Vec<Result<Fit>> = match options.chees {
-            None => fit_many(&ds, &opts),
-            Some(sampler) => {
-                let o = CheesOptions { family: opts.family, sampler, higher_is_better: higher };
-                fit_many_chees_on(options.backend, &ds, &o)?.into_iter().map(|r| r.map(|c| c.fit)).collect()
-            }
-        };
-        for ((i, _), result) in batch.iter().zip(results) {
-            let result = match options.targets.get(&cells[*i].metric) {
-                Some(&t) => result.and_then(|f| f.with_target(t)),
-                None => result,
-            };
-            match result {
-                Ok(f) => {
-                    cells[*i].warnings.extend(f.warnings().iter().cloned());
-                    cells[*i].fit = Some(f);
-                }
-                Err(e) => cells[*i].error = Some(e.to_string()),
-            }
-        }
-    }
+    c.fit(options)?;
     let fit_seconds = start.elapsed().as_secs_f64();
     let mut report = Report {
         source,
         options: options.clone(),
         datasets,
         methods,
-        sizes,
+        sizes: c.sizes,
         rows: table.n_rows(),
-        summaries,
-        fits: cells,
-        quantiles,
-        convergence: convergence_rates,
-        variance,
+        summaries: c.summaries,
+        fits: c.cells,
+        quantiles: c.quantiles,
+        convergence: c.convergence,
+        variance: c.variance,
         shift,
-        shift_cells,
+        shift_cells: c.shift_cells,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds,
         plans: Vec::new(),

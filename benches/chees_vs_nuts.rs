@@ -2,7 +2,7 @@
 //! many small fits (issue 7's performance bullet).
 //!
 //! Run: `cargo run --release -p credence --example chees_vs_nuts -- 1000` (the number of
-//! designs; 4 methods x 10 realizations each, simulated by `benches/fit_data.rs`; an optional
+//! designs; 4 methods x 10 realizations each, simulated by `credence-testkit`'s `fit_data`; an optional
 //! second argument, `gaussian` or `beta-binomial`, runs one model). Prints, per
 //! sampler and model: wall seconds, gradient evaluations, divergences, the worst R-hat (and
 //! nested R-hat for ChEES), and the summed smallest bulk-ESS per design divided by the wall

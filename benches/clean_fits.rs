@@ -1,5 +1,5 @@
 //! How clean are default fits on small designs? (issue 14). For every design family of
-//! `benches/design_families.rs`: the share of fits with no divergence, R-hat <= 1.01 and
+//! `credence-testkit`'s `design_families`: the share of fits with no divergence, R-hat <= 1.01 and
 //! bulk-ESS >= 400 for every summarised quantity, the divergences per fit, the worst R-hat and
 //! the fit time.
 //!
@@ -17,7 +17,7 @@
 //!   --verbose             print every unclean fit
 //!   --table T             only table T (prints its summary)
 //!   --export FILE         write the tables as a long CSV instead of fitting
-//!   --fit-data            the 4 x 10 designs of benches/fit_data.rs instead of the families
+//!   --fit-data            the 4 x 10 designs of credence-testkit's fit_data instead of the families
 //!   --chains N, --superchains N, --chains-per-superchain N
 
 use std::time::Instant;
@@ -49,7 +49,7 @@ struct Args {
     chains: Option<usize>,
     superchains: Option<usize>,
     per_superchain: Option<usize>,
-    /// The 4 x 10 designs of `benches/fit_data.rs` (the 1000-design bench) instead.
+    /// The 4 x 10 designs of `credence-testkit`'s `fit_data` (the 1000-design bench) instead.
     fit_data: bool,
     /// Write the designs as a long CSV table here instead of fitting them.
     export: Option<String>,

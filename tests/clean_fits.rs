@@ -1,5 +1,5 @@
 //! The clean-fit standard on small designs (issue 14): default fits of the design families of
-//! `benches/design_families.rs` (50 simulated tables each, fixed seeds) must have no divergent
+//! `credence-testkit`'s `design_families` (50 simulated tables each, fixed seeds) must have no divergent
 //! transition, R-hat <= 1.01 and bulk-ESS >= 400 for every summarised quantity in at least 99%
 //! of fits, for the Gaussian model and for the beta-binomial model. `benches/clean_fits.rs`
 //! prints the same table (and the ChEES one) for benches/README.md.

@@ -84,7 +84,7 @@ pub const GAUSSIAN: [DesignFamily; 10] = [
     gaussian("2x50 large tau", 2, 50, 0.1, Special::None, 0.0),
 ];
 
-/// A label for the 4 x 10 designs of `benches/fit_data.rs` (the 1000-design bench).
+/// A label for the 4 x 10 designs of `credence-testkit`'s `fit_data` (the 1000-design bench).
 pub const FIT_DATA: DesignFamily = gaussian("4x10 fit_data.rs", 4, 10, 0.0, Special::None, 0.0);
 
 /// The beta-binomial families (coverage counts, n_test 100-400, coverage 0.8-0.97).

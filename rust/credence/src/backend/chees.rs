@@ -2,7 +2,7 @@
 //! device, one launch per iteration for all designs (block per design, thread per chain).
 //!
 //! The adaptation (dual averaging, Adam on log T, metric windows) is the CPU code of
-//! `compare/chees.rs`, run per design on its own OS thread; each design's transition request
+//! `compare/sampler/chees/`, run per design on its own OS thread; each design's transition request
 //! goes to a rendezvous that launches once all designs still running have asked (designs in
 //! different phases ask with different step sizes, step counts and move flags, which the kernel
 //! takes per block) and hands every design its part of the results. Designs run in waves of

@@ -3,7 +3,7 @@
 //! MC-dropout method applies them: `Net::sample_masks`, kept on at test time), on the CPU (the
 //! study's own `Net`, the reference) or on a GPU (`mlp_dropout_f64` in `kernels/mlp.cu`).
 //!
-//! The masks come from Philox4x32-10 (`compare/philox.rs`) in a layout that depends neither on
+//! The masks come from Philox4x32-10 (`compare/sampler/philox.rs`) in a layout that depends neither on
 //! the backend nor on the launch geometry: key = `seed`; unit j of hidden layer l (0 or 1) at
 //! point i in pass s reads word `j % 4` of the block at counter `[s, i, l, j / 4]` and is kept
 //! when that word is >= `min(p 2^32, 2^32 - 1)` (the study's integer threshold rule), its

@@ -51,7 +51,7 @@
 //!    then, the positions (chains x D doubles per design, which must be returned) and the
 //!    per-chain acceptance, divergence and energy. Proposals, end momenta and per-chain log
 //!    densities never leave the device. The adaptation itself (dual averaging, Adam, the
-//!    metric from the window's M2) is the CPU code of `compare/chees.rs`, one OS thread per
+//!    metric from the window's M2) is the CPU code of `compare/sampler/chees/`, one OS thread per
 //!    design meeting at a rendezvous that launches when every running design has asked (in
 //!    waves of 1024 designs). Supported: the collapsed Gaussian model (what a Normal likelihood
 //!    gets by default: only the log-scales sampled, under the exact marginal likelihood, every

@@ -5,7 +5,7 @@
 //! in-kernel (`mlp_gaussian_weights_f64` in `kernels/mlp.cu`) straight into the parameter buffer
 //! that `mlp_forward_f64` reads: nothing goes back to the host but the predictions.
 //!
-//! The normals come from Philox4x32-10 (`compare/philox.rs`): member e draws the stream with
+//! The normals come from Philox4x32-10 (`compare/sampler/philox.rs`): member e draws the stream with
 //! key = `seed` and counter `[t_lo, t_hi, e, 0x5747_0000]`, where t counts blocks, Box-Muller
 //! giving two normals per block (cosine half first); z1 is its first P normals, z2 the next K.
 //! Both backends draw the same numbers. The study's SWAG and BBB methods make their test-time

@@ -15,6 +15,15 @@
 //! Philox4x32-10 streams per chain), reporting [`nested_rhat`] over superchains next to the
 //! usual diagnostics ([`CheesFit`]).
 //!
+//! # Where things are
+//!
+//! The folders follow the data and only use the ones before them: `model/` (the [`Design`],
+//! priors, the Gaussian, collapsed and beta-binomial posteriors, their flat form for the
+//! kernel), `diagnostics/` (R-hat, ESS, MCSE, nested R-hat), `sampler/` (NUTS, batched ChEES,
+//! Philox streams, the Laplace start), `fit/` ([`fit`], [`fit_many_chees`], the
+//! [`BatchFitter`] seam a device plugs into, [`FitSummary`]) and `post/` ([`plan`],
+//! [`mdd_curve`], [`ranking_agreement`], [`sbc`]).
+//!
 //! # Models
 //!
 //! **Gaussian** (Zhan et al. 2026), for method m and realization i:
@@ -49,8 +58,8 @@
 //! evaluation with the observations summarised per count pattern (the cost does not grow with
 //! the number of realizations), exact gradients by Fisher's identity, and every kept draw takes
 //! its locations from their exact conditional Gaussian, so the output is exact joint posterior
-//! draws in the usual layout ([`Parameterization::Collapsed`], `compare/collapsed.rs`). The
-//! scales' coordinates (`compare/scale_map.rs`): tau and sigma_gamma through a softplus map
+//! draws in the usual layout ([`Parameterization::Collapsed`], `compare/model/collapsed/`). The
+//! scales' coordinates (`compare/model/scale_map.rs`): tau and sigma_gamma through a softplus map
 //! s = S ln(1 + e^v) with S the prior's scale (logarithmic below S, linear above, so the
 //! prior's Gaussian tail stays Gaussian instead of a wall); each residual sd through a mirrored
 //! map (linear through 0, so that a sigma the data cannot tell from 0 is a bounded region
@@ -62,7 +71,7 @@
 //! keep the uncollapsed sampler below; `credence fit` prints which form a fit used
 //! ([`Fit::form`]).
 //!
-//! **Uncollapsed Gaussian forms** (`compare/gaussian.rs`): scales on the log scale, each block
+//! **Uncollapsed Gaussian forms** (`compare/model/gaussian/`): scales on the log scale, each block
 //! centred or not from the data ([`Parameterization::Auto`]: centred when the standard error
 //! of a block mean is below the estimated spread of the block), the realization effects
 //! integrated out for a Normal likelihood ([`Parameterization::Conditional`]: reported gamma
@@ -72,7 +81,7 @@
 //! known gap: on the ten Gaussian design families only 39 of 200 Student-t fits are clean
 //! (19.5%, benches/README.md), because the t likelihood has no conjugate step to collapse.
 //!
-//! **Beta-binomial model** (`compare/beta_binomial.rs`): no conjugate step, so the method
+//! **Beta-binomial model** (`compare/model/beta_binomial/`): no conjugate step, so the method
 //! logits are sampled in a conditionally centred form by default: eta\[m\] = c\[m\] +
 //! s\[m\] zeta\[m\] with (c, s) the mean and sd of eta\[m\]'s conditional posterior given
 //! (mu0, tau) under a normal approximation of its likelihood (estimate and information from

@@ -1,6 +1,6 @@
 //! Kernel 4's stochastic passes: MC-dropout masks and Gaussian weight samples drawn in-kernel
 //! from Philox. The CPU shim runs of `kernels/mlp.cu` against the Rust references (the study's
-//! `Net` with the same Philox masks; `compare/philox.rs` streams), statistical checks of the
+//! `Net` with the same Philox masks; `compare/sampler/philox.rs` streams), statistical checks of the
 //! masks and of the weight samples against closed forms, the study's SWAG and BBB formulas,
 //! typed errors for bad input, and the same comparisons on the device where there is one.
 

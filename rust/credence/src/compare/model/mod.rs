@@ -112,7 +112,7 @@ pub enum Parameterization {
     /// Normal likelihood only, both blocks at once (what `Auto` picks there): mu0, the method
     /// means and the realization effects are integrated out, the sampler explores only the
     /// scales under the exact marginal likelihood, and each draw's locations come from their
-    /// exact conditional Gaussian (`compare/collapsed.rs`). Elsewhere it means
+    /// exact conditional Gaussian (`compare/model/collapsed/`). Elsewhere it means
     /// [`Parameterization::Auto`].
     Collapsed,
     /// Realization effects only, Normal likelihood only, in the uncollapsed sampler: sample z

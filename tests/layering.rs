@@ -253,9 +253,9 @@ impl Scanned {
                 if !name.is_empty() {
                     out.push((name, n + 1));
                 }
-                if rest.starts_with('{') {
+                if let Some(inner) = rest.strip_prefix('{') {
                     // `use crate::{a::x, b::y}`: every item of the group.
-                    let group: String = rest[1..].chars().take_while(|&c| c != '}').collect();
+                    let group: String = inner.chars().take_while(|&c| c != '}').collect();
                     for item in group.split(',') {
                         let m: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                         if !m.is_empty() {

@@ -2,11 +2,10 @@
 //!
 //! In an evcxr Jupyter notebook, call [`setup`] once (it loads plotly.js from the copy inside
 //! the binary; no internet), bring [`EvcxrDisplay`] into scope, and a cell that ends with a
-//! [`Fit`], a [`Report`], a metric table ([`MetricTable`]), an MDD curve, a credal evaluation
-//! ([`CredalReport`](crate::credal::CredalReport)), a ranking over lambda
-//! (`Vec<`[`LambdaRanking`](crate::credal::LambdaRanking)`>`), a quantile-interval table
-//! ([`QuantileTable`](crate::quantiles::QuantileTable)) or an experiment plan
-//! ([`Plan`](crate::compare::Plan)) renders as HTML;
+//! [`Fit`] (or its [`FitSummary`]), a [`Report`], a metric table ([`MetricTable`]), an MDD
+//! curve, a credal evaluation ([`CredalReport`]), a ranking over lambda
+//! (`Vec<`[`LambdaRanking`]`>`), a quantile-interval table ([`QuantileTable`]) or an experiment
+//! plan ([`Plan`]) renders as HTML;
 //! [`show`] draws a figure inline (plotly's own `Plot::evcxr_display` emits a JupyterLab-only
 //! MIME type, so use [`show`]). evcxr 0.22 keeps only the last HTML output of a cell, so show
 //! one figure or one table per cell. Outside a notebook the same HTML is available from

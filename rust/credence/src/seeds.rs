@@ -6,7 +6,7 @@
 /// SplitMix64 (Steele, Lea & Flood 2014; Vigna's reference constants): a tiny, portable,
 /// seeded generator. The example data, the benches' simulated tables and tests draw from it,
 /// so their inputs are the same on every platform and in every language that implements it;
-/// the library's own streams use ChaCha or Philox with seeds from [`stream_seed`]'s mixer.
+/// the library's own streams use ChaCha or Philox with seeds from the same mixer (`stream_seed`).
 ///
 /// ```
 /// use credence::seeds::SplitMix64;

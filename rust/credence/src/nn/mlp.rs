@@ -2,7 +2,7 @@
 //! variance clamped to [1e-3, 1e3], Gaussian NLL loss averaged over the batch.
 //!
 //! Parameters live in one contiguous vector (see [`Layout`]) so optimisers, SWAG moments and
-//! Bayes-by-Backprop noise are flat loops over it. [`Net`] owns every activation buffer, sized
+//! Bayes-by-Backprop noise are flat loops over it. `Net` owns every activation buffer, sized
 //! once for the largest batch: a training step allocates nothing. The two wide layers are
 //! batched matrix products (ndarray's `general_mat_mul`, i.e. `matrixmultiply` with runtime
 //! AVX/FMA dispatch); the 64 -> 2 head is a hand loop, for which a GEMM call costs more than the

@@ -293,7 +293,7 @@ impl Report {
                            "problems": c.problems()});
         if let Some(fit) = &c.fit {
             let options = SummaryOptions { power: self.options.power, ..Default::default() };
-            match FitSummary::new(fit, &options).map(|s| serde_json::to_value(s)) {
+            match FitSummary::new(fit, &options).map(serde_json::to_value) {
                 Ok(Ok(Value::Object(fields))) => fields.into_iter().for_each(|(k, x)| v[k.as_str()] = x),
                 Ok(_) => {}
                 Err(e) => v["error"] = json!(e.to_string()),

@@ -65,7 +65,7 @@ fn json_follows_the_contract() {
     let mut keys = keys;
     keys.sort_unstable();
     assert_eq!(keys, want);
-    assert_eq!(v["data"]["methods"], serde_json::json!(["MC dropout", "Ensemble", "SWAG"]));
+    assert_eq!(v["data"]["methods"], serde_json::json!(["Ensemble", "MC dropout", "SWAG"]));
     assert_eq!(v["units"], "response");
     for key in ["mdd", "sigma_pred", "gap", "detection_probability"] {
         assert!(v["mdd"]["SWAG"]["Ensemble"][key].is_number(), "mdd.{key}");

@@ -6,9 +6,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{
-    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, SamplerSettings, SigmaStructure,
-    SummaryOptions, fit,
+    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, Pairs, SamplerSettings, SigmaStructure,
+    SummaryOptions, fit_with_progress,
 };
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::model_args::ModelArgs;
 use crate::table::{number, render};
@@ -65,9 +66,14 @@ pub struct FitArgs {
     /// Realizations of a planned experiment for the MDD (1 = one new realization).
     #[arg(long, default_value_t = 1.0)]
     r_new: f64,
-    /// Also report P(|mu_A - mu_B| < EPS) for every pair.
+    /// Also report P(|mu_A - mu_B| < EPS) for every pair compared.
     #[arg(long)]
     rope: Option<f64>,
+    /// Pairs of methods compared: all (every ordered pair), ranked (each method against the
+    /// next in the ranking by posterior mean, and the best against every other), or auto (all
+    /// up to 20 methods, ranked beyond).
+    #[arg(long, default_value = "auto")]
+    pairs: Pairs,
     /// Write the JSON result to this file ("-" for standard output, instead of the tables).
     #[arg(long)]
     json: Option<String>,
@@ -141,7 +147,7 @@ pub fn run(a: FitArgs) -> Result<()> {
         higher_is_better: a.model.higher_is_better,
     };
     let f = match chees {
-        None => fit(&design, &options)?,
+        None => fit_shown(&design, &options)?,
         Some(sampler) => {
             let o = CheesOptions { family, sampler, higher_is_better: a.model.higher_is_better };
             let backend = a.backend.unwrap_or_default();
@@ -156,7 +162,8 @@ pub fn run(a: FitArgs) -> Result<()> {
         let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         f.write_draws_csv(std::io::BufWriter::new(file))?;
     }
-    let mut summary = FitSummary::new(&f, &SummaryOptions { power: a.power, r_new: a.r_new, rope: a.rope })?;
+    let mut summary =
+        FitSummary::new(&f, &SummaryOptions { power: a.power, r_new: a.r_new, rope: a.rope, pairs: a.pairs })?;
     // The table's notes first, then the fit's own warnings.
     notes.append(&mut summary.warnings);
     summary.warnings = notes;
@@ -243,19 +250,30 @@ fn print_tables(s: &FitSummary, a: &FitArgs) {
         None if s.higher_is_better => "higher".into(),
         None => "lower".into(),
     };
-    outln!("\nP(row better than column), {better} is better:");
-    let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];
-    for g in groups {
-        let cell = |h: &String| {
-            s.prob_better.get(g, h).filter(|v| !v.is_nan()).map_or_else(|| "-".into(), |v| format!("{v:.3}"))
-        };
-        rows.push(std::iter::once(g.clone()).chain(groups.iter().map(cell)).collect());
+    if s.pairs == "ranked" {
+        print_ranking(s, &better);
+    } else {
+        outln!("\nP(row better than column), {better} is better:");
+        let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];
+        for g in groups {
+            let cell = |h: &String| {
+                s.prob_better.get(g, h).filter(|v| !v.is_nan()).map_or_else(|| "-".into(), |v| format!("{v:.3}"))
+            };
+            rows.push(std::iter::once(g.clone()).chain(groups.iter().map(cell)).collect());
+        }
+        out!("{}", render(&rows));
     }
-    out!("{}", render(&rows));
     outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", s.power, s.r_new);
     let mut rows = vec![["pair", "gap", "MDD", "P(detect gap)"].map(String::from).to_vec()];
     for (i, x) in groups.iter().enumerate() {
         for y in &groups[i + 1..] {
+            // With ranked pairs, neighbours in the ranking only (the best's other pairs are in
+            // the JSON).
+            let rank = |m: &String| s.ranking.iter().position(|r| r == m);
+            let neighbours = rank(x).zip(rank(y)).is_some_and(|(i, j)| i.abs_diff(j) == 1);
+            if s.pairs == "ranked" && !neighbours {
+                continue;
+            }
             if let Some(m) = s.mdd.get(x, y) {
                 rows.push(vec![
                     format!("{x} - {y}"),
@@ -285,4 +303,53 @@ fn print_tables(s: &FitSummary, a: &FitArgs) {
             outln!("Warning: {n}");
         }
     }
+}
+
+/// Many methods: the ranking with each method's estimate and its P(better than the next), and
+/// P(the best better than each) summarised.
+fn print_ranking(s: &FitSummary, better: &str) {
+    let param = if s.units == "probability" { "p" } else { "mu" };
+    outln!("\nMethods ranked by posterior mean ({} methods, {better} is better):", s.ranking.len());
+    let mut rows = vec![["rank", "method", "estimate", "P(better than next)"].map(String::from).to_vec()];
+    for (k, m) in s.ranking.iter().enumerate() {
+        let estimate = s.parameters.iter().find(|p| p.name == format!("{param}[{m}]")).map(|p| p.mean);
+        let next = s.ranking.get(k + 1).and_then(|n| s.prob_better.get(m, n));
+        rows.push(vec![
+            (k + 1).to_string(),
+            m.clone(),
+            number(estimate),
+            next.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+        ]);
+    }
+    out!("{}", render(&rows));
+    if let Some(best) = s.ranking.first() {
+        let p: Vec<f64> = s.ranking[1..].iter().filter_map(|m| s.prob_better.get(best, m).copied()).collect();
+        let least = p.iter().copied().fold(f64::INFINITY, f64::min);
+        outln!("P({best} better than each other method): smallest {least:.3} (all pairs with the best in the JSON)");
+    }
+}
+
+/// Seconds a fit runs before its progress bar appears (quick fits show none).
+const SHOW_AFTER: f64 = 2.0;
+
+/// A NUTS fit with a progress bar on stderr once it has taken [`SHOW_AFTER`] seconds.
+fn fit_shown(design: &credence::compare::Design, options: &FitOptions) -> Result<credence::compare::Fit> {
+    let start = std::time::Instant::now();
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+    bar.set_style(ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} iterations of all chains, ETA {eta} {msg}",
+    )?);
+    bar.set_message(format!("({} methods)", design.n_groups()));
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let progress = |done: u64, total: u64| {
+        if !shown.load(std::sync::atomic::Ordering::Relaxed) && start.elapsed().as_secs_f64() > SHOW_AFTER {
+            shown.store(true, std::sync::atomic::Ordering::Relaxed);
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let f = fit_with_progress(design, options, &progress);
+    bar.finish_and_clear();
+    Ok(f?)
 }

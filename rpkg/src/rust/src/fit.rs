@@ -110,6 +110,7 @@ fn glue_fit(
     let family =
         self::family(family, shared_sigma, realization_effect, student_t, standardize, phi_per_method, priors)?;
     let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
+    design.one_value_per_cell().map_err(msg)?;
     let options = FitOptions {
         family,
         sampler: SamplerSettings {
@@ -157,6 +158,7 @@ fn glue_fit_chees(
     let backend = self::backend(backend)?;
     let family = self::family(family, shared_sigma, realization_effect, false, false, phi_per_method, priors)?;
     let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
+    design.one_value_per_cell().map_err(msg)?;
     let sampler = CheesSettings {
         superchains: count("superchains", superchains)? as usize,
         chains_per_superchain: count("chains_per_superchain", chains_per_superchain)? as usize,

@@ -141,8 +141,8 @@ pub use diagnostics::{
 };
 pub use fit::chees::{BatchFitter, CheesFit, CheesOptions, CpuBatch, fit_chees, fit_many_chees};
 pub use fit::{
-    CheesSummary, DataSummary, Fit, FitDiagnostics, FitOptions, FitSummary, Mdd, Pairwise, ParamSummary,
-    SamplerSummary, SummaryOptions, fit, fit_many,
+    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Fit, FitDiagnostics, FitOptions, FitSummary, Mdd, Pairs, Pairwise,
+    ParamSummary, SamplerSummary, SummaryOptions, fit, fit_many, fit_with_progress,
 };
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};

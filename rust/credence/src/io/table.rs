@@ -24,13 +24,22 @@ fn is_missing(cell: &str) -> bool {
 impl Table {
     /// Reads a comma-separated file whose first row names the columns.
     pub fn read(path: &Path) -> Result<Self> {
-        let mut reader =
-            csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_path(path).map_err(
-                |e| match e.into_kind() {
-                    csv::ErrorKind::Io(io) => io_error(path, io),
-                    other => format_error(path, format!("{other:?}")),
-                },
-            )?;
+        let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(bytes.as_slice());
+        // Line numbers from the bytes: csv's own count lags by one after a CRLF line end.
+        let newlines: Vec<u64> =
+            bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i as u64).collect();
+        let line_at = |byte: u64| {
+            let mut start = byte as usize;
+            while bytes.get(start).is_some_and(|b| *b == b'\r' || *b == b'\n') {
+                start += 1;
+            }
+            newlines.partition_point(|&n| n < start as u64) as u64 + 1
+        };
         let header: Vec<String> = reader
             .headers()
             .map_err(|e| format_error(path, format!("cannot read the header row: {e}")))?
@@ -44,7 +53,7 @@ impl Table {
         let mut lines = Vec::new();
         for (i, record) in reader.records().enumerate() {
             let record = record.map_err(|e| format_error(path, format!("row {}: {e}", i + 1)))?;
-            let line = record.position().map_or(i as u64 + 2, |p| p.line());
+            let line = record.position().map_or(i as u64 + 2, |p| line_at(p.byte()));
             if record.len() != header.len() {
                 return Err(format_error(
                     path,
@@ -199,6 +208,17 @@ mod tests {
         assert!(e.ends_with("line 2, column 'method': 'A' is not a finite number"), "{e}");
         std::fs::write(&p, "a,b\n1,2\n3\n").unwrap();
         assert!(Table::read(&p).unwrap_err().to_string().contains("line 3: 1 cells, expected 2"));
+    }
+
+    #[test]
+    fn line_numbers_count_crlf_line_ends_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("crlf.csv");
+        std::fs::write(&p, "method,crps\r\nA,0.1\r\nB,x\r\n").unwrap();
+        let t = Table::read(&p).unwrap();
+        assert_eq!((t.line(0), t.line(1)), (2, 3));
+        let e = t.numbers("crps").unwrap_err().to_string();
+        assert!(e.ends_with("line 3, column 'crps': 'x' is not a finite number"), "{e}");
     }
 
     #[test]

@@ -5,10 +5,11 @@ mod quantities;
 mod summary;
 
 pub use quantities::Mdd;
-use summary::summarize;
 pub use summary::{
-    CheesSummary, DataSummary, FitDiagnostics, FitSummary, Pairwise, ParamSummary, SamplerSummary, SummaryOptions,
+    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitDiagnostics, FitSummary, Pairs, Pairwise, ParamSummary,
+    SamplerSummary, SummaryOptions,
 };
+use summary::{summarize, summarize_fitted};
 
 use std::time::Instant;
 
@@ -22,7 +23,9 @@ use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
 use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
 use crate::compare::model::{Family, Output, OutputKind, Posterior};
-use crate::compare::sampler::nuts::{ChainOutput, DrawStats, SamplerSettings, run_chains, stream_seed};
+use crate::compare::sampler::nuts::{
+    ChainOutput, DrawStats, SamplerSettings, run_chains, run_chains_with_progress, stream_seed,
+};
 use crate::error::{Error, Result};
 
 /// Options of [`fit`].
@@ -64,6 +67,10 @@ pub struct Fit {
     /// ChEES's record when batched ChEES made the fit (see [`Fit::chees`]).
     #[serde(default)]
     chees: Option<CheesSummary>,
+    /// The outputs' indices sorted by name: a name's lookup in O(log n), which the pairwise
+    /// answers of a fit of a thousand methods make millions of (rebuilt lazily when empty).
+    #[serde(skip)]
+    by_name: Vec<usize>,
 }
 
 /// Builds the posterior for a design (on the scale it is fitted on).
@@ -139,13 +146,56 @@ pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<Know
     Ok(assemble(design, options, prepared, &runs, start))
 }
 
+/// [`fit`], calling `progress(done, total)` as the chains go (iterations of all chains,
+/// warmup included; a rerun of a fit that is not clean raises the total): a face shows it for
+/// fits that take long, such as a thousand methods.
+pub fn fit_with_progress(design: &Design, options: &FitOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
+    let start = Instant::now();
+    let prepared = prepare(design, options, None, Geometry::PerChain)?;
+    let runs = run_chains_with_progress(prepared.model.as_ref(), &options.sampler, progress)?;
+    Ok(assemble(design, options, prepared, &runs, start))
+}
+
 /// A model ready to sample: built on the scale it is fitted on, with the standardisation
 /// (mean, sd) to undo and the warnings found so far.
 pub(crate) struct Prepared {
-    /// The posterior on the fitted scale.
+    /// The posterior on the fitted scale, of the [canonical](Design::canonical) design: the
+    /// draws depend on the table's content and the seed, not on its row order.
     pub model: Box<dyn Posterior>,
     standardization: Option<(f64, f64)>,
     warnings: Vec<String>,
+    /// For each reported quantity in the caller's order (its methods and realizations in the
+    /// order of the caller's design), its index among the model's outputs.
+    display: Vec<usize>,
+}
+
+/// For each output in the order of `design`'s methods and realizations, its index among
+/// `outputs` (a model's, in the canonical order): within every run of outputs named
+/// `prefix[label]`, the labels take `design`'s order (realizations for `gamma`, methods for
+/// the others).
+fn display_order(outputs: &[Output], design: &Design) -> Vec<usize> {
+    let label = |name: &str| -> Option<(String, String)> {
+        let (prefix, rest) = name.split_once('[')?;
+        Some((prefix.to_owned(), rest.strip_suffix(']')?.to_owned()))
+    };
+    let position = |prefix: &str, l: &str| {
+        let labels = if prefix == "gamma" { design.pairs() } else { design.groups() };
+        labels.iter().position(|x| x == l).unwrap_or(usize::MAX)
+    };
+    let mut order: Vec<usize> = (0..outputs.len()).collect();
+    let mut k = 0;
+    while k < outputs.len() {
+        let Some((prefix, _)) = label(&outputs[k].name) else {
+            k += 1;
+            continue;
+        };
+        let end = (k..outputs.len())
+            .find(|&j| label(&outputs[j].name).is_none_or(|(p, _)| p != prefix))
+            .unwrap_or(outputs.len());
+        order[k..end].sort_by_key(|&j| label(&outputs[j].name).map_or(usize::MAX, |(p, l)| position(&p, &l)));
+        k = end;
+    }
+    order
 }
 
 /// Standardises the response if asked (warning when it should be) and builds the model.
@@ -156,9 +206,25 @@ pub(crate) fn prepare(
     geometry: Geometry,
 ) -> Result<Prepared> {
     let mut warnings = Vec::new();
+    let user = design;
+    let canonical = design.canonical();
+    let design = &canonical;
+    // Known sigmas follow the methods into the canonical order.
+    let fixed = fixed.map(|mut k| {
+        k.sigma = design.groups().iter().map(|g| user.group_index(g).map_or(f64::NAN, |i| k.sigma[i])).collect();
+        k
+    });
+    if design.n_groups() < 2 {
+        return Err(Error::argument(
+            "methods",
+            format!("{} ({})", design.n_groups(), design.groups().join(", ")),
+            "at least two methods to compare",
+        ));
+    }
     let (fitted_design, standardization) = match &options.family {
         Family::Gaussian(o) => {
             let (mean, sd) = design.response_moments();
+            check_scale(design, mean, sd)?;
             if o.standardize && sd > 0.0 {
                 let y = design.y().iter().map(|v| (v - mean) / sd).collect();
                 (design.with_response(y)?, Some((mean, sd)))
@@ -175,7 +241,62 @@ pub(crate) fn prepare(
         Family::BetaBinomial(_) => (design.clone(), None),
     };
     let model = build_model(&fitted_design, &options.family, fixed, geometry)?;
-    Ok(Prepared { model, standardization, warnings })
+    let display = display_order(model.outputs(), user);
+    Ok(Prepared { model, standardization, warnings, display })
+}
+
+/// Named warnings for summaries that are not finite: an estimate (a sign of a broken fit) or
+/// an R-hat or ESS that is not defined (constant draws).
+fn non_finite_warnings(summary: &[ParamSummary]) -> Vec<String> {
+    let mut out = Vec::new();
+    let estimate = |p: &ParamSummary| [p.mean, p.sd, p.q2_5, p.q50, p.q97_5].iter().all(|v| v.is_finite());
+    let bad: Vec<&str> = summary.iter().filter(|p| !estimate(p)).map(|p| p.name.as_str()).collect();
+    if !bad.is_empty() {
+        out.push(format!("the estimates of {} are not finite: the fit is not usable", bad.join(", ")));
+    }
+    let undefined: Vec<&str> = summary
+        .iter()
+        .filter(|p| estimate(p) && !(p.rhat.is_finite() && p.ess_bulk.is_finite() && p.ess_tail.is_finite()))
+        .map(|p| p.name.as_str())
+        .collect();
+    if !undefined.is_empty() {
+        out.push(format!(
+            "R-hat or ESS of {} is not defined (their draws do not vary): convergence of these is not checked",
+            undefined.join(", ")
+        ));
+    }
+    out
+}
+
+/// Values whose squares overflow an f64 (the models sum squares of deviations).
+const LARGEST_RESPONSE: f64 = 1e150;
+
+/// A response the Gaussian model can fit: it must vary, and its squares must stay finite; the
+/// errors say so by name.
+fn check_scale(design: &Design, mean: f64, sd: f64) -> Result<()> {
+    let (lo, hi) = design.y().iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    if lo == hi {
+        return Err(Error::argument(
+            "response",
+            format!("{lo} in every row"),
+            "values that vary: the response has zero variance, so there is nothing to compare",
+        ));
+    }
+    let largest = design.y().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if largest > LARGEST_RESPONSE {
+        return Err(Error::argument(
+            "response",
+            format!("values up to {largest:e}"),
+            format!(
+                "values below {LARGEST_RESPONSE:e} in size (their squares overflow an f64, even standardised): \
+                 rescale the metric"
+            ),
+        ));
+    }
+    if !(sd.is_finite() && mean.is_finite()) {
+        return Err(Error::argument("response", format!("mean {mean}, sd {sd}"), "a finite mean and sd"));
+    }
+    Ok(())
 }
 
 /// Turns sampled chains into a [`Fit`]: back to the original scale, summaries, warnings.
@@ -186,9 +307,14 @@ pub(crate) fn assemble(
     runs: &[ChainOutput],
     start: Instant,
 ) -> Fit {
-    let Prepared { model, standardization, warnings } = prepared;
-    let outputs = model.outputs().to_vec();
-    let mut chains: Vec<Vec<f64>> = runs.iter().map(|r| r.draws.clone()).collect();
+    let Prepared { model, standardization, warnings, display } = prepared;
+    let outputs: Vec<Output> = display.iter().map(|&k| model.outputs()[k].clone()).collect();
+    // Each draw's quantities in the caller's order.
+    let n_model = model.outputs().len();
+    let mut chains: Vec<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.draws.chunks_exact(n_model).flat_map(|row| display.iter().map(move |&k| row[k])).collect())
+        .collect();
     if let Some((mean, sd)) = standardization {
         let n_out = outputs.len();
         for chain in &mut chains {
@@ -219,10 +345,25 @@ pub(crate) fn assemble(
         target: None,
         form: model.form(),
         chees: None,
+        by_name: Vec::new(),
     };
+    fit.by_name = (0..fit.outputs.len()).collect();
+    fit.by_name.sort_by(|&a, &b| fit.outputs[a].name.cmp(&fit.outputs[b].name));
     // Summaries are computed once, in parallel over quantities, and kept with the fit.
     let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
-    fit.summary = summarised.par_iter().map(|&k| summarize(&fit.outputs[k].name, &fit.chain_draws(k))).collect();
+    fit.summary = summarised
+        .par_iter()
+        .map(|&k| {
+            let (o, chains) = (&fit.outputs[k], fit.chain_draws(k));
+            // With standardisation, the diagnostics of the draws on the fitted scale.
+            let fitted = standardization.filter(|_| o.kind != OutputKind::Fixed).map(|(mean, sd)| {
+                let back = |v: f64| if o.kind == OutputKind::Location { (v - mean) / sd } else { v / sd };
+                chains.iter().map(|c| c.iter().map(|&v| back(v)).collect::<Vec<f64>>()).collect::<Vec<_>>()
+            });
+            summarize_fitted(&o.name, &chains, fitted.as_deref())
+        })
+        .collect();
+    fit.warnings.extend(non_finite_warnings(&fit.summary));
     let d = fit.diagnostics();
     if d.divergences > 0 {
         fit.warnings.push(format!(
@@ -340,10 +481,12 @@ impl Fit {
     }
 
     fn index(&self, name: &str) -> Result<usize> {
-        self.outputs
-            .iter()
-            .position(|o| o.name == name)
-            .ok_or_else(|| Error::argument("parameter", name, format!("one of {}", self.names().join(", "))))
+        let found = if self.by_name.len() == self.outputs.len() {
+            self.by_name.binary_search_by(|&k| self.outputs[k].name.as_str().cmp(name)).ok().map(|i| self.by_name[i])
+        } else {
+            self.outputs.iter().position(|o| o.name == name)
+        };
+        found.ok_or_else(|| Error::argument("parameter", name, format!("one of {}", self.names().join(", "))))
     }
 
     /// Draws of one quantity, one vector per chain.

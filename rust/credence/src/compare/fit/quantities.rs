@@ -24,6 +24,32 @@ pub struct Mdd {
 }
 
 impl Fit {
+    /// The methods best first by the posterior mean of mu (p for the beta-binomial): lowest
+    /// first, highest first when higher is better, closest first under a target.
+    pub fn ranking(&self) -> Result<Vec<String>> {
+        let param = self.method_parameter();
+        let mut scored: Vec<(f64, &String)> = self
+            .design
+            .groups()
+            .iter()
+            .map(|g| {
+                let name = format!("{param}[{g}]");
+                let mean = self.summary.iter().find(|p| p.name == name).map(|p| p.mean);
+                let mean = mean.ok_or_else(|| Error::argument("method", g, "a method of the fit"))?;
+                Ok((
+                    match self.target {
+                        Some(t) => (mean - t).abs(),
+                        None if self.options.higher_is_better => -mean,
+                        None => mean,
+                    },
+                    g,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        Ok(scored.into_iter().map(|(_, g)| g.clone()).collect())
+    }
+
     /// The compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
     fn method_parameter(&self) -> &'static str {
         match self.options.family {

@@ -45,8 +45,20 @@ pub struct FitDiagnostics {
 
 /// Summary statistics of one quantity's chains.
 pub(super) fn summarize(name: &str, chains: &[Vec<f64>]) -> ParamSummary {
+    summarize_fitted(name, chains, None)
+}
+
+/// [`summarize`], with R-hat and ESS from `fitted` when given: the same draws on the scale the
+/// model was fitted on (standardised). The diagnostics do not change under that affine map, but
+/// posterior's rule that draws within machine epsilon of each other are constant is absolute,
+/// so draws of a metric of scale 1e-30 would have none on their own scale.
+pub(super) fn summarize_fitted(name: &str, chains: &[Vec<f64>], fitted: Option<&[Vec<f64>]>) -> ParamSummary {
     let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
-    let (rhat, ess_bulk, ess_tail, sorted) = summary_diagnostics(&refs);
+    let (mut rhat, mut ess_bulk, mut ess_tail, sorted) = summary_diagnostics(&refs);
+    if let Some(fitted) = fitted {
+        let refs: Vec<&[f64]> = fitted.iter().map(Vec::as_slice).collect();
+        (rhat, ess_bulk, ess_tail, _) = summary_diagnostics(&refs);
+    }
     let n = sorted.len() as f64;
     let mean = sorted.iter().sum::<f64>() / n;
     let sd = (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
@@ -121,6 +133,32 @@ pub struct DataSummary {
     pub realizations: usize,
 }
 
+/// Every ordered pair of methods up to this many methods ([`Pairs::Auto`]); beyond it the
+/// M (M - 1) pairs (a million for a sweep of a thousand configurations) would dwarf the fit.
+pub const ALL_PAIRS_UP_TO: usize = 20;
+
+/// Which pairs of methods a summary compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairs {
+    /// [`Pairs::All`] up to [`ALL_PAIRS_UP_TO`] methods, [`Pairs::Ranked`] beyond (default).
+    #[default]
+    Auto,
+    /// Every ordered pair: M (M - 1) of them.
+    All,
+    /// The methods ranked by posterior mean, best first: each one against the next in the
+    /// ranking, and the best against every other, in both directions (about 4 M pairs).
+    Ranked,
+}
+
+impl std::str::FromStr for Pairs {
+    type Err = crate::Error;
+    /// Parses `auto`, `all` or `ranked`.
+    fn from_str(s: &str) -> crate::Result<Self> {
+        crate::error::parse_choice("pairs", s, &[("auto", Pairs::Auto), ("all", Pairs::All), ("ranked", Pairs::Ranked)])
+    }
+}
+
 /// What [`FitSummary::new`] computes beyond the fit itself.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SummaryOptions {
@@ -129,13 +167,16 @@ pub struct SummaryOptions {
     /// New realizations the MDD plans for (default 1).
     pub r_new: f64,
     /// Half-width eps of a region of practical equivalence: with it, P(|mu_A - mu_B| < eps)
-    /// for every pair.
+    /// for every pair compared.
     pub rope: Option<f64>,
+    /// Which pairs are compared (default: all of them for up to [`ALL_PAIRS_UP_TO`] methods).
+    #[serde(default)]
+    pub pairs: Pairs,
 }
 
 impl Default for SummaryOptions {
     fn default() -> Self {
-        Self { power: 0.8, r_new: 1.0, rope: None }
+        Self { power: 0.8, r_new: 1.0, rope: None, pairs: Pairs::Auto }
     }
 }
 
@@ -151,15 +192,25 @@ impl<T> Pairwise<T> {
         row.iter().find(|(y, _)| y == b).map(|(_, v)| v)
     }
 
-    fn build(methods: &[String], mut value: impl FnMut(&str, &str) -> crate::Result<T>) -> crate::Result<Self> {
-        let rows = methods
-            .iter()
-            .map(|a| {
-                let row: crate::Result<Vec<(String, T)>> =
-                    methods.iter().filter(|b| *b != a).map(|b| Ok((b.clone(), value(a, b)?))).collect();
-                row.map(|r| (a.clone(), r))
-            })
-            .collect::<crate::Result<_>>()?;
+    /// The value of each pair (a, b) that `wanted` keeps (by indices into `methods`); rows and
+    /// columns in the order of `methods`, rows without a pair left out.
+    fn build(
+        methods: &[String],
+        wanted: &dyn Fn(usize, usize) -> bool,
+        mut value: impl FnMut(&str, &str) -> crate::Result<T>,
+    ) -> crate::Result<Self> {
+        let mut rows = Vec::new();
+        for (i, a) in methods.iter().enumerate() {
+            let mut row = Vec::new();
+            for (j, b) in methods.iter().enumerate() {
+                if i != j && wanted(i, j) {
+                    row.push((b.clone(), value(a, b)?));
+                }
+            }
+            if !row.is_empty() {
+                rows.push((a.clone(), row));
+            }
+        }
         Ok(Pairwise(rows))
     }
 }
@@ -304,8 +355,9 @@ mod parameters {
 /// `model` (the family and its options), `form` (how the sampler saw the model), `data`
 /// (`observations`, `methods`, `realizations`), `units`, `higher_is_better`, `target`,
 /// `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
-/// `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than B)}}` and its Monte Carlo
-/// error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,
+/// `ranking` (the methods best first by posterior mean), `pairs` (`all`, or `ranked` for many
+/// methods: see [`Pairs`]), `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than
+/// B)}}` and its Monte Carlo error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,
 /// detection_probability}}}`), `rope_eps` and `rope` (`{A: {B: P(|mu_A - mu_B| < eps)}}`, both
 /// `null` without a ROPE), `diagnostics` (`divergences`, `treedepth_hits`, `max_rhat`,
 /// `min_ess_bulk`), `sampler` (see [`SamplerSummary`]), `warnings`, `seconds`.
@@ -344,6 +396,11 @@ pub struct FitSummary {
     /// Posterior summaries of the main quantities.
     #[serde(with = "parameters")]
     pub parameters: Vec<ParamSummary>,
+    /// The methods ranked by the posterior mean of mu (p for the beta-binomial), best first.
+    pub ranking: Vec<String>,
+    /// Which pairs the pairwise answers hold: `all` (every ordered pair) or `ranked` (each
+    /// method against the next in the ranking, and the best against every other).
+    pub pairs: String,
     /// P(A better than B | y).
     pub prob_better: Pairwise<f64>,
     /// Monte Carlo standard error of `prob_better`.
@@ -375,12 +432,39 @@ impl FitSummary {
         use crate::compare::Family;
         let design = fit.design();
         let methods = design.groups().to_vec();
-        let probs = Pairwise::build(&methods, |a, b| fit.prob_better(a, b))?;
+        let ranking = fit.ranking()?;
+        let ranked = match options.pairs {
+            Pairs::All => false,
+            Pairs::Ranked => true,
+            Pairs::Auto => methods.len() > ALL_PAIRS_UP_TO,
+        };
+        // Rank of each method (by index into `methods`) for the ranked pairs.
+        let rank: Vec<usize> =
+            methods.iter().map(|m| ranking.iter().position(|r| r == m).unwrap_or(usize::MAX)).collect();
+        let wanted = |i: usize, j: usize| {
+            let (a, b) = (rank[i], rank[j]);
+            !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
+        };
+        let probs = Pairwise::build(&methods, &wanted, |a, b| fit.prob_better(a, b))?;
         let rope = match options.rope {
-            Some(eps) => Some(Pairwise::build(&methods, |a, b| fit.rope(a, b, eps))?),
+            Some(eps) => Some(Pairwise::build(&methods, &wanted, |a, b| fit.rope(a, b, eps))?),
             None => None,
         };
         let s = &fit.options().sampler;
+        let mdd = Pairwise::build(&methods, &wanted, |a, b| fit.mdd(a, b, options.power, options.r_new))?;
+        let mut warnings = fit.warnings().to_vec();
+        let broken: Vec<String> = mdd
+            .0
+            .iter()
+            .flat_map(|(a, row)| row.iter().map(move |(b, m)| (a, b, m)))
+            .filter(|(a, b, m)| {
+                a < b && ![m.mdd, m.sigma_pred, m.gap, m.detection_probability].iter().all(|v| v.is_finite())
+            })
+            .map(|(a, b, _)| format!("{a} vs {b}"))
+            .collect();
+        if !broken.is_empty() {
+            warnings.push(format!("the minimum detectable difference of {} is not finite", broken.join(", ")));
+        }
         Ok(Self {
             model: fit.options().family,
             form: fit.form().to_owned(),
@@ -397,6 +481,8 @@ impl FitSummary {
             higher_is_better: fit.options().higher_is_better,
             target: fit.target(),
             parameters: fit.summary().to_vec(),
+            ranking,
+            pairs: if ranked { "ranked" } else { "all" }.into(),
             prob_better: Pairwise(
                 probs.0.iter().map(|(a, r)| (a.clone(), r.iter().map(|(b, p)| (b.clone(), p.0)).collect())).collect(),
             ),
@@ -405,7 +491,7 @@ impl FitSummary {
             ),
             power: options.power,
             r_new: options.r_new,
-            mdd: Pairwise::build(&methods, |a, b| fit.mdd(a, b, options.power, options.r_new))?,
+            mdd,
             rope_eps: options.rope,
             rope,
             diagnostics: fit.diagnostics(),
@@ -420,7 +506,7 @@ impl FitSummary {
                 gradient_evals: fit.gradient_evals(),
                 chees: fit.chees().cloned(),
             },
-            warnings: fit.warnings().to_vec(),
+            warnings,
             seconds: fit.seconds(),
         })
     }

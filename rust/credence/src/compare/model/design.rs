@@ -1,5 +1,6 @@
 //! The data of a comparison: one metric value (or covered count) per method x realization.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -35,10 +36,103 @@ fn encode(labels: &[String]) -> (Vec<String>, Vec<usize>) {
     (levels, codes)
 }
 
+/// The natural order of labels: labels that read as numbers by value (and before any other),
+/// the others by their bytes; ties by the bytes, so the order is total.
+pub(crate) fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+    match (number(a), number(b)) {
+        (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| a.cmp(b)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// The natural order of `labels` as a map from old to new index.
+fn ranks(labels: &[String]) -> (Vec<String>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..labels.len()).collect();
+    order.sort_by(|&a, &b| natural_cmp(&labels[a], &labels[b]));
+    let mut rank = vec![0; labels.len()];
+    for (new, &old) in order.iter().enumerate() {
+        rank[old] = new;
+    }
+    (order.iter().map(|&i| labels[i].clone()).collect(), rank)
+}
+
+/// Every count a whole number in 0..=trials and every trials a whole number >= 1; the error
+/// names the file, line and column.
+fn check_counts(
+    table: &Table,
+    keep: &[usize],
+    y: &[Option<f64>],
+    t: &[Option<f64>],
+    response: &str,
+    trials: &str,
+) -> Result<()> {
+    for &i in keep {
+        let (k, n) = (y[i].unwrap_or(f64::NAN), t[i].unwrap_or(f64::NAN));
+        let line = table.line(i);
+        if !(n >= 1.0 && n.fract() == 0.0) {
+            let why = format!("line {line}, column '{trials}': {n} is not a whole number of trials >= 1");
+            return Err(crate::io::format_error(table.source(), why));
+        }
+        if !(k >= 0.0 && k <= n && k.fract() == 0.0) {
+            let why =
+                format!("line {line}, column '{response}': {k} is not a whole count in 0..={n} (column '{trials}')");
+            return Err(crate::io::format_error(table.source(), why));
+        }
+    }
+    Ok(())
+}
+
+/// At most one row per (method, realization): the paired model takes one value per cell.
+/// The error names the file, the first duplicated cells and their lines.
+fn check_one_per_cell(
+    table: &Table,
+    keep: &[usize],
+    g: &[Option<String>],
+    p: &[Option<String>],
+    group: &str,
+    pair: &str,
+) -> Result<()> {
+    let mut lines: HashMap<(&str, &str), Vec<u64>> = HashMap::new();
+    let mut order: Vec<(&str, &str)> = Vec::new();
+    for &i in keep {
+        let key = (g[i].as_deref().unwrap_or(""), p[i].as_deref().unwrap_or(""));
+        let entry = lines.entry(key).or_default();
+        if entry.is_empty() {
+            order.push(key);
+        }
+        entry.push(table.line(i));
+    }
+    let dup: Vec<String> = order
+        .iter()
+        .filter(|k| lines[*k].len() > 1)
+        .map(|k| {
+            let l: Vec<String> = lines[k].iter().map(u64::to_string).collect();
+            format!("{group} '{}', {pair} '{}' on lines {}", k.0, k.1, l.join(", "))
+        })
+        .collect();
+    if dup.is_empty() {
+        return Ok(());
+    }
+    let shown = dup.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+    let more = if dup.len() > 3 { format!(" (and {} more)", dup.len() - 3) } else { String::new() };
+    let why = format!(
+        "{} cell(s) with more than one row: {shown}{more}; the paired model takes one value per {group} and \
+         {pair}: keep one (e.g. --where train_rep=0 for repeated trainings) or average the repeats",
+        dup.len()
+    );
+    Err(crate::io::format_error(table.source(), why))
+}
+
 impl Design {
     /// Builds a design from per-observation labels and values. `pair` is the realization of
     /// each value (`None` for an unpaired design); `trials` the number of test points behind
-    /// each count for the beta-binomial model (then `y` holds the covered counts).
+    /// each count for the beta-binomial model (then `y` holds the covered counts). Several
+    /// values of one method and realization are allowed here (the models treat them as
+    /// replicates of the cell); tables read with [`Design::from_table`], and the faces, refuse
+    /// them ([`Design::one_value_per_cell`]).
     pub fn new(group: Vec<String>, pair: Option<Vec<String>>, y: Vec<f64>, trials: Option<Vec<f64>>) -> Result<Self> {
         let n = y.len();
         if n == 0 {
@@ -75,7 +169,11 @@ impl Design {
     }
 
     /// Reads the design from named columns of a long table; rows with a missing value in any
-    /// of those columns are dropped (the returned messages say how many, like brms).
+    /// of those columns are dropped (the returned messages say how many, like brms). Errors
+    /// name the file, line and column: a count that is not a whole number in 0..=trials, and,
+    /// for a paired design, a method and realization with more than one row. The design is
+    /// [canonical](Design::canonical): methods and realizations in the natural order of their
+    /// labels, so the row order of the file changes nothing.
     pub fn from_table(
         table: &Table,
         response: &str,
@@ -102,16 +200,75 @@ impl Design {
         }
         let pick = |v: &Vec<Option<f64>>| keep.iter().map(|&i| v[i].unwrap_or(f64::NAN)).collect::<Vec<_>>();
         let pick_text = |v: &Vec<Option<String>>| keep.iter().map(|&i| v[i].clone().unwrap_or_default()).collect();
+        if let (Some(t), Some(trials)) = (&t, trials) {
+            check_counts(table, &keep, &y, t, response, trials)?;
+        }
+        if let (Some(p), Some(pair)) = (&p, pair) {
+            check_one_per_cell(table, &keep, &g, p, group, pair)?;
+        }
         let design = Self::new(pick_text(&g), p.as_ref().map(pick_text), pick(&y), t.as_ref().map(pick))
             .map_err(|e| e.in_file(table.source()))?;
-        Ok((design, warnings))
+        Ok((design.canonical(), warnings))
     }
 
-    /// Method labels, in order of first appearance.
+    /// Checks that a paired design has at most one value per method and realization, as a
+    /// comparison of paired runs assumes (repeated trainings must be filtered or averaged
+    /// first); the error names the cell and both indices.
+    pub fn one_value_per_cell(&self) -> Result<()> {
+        if self.pairs.is_empty() {
+            return Ok(());
+        }
+        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        for i in 0..self.n_obs() {
+            if let Some(first) = seen.insert((self.group[i], self.pair[i]), i) {
+                return Err(Error::value(
+                    "response",
+                    &[i],
+                    self.y[i],
+                    format!(
+                        "one value per method and realization, but method '{}', realization '{}' has one at \
+                         [{first}] already (filter the data to one value per cell, or average the repeats)",
+                        self.groups[self.group[i]], self.pairs[self.pair[i]]
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The same observations in a canonical order: methods and realizations in the natural
+    /// order of their labels ([`natural_cmp`]: numbers by value), rows by (method,
+    /// realization, value, trials). Two tables with the same rows in any order give the same
+    /// canonical design, so a fit of it depends on the table's content and the seed only.
+    pub fn canonical(&self) -> Design {
+        let (groups, g_rank) = ranks(&self.groups);
+        let (pairs, p_rank) = ranks(&self.pairs);
+        let pair_rank = |i: usize| p_rank.get(self.pair[i]).copied().unwrap_or(0);
+        let trials = |i: usize| self.trials.as_ref().map_or(0.0, |t| t[i]);
+        let mut rows: Vec<usize> = (0..self.n_obs()).collect();
+        rows.sort_by(|&a, &b| {
+            (g_rank[self.group[a]], pair_rank(a))
+                .cmp(&(g_rank[self.group[b]], pair_rank(b)))
+                .then(self.y[a].total_cmp(&self.y[b]))
+                .then(trials(a).total_cmp(&trials(b)))
+        });
+        Design {
+            groups,
+            pair: rows.iter().map(|&i| if self.pairs.is_empty() { 0 } else { pair_rank(i) }).collect(),
+            pairs,
+            group: rows.iter().map(|&i| g_rank[self.group[i]]).collect(),
+            y: rows.iter().map(|&i| self.y[i]).collect(),
+            trials: self.trials.as_ref().map(|t| rows.iter().map(|&i| t[i]).collect()),
+        }
+    }
+
+    /// Method labels in the design's order: first appearance for [`Design::new`], natural
+    /// order of the labels for a canonical design (and so for [`Design::from_table`]).
     pub fn groups(&self) -> &[String] {
         &self.groups
     }
-    /// Realization labels, in order of first appearance (empty for an unpaired design).
+    /// Realization labels in the design's order (as [`Design::groups`]; empty for an unpaired
+    /// design).
     pub fn pairs(&self) -> &[String] {
         &self.pairs
     }

@@ -3,5 +3,6 @@
 
 pub(crate) mod chees;
 pub(crate) mod laplace;
+pub(crate) mod memory;
 pub(crate) mod nuts;
 pub(crate) mod philox;

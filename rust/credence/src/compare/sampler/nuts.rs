@@ -95,6 +95,9 @@ impl SamplerSettings {
         if self.draws < 4 {
             return Err(Error::argument("draws", self.draws, "at least 4 (diagnostics split chains in half)"));
         }
+        if self.warmup == 0 {
+            return Err(Error::argument("warmup", 0, "at least 1 (without warmup the step size is never adapted)"));
+        }
         if !(1..=20).contains(&self.max_depth) {
             return Err(Error::argument("max_depth", self.max_depth, "in 1..=20"));
         }
@@ -204,15 +207,39 @@ impl CpuLogpFunc for Density<'_> {
 /// alive (they are not `Send`) costs the short run again, on the few fits that need more.
 /// The gradient evaluations of the shorter runs are counted in the result's.
 pub(crate) fn run_chains(post: &dyn Posterior, settings: &SamplerSettings) -> Result<Vec<ChainOutput>> {
+    run_chains_with_progress(post, settings, &|_, _| {})
+}
+
+/// Iterations between two calls of a progress callback, per chain.
+const PROGRESS_EVERY: u64 = 25;
+
+/// [`run_chains`], calling `progress(done, total)` with the iterations of all chains (warmup
+/// included; a longer rerun of a fit that is not clean raises the total).
+pub(crate) fn run_chains_with_progress(
+    post: &dyn Posterior,
+    settings: &SamplerSettings,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<ChainOutput>> {
     settings.validate()?;
     let max = settings.max_draws.unwrap_or(settings.draws);
+    super::memory::check(settings.chains, max.max(settings.draws), post.outputs().len(), size_of::<DrawStats>())?;
     let block = (settings.draws / 2).max(1);
     let (mut draws, mut spent) = (settings.draws, 0);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let mut earlier = 0;
     loop {
+        let total = earlier + settings.chains as u64 * (settings.warmup + draws);
+        let tick = || {
+            let d = done.fetch_add(PROGRESS_EVERY, std::sync::atomic::Ordering::Relaxed) + PROGRESS_EVERY;
+            progress(d.min(total), total);
+        };
         let mut runs: Vec<ChainOutput> = (0..settings.chains)
             .into_par_iter()
-            .map(|c| run_chain(post, settings, draws, c as u64))
+            .map(|c| run_chain(post, settings, draws, c as u64, &tick))
             .collect::<Result<_>>()?;
+        earlier = total;
+        done.store(earlier, std::sync::atomic::Ordering::Relaxed);
+        progress(earlier, earlier);
         if draws >= max || clean_draws(post, &runs.iter().map(|r| r.draws.as_slice()).collect::<Vec<_>>()) {
             for (r, spent) in runs.iter_mut().zip(spent_per_chain(spent, settings.chains)) {
                 r.gradient_evals += spent;
@@ -247,8 +274,15 @@ fn sampler_error(chain: u64, e: impl std::fmt::Display) -> Error {
     Error::Sampler { chain, message: e.to_string() }
 }
 
-/// One chain of `settings.warmup` + `draws` iterations.
-fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, draws: u64, chain: u64) -> Result<ChainOutput> {
+/// One chain of `settings.warmup` + `draws` iterations, calling `tick` every
+/// [`PROGRESS_EVERY`] of them.
+fn run_chain(
+    post: &dyn Posterior,
+    settings: &SamplerSettings,
+    draws: u64,
+    chain: u64,
+    tick: &(dyn Fn() + Sync),
+) -> Result<ChainOutput> {
     let mut nuts = DiagNutsSettings {
         num_tune: settings.warmup,
         num_draws: draws,
@@ -278,7 +312,10 @@ fn run_chain(post: &dyn Posterior, settings: &SamplerSettings, draws: u64, chain
     // apart from the sampler's, so they change no transition.
     let mut aux_rng = ChaCha8Rng::seed_from_u64(stream_seed_path(settings.seed, &[chain, AUX_TAG]));
     let mut aux = vec![0.0; post.aux_dim()];
-    for _ in 0..settings.warmup + draws {
+    for it in 0..settings.warmup + draws {
+        if it % PROGRESS_EVERY == PROGRESS_EVERY - 1 {
+            tick();
+        }
         let (position, _, stats, progress) = sampler.expanded_draw().map_err(|e| sampler_error(chain, e))?;
         out.gradient_evals += progress.num_gradients;
         if progress.tuning {

@@ -26,6 +26,15 @@ impl CollapsedGaussian {
     /// (M each), and per pattern counts (P x M), sizes (P), mean cell means (P x M) and
     /// cross-products (P x M x M).
     pub(crate) fn flatten(&self, data_set: u32) -> std::result::Result<DeviceModel, String> {
+        if self.is_dual() {
+            return Err(format!(
+                "{} methods and {} realizations (the kernel implements the form that eliminates the realization \
+                 effects, for designs of up to {} methods or not more methods than realizations)",
+                self.m,
+                self.r,
+                super::dual::DUAL_MIN_METHODS - 1
+            ));
+        }
         let to_i32 = |v: usize| i32::try_from(v).map_err(|_| format!("{v} is too large for the kernel"));
         let work = TRAJECTORY_SCRATCH * self.dim + self.device_work();
         let ints = vec![

@@ -241,6 +241,9 @@ impl CollapsedGaussian {
     /// ln p(y | theta) with `sc` the scales and `u` their logarithms; adds d/du to `grad`.
     /// NaN when the location block's precision is not numerically positive definite.
     pub(super) fn likelihood(&self, sc: &[f64], u: &[f64], grad: &mut [f64], wk: &mut Work) -> f64 {
+        if let Some(ll) = self.likelihood_dual(sc, u, grad) {
+            return ll;
+        }
         let (m, n, r) = (self.m, self.m + 1, self.r);
         if !self.condition(sc, wk) {
             return f64::NAN;
@@ -360,6 +363,10 @@ impl CollapsedGaussian {
         let (m, n, r) = (self.m, self.m + 1, self.r);
         let (mut sc, mut u) = (std::mem::take(&mut wk.sc), std::mem::take(&mut wk.u));
         self.scales(v, &mut sc, &mut u, wk);
+        if self.is_dual() && self.draw_dual(&sc, z, out) {
+            (wk.sc, wk.u) = (sc, u);
+            return;
+        }
         let ok = self.condition(&sc, wk);
         (wk.sc, wk.u) = (sc, u);
         if !ok {
@@ -397,5 +404,35 @@ impl CollapsedGaussian {
             put(wk.g_hat[i] + z[n + i] / q.sqrt());
         }
         wk.tmp2 = beta;
+    }
+
+    /// [`CollapsedGaussian::draw`] in the dual form: the same reported quantities in the same
+    /// order; false (nothing written) where the primal form must draw.
+    fn draw_dual(&self, sc: &[f64], z: &[f64], out: &mut [f64]) -> bool {
+        let (m, r) = (self.m, self.r);
+        let mut loc = Vec::with_capacity(1 + m + r);
+        if !self.locations_dual(sc, z, &mut loc) {
+            return false;
+        }
+        let mut k = 0;
+        let mut put = |x: f64| {
+            out[k] = x;
+            k += 1;
+        };
+        put(loc[0] + self.shift);
+        put(sc[0]);
+        if r > 0 {
+            put(sc[self.dim - 1]);
+        }
+        for g in 0..m {
+            put(loc[1 + g] + self.shift);
+        }
+        for g in 0..m {
+            put(sc[self.sigma_slot(g)]);
+        }
+        for i in 0..r {
+            put(loc[1 + m + i]);
+        }
+        true
     }
 }

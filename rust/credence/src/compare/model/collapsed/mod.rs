@@ -48,6 +48,7 @@ use stats::CellStats;
 use work::WORK;
 
 mod device;
+mod dual;
 mod marginal;
 mod stats;
 #[cfg(test)]
@@ -107,6 +108,9 @@ pub(crate) struct CollapsedGaussian {
     outputs: Vec<Output>,
     group: Vec<usize>,
     pair: Vec<usize>,
+    /// With many methods and few realizations, the data of the dual form (`dual.rs`), which
+    /// eliminates the method effects instead of the realization effects.
+    dual: Option<dual::DualData>,
 }
 
 impl CollapsedGaussian {
@@ -141,6 +145,15 @@ impl CollapsedGaussian {
             pattern_cross,
             sq,
         } = CellStats::new(design, effect, r, shift);
+        // Many methods: eliminate delta instead of gamma (O(M R) per evaluation, not O(M^3)).
+        let dual = (m >= dual::DUAL_MIN_METHODS && m > r).then(|| {
+            if effect {
+                let k = |i: usize, g: usize| pattern_k[pattern_of[i] * m + g];
+                dual::DualData::new(m, r, k, |i, g| mean[i * m + g])
+            } else {
+                dual::DualData::new(m, 1, |_, g| counts[g], |_, g| method_mean[g])
+            }
+        });
         if !effect {
             mean.clear();
         }
@@ -160,10 +173,14 @@ impl CollapsedGaussian {
         };
         // Each residual sd: mirrored around 0 with half that sd as its data scale (measured,
         // benches/README.md), except for samplers that pool their adaptation over chains, for
-        // which the mirror images would mix (ChEES; softplus there).
-        maps.extend((0..n_sigma).map(|k| match geometry {
-            Geometry::PerChain => ScaleMap::for_residual_sd(&pri.sigma, 0.5 * data_sd(k)),
-            Geometry::Pooled => ScaleMap::for_prior(&pri.sigma),
+        // which the mirror images would mix (ChEES; softplus there), and for many methods: among
+        // hundreds of sigmas some chains start near a mirror's wall at 0 and never leave it
+        // (measured: 1000 methods x 10 realizations, one NUTS chain divergent throughout), while
+        // ten values per method leave no sigma the data cannot tell from 0.
+        let mirrored = geometry == Geometry::PerChain && dual.is_none();
+        maps.extend((0..n_sigma).map(|k| match mirrored {
+            true => ScaleMap::for_residual_sd(&pri.sigma, 0.5 * data_sd(k)),
+            false => ScaleMap::for_prior(&pri.sigma),
         }));
         if effect {
             maps.push(ScaleMap::for_prior(&pri.sigma_gamma));
@@ -198,7 +215,25 @@ impl CollapsedGaussian {
             outputs: gaussian_outputs(design, effect, false),
             group: design.group().to_vec(),
             pair: design.pair().to_vec(),
+            dual,
         }
+    }
+}
+
+#[cfg(test)]
+impl CollapsedGaussian {
+    /// The same model evaluated in the dual form (`on`) or the primal one, whatever its size.
+    pub(super) fn with_dual(mut self, on: bool) -> Self {
+        let (m, r) = (self.m, self.r);
+        self.dual = on.then(|| {
+            if r > 0 {
+                let k = |i: usize, g: usize| self.pattern_k[self.pattern_of[i] * m + g];
+                dual::DualData::new(m, r, k, |i, g| self.mean[i * m + g])
+            } else {
+                dual::DualData::new(m, 1, |_, g| self.counts[g], |_, g| self.method_mean[g])
+            }
+        });
+        self
     }
 }
 
@@ -242,6 +277,10 @@ impl Posterior for CollapsedGaussian {
     }
 
     fn form(&self) -> String {
-        "collapsed (only the log-scales are sampled; mu0, mu and gamma are integrated out and drawn from their exact conditional posterior)".into()
+        let how = if self.is_dual() { ", the method effects eliminated first" } else { "" };
+        format!(
+            "collapsed (only the log-scales are sampled; mu0, mu and gamma are integrated out{how} and drawn from \
+             their exact conditional posterior)"
+        )
     }
 }

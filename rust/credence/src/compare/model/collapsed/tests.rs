@@ -37,7 +37,14 @@ fn designs() -> Vec<Design> {
         design(4, 5, &[(3, 4), (0, 1), (2, 1)], &[(1, 2)]),
         design(2, 3, &[], &[(0, 0), (1, 2)]),
         design(6, 10, &[(5, 0)], &[]),
+        // Many methods: the dual form by default.
+        design(26, 4, &[(3, 0), (20, 2), (20, 3)], &[(7, 1)]),
     ]
+}
+
+/// The model of `d` in both forms (eliminating gamma, and eliminating delta).
+fn both_forms(d: &Design, opts: GaussianOptions, geometry: Geometry) -> [CollapsedGaussian; 2] {
+    [false, true].map(|dual| CollapsedGaussian::new(d, opts, geometry).with_dual(dual))
 }
 
 fn variants() -> Vec<GaussianOptions> {
@@ -132,8 +139,8 @@ fn scales(model: &CollapsedGaussian, v: &[f64]) -> (f64, Vec<f64>, Option<f64>) 
 #[test]
 fn marginal_density_equals_the_multivariate_normal_density_of_y() {
     for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
-        for opts in variants() {
-            let model = CollapsedGaussian::new(&d, opts, geometry);
+        for model in variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)) {
+            let opts = model.opts;
             for u in points(&model) {
                 let mut g = vec![0.0; model.dim()];
                 let got = model.logp(&u, &mut g) - prior_part(&model, &u);
@@ -171,8 +178,8 @@ fn gradient_error4(model: &CollapsedGaussian, v: &[f64]) -> (f64, usize) {
 #[test]
 fn gradients_match_finite_differences() {
     for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
-        for opts in variants() {
-            let model = CollapsedGaussian::new(&d, opts, geometry);
+        for model in variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)) {
+            let opts = model.opts;
             for u in points(&model) {
                 let (err, k) = gradient_error4(&model, &u);
                 assert!(err < 1e-6, "{opts:?} at {u:?}: coordinate {k}: {err}");
@@ -283,8 +290,8 @@ fn scale_jacobian_matches_finite_differences() {
 #[test]
 fn location_draws_follow_the_exact_conditional_posterior() {
     for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
-        for opts in variants() {
-            let model = CollapsedGaussian::new(&d, opts, geometry);
+        for model in variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)) {
+            let opts = model.opts;
             let u = &points(&model)[0];
             let (m, r) = (model.m, model.r);
             let aux = model.aux_dim();
@@ -462,5 +469,27 @@ fn time_log_density() {
             }
             eprintln!("{m}x{r} {geometry:?}: {us:.3} us per evaluation ({acc:.3e})");
         }
+    }
+}
+
+#[test]
+fn both_forms_agree_and_many_methods_take_the_dual_one() {
+    for d in designs() {
+        for opts in variants() {
+            let [primal, dual] = both_forms(&d, opts, Geometry::PerChain);
+            for u in points(&primal) {
+                let (mut gp, mut gd) = (vec![0.0; primal.dim()], vec![0.0; dual.dim()]);
+                let (lp, ld) = (primal.logp(&u, &mut gp), dual.logp(&u, &mut gd));
+                assert!((lp - ld).abs() < 1e-9 * (1.0 + lp.abs()), "{opts:?} at {u:?}: {lp} vs {ld}");
+                for (a, b) in gp.iter().zip(&gd) {
+                    assert!((a - b).abs() < 1e-7 * (1.0 + a.abs()), "{opts:?} at {u:?}: {gp:?} vs {gd:?}");
+                }
+            }
+        }
+        let model = CollapsedGaussian::new(&d, GaussianOptions::default(), Geometry::PerChain);
+        let many = d.n_groups() >= super::dual::DUAL_MIN_METHODS;
+        assert_eq!(model.is_dual(), many);
+        assert_eq!(model.form().contains("method effects eliminated first"), many);
+        assert_eq!(model.device_model(0).is_err(), many);
     }
 }

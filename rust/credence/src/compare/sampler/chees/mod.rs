@@ -222,6 +222,9 @@ impl CheesSettings {
         if self.draws < 4 {
             return Err(Error::argument("draws", self.draws, "at least 4 (diagnostics split chains in half)"));
         }
+        if self.warmup == 0 {
+            return Err(Error::argument("warmup", 0, "at least 1 (without warmup the step size is never adapted)"));
+        }
         if !(self.target_accept > 0.0 && self.target_accept < 1.0) {
             return Err(Error::argument("target_accept", self.target_accept, "in (0, 1)"));
         }

@@ -217,6 +217,8 @@ pub(crate) fn run_chees_on<'a>(
     device: Option<&'a dyn ChainDevice>,
 ) -> Result<CheesRun> {
     s.validate()?;
+    let most = s.max_draws.unwrap_or(s.draws).max(s.draws);
+    crate::compare::sampler::memory::check(s.chains(), most, post.outputs().len(), size_of::<DrawStats>())?;
     let mut ens = Ensemble::new(post, s, data_set)?;
     if let Some(device) = device {
         ens.attach(device, data_set)?;
@@ -268,10 +270,6 @@ pub(crate) fn run_chees_on<'a>(
             adapt.update(&mut ens, &prev, h, it, s)?;
         }
         it += 1;
-    }
-    if warmup == 0 {
-        adapt.final_eps = adapt.eps;
-        adapt.final_t = adapt.log_t.exp();
     }
     let mean_leapfrog_steps = rec.sampling_steps as f64 / (total - warmup) as f64;
     Ok(CheesRun {

@@ -1,0 +1,370 @@
+//! The collapsed model evaluated the other way round, for many methods and few realizations:
+//! the method effects delta are eliminated first (each one's conditional precision is a scalar,
+//! d\[m\] = K\[m\] w\[m\] + 1/tau^2), which leaves an (R + 1) x (R + 1) system in
+//! theta = (mu0, gamma). The result is the same exact marginal likelihood, gradient (Fisher's
+//! identity) and conditional draws as `marginal.rs`, at O(M R + R^3) per evaluation instead of
+//! O(M^3): a thousand methods (hyperparameter sweeps compared as "methods") cost what ten do.
+//!
+//! With q the theta block's precision after the elimination,
+//! S'\[0,0\] = 1/b^2 + sum_m K w / (tau^2 d), S'\[0,i\] = sum_m k\[m,i\] w / (tau^2 d),
+//! S'\[i,i\] = 1/sigma_gamma^2 + sum_m k w ((K - k) w + 1/tau^2) / d and
+//! S'\[i,j\] = -sum_m k\[m,i\] k\[m,j\] w^2 / d: every entry from terms of one sign. Methods
+//! with the same row of cell counts (all of them in a balanced design) share their
+//! contributions up to the factors w/d and w^2/d, so S' costs O(M + P R^2) for P such rows.
+//! ln |Q| = ln |S'| + sum_m ln d\[m\] for the whole precision Q of (mu0, delta, gamma).
+
+use std::cell::RefCell;
+
+use super::CollapsedGaussian;
+use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+
+/// Fewest methods for which the likelihood eliminates the method effects (below it, and
+/// whenever the methods are not more than the realizations, `marginal.rs` eliminates gamma).
+pub(super) const DUAL_MIN_METHODS: usize = 24;
+
+/// Smallest share of its diagonal entry a squared pivot of S' may keep (about 8 of 16 digits
+/// left after the cancellation); below it the primal form evaluates the point.
+const MIN_PIVOT_SHARE: f64 = 1e-8;
+
+/// The data as the dual form reads them: per method its counts and (shifted) means in each
+/// column (the realizations, or one column without the realization effect), method-major, and
+/// the distinct rows of counts.
+#[derive(Debug, Clone, Default)]
+pub(super) struct DualData {
+    /// Columns C (R, or 1 without the realization effect).
+    pub cols: usize,
+    /// k\[m, c\] and the cell mean ybar\[m, c\] (0 for an empty cell), M x C.
+    pub k: Vec<f64>,
+    pub ybar: Vec<f64>,
+    /// Row of counts of each method, and the distinct rows (P x C) with their totals K.
+    pub row_of: Vec<usize>,
+    pub rows: Vec<f64>,
+    pub row_total: Vec<f64>,
+}
+
+impl DualData {
+    /// From cell counts and means stored realization-major (R x M), or per method (C = 1).
+    pub(super) fn new(
+        m: usize,
+        cols: usize,
+        k_rm: impl Fn(usize, usize) -> f64,
+        y_rm: impl Fn(usize, usize) -> f64,
+    ) -> Self {
+        let mut d = DualData { cols, k: vec![0.0; m * cols], ybar: vec![0.0; m * cols], ..Default::default() };
+        for g in 0..m {
+            for c in 0..cols {
+                d.k[g * cols + c] = k_rm(c, g);
+                d.ybar[g * cols + c] = y_rm(c, g);
+            }
+            let row = &d.k[g * cols..(g + 1) * cols];
+            let id = match d.rows.chunks(cols).position(|r| r == row) {
+                Some(id) => id,
+                None => {
+                    d.rows.extend_from_slice(row);
+                    d.row_total.push(row.iter().sum());
+                    d.row_total.len() - 1
+                }
+            };
+            d.row_of.push(id);
+        }
+        d
+    }
+}
+
+/// Per-thread scratch of one dual evaluation.
+#[derive(Default)]
+struct DualWork {
+    /// w = 1/sigma^2 and d = K w + 1/tau^2 per method.
+    w: Vec<f64>,
+    d: Vec<f64>,
+    /// Per row of counts: sums of w/d and w^2/d over its methods.
+    s1: Vec<f64>,
+    s2: Vec<f64>,
+    /// S', its factor L, U = L^-T (n x n), the linear term, theta_hat and vector scratch (n).
+    s: Vec<f64>,
+    l: Vec<f64>,
+    u_inv: Vec<f64>,
+    h: Vec<f64>,
+    theta: Vec<f64>,
+    tmp: Vec<f64>,
+    /// delta_hat per method.
+    delta: Vec<f64>,
+    /// L^-1 (e0 + e_c) per column (C x n) and L^-1 (K, k) per row of counts (P x n).
+    a: Vec<f64>,
+    rows: Vec<f64>,
+}
+
+thread_local! {
+    static DUAL_WORK: RefCell<DualWork> = RefCell::new(DualWork::default());
+}
+
+impl DualWork {
+    fn fit(&mut self, m: usize, n: usize, cols: usize, p: usize) {
+        if self.w.len() == m && self.s.len() == n * n && self.a.len() == cols * n && self.rows.len() == p * n {
+            return;
+        }
+        let z = |len: usize| vec![0.0; len];
+        *self = DualWork {
+            w: z(m),
+            d: z(m),
+            s1: z(p),
+            s2: z(p),
+            s: z(n * n),
+            l: z(n * n),
+            u_inv: z(n * n),
+            h: z(n),
+            theta: z(n),
+            tmp: z(n),
+            delta: z(m),
+            a: z(cols * n),
+            rows: z(p * n),
+        };
+    }
+}
+
+impl CollapsedGaussian {
+    /// Whether this model's likelihood eliminates the method effects.
+    pub(super) fn is_dual(&self) -> bool {
+        self.dual.is_some()
+    }
+
+    /// Builds S' and h' for the scales `sc`, factors S' and solves for theta_hat, then
+    /// delta_hat. False when S' is not numerically positive definite.
+    fn condition_dual(&self, dd: &DualData, sc: &[f64], wk: &mut DualWork) -> bool {
+        let (m, r, c) = (self.m, self.r, dd.cols);
+        let n = r + 1;
+        let itau2 = 1.0 / (sc[0] * sc[0]);
+        let isg2 = if r > 0 { 1.0 / (sc[self.dim - 1] * sc[self.dim - 1]) } else { 0.0 };
+        wk.s1.fill(0.0);
+        wk.s2.fill(0.0);
+        wk.h.fill(0.0);
+        let mut h0 = 0.0;
+        for g in 0..m {
+            let s = sc[self.sigma_slot(g)];
+            let w = 1.0 / (s * s);
+            let d = self.counts[g] * w + itau2;
+            (wk.w[g], wk.d[g]) = (w, d);
+            let p = dd.row_of[g];
+            wk.s1[p] += w / d;
+            wk.s2[p] += w * w / d;
+            // delta's linear term K w ybar_m, shrunk: h0 gets its 1/(tau^2 d) share.
+            let hd = self.counts[g] * w * self.method_mean[g];
+            h0 += hd / d;
+            if r > 0 {
+                let (k, y) = (&dd.k[g * c..(g + 1) * c], &dd.ybar[g * c..(g + 1) * c]);
+                let shrunk = hd / d;
+                for i in 0..r {
+                    if k[i] != 0.0 {
+                        wk.h[1 + i] += k[i] * w * (y[i] - shrunk);
+                    }
+                }
+            }
+        }
+        wk.h[0] = self.prior_precision * self.prior_mean + itau2 * h0;
+        let s = &mut wk.s;
+        s.fill(0.0);
+        s[0] = self.prior_precision;
+        for (p, (&s1, &s2)) in wk.s1.iter().zip(&wk.s2).enumerate() {
+            let total = dd.row_total[p];
+            s[0] += itau2 * total * s1;
+            if r == 0 {
+                continue;
+            }
+            let k = &dd.rows[p * c..(p + 1) * c];
+            for i in 0..r {
+                s[1 + i] += itau2 * k[i] * s1;
+                s[(1 + i) * n + 1 + i] += k[i] * ((total - k[i]) * s2 + itau2 * s1);
+                for j in 0..i {
+                    s[(1 + i) * n + 1 + j] -= k[i] * k[j] * s2;
+                }
+            }
+        }
+        for i in 0..r {
+            s[(1 + i) * n + 1 + i] += isg2;
+            s[(1 + i) * n] = s[1 + i];
+            for j in 0..i {
+                s[(1 + j) * n + 1 + i] = s[(1 + i) * n + 1 + j];
+            }
+        }
+        if !cholesky(&wk.s, &mut wk.l, n) {
+            return false;
+        }
+        // A method far more precise than the others pins the differences of gamma: S' holds
+        // its huge weight next to the moderate rest, and the factor loses the rest. The primal
+        // form, which eliminates gamma first, keeps it exact (`marginal.rs`); the caller falls
+        // back to it when S' is that ill-conditioned.
+        // The loss shows as a pivot that keeps only a sliver of its diagonal entry (a scale
+        // alone, such as a tiny tau, changes nothing there).
+        if (0..n).any(|j| wk.l[j * n + j] * wk.l[j * n + j] < MIN_PIVOT_SHARE * wk.s[j * n + j]) {
+            return false;
+        }
+        inverse_transpose(&wk.l, &mut wk.u_inv, n);
+        solve_lower(&wk.u_inv, &wk.h, &mut wk.tmp, n);
+        solve_upper(&wk.u_inv, &wk.tmp, &mut wk.theta, n);
+        let theta = std::mem::take(&mut wk.theta);
+        self.method_means(dd, &theta, wk);
+        wk.theta = theta;
+        true
+    }
+
+    /// delta's conditional mean given theta (mu0, gamma): sum_c k w (ybar - mu0 - gamma_c) / d.
+    fn method_means(&self, dd: &DualData, theta: &[f64], wk: &mut DualWork) {
+        let c = dd.cols;
+        for g in 0..self.m {
+            let (k, y) = (&dd.k[g * c..(g + 1) * c], &dd.ybar[g * c..(g + 1) * c]);
+            let mut t = 0.0;
+            for i in 0..c {
+                if k[i] != 0.0 {
+                    let gamma = if self.r > 0 { theta[1 + i] } else { 0.0 };
+                    t += k[i] * (y[i] - theta[0] - gamma);
+                }
+            }
+            wk.delta[g] = wk.w[g] * t / wk.d[g];
+        }
+    }
+
+    /// [`CollapsedGaussian::likelihood`] in the dual form; `None` where S' is too
+    /// ill-conditioned for it (the caller uses the primal form there; `grad` is untouched).
+    pub(super) fn likelihood_dual(&self, sc: &[f64], u: &[f64], grad: &mut [f64]) -> Option<f64> {
+        let dd = self.dual.as_ref()?;
+        let (m, r, c) = (self.m, self.r, dd.cols);
+        let n = r + 1;
+        DUAL_WORK.with_borrow_mut(|wk| {
+            wk.fit(m, n, c, dd.row_total.len());
+            if !self.condition_dual(dd, sc, wk) {
+                return None;
+            }
+            let itau2 = 1.0 / (sc[0] * sc[0]);
+            let theta = &wk.theta;
+            let mut quad = (theta[0] - self.prior_mean).powi(2) * self.prior_precision;
+            let (mut delta2, mut gamma2, mut ln_sigma, mut ln_d) = (0.0, 0.0, 0.0, 0.0);
+            // sum ln d as the logarithm of a product, renormalised when it leaves
+            // [1e-150, 1e150]: a few logarithms instead of one per method.
+            let mut product = 1.0;
+            for g in 0..m {
+                delta2 += wk.delta[g] * wk.delta[g];
+                ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
+                if (1e-100..=1e100).contains(&wk.d[g]) {
+                    product *= wk.d[g];
+                } else {
+                    ln_d += wk.d[g].ln();
+                }
+                if !(1e-150..=1e150).contains(&product) {
+                    ln_d += product.ln();
+                    product = 1.0;
+                }
+            }
+            ln_d += product.ln();
+            quad += itau2 * delta2;
+            for i in 0..r {
+                gamma2 += theta[1 + i] * theta[1 + i];
+            }
+            // The columns' L^-1 (e0 + e_c) and the rows' L^-1 (K, k): the conditional variance
+            // of a cell mean mu0 + delta_m + gamma_c is 1/d + |A_c - (w/d) D_row|^2, and that
+            // of delta_m 1/d + (w/d)^2 |D_row|^2 (differences formed before squaring).
+            for i in 0..c {
+                wk.tmp.fill(0.0);
+                wk.tmp[0] = 1.0;
+                if r > 0 {
+                    wk.tmp[1 + i] = 1.0;
+                }
+                solve_lower(&wk.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
+            }
+            for p in 0..dd.row_total.len() {
+                wk.tmp[0] = dd.row_total[p];
+                for i in 0..r {
+                    wk.tmp[1 + i] = dd.rows[p * c + i];
+                }
+                solve_lower(&wk.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
+            }
+            // |A_c - s D|^2 = |A_c|^2 - 2 s A_c . D + s^2 |D|^2 with the dots per column and row
+            // of counts computed once: O(M C) per evaluation. A_c and s D differ in their gamma
+            // entries by e_c - k/K, so the expansion keeps its relative precision.
+            let p_rows = dd.row_total.len();
+            let a_sq: Vec<f64> = (0..c).map(|i| dot(&wk.a[i * n..(i + 1) * n], &wk.a[i * n..(i + 1) * n])).collect();
+            let mut a_dot_d = vec![0.0; p_rows * c];
+            let mut d_sq = vec![0.0; p_rows];
+            for p in 0..p_rows {
+                let row = &wk.rows[p * n..(p + 1) * n];
+                d_sq[p] = dot(row, row);
+                for i in 0..c {
+                    a_dot_d[p * c + i] = dot(&wk.a[i * n..(i + 1) * n], row);
+                }
+            }
+            let mut e_delta2 = delta2;
+            for g in 0..m {
+                let (k, y) = (&dd.k[g * c..(g + 1) * c], &dd.ybar[g * c..(g + 1) * c]);
+                let (w, d, p) = (wk.w[g], wk.d[g], dd.row_of[g]);
+                let sg = w / d;
+                e_delta2 += 1.0 / d + sg * sg * d_sq[p];
+                let (mut wrss, mut var) = (0.0, 0.0);
+                for i in 0..c {
+                    if k[i] == 0.0 {
+                        continue;
+                    }
+                    let gamma = if r > 0 { theta[1 + i] } else { 0.0 };
+                    let e = y[i] - theta[0] - wk.delta[g] - gamma;
+                    wrss += k[i] * e * e;
+                    let spread = (a_sq[i] - 2.0 * sg * a_dot_d[p * c + i] + sg * sg * d_sq[p]).max(0.0);
+                    var += k[i] * (1.0 / d + spread);
+                }
+                quad += w * (self.ssw[g] + wrss);
+                grad[self.sigma_slot(g)] += -self.counts[g] + w * (self.ssw[g] + wrss + var);
+            }
+            grad[0] += -(m as f64) + itau2 * e_delta2;
+            // ln |S'| from the product of the pivots, as in `likelihood`.
+            let (mut log_det, mut pivots) = (ln_d, 1.0);
+            for j in 0..n {
+                pivots *= wk.l[j * n + j];
+                if !(1e-150..=1e150).contains(&pivots) {
+                    log_det += 2.0 * pivots.ln();
+                    pivots = 1.0;
+                }
+            }
+            log_det += 2.0 * pivots.ln();
+            if r > 0 {
+                let isg2 = 1.0 / (sc[self.dim - 1] * sc[self.dim - 1]);
+                quad += isg2 * gamma2;
+                // Var(gamma_c | y) = |L^-1 e_c|^2 = |row c of U|^2.
+                let mut e_gamma2 = gamma2;
+                for i in 0..r {
+                    let j = 1 + i;
+                    let row = &wk.u_inv[j * n + j..(j + 1) * n];
+                    e_gamma2 += dot(row, row);
+                }
+                grad[self.dim - 1] += -(r as f64) + isg2 * e_gamma2;
+                log_det += 2.0 * r as f64 * u[self.dim - 1];
+            }
+            Some(self.constant - 0.5 * quad - ln_sigma - 0.5 * log_det - m as f64 * u[0])
+        })
+    }
+
+    /// [`CollapsedGaussian::draw`]'s locations in the dual form: theta = theta_hat + L^-T z
+    /// (the first R + 1 normals), then each delta from its conditional given theta (the next
+    /// M). Writes mu0, the method means and gamma (unshifted) into `locations`; false where
+    /// S' is too ill-conditioned (the caller draws in the primal form).
+    pub(super) fn locations_dual(&self, sc: &[f64], z: &[f64], locations: &mut Vec<f64>) -> bool {
+        let Some(dd) = &self.dual else { return false };
+        let (m, r) = (self.m, self.r);
+        let n = r + 1;
+        DUAL_WORK.with_borrow_mut(|wk| {
+            wk.fit(m, n, dd.cols, dd.row_total.len());
+            if !self.condition_dual(dd, sc, wk) {
+                return false;
+            }
+            let mut theta = vec![0.0; n];
+            solve_upper(&wk.u_inv, &z[..n], &mut theta, n);
+            for (t, hat) in theta.iter_mut().zip(&wk.theta) {
+                *t += hat;
+            }
+            self.method_means(dd, &theta, wk);
+            locations.clear();
+            locations.push(theta[0]);
+            for g in 0..m {
+                locations.push(theta[0] + wk.delta[g] + z[n + g] / wk.d[g].sqrt());
+            }
+            locations.extend_from_slice(&theta[1..]);
+            true
+        })
+    }
+}

@@ -1,0 +1,163 @@
+//! Hostile and careless inputs to `credence fit` and `credence report`: the same rows in
+//! another order give the same answer, and every bad table is a clear error (the file, the
+//! lines, what was expected) or a named warning, never a silent wrong number.
+
+use serde_json::Value;
+
+mod common;
+use common::credence;
+
+const TABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/metric_table.csv");
+
+/// The example table's header and rows.
+fn rows() -> (String, Vec<String>) {
+    let text = std::fs::read_to_string(TABLE).unwrap();
+    let mut lines = text.lines().map(str::to_owned);
+    let header = lines.next().unwrap();
+    (header, lines.collect())
+}
+
+fn write(dir: &std::path::Path, name: &str, header: &str, rows: &[String]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+    path.to_string_lossy().into()
+}
+
+/// The rows with the crps column (third) replaced by `f(value, row index)`.
+fn with_crps(rows: &[String], f: impl Fn(f64, usize) -> String) -> Vec<String> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut c: Vec<String> = r.split(',').map(str::to_owned).collect();
+            c[2] = f(c[2].parse().unwrap(), i);
+            c.join(",")
+        })
+        .collect()
+}
+
+/// `credence fit` of the crps column, paired, as JSON; the wall-clock seconds removed.
+fn fit_json(path: &str, extra: &[&str]) -> (bool, Value, String) {
+    let mut args = vec!["fit", path, "--response", "crps", "--pair", "realization", "--json", "-"];
+    args.extend_from_slice(extra);
+    let (ok, stdout, stderr) = credence(&args);
+    let mut v: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("seconds");
+    }
+    (ok, v, stderr)
+}
+
+#[test]
+fn shuffled_tables_give_identical_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, rows) = rows();
+    let mut state = 11u64;
+    let mut outputs = Vec::new();
+    for k in 0..3 {
+        let mut r = rows.clone();
+        // A seeded Fisher-Yates shuffle (a different order each time).
+        for i in (1..r.len()).rev() {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            r.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        let path = write(dir.path(), &format!("shuffled{k}.csv"), &header, &r);
+        let (ok, v, stderr) = fit_json(&path, &[]);
+        assert!(ok, "{stderr}");
+        outputs.push(serde_json::to_string(&v).unwrap());
+    }
+    let path = write(dir.path(), "original.csv", &header, &rows);
+    let (_, original, _) = fit_json(&path, &[]);
+    for o in &outputs {
+        assert_eq!(o, &serde_json::to_string(&original).unwrap(), "the row order changed the fit");
+    }
+    // Methods are shown in the natural order of their labels.
+    assert_eq!(original["data"]["methods"], serde_json::json!(["BBB", "CP", "Ensemble", "MAP", "MCD", "SWAG"]));
+}
+
+#[test]
+fn duplicate_cells_are_an_error_naming_them_and_their_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, rows) = rows();
+    let mut r = rows.clone();
+    r.push(rows[0].clone());
+    let path = write(dir.path(), "dup.csv", &header, &r);
+    let (ok, _, stderr) = fit_json(&path, &[]);
+    assert!(!ok);
+    let first = rows[0].split(',').next().unwrap();
+    let want = format!("method '{first}', realization '0' on lines 2, {}", rows.len() + 2);
+    assert!(stderr.contains("dup.csv") && stderr.contains(&want) && stderr.contains("one value per"), "{stderr}");
+    // Unpaired, repeated values of a method are what the model expects.
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--draws", "200", "--json", "-"]);
+    assert!(ok, "{stderr}");
+}
+
+#[test]
+fn one_method_is_not_a_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, rows) = rows();
+    let only: Vec<String> = rows.iter().filter(|r| r.starts_with("MAP,")).cloned().collect();
+    let path = write(dir.path(), "one.csv", &header, &only);
+    let (ok, _, stderr) = fit_json(&path, &[]);
+    assert!(!ok && stderr.contains("at least two methods") && stderr.contains("MAP"), "{stderr}");
+}
+
+#[test]
+fn extreme_and_constant_responses_are_named_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, rows) = rows();
+    let huge = write(dir.path(), "huge.csv", &header, &with_crps(&rows, |v, _| format!("{:e}", v * 1e300)));
+    for extra in [&[][..], &["--standardize"][..]] {
+        let (ok, _, stderr) = fit_json(&huge, extra);
+        assert!(!ok && stderr.contains("overflow") && stderr.contains("rescale"), "{stderr}");
+    }
+    let constant = write(dir.path(), "constant.csv", &header, &with_crps(&rows, |_, _| "0.3".into()));
+    let (ok, _, stderr) = fit_json(&constant, &[]);
+    assert!(!ok && stderr.contains("zero variance"), "{stderr}");
+    // A metric of scale 1e-30, standardised: R-hat and ESS are those of the fitted scale.
+    let tiny = write(dir.path(), "tiny.csv", &header, &with_crps(&rows, |v, _| format!("{:e}", v * 1e-30)));
+    let (ok, v, stderr) = fit_json(&tiny, &["--standardize"]);
+    assert!(ok, "{stderr}");
+    let d = &v["diagnostics"];
+    assert!(d["max_rhat"].as_f64().is_some_and(|r| r < 1.01) && d["min_ess_bulk"].as_f64().is_some(), "{d}");
+    let mean = v["parameters"]["mu[MAP]"]["mean"].as_f64().unwrap();
+    assert!(mean > 1e-32 && mean < 1e-30, "{mean}");
+}
+
+#[test]
+fn impossible_sampler_requests_are_typed_errors_not_aborts() {
+    let (ok, _, stderr) = fit_json(TABLE, &["--draws", "1000000000"]);
+    // A clean error naming the setting and the memory (never SIGABRT from a failed allocation).
+    assert!(!ok && stderr.contains("draws") && stderr.contains("GiB"), "{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("memory allocation"), "{stderr}");
+    let (ok, _, stderr) = fit_json(TABLE, &["--warmup", "0"]);
+    assert!(!ok && stderr.contains("warmup") && stderr.contains("at least 1"), "{stderr}");
+    let (ok, _, stderr) = fit_json(TABLE, &["--sampler", "chees", "--warmup", "0"]);
+    assert!(!ok && stderr.contains("warmup"), "{stderr}");
+}
+
+#[test]
+fn count_errors_name_the_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, rows) = rows();
+    let mut r = rows.clone();
+    // Row 9 (line 11): more covered points than test points.
+    let mut c: Vec<String> = r[9].split(',').map(str::to_owned).collect();
+    c[3] = "361".into();
+    r[9] = c.join(",");
+    let path = write(dir.path(), "counts.csv", &header, &r);
+    let (ok, _, stderr) = credence(&[
+        "fit",
+        &path,
+        "--response",
+        "covered",
+        "--trials",
+        "n_test",
+        "--family",
+        "beta-binomial",
+        "--pair",
+        "realization",
+    ]);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("line 11, column 'covered': 361 is not a whole count in 0..=360"), "{stderr}");
+    assert!(!stderr.contains("response["), "{stderr}");
+}

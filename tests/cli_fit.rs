@@ -49,6 +49,8 @@ fn json_follows_the_contract() {
         "higher_is_better",
         "target",
         "parameters",
+        "ranking",
+        "pairs",
         "prob_better",
         "prob_better_mcse",
         "power",

@@ -8,4 +8,4 @@ glue_mdd_curve <- function(fits, n, a, b, power, r_new) .Call(wrap__glue_mdd_cur
 glue_predict <- function(f, n, seed) .Call(wrap__glue_predict, f, n, seed)
 glue_nuts_params <- function(f) .Call(wrap__glue_nuts_params, f)
 glue_priors <- function(f) .Call(wrap__glue_priors, f)
-glue_fit_summary <- function(f, power, r_new, rope) .Call(wrap__glue_fit_summary, f, power, r_new, rope)
+glue_fit_summary <- function(f, power, r_new, rope, pairs) .Call(wrap__glue_fit_summary, f, power, r_new, rope, pairs)

@@ -233,7 +233,8 @@ as.data.frame.credence_fit <- function(x, ...) {
 }
 
 #' @export
-fit_summary <- function(fit, power = 0.8, R_new = 1, rope = NULL) {
+fit_summary <- function(fit, power = 0.8, R_new = 1, rope = NULL, pairs = c("auto", "all", "ranked")) {
   if (!inherits(fit, "credence_fit")) stop("fit_summary: fit must be a credence_fit", call. = FALSE)
-  glue_fit_summary(fit$ptr, as.double(power), as.double(R_new), if (is.null(rope)) NULL else as.double(rope))
+  pairs <- match.arg(pairs)
+  glue_fit_summary(fit$ptr, as.double(power), as.double(R_new), if (is.null(rope)) NULL else as.double(rope), pairs)
 }

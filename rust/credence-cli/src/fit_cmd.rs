@@ -179,7 +179,8 @@ pub fn run(a: FitArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_tables(s: &FitSummary, a: &FitArgs) {
+/// The header: family, form, data, draws and sampler, as brms prints them.
+fn print_header(s: &FitSummary, a: &FitArgs) {
     let family = match s.model {
         Family::Gaussian(o) => format!(
             "gaussian ({} likelihood, {} sigma{}{})",
@@ -226,6 +227,10 @@ fn print_tables(s: &FitSummary, a: &FitArgs) {
         ),
     }
     outln!(" Fitted in {:.3} s\n", s.seconds);
+}
+
+fn print_tables(s: &FitSummary, a: &FitArgs) {
+    print_header(s, a);
     let mut rows = vec![
         ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
             .map(String::from)

@@ -30,12 +30,14 @@ fn to_r(v: &Value) -> Robj {
     }
 }
 
-/// The fit's summary with the MDD at `power` for `r_new` new realizations and, with `rope`
-/// (a half-width > 0, or `NULL`), the ROPE probabilities.
+/// The fit's summary with the MDD at `power` for `r_new` new realizations, with `rope` (a
+/// half-width > 0, or `NULL`) the ROPE probabilities, and the pairs `pairs` names (`auto`,
+/// `all` or `ranked`).
 #[extendr]
-fn glue_fit_summary(f: ExternalPtr<Fit>, power: f64, r_new: f64, rope: Nullable<f64>) -> R<Robj> {
+fn glue_fit_summary(f: ExternalPtr<Fit>, power: f64, r_new: f64, rope: Nullable<f64>, pairs: &str) -> R<Robj> {
     let fit: &Fit = &f;
-    let s = FitSummary::new(fit, &SummaryOptions { power, r_new, rope: rope.into_option() }).map_err(msg)?;
+    let options = SummaryOptions { power, r_new, rope: rope.into_option(), pairs: pairs.parse().map_err(msg)? };
+    let s = FitSummary::new(fit, &options).map_err(msg)?;
     Ok(to_r(&serde_json::to_value(&s).map_err(msg)?))
 }
 

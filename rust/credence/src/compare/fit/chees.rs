@@ -79,7 +79,7 @@ pub(crate) fn fit_indexed_on(
     let start = Instant::now();
     let s = options.sampler;
     s.validate()?;
-    let fit_options = FitOptions {
+    let mut fit_options = FitOptions {
         family: options.family,
         sampler: SamplerSettings {
             chains: s.chains(),
@@ -94,6 +94,7 @@ pub(crate) fn fit_indexed_on(
     };
     let prepared = prepare(design, &fit_options, None, Geometry::Pooled)?;
     let run = run_chees_on(prepared.model.as_ref(), &s, data_set, device)?;
+    fit_options.sampler.warmup = run.warmup as u64;
     let mut fit = assemble(design, &fit_options, prepared, &run.chains, start);
     let nested = fit
         .summary()

@@ -1,9 +1,11 @@
 //! Fitting a hierarchical model and the quantities users ask of the fit.
 
+mod checks;
 pub(crate) mod chees;
 mod quantities;
 mod summary;
 
+use checks::{check_scale, display_order, non_finite_warnings};
 pub use quantities::Mdd;
 pub use summary::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitDiagnostics, FitSummary, Pairs, Pairwise, ParamSummary,
@@ -169,35 +171,6 @@ pub(crate) struct Prepared {
     display: Vec<usize>,
 }
 
-/// For each output in the order of `design`'s methods and realizations, its index among
-/// `outputs` (a model's, in the canonical order): within every run of outputs named
-/// `prefix[label]`, the labels take `design`'s order (realizations for `gamma`, methods for
-/// the others).
-fn display_order(outputs: &[Output], design: &Design) -> Vec<usize> {
-    let label = |name: &str| -> Option<(String, String)> {
-        let (prefix, rest) = name.split_once('[')?;
-        Some((prefix.to_owned(), rest.strip_suffix(']')?.to_owned()))
-    };
-    let position = |prefix: &str, l: &str| {
-        let labels = if prefix == "gamma" { design.pairs() } else { design.groups() };
-        labels.iter().position(|x| x == l).unwrap_or(usize::MAX)
-    };
-    let mut order: Vec<usize> = (0..outputs.len()).collect();
-    let mut k = 0;
-    while k < outputs.len() {
-        let Some((prefix, _)) = label(&outputs[k].name) else {
-            k += 1;
-            continue;
-        };
-        let end = (k..outputs.len())
-            .find(|&j| label(&outputs[j].name).is_none_or(|(p, _)| p != prefix))
-            .unwrap_or(outputs.len());
-        order[k..end].sort_by_key(|&j| label(&outputs[j].name).map_or(usize::MAX, |(p, l)| position(&p, &l)));
-        k = end;
-    }
-    order
-}
-
 /// Standardises the response if asked (warning when it should be) and builds the model.
 pub(crate) fn prepare(
     design: &Design,
@@ -243,60 +216,6 @@ pub(crate) fn prepare(
     let model = build_model(&fitted_design, &options.family, fixed, geometry)?;
     let display = display_order(model.outputs(), user);
     Ok(Prepared { model, standardization, warnings, display })
-}
-
-/// Named warnings for summaries that are not finite: an estimate (a sign of a broken fit) or
-/// an R-hat or ESS that is not defined (constant draws).
-fn non_finite_warnings(summary: &[ParamSummary]) -> Vec<String> {
-    let mut out = Vec::new();
-    let estimate = |p: &ParamSummary| [p.mean, p.sd, p.q2_5, p.q50, p.q97_5].iter().all(|v| v.is_finite());
-    let bad: Vec<&str> = summary.iter().filter(|p| !estimate(p)).map(|p| p.name.as_str()).collect();
-    if !bad.is_empty() {
-        out.push(format!("the estimates of {} are not finite: the fit is not usable", bad.join(", ")));
-    }
-    let undefined: Vec<&str> = summary
-        .iter()
-        .filter(|p| estimate(p) && !(p.rhat.is_finite() && p.ess_bulk.is_finite() && p.ess_tail.is_finite()))
-        .map(|p| p.name.as_str())
-        .collect();
-    if !undefined.is_empty() {
-        out.push(format!(
-            "R-hat or ESS of {} is not defined (their draws do not vary): convergence of these is not checked",
-            undefined.join(", ")
-        ));
-    }
-    out
-}
-
-/// Values whose squares overflow an f64 (the models sum squares of deviations).
-const LARGEST_RESPONSE: f64 = 1e150;
-
-/// A response the Gaussian model can fit: it must vary, and its squares must stay finite; the
-/// errors say so by name.
-fn check_scale(design: &Design, mean: f64, sd: f64) -> Result<()> {
-    let (lo, hi) = design.y().iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-    if lo == hi {
-        return Err(Error::argument(
-            "response",
-            format!("{lo} in every row"),
-            "values that vary: the response has zero variance, so there is nothing to compare",
-        ));
-    }
-    let largest = design.y().iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if largest > LARGEST_RESPONSE {
-        return Err(Error::argument(
-            "response",
-            format!("values up to {largest:e}"),
-            format!(
-                "values below {LARGEST_RESPONSE:e} in size (their squares overflow an f64, even standardised): \
-                 rescale the metric"
-            ),
-        ));
-    }
-    if !(sd.is_finite() && mean.is_finite()) {
-        return Err(Error::argument("response", format!("mean {mean}, sd {sd}"), "a finite mean and sd"));
-    }
-    Ok(())
 }
 
 /// Turns sampled chains into a [`Fit`]: back to the original scale, summaries, warnings.

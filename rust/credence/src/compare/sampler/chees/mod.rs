@@ -182,7 +182,19 @@ pub struct CheesSettings {
     /// and T stay fixed), so the first draws are those of the shorter run.
     #[serde(default)]
     pub max_draws: Option<u64>,
+    /// Warmup iterations at most. When the kept draws show that the superchains disagree
+    /// (nested R-hat above [`REWARM_RHAT`]: the adaptation has not found the posterior's bulk,
+    /// as on designs with many realizations), the draws are dropped and the warmup goes on for
+    /// twice its length so far, until this many; `None` (or a value at most `warmup`) keeps
+    /// exactly `warmup`.
+    #[serde(default)]
+    pub max_warmup: Option<u64>,
 }
+
+/// Nested R-hat of the kept draws above which ChEES warms up again rather than drawing more
+/// (with [`CheesSettings::max_warmup`]): below it the chains agree on the bulk and more draws
+/// settle the tails; above it they are still finding the bulk.
+pub const REWARM_RHAT: f64 = 1.05;
 
 impl Default for CheesSettings {
     fn default() -> Self {
@@ -198,6 +210,7 @@ impl Default for CheesSettings {
             jitter: Jitter::Halton,
             walnuts: default_walnuts(),
             max_draws: Some(200),
+            max_warmup: Some(1200),
         }
     }
 }
@@ -240,6 +253,8 @@ impl CheesSettings {
 
 /// What one design's run returns.
 pub(crate) struct CheesRun {
+    /// Warmup iterations run (more than asked when the warmup went on).
+    pub warmup: usize,
     pub chains: Vec<ChainOutput>,
     pub step_size: f64,
     pub trajectory_length: f64,

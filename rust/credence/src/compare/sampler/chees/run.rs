@@ -3,7 +3,7 @@
 use super::adapt::{DualAveraging, MetricWindow, halton, metric_windows};
 use super::device::{ChainDevice, Want, WindowStep};
 use super::ensemble::Ensemble;
-use super::{AUX_STREAM, CheesRun, CheesSettings, JITTER_STREAM, Jitter};
+use super::{AUX_STREAM, CheesRun, CheesSettings, JITTER_STREAM, Jitter, REWARM_RHAT};
 use crate::compare::diagnostics::nested_rhat::nested_rhat;
 use crate::compare::diagnostics::{ess_bulk, meets_standard, summarised};
 use crate::compare::model::Posterior;
@@ -22,6 +22,19 @@ fn clean_chees_draws(post: &dyn Posterior, chains: &[Vec<f64>], per_superchain: 
         let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
         let nested = nested_rhat(&refs, per_superchain).unwrap_or(f64::NAN);
         meets_standard(nested, ess_bulk(&refs))
+    })
+}
+
+/// The largest nested R-hat of the chains' draws over the summarised outputs (NaN ignored; 1
+/// when there is none).
+fn worst_nested_rhat(post: &dyn Posterior, chains: &[Vec<f64>], per_superchain: usize) -> f64 {
+    let outputs = post.outputs();
+    let n_out = outputs.len();
+    outputs.iter().enumerate().filter(|(_, o)| summarised(&o.name)).fold(1.0, |worst, (k, _)| {
+        let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
+        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+        let r = nested_rhat(&refs, per_superchain).unwrap_or(f64::NAN);
+        if r > worst { r } else { worst }
     })
 }
 
@@ -47,6 +60,8 @@ struct Adaptation {
     /// The step size and T of the kept draws (set at the warmup's last iteration).
     final_eps: f64,
     final_t: f64,
+    /// One past the warmup's last iteration (moved when the warmup goes on).
+    warmup_end: usize,
 }
 
 /// Adam's decay of the squared gradient's average.
@@ -75,6 +90,7 @@ impl Adaptation {
             windows,
             final_eps: eps,
             final_t: log_t.exp(),
+            warmup_end: s.warmup as usize,
         })
     }
 
@@ -114,7 +130,7 @@ impl Adaptation {
         if window_end && self.window.count > 1.0 {
             self.new_metric(ens, s)?;
         }
-        if it + 1 == s.warmup as usize {
+        if it + 1 == self.warmup_end {
             self.final_eps = self.da.averaged();
             self.final_t = self.log_t_avg.exp().min(self.final_eps * s.max_leapfrog as f64);
         }
@@ -231,21 +247,36 @@ pub(crate) fn run_chees_on<'a>(
     let mut hits = 0;
     let mut rec = Recorder::new(post, s, data_set, n);
     let mut total = warmup + s.draws as usize;
-    let max_total = warmup + s.max_draws.unwrap_or(s.draws).max(s.draws) as usize;
+    let mut max_total = warmup + s.max_draws.unwrap_or(s.draws).max(s.draws) as usize;
     let block = (s.draws as usize / 2).max(1);
+    let max_warmup = s.max_warmup.unwrap_or(s.warmup).max(s.warmup) as usize;
+    // Warmup iterations run so far (all phases).
+    let mut warmed = warmup;
     let mut it = 0;
     loop {
         if it == total {
-            if total >= max_total || clean_chees_draws(post, &rec.draws, s.chains_per_superchain) {
+            let worst = worst_nested_rhat(post, &rec.draws, s.chains_per_superchain);
+            if worst > REWARM_RHAT && warmed < max_warmup {
+                // The superchains disagree: drop the draws and warm up again (twice as long as
+                // so far, within the cap), the adaptation going on from where it is.
+                let more = (2 * warmed).min(max_warmup - warmed);
+                warmed += more;
+                adapt.warmup_end = it + more;
+                total = adapt.warmup_end + s.draws as usize;
+                max_total = adapt.warmup_end + s.max_draws.unwrap_or(s.draws).max(s.draws) as usize;
+                rec = Recorder::new(post, s, data_set, n);
+            } else if total >= max_total || clean_chees_draws(post, &rec.draws, s.chains_per_superchain) {
                 break;
+            } else {
+                total = (total + block).min(max_total);
             }
-            total = (total + block).min(max_total);
         }
         let h = match s.jitter {
             Jitter::Halton => halton(it as u64 + 1),
             Jitter::Uniform => jitter_stream.uniform(),
         };
-        let (step, t_len) = if it < warmup { (adapt.eps, adapt.log_t.exp()) } else { (adapt.final_eps, adapt.final_t) };
+        let warming = it < adapt.warmup_end;
+        let (step, t_len) = if warming { (adapt.eps, adapt.log_t.exp()) } else { (adapt.final_eps, adapt.final_t) };
         let wanted = (h * t_len / step).ceil();
         let steps = if wanted > s.max_leapfrog as f64 {
             hits += 1;
@@ -253,7 +284,7 @@ pub(crate) fn run_chees_on<'a>(
         } else {
             (wanted as usize).max(1)
         };
-        let want = if it >= warmup {
+        let want = if !warming {
             Want::Draws
         } else {
             let (in_window, window_end) = adapt.window_at(it);
@@ -264,15 +295,16 @@ pub(crate) fn run_chees_on<'a>(
             prev.copy_from_slice(&ens.pos);
         }
         ens.transition(step, steps, true, want)?;
-        if it >= warmup {
-            rec.record(post, &ens, step, steps);
-        } else {
+        if warming {
             adapt.update(&mut ens, &prev, h, it, s)?;
+        } else {
+            rec.record(post, &ens, step, steps);
         }
         it += 1;
     }
-    let mean_leapfrog_steps = rec.sampling_steps as f64 / (total - warmup) as f64;
+    let mean_leapfrog_steps = rec.sampling_steps as f64 / (total - adapt.warmup_end) as f64;
     Ok(CheesRun {
+        warmup: warmed,
         chains: rec.into_chains(&ens.gradient_evals, adapt.final_eps),
         step_size: adapt.final_eps,
         trajectory_length: adapt.final_t,

@@ -301,3 +301,19 @@ fn temperature_fit_reduces_validation_nll() {
     let (ok, _, stderr) = credence(&["metrics", "temperature", "--probs", &logits, "--labels", &labels]);
     assert!(!ok && stderr.contains("l.npy"), "logits given as --probs must be rejected: {stderr}");
 }
+
+/// `--top-k` above the number of classes would report a trivial top-k accuracy of 1: refused,
+/// naming the option, the value and the classes.
+#[test]
+fn top_k_above_the_number_of_classes_is_refused() {
+    let f = Files::new();
+    let probs = f.f64("p.npy", &[2, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2]);
+    let labels = f.i64("y.npy", &[2, 0]);
+    let base = ["metrics", "classification", "--probs", &probs, "--labels", &labels, "--json"];
+    for k in ["4", "0"] {
+        let (ok, stdout, stderr) = credence(&[&base[..], &["--top-k", k]].concat());
+        let want = format!("invalid top_k = {k}: expected a number of classes in 1..=3 (the probabilities have 3)");
+        assert!(!ok && stdout.is_empty() && stderr.contains(&want), "{stderr}");
+    }
+    close(&json(&[&base[..], &["--top-k", "3"]].concat())["top_k_accuracy"]["accuracy"], 1.0, 0.0);
+}

@@ -234,8 +234,9 @@ fn quantile_types_match_r_and_numpy() {
             }
         }
     }
-    if checked == 0 && std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI needs Rscript or the Python venv for the quantile cross-check");
+    let strict = std::env::var("CI").as_deref() == Ok("true") || std::env::var("CREDENCE_STRICT").as_deref() == Ok("1");
+    if checked == 0 && strict {
+        panic!("a full test run needs Rscript or the Python venv for the quantile cross-check (scripts/setup)");
     }
     eprintln!("quantile types cross-checked on {checked} values");
 }

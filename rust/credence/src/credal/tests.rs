@@ -150,6 +150,8 @@ fn bad_input_is_a_typed_error() {
     let m = from_probs(array![[0.5, 0.5]].view()).unwrap();
     assert!(evaluate_credal(&m, Some(&[2]), &CredalOptions::default()).is_err());
     assert!(dirichlet_samples(array![[1.0, 0.0]].view(), 3, 1).is_err());
+    let e = dirichlet_samples(array![[1.0, 2.0]].view(), 0, 1).unwrap_err().to_string();
+    assert_eq!(e, "invalid draws = 0: expected at least 1 sample per point");
 }
 
 #[test]

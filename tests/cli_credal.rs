@@ -205,3 +205,21 @@ fn budget_by_clustering_of_training_predictions() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Credal-set size") && html.contains("mean size 2.00"), "set-size figure");
 }
+
+/// A NaN, infinite or negative lambda is refused by name (today's NaN rows are gone).
+#[test]
+fn lambda_must_be_a_finite_weight() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.npy");
+    write_npy(&p, &[2, 2], &[0.7, 0.3, 0.4, 0.6]);
+    let y = dir.path().join("y.npy");
+    write_npy(&y, &[2], &[0i64, 1]);
+    let (p, y) = (p.to_str().unwrap(), y.to_str().unwrap());
+    for (arg, shown) in [("nan", "NaN"), ("-1", "-1"), ("0.5,inf", "inf")] {
+        let (ok, out, err) = credence(&["credal", "--probs", p, "--labels", y, "--lambda", arg, "--json"]);
+        let want = format!("invalid lambda = {shown}: expected a finite weight >= 0");
+        assert!(!ok && out.is_empty() && err.contains(&want), "{arg}: {err}");
+    }
+    let (ok, _, err) = credence(&["credal", "--probs", p, "--labels", y, "--lambda", "0,2", "--json"]);
+    assert!(ok, "{err}");
+}

@@ -301,3 +301,47 @@ fn temperature_fit_reduces_validation_nll() {
     let (ok, _, stderr) = credence(&["metrics", "temperature", "--probs", &logits, "--labels", &labels]);
     assert!(!ok && stderr.contains("l.npy"), "logits given as --probs must be rejected: {stderr}");
 }
+
+/// `--top-k` above the number of classes would report a trivial top-k accuracy of 1: refused,
+/// naming the option, the value and the classes.
+#[test]
+fn top_k_above_the_number_of_classes_is_refused() {
+    let f = Files::new();
+    let probs = f.f64("p.npy", &[2, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2]);
+    let labels = f.i64("y.npy", &[2, 0]);
+    let base = ["metrics", "classification", "--probs", &probs, "--labels", &labels, "--json"];
+    for k in ["4", "0"] {
+        let (ok, stdout, stderr) = credence(&[&base[..], &["--top-k", k]].concat());
+        let want = format!("invalid top_k = {k}: expected a number of classes in 1..=3 (the probabilities have 3)");
+        assert!(!ok && stdout.is_empty() && stderr.contains(&want), "{stderr}");
+    }
+    close(&json(&[&base[..], &["--top-k", "3"]].concat())["top_k_accuracy"]["accuracy"], 1.0, 0.0);
+}
+
+/// A predictive mean of 1e300 for y = 0: the NLL and the squared error overflow. An error
+/// naming the metric and the point (non-zero exit), not a null NLL and a 300-digit CRPS; a large
+/// but finite metric prints in scientific notation.
+#[test]
+fn overflowing_regression_metrics_are_errors() {
+    let f = Files::new();
+    let y = f.f64("y.npy", &[2], &[0.0, 0.0]);
+    let sd = f.f64("sd.npy", &[2], &[1.0, 1.0]);
+    let absurd = f.f64("m.npy", &[2], &[0.0, 1e300]);
+    for json in [true, false] {
+        let mut args = vec!["metrics", "regression", "--mean", &absurd, "--sd", &sd, "--y", &y];
+        if json {
+            args.push("--json");
+        }
+        let (ok, stdout, stderr) = credence(&args);
+        assert!(!ok && stdout.is_empty(), "{stdout}");
+        assert!(
+            stderr.contains("nll[1] = inf: expected a finite number; the prediction there (mean 1e300)"),
+            "{stderr}"
+        );
+    }
+    let large = f.f64("l.npy", &[2], &[0.0, 1e100]);
+    let (ok, stdout, stderr) = credence(&["metrics", "regression", "--mean", &large, "--sd", &sd, "--y", &y]);
+    assert!(ok, "{stderr}");
+    let crps = stdout.lines().find(|l| l.starts_with("crps")).unwrap();
+    assert!(crps.ends_with("e99") && crps.len() < 40, "{crps}");
+}

@@ -88,3 +88,22 @@ fn groups_and_methods() {
     let (ok, _, err) = credence(&["quantiles", p, "--column", "method"]);
     assert!(!ok && err.contains("line 2") && err.contains("'method'"), "{err}");
 }
+
+/// The quantile levels 0 and 1 (minimum, maximum) have no interval: refused by name instead of
+/// empty bounds.
+#[test]
+fn levels_zero_and_one_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.csv");
+    let csv: String = std::iter::once("acc\n".to_string()).chain((1..=10).map(|i| format!("{i}\n"))).collect();
+    std::fs::write(&path, csv).unwrap();
+    let p = path.to_str().unwrap();
+    for u in ["0", "1", "0.5,1", "-0.5"] {
+        let (ok, out, err) = credence(&["quantiles", p, "--column", "acc", "--u", u, "--json"]);
+        let bad = u.rsplit(',').next().unwrap();
+        let want = format!("invalid u = {bad}: expected a quantile level in (0, 1)");
+        assert!(!ok && out.is_empty() && err.contains(&want), "{u}: {err}");
+        let (ok, _, err) = credence(&["quantiles", "min-n", "--u", u]);
+        assert!(!ok && err.contains(&want), "min-n {u}: {err}");
+    }
+}

@@ -39,6 +39,14 @@ fn study_then_fit_end_to_end() {
     // Rerunning resumes: nothing left to do.
     let (ok, stdout, _) = credence(&args);
     assert!(ok && stdout.contains("0 job(s) written") && stdout.contains("6 already there"), "{stdout}");
+    // Resuming with another epoch scale is refused, naming the setting by line and name (not
+    // the recorded text with its Debug-printed struct).
+    let mut other = vec!["study", "--dataset", "synthetic", "--threads", "2", "--quiet", "--out", out_s];
+    other.extend(&TINY[..6]);
+    other.extend(["--epoch-scale", "0.03"]);
+    let (ok, _, stderr) = credence(&other);
+    let want = format!("{out_s}.settings: line 3: epoch_scale = 0.02, but this run has epoch_scale = 0.03;");
+    assert!(!ok && stderr.contains(&want) && !stderr.contains("MethodConfig"), "{stderr}");
 
     let fit = ["fit", out_s, "--response", "crps", "--group", "method", "--pair", "realization"];
     let mut fit = fit.to_vec();

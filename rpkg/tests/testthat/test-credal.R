@@ -17,6 +17,10 @@ test_that("two samples give the issue's masses, NS, KL, JS and E", {
   near(d$overall$js$mean, 0.342457)
   expect_equal(d$credal_uncertainty$mean * log2(exp(1)), r$credal_uncertainty$mean, tolerance = 1e-12)
   expect_error(credal_eval(samples = s, js = "root"), "should be one of")
+  # A NaN or negative lambda is refused by name, not turned into NaN or reversed rows.
+  expect_error(credal_eval(samples = s, y = 1, lambda = c(0, NaN)), "invalid lambda = NaN", fixed = TRUE)
+  expect_error(credal_eval(samples = s, y = 1, lambda = -1), "invalid lambda = -1: expected a finite weight >= 0",
+               fixed = TRUE)
   near(r$overall$e$mean[r$overall$e$lambda == 1], 0.495304)
   expect_equal(r$koerner$mean, 0.5 + 0.2 + 0.1 + 2 * 0.2, tolerance = 1e-12)
   expect_equal(r$pal$mean, 0.8 + 0.2 / 2, tolerance = 1e-12)

@@ -139,6 +139,22 @@ test_that("bad input gives R errors with the core's message", {
   expect_error(crps_mixture(1, matrix(0, 1, 2), matrix(1, 1, 3)), "dimensions")
 })
 
+test_that("a metric that overflows is an error naming it and the point, never Inf or a silent NA", {
+  # Mean 1e300 at sd 1 for y = 0: the density underflows, the NLL would be Inf.
+  expect_error(nll_gaussian(c(0, 0), c(0, 1e300), c(1, 1)),
+               "nll[1] = inf: expected a finite number; the prediction there (mean 1e300) and y = 0",
+               fixed = TRUE)
+  # The CRPS of that prediction is large but finite, and returned.
+  expect_equal(crps_gaussian(0, 1e300, 1), 1e300, tolerance = 1e-12)
+  # |y - mean| beyond the largest double: the CRPS overflows, on either mixture route.
+  far <- matrix(1e308, 1, 2)
+  for (backend in c("cpu", "auto")) {
+    expect_error(crps_mixture(-1e308, far, matrix(1, 1, 2), backend = backend), "crps[0] = ", fixed = TRUE)
+  }
+  expect_error(crps_sample(-1e308, matrix(c(1e308, 1e308), 1)), "crps[0] = ", fixed = TRUE)
+  expect_error(interval_score(-1e308, 1e308, 1.5e308), "interval_score[0] = inf", fixed = TRUE)
+})
+
 test_that("classification metrics equal the CLI's on the same data", {
   p <- random_probs(50, 3, 10)
   y <- sample.int(3, 50, replace = TRUE)

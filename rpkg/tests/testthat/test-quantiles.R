@@ -79,6 +79,10 @@ test_that("the mean's t-interval equals t.test; the bootstrap follows its seed",
 test_that("bad input gives R errors", {
   expect_error(metric_quantiles("a"), "numeric")
   expect_error(metric_quantiles(1:10, u = 1.5), "u")
+  # The levels 0 and 1 have no interval: refused, not answered with NA bounds.
+  expect_error(metric_quantiles(1:10, u = c(0.5, 0)), "invalid u = 0: expected a quantile level in (0, 1)",
+               fixed = TRUE)
+  expect_error(metric_quantiles(1:10, u = 1), "invalid u = 1", fixed = TRUE)
   expect_error(metric_quantiles(1:10, type = 5), "type")
   expect_error(metric_quantiles(c(1, NA, 3)), "x|finite|NaN")
 })

@@ -52,8 +52,13 @@ pub struct CredalArgs {
     /// measures are reported).
     #[arg(long)]
     labels: Option<String>,
-    /// The lambda grid of E = d + lambda * NS.
-    #[arg(long, value_delimiter = ',', default_value = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1")]
+    /// The lambda grid of E = d + lambda * NS (finite weights >= 0).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        allow_negative_numbers = true,
+        default_value = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"
+    )]
     lambda: Vec<f64>,
     /// Mass normalisation: none, clip, clip-residual-renormalise.
     #[arg(long, default_value = "clip-residual-renormalise")]

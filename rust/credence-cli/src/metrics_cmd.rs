@@ -75,7 +75,7 @@ pub struct ClassificationArgs {
     /// Scale of the Brier score (and of its decomposition): sum, half or per_class.
     #[arg(long, default_value = "sum")]
     brier_scale: BrierScale,
-    /// Also report top-k accuracy for this k.
+    /// Also report top-k accuracy for this k (1 to the number of classes).
     #[arg(long)]
     top_k: Option<usize>,
     /// Confidence thresholds for a confidence-vs-accuracy / count curve, e.g. 0.5,0.8,0.9.

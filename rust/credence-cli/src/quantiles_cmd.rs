@@ -29,8 +29,8 @@ pub struct QuantilesArgs {
     /// Group by these columns (comma-separated, e.g. method,n); one result per group.
     #[arg(long, value_delimiter = ',')]
     by: Vec<String>,
-    /// Quantile levels.
-    #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9")]
+    /// Quantile levels, each in (0, 1).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, default_value = "0.1,0.5,0.9")]
     u: Vec<f64>,
     /// Confidence level 1 - alpha.
     #[arg(long, default_value_t = 0.9)]
@@ -78,8 +78,13 @@ struct MinNArgs {
     /// Confidence level 1 - alpha.
     #[arg(long, default_value_t = 0.9)]
     level: f64,
-    /// Quantile levels.
-    #[arg(long, value_delimiter = ',', default_value = "0.01,0.025,0.05,0.1,0.25,0.5,0.75,0.9,0.95,0.975,0.99")]
+    /// Quantile levels, each in (0, 1).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        allow_negative_numbers = true,
+        default_value = "0.01,0.025,0.05,0.1,0.25,0.5,0.75,0.9,0.95,0.975,0.99"
+    )]
     u: Vec<f64>,
     /// Print one JSON object instead of a table.
     #[arg(long)]

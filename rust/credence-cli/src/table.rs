@@ -23,9 +23,12 @@ pub fn render(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// A metric value with six significant decimals, or `NA` when missing.
+/// A metric value with six decimals (six significant digits in scientific notation from 1e10
+/// on, where more digits would be noise and 1e300 would print 300 of them), or `NA` when
+/// missing.
 pub fn number(v: Option<f64>) -> String {
     match v {
+        Some(x) if x.is_finite() && x.abs() >= 1e10 => format!("{x:.6e}"),
         Some(x) if x.is_finite() => format!("{x:.6}"),
         Some(x) => x.to_string(),
         None => "NA".into(),
@@ -41,5 +44,7 @@ mod tests {
         let rows = vec![vec!["metric".into(), "value".into()], vec!["nll".into(), number(Some(0.5))]];
         assert_eq!(render(&rows), "metric  value\n----------------\nnll     0.500000\n");
         assert_eq!(number(None), "NA");
+        assert_eq!(number(Some(123456789.0)), "123456789.000000");
+        assert_eq!(number(Some(-1e300)), "-1.000000e300");
     }
 }

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::metrics::CrpsEstimator;
+use crate::metrics::regression::check_finite_points;
 use crate::predictive::{GaussianMixture, RegressionPredictive, check_outcomes};
 use crate::special::{det_mean, norm_quantile};
 
@@ -71,7 +72,7 @@ pub fn mixture_summary(
     if !(opts.sd_floor >= 0.0 && opts.sd_floor.is_finite()) {
         return Err(Error::argument("sd_floor", opts.sd_floor, "a finite number >= 0"));
     }
-    match backend.engine()? {
+    let summary = match backend.engine()? {
         Engine::Cpu => {
             let (lower, upper): (Vec<f64>, Vec<f64>) =
                 (0..n).into_par_iter().map(|i| mix.central_interval(i, opts.level)).unzip();
@@ -83,7 +84,7 @@ pub fn mixture_summary(
                 upper,
                 covered: covered as i32,
             };
-            Ok(raw.assemble())
+            raw.assemble()
         }
         Engine::Cuda(gpu) => {
             if n > i32::MAX as usize || mix.n_members() > i32::MAX as usize {
@@ -94,9 +95,13 @@ pub fn mixture_summary(
             let grid = (n.div_ceil(block as usize) as u32).clamp(1, gpu.sm_count().saturating_mul(32).max(1));
             let raw =
                 gpu.mixture(mix.weights(), means, sds, y, opts.sd_floor, interval_probs(opts.level), (grid, block))?;
-            Ok(raw.assemble())
+            raw.assemble()
         }
-    }
+    };
+    // As evaluate_regression: a score that overflows is an error naming the point.
+    check_finite_points("crps", &summary.crps, mix, y)?;
+    check_finite_points("nll", &summary.nll, mix, y)?;
+    Ok(summary)
 }
 
 /// (z_lo, p_lo, z_hi, p_hi) of the central interval at `level`.

@@ -209,7 +209,8 @@ pub fn from_masses(masses: ArrayView2<f64>, sets: &FocalSets, policy: Normalisat
 pub fn dirichlet_samples(alpha: ArrayView2<f64>, s: usize, seed: u64) -> Result<Array3<f64>> {
     let (n, k) = alpha.dim();
     if s == 0 {
-        return Err(Error::argument("samples", s, "at least 1"));
+        // Named as the CLI (--draws) and R (draws =) name it.
+        return Err(Error::argument("draws", s, "at least 1 sample per point"));
     }
     for ((i, c), &a) in alpha.indexed_iter() {
         if !(a > 0.0 && a.is_finite()) {

@@ -353,6 +353,7 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
     if !(options.epsilon > 0.0 && options.epsilon < 1.0) {
         return Err(Error::argument("epsilon", options.epsilon, "in (0, 1)"));
     }
+    check_lambdas(&options.lambdas)?;
     let perms = permutations(m.sets.k, options.vertices)?;
     let points: Vec<PointScores> = (0..n)
         .into_par_iter()
@@ -393,6 +394,15 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
     })
 }
 
+/// Every lambda of a grid must be a finite weight >= 0: NaN would give NaN rows and a negative
+/// lambda rewards imprecision, so neither is an E.
+fn check_lambdas(lambdas: &[f64]) -> Result<()> {
+    match lambdas.iter().find(|l| !(l.is_finite() && **l >= 0.0)) {
+        Some(&l) => Err(Error::argument("lambda", l, "a finite weight >= 0 of NS in E = d + lambda NS")),
+        None => Ok(()),
+    }
+}
+
 /// Models ranked by mean E at one lambda.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LambdaRanking {
@@ -406,6 +416,7 @@ pub struct LambdaRanking {
 
 /// Ranks models (name, report with labels) by mean E = mean d + lambda * mean NS over `lambdas`.
 pub fn rank_over_lambda(models: &[(String, &CredalReport)], lambdas: &[f64]) -> Result<Vec<LambdaRanking>> {
+    check_lambdas(lambdas)?;
     let mut base = Vec::with_capacity(models.len());
     for (name, r) in models {
         let kl = r.overall.kl.ok_or_else(|| Error::argument("model", name, "a report computed with labels"))?;

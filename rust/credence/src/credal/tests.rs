@@ -150,6 +150,8 @@ fn bad_input_is_a_typed_error() {
     let m = from_probs(array![[0.5, 0.5]].view()).unwrap();
     assert!(evaluate_credal(&m, Some(&[2]), &CredalOptions::default()).is_err());
     assert!(dirichlet_samples(array![[1.0, 0.0]].view(), 3, 1).is_err());
+    let e = dirichlet_samples(array![[1.0, 2.0]].view(), 0, 1).unwrap_err().to_string();
+    assert_eq!(e, "invalid draws = 0: expected at least 1 sample per point");
 }
 
 #[test]
@@ -167,6 +169,14 @@ fn ranking_over_lambda() {
     // E(1): sharp -ln 0.4 = 0.916; vague -ln 1 + 0.8 ln 2 = 0.555 -> vague still wins; check numbers.
     assert!(close(ranks[1].e[0], 0.8 * 2f64.ln()));
     assert!(close(ranks[1].e[1], -(0.4f64.ln())));
+    // NaN or negative lambdas are refused by name, not turned into NaN or reversed rows.
+    for bad in [f64::NAN, -1.0, f64::INFINITY] {
+        let e = rank_over_lambda(&[("sharp".into(), &rs)], &[0.5, bad]).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("invalid lambda = {bad}: expected a finite weight >= 0")), "{e}");
+        let options = CredalOptions { lambdas: vec![bad], ..CredalOptions::default() };
+        let e = evaluate_credal(&sharp, Some(&[0]), &options).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("invalid lambda = {bad}:")), "{e}");
+    }
 }
 
 /// The RS-NN beliefs on CIFAR-10 (10000 x 30, no labels shipped): masses sum to one after the

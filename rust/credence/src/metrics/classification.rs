@@ -311,13 +311,11 @@ pub fn brier_score(summary: &PointSummary, scale: BrierScale) -> f64 {
 
 /// Top-k accuracy of N x K probabilities: the label is among the k largest, ties broken by
 /// class index (the lower index ranks first), so k = 1 is plain accuracy with the argmax
-/// convention of [`summarise`].
+/// convention of [`summarise`]. k must be in 1..=K (a larger k would report a trivial 1).
 pub fn top_k_accuracy(mean_probs: ArrayView2<'_, f64>, labels: &[usize], k: usize) -> Result<f64> {
     let (n, classes) = mean_probs.dim();
     check_labels(labels, n, classes)?;
-    if k == 0 {
-        return Err(Error::argument("k", k, "at least 1"));
-    }
+    check_top_k("k", k, classes)?;
     let hits = mean_probs
         .outer_iter()
         .zip(labels)
@@ -329,6 +327,14 @@ pub fn top_k_accuracy(mean_probs: ArrayView2<'_, f64>, labels: &[usize], k: usiz
         })
         .count();
     Ok(hits as f64 / n as f64)
+}
+
+/// Checks a top-k `k` against the number of classes: 1..=K.
+pub(crate) fn check_top_k(name: &str, k: usize, classes: usize) -> Result<()> {
+    if (1..=classes).contains(&k) {
+        return Ok(());
+    }
+    Err(Error::argument(name, k, format!("a number of classes in 1..={classes} (the probabilities have {classes})")))
 }
 
 /// Rank of each point's label in its N x K probabilities: the number of classes ranked above
@@ -500,5 +506,9 @@ mod tests {
         assert_eq!(top_k_accuracy(tie.view(), &[1], 1).unwrap(), 0.0);
         assert_eq!(top_k_accuracy(tie.view(), &[0], 1).unwrap(), 1.0);
         assert!(top_k_accuracy(tie.view(), &[0], 0).is_err());
+        // k above the number of classes would be a trivial 1, not an accuracy.
+        assert_eq!(top_k_accuracy(tie.view(), &[0], 2).unwrap(), 1.0);
+        let e = top_k_accuracy(tie.view(), &[0], 3).unwrap_err();
+        assert_eq!(e.to_string(), "invalid k = 3: expected a number of classes in 1..=2 (the probabilities have 2)");
     }
 }

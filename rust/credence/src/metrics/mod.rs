@@ -173,6 +173,9 @@ pub fn evaluate_classification<T: Real>(
     labels: &[usize],
     opts: &ClassificationOptions,
 ) -> Result<ClassificationReport> {
+    if let Some(k) = opts.top_k {
+        classification::check_top_k("top_k", k, probs.n_classes())?;
+    }
     let points = summarise(probs, labels, opts.nll_eps)?;
     let confidence: Vec<f64> = points.confidence.iter().map(|c| c.clamp(0.0, 1.0)).collect();
     let calibration = calibration(&confidence, &points.correct, opts.binning)?;
@@ -250,4 +253,22 @@ pub fn evaluate_classification<T: Real>(
         n_samples: probs.n_samples(),
     };
     Ok(ClassificationReport { metrics, calibration, points })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A top-k above the number of classes would be a trivial accuracy of 1: refused by the
+    /// option's name before any work.
+    #[test]
+    fn top_k_above_the_classes_is_refused() {
+        let p = ClassProbs::from_single(ndarray::array![[0.2, 0.8], [0.6, 0.4]]).unwrap();
+        let opts = |k| ClassificationOptions { top_k: Some(k), ..Default::default() };
+        let e = evaluate_classification(&p, &[1, 1], &opts(3)).unwrap_err().to_string();
+        assert_eq!(e, "invalid top_k = 3: expected a number of classes in 1..=2 (the probabilities have 2)");
+        assert!(evaluate_classification(&p, &[1, 1], &opts(0)).is_err());
+        let r = evaluate_classification(&p, &[1, 1], &opts(2)).unwrap();
+        assert_eq!(r.metrics.top_k_accuracy, Some(TopK { k: 2, accuracy: 1.0 }));
+    }
 }

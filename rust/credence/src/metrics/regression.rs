@@ -77,6 +77,8 @@ pub struct RegressionReport {
 }
 
 /// Computes CRPS, NLL, PICP, MPIW, interval score and RMSE of `pred` against outcomes `y`.
+/// A metric that is not finite at some point (or whose mean overflows) is an error naming it
+/// and the point, never a NaN or infinite value.
 ///
 /// ```
 /// use credence::{Gaussian, metrics::{evaluate_regression, RegressionOptions}};
@@ -123,34 +125,96 @@ pub fn evaluate_regression<P: RegressionPredictive>(
     let covered = points.covered.iter().filter(|&&c| c).count();
     let widths: Vec<f64> = points.upper.iter().zip(&points.lower).map(|(u, l)| u - l).collect();
     let squares: Vec<f64> = points.residual.iter().map(|r| r * r).collect();
+    let mean = |metric: &str, values: &[f64]| finite_mean(metric, values, pred, y);
     let metrics = RegressionMetrics {
-        crps: points.crps.as_deref().map(det_mean),
-        nll: points.nll.as_deref().map(det_mean),
+        crps: points.crps.as_deref().map(|v| mean("crps", v)).transpose()?,
+        nll: points.nll.as_deref().map(|v| mean("nll", v)).transpose()?,
         picp: covered as f64 / n as f64,
-        mpiw: det_mean(&widths),
-        interval_score: det_mean(&points.interval_score),
-        rmse: det_mean(&squares).sqrt(),
+        mpiw: mean("interval width", &widths)?,
+        interval_score: mean("interval_score", &points.interval_score)?,
+        rmse: mean("squared error", &squares)?.sqrt(),
         covered,
         n,
     };
     Ok(RegressionReport { metrics, points })
 }
 
+/// A number for a message: scientific beyond 1e6, so 1e300 is not 300 digits.
+fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e6 { format!("{v:e}") } else { v.to_string() }
+}
+
+/// Never a silent NaN or infinity: a per-point `metric` that overflows (a prediction absurdly
+/// far from its outcome, in its sds) is an error naming the metric, the point, and the
+/// prediction's mean and the outcome there.
+pub(crate) fn check_finite_points<P: RegressionPredictive>(
+    metric: &str,
+    values: &[f64],
+    pred: &P,
+    y: &[f64],
+) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(Error::value(
+            metric,
+            &[i],
+            values[i],
+            format!(
+                "a finite number; the prediction there (mean {}) and y = {} overflow double precision \
+                 (check the scale of the predictions and outcomes)",
+                shown(pred.point_mean(i)),
+                shown(y[i])
+            ),
+        )),
+    }
+}
+
+/// The mean of a per-point `metric`, or an error when a point or the mean itself is not finite.
+fn finite_mean<P: RegressionPredictive>(metric: &str, values: &[f64], pred: &P, y: &[f64]) -> Result<f64> {
+    check_finite_points(metric, values, pred, y)?;
+    let mean = det_mean(values);
+    if mean.is_finite() {
+        return Ok(mean);
+    }
+    // Finite points whose sum overflows: name the largest.
+    let i = (0..values.len()).fold(0, |best, i| if values[i].abs() > values[best].abs() { i } else { best });
+    Err(Error::value(
+        metric,
+        &[i],
+        shown(values[i]),
+        format!(
+            "values whose mean over {} points is finite (it overflows double precision; check the scale of \
+             the predictions and outcomes)",
+            values.len()
+        ),
+    ))
+}
+
 /// CRPS of every point (parallel over points), e.g. to score a mixture without the interval
 /// work of [`evaluate_regression`]. `None` for predictions without a CRPS (bare intervals).
+/// A CRPS that is not finite is an error naming the point.
 pub fn crps_points<P: RegressionPredictive>(pred: &P, y: &[f64], estimator: CrpsEstimator) -> Result<Option<Vec<f64>>> {
     crate::predictive::check_outcomes(y, pred.n_points())?;
-    Ok(pred.crps_all(y, estimator))
+    let crps = pred.crps_all(y, estimator);
+    if let Some(v) = &crps {
+        check_finite_points("crps", v, pred, y)?;
+    }
+    Ok(crps)
 }
 
 /// NLL of every point with sds floored at `sd_floor` (0 for none); `None` for predictions
-/// without a density (samples, bare intervals).
+/// without a density (samples, bare intervals). An NLL that is not finite (the density
+/// underflows to 0) is an error naming the point.
 pub fn nll_points<P: RegressionPredictive>(pred: &P, y: &[f64], sd_floor: f64) -> Result<Option<Vec<f64>>> {
     crate::predictive::check_outcomes(y, pred.n_points())?;
     if !(sd_floor >= 0.0 && sd_floor.is_finite()) {
         return Err(Error::argument("sd_floor", sd_floor, "a finite number >= 0"));
     }
-    Ok(pred.nll_all(y, sd_floor))
+    let nll = pred.nll_all(y, sd_floor);
+    if let Some(v) = &nll {
+        check_finite_points("nll", v, pred, y)?;
+    }
+    Ok(nll)
 }
 
 #[cfg(test)]
@@ -184,6 +248,34 @@ mod tests {
         assert!(evaluate_regression(&mix, &[0.0], &RegressionOptions::default()).is_err());
         let bad_floor = RegressionOptions { sd_floor: Some(-1.0), ..Default::default() };
         assert!(evaluate_regression(&mix, &[0.0, 1.0], &bad_floor).is_err());
+    }
+
+    /// A prediction absurdly far from its outcome (mean 1e300, sd 1, y = 0): the NLL and the
+    /// squared error overflow. An error naming the metric and the point, not an infinite or
+    /// null value; the per-point functions (R's) refuse the same way.
+    #[test]
+    fn overflowing_metrics_are_errors_naming_the_point() {
+        let g = crate::Gaussian::new(vec![0.0, 1e300], vec![1.0, 1.0]).unwrap();
+        let e = evaluate_regression(&g, &[0.0, 0.0], &RegressionOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with("nll[1] = inf: expected a finite number; the prediction there (mean 1e300) and y = 0"));
+        let e = nll_points(&g, &[0.0, 0.0], 0.0).unwrap_err().to_string();
+        assert!(e.starts_with("nll[1] = inf: expected a finite number"), "{e}");
+        // Finite but huge per point, a mean that overflows: the largest point is named.
+        let big = crate::Gaussian::new(vec![1e308, 1e308], vec![1e300, 1e300]).unwrap();
+        let e = crps_points(&big, &[-1e308, -1e308], CrpsEstimator::Standard).unwrap_err().to_string();
+        assert!(e.starts_with("crps[0] = ") && e.contains(": expected a finite number;"), "{e}");
+        let far = crate::Gaussian::new(vec![1e308, 1e308], vec![1.0, 1.0]).unwrap();
+        let e = evaluate_regression(&far, &[0.0, 0.0], &RegressionOptions::default()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "crps[0] = 1e308: expected values whose mean over 2 points is finite (it overflows double precision; \
+             check the scale of the predictions and outcomes)"
+        );
+        let samples = Samples::new(array![[1.5e308], [1.6e308]]).unwrap();
+        let e = crps_points(&samples, &[-1e308], CrpsEstimator::Fair).unwrap_err().to_string();
+        assert!(e.starts_with("crps[0] = inf: expected a finite number"), "{e}");
+        // An ordinary prediction is untouched.
+        assert!(evaluate_regression(&g, &[0.0, 1e300], &RegressionOptions::default()).is_ok());
     }
 
     #[test]

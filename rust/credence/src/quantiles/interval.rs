@@ -6,7 +6,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use statrs::function::beta::inv_beta_reg;
 use statrs::function::gamma::ln_gamma;
 
-use super::sample::{QuantileType, at_position, check_u, hutson_quantile, quantile_sorted, sorted};
+use super::sample::{QuantileType, at_position, check_open_u, hutson_quantile, quantile_sorted, sorted};
 use crate::error::{Error, Result};
 use crate::special::norm_quantile;
 
@@ -253,7 +253,7 @@ fn check(level: f64) -> Result<()> {
 /// U_(r) ~ Beta(r, n - r + 1) and Q is increasing, so the B -> infinity limit is exactly
 /// [Q(qbeta(alpha/2)), Q(qbeta(1 - alpha/2))] ([`CiMethod::BootstrapExact`]).
 pub fn quantile_ci(x: &[f64], u: f64, options: &CiOptions) -> Result<QuantileCi> {
-    check_u(u)?;
+    check_open_u(u)?;
     check(options.level)?;
     let s = sorted(x, "x")?;
     let n = s.len();

@@ -1,6 +1,7 @@
 //! The smallest number of runs for which an exact or asymptotic interval exists.
 
 use super::interval::{asymptotic_positions, exact_indices};
+use super::sample::check_open_u;
 use crate::error::{Error, Result};
 
 /// Largest n searched.
@@ -29,9 +30,7 @@ pub fn min_n_asymptotic(u: f64, level: f64, flip_lower: bool) -> Result<usize> {
 }
 
 fn check(u: f64, level: f64) -> Result<()> {
-    if !(u > 0.0 && u < 1.0) {
-        return Err(Error::argument("u", u, "in (0, 1)"));
-    }
+    check_open_u(u)?;
     if !(level > 0.0 && level < 1.0) {
         return Err(Error::argument("level", level, "in (0, 1)"));
     }

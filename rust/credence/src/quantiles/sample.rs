@@ -45,6 +45,16 @@ pub(crate) fn check_u(u: f64) -> Result<()> {
     if (0.0..=1.0).contains(&u) { Ok(()) } else { Err(Error::argument("u", u, "a probability in [0, 1]")) }
 }
 
+/// A quantile level for an interval: strictly inside (0, 1). The 0- and 1-quantiles (minimum
+/// and maximum) have no distribution-free interval, which would come back empty, not refused.
+pub(crate) fn check_open_u(u: f64) -> Result<()> {
+    if u > 0.0 && u < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::argument("u", u, "a quantile level in (0, 1) (the minimum and maximum have no interval)"))
+    }
+}
+
 /// The value at 1-based fractional position h of sorted data, linearly interpolated and
 /// clamped to [x_(1), x_(n)].
 pub fn at_position(sorted: &[f64], h: f64) -> f64 {

@@ -3,6 +3,7 @@
 
 use super::interval::{CiOptions, MeanCi, QuantileCi, quantile_ci, t_interval};
 use super::normality::{ShapiroWilk, shapiro_wilk};
+use super::sample::check_open_u;
 use crate::error::{Error, Result};
 use crate::io::Table;
 
@@ -63,6 +64,10 @@ pub fn quantile_table(
     u: &[f64],
     options: &CiOptions,
 ) -> Result<QuantileTable> {
+    // Levels first: a bad one is the option's fault, not the file's or a group's.
+    for &q in u {
+        check_open_u(q)?;
+    }
     let values = table.numbers(column)?;
     let keys: Vec<Vec<Option<String>>> = by.iter().map(|b| table.text(b)).collect::<Result<_>>()?;
     let mut groups: Vec<(Vec<String>, Vec<f64>)> = Vec::new();

@@ -79,10 +79,18 @@ pub(crate) fn check_settings(out: &Path, plan: &StudyPlan, fresh: bool) -> Resul
         match std::fs::read_to_string(&path) {
             Ok(found) if found == want => return Ok(()),
             Ok(found) => {
+                // Name the first setting that differs (as merge does), not the whole file.
+                let what = match first_difference(&found, &want) {
+                    Some((line, _, key, recorded, ours)) => {
+                        format!("{}{key} = {recorded}, but this run has {key} = {ours}", at_line(line))
+                    }
+                    None => "the same settings in another layout (edited by hand?)".into(),
+                };
                 return Err(format_error(
                     &path,
                     format!(
-                        "{} was computed with\n{found}but this run has\n{want}use the same options, or another --out",
+                        "{what}; the rows of {} were computed with the recorded settings, so resume it with the \
+                         same settings (or write to another file)",
                         out.display()
                     ),
                 ));
@@ -133,6 +141,11 @@ fn first_difference(a: &str, b: &str) -> Option<(usize, usize, String, String, S
     Some((0, lb, key, "(none)".into(), vb))
 }
 
+/// `line N: ` before a setting's name, nothing for a setting a file lacks (line 0).
+fn at_line(line: usize) -> String {
+    if line == 0 { String::new() } else { format!("line {line}: ") }
+}
+
 /// Reads the settings file of every shard table and checks they agree: shards computed with
 /// other units, seed offsets or hyperparameters would mix incomparable rows in one table.
 /// Returns the common text (to record beside the merged table). A missing or unreadable
@@ -166,15 +179,14 @@ pub fn common_settings(shards: &[PathBuf]) -> Result<String> {
                     format!("{t0:?}"),
                     format!("{text:?}"),
                 ));
-                let at = |l: usize| if l == 0 { String::new() } else { format!("line {l}: ") };
                 return Err(format_error(
                     &path,
                     format!(
                         "{}{key} = {v1}, but {}: {}{key} = {v0}; shards computed with other settings cannot be \
                          merged (rerun this shard with the options of the others)",
-                        at(l1),
+                        at_line(l1),
                         p0.display(),
-                        at(l0),
+                        at_line(l0),
                     ),
                 ));
             }
@@ -206,6 +218,28 @@ mod tests {
         let mut p = StudyPlan::default();
         p.method_config.samples = 20;
         assert_ne!(settings_text(&p), settings_text(&StudyPlan::default()));
+    }
+
+    /// Resuming with other settings is refused with the first setting that differs, by line
+    /// and name, not the recorded text (which holds a Debug-printed struct).
+    #[test]
+    fn resume_refusal_names_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.csv");
+        check_settings(&out, &StudyPlan::default(), true).unwrap();
+        check_settings(&out, &StudyPlan::default(), false).unwrap();
+        let mut other = StudyPlan::default();
+        other.method_config.epoch_scale = 0.5;
+        let e = check_settings(&out, &other, false).unwrap_err().to_string();
+        let want = format!(
+            "{}: line 3: epoch_scale = 1.0, but this run has epoch_scale = 0.5; the rows of {} were computed",
+            settings_path(&out).display(),
+            out.display()
+        );
+        assert!(e.starts_with(&want), "{e}");
+        assert!(!e.contains("MethodConfig") && !e.contains('\n'), "{e}");
+        let e = check_settings(&out, &StudyPlan { seed_offset: 7, ..StudyPlan::default() }, false).unwrap_err();
+        assert!(e.to_string().contains("line 2: seed_offset = 0, but this run has seed_offset = 7;"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 # 1920 px and checks that every plotly figure rendered (its SVG nodes exist), that the page
 # logged no console errors, and, with probe.js appended to a copy of the page, that every
 # figure fills its container (drawn main-svg width within 3 px of the container's width, after
-# load and again after the content narrows and widens back). Takes a screenshot per width.
+# load and again after the content narrows and widens back), that no text is clipped and no
+# title overlaps tick labels or other titles. Takes a screenshot per width.
 # Usage: tests/browser/check_report.sh REPORT.html [SCREENSHOT.png]
 # (screenshots SCREENSHOT-1400.png and SCREENSHOT-1920.png)
 set -euo pipefail
@@ -61,10 +62,10 @@ for width in 1400 1920; do
     echo "error: the probe measured $measured figure widths, expected $((3 * figures))" >&2; exit 1
   fi
   if grep '^FAIL' "$tmp/probe.txt" >&2; then
-    echo "error: at $width px some figures do not fill their container (above)" >&2
+    echo "error: at $width px some figures do not fill their container or have clipped or overlapping text (above)" >&2
     exit 1
   fi
-  echo "width $width: every figure fills its container after load, narrowing and widening"
+  echo "width $width: every figure fills its container after load, narrowing and widening; no clipped or overlapping text"
 
   out="${shot%.png}-$width.png"
   "$chrome" "${flags[@]}" --window-size="$width,2400" --screenshot="$out" "file://$report" >/dev/null 2>&1

@@ -43,16 +43,23 @@ pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str) -> Layout {
     Layout::new()
         .title(Title::with_text(title))
         .font(Font::new().family("Helvetica, Arial, sans-serif").size(13))
-        .x_axis(Axis::new().title(Title::with_text(x_title)).show_grid(true).zero_line(false))
-        .y_axis(Axis::new().title(Title::with_text(y_title)).show_grid(true).zero_line(false))
+        .x_axis(axis(x_title))
+        .y_axis(axis(y_title))
         .legend(Legend::new().title(Title::with_text("")))
         .show_legend(true)
         .margin(Margin::new().top(60).bottom(60).left(70).right(30))
 }
 
+/// An axis with a title and a grid whose tick labels and title may push the figure's margins
+/// (plotly's automargin): the margins above are minimums, so a long label such as a method
+/// named "ensemble" on a category axis is never clipped.
+pub(crate) fn axis(title: &str) -> Axis {
+    Axis::new().title(Title::with_text(title)).show_grid(true).zero_line(false).auto_margin(true)
+}
+
 /// Log-scaled axis with a title.
 pub(crate) fn log_axis(title: &str) -> Axis {
-    Axis::new().title(Title::with_text(title)).type_(AxisType::Log).show_grid(true)
+    axis(title).type_(AxisType::Log)
 }
 
 /// A plot with one layout.

@@ -51,11 +51,7 @@ impl Report {
             return plot;
         }
         let mut plot = plot;
-        let layout = plot
-            .layout()
-            .clone()
-            .title(title)
-            .x_axis(plotly::layout::Axis::new().title(shift::INTENSITY_AXIS).show_grid(true));
+        let layout = plot.layout().clone().title(title).x_axis(crate::plots::axis(shift::INTENSITY_AXIS));
         plot.set_layout(layout);
         plot
     }

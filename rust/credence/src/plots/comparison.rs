@@ -6,7 +6,7 @@ use plotly::layout::{Annotation, AxisType, Margin, Shape, ShapeLine, ShapeType};
 use plotly::{HeatMap, Plot, Scatter};
 
 use super::palette::{color, diverging, with_alpha};
-use super::{N_AXIS, axis, base_layout, log_axis, plot_with};
+use super::{N_AXIS, axis, base_layout, plot_with, sizes_axis};
 use crate::compare::{Fit, MddPoint};
 use crate::error::Result;
 
@@ -28,12 +28,13 @@ pub(crate) fn guide(y: f64, dash: DashType) -> Shape {
 pub fn prob_better_vs_n(fits: &[(f64, &Fit)], pairs: &[(&str, &str)], metric: &str) -> Result<Plot> {
     let mut sorted: Vec<(f64, &Fit)> = fits.to_vec();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let sizes: Vec<f64> = sorted.iter().map(|(n, _)| *n).collect();
     let layout = base_layout(
         &format!("P(A better than B) by training size ({metric})"),
         N_AXIS,
         "posterior probability P(A better than B)",
     )
-    .x_axis(log_axis(N_AXIS))
+    .x_axis(sizes_axis(N_AXIS, &sizes))
     .y_axis(axis("posterior probability P(A better than B)").range(vec![-0.02, 1.02]))
     .shapes(vec![guide(0.05, DashType::Dot), guide(0.5, DashType::Dash), guide(0.95, DashType::Dot)]);
     let mut plot = plot_with(layout);
@@ -124,7 +125,7 @@ pub fn mdd_curve(points: &[MddPoint], a: &str, b: &str, power: f64, metric: &str
     let y_title = format!("difference in mean {metric} (metric units)");
     let layout =
         base_layout(&format!("Minimum detectable difference, {a} vs {b} ({metric}, power {power})"), N_AXIS, &y_title)
-            .x_axis(log_axis(N_AXIS))
+            .x_axis(sizes_axis(N_AXIS, &ns))
             .y_axis(axis(&y_title).range(vec![0.0, top.max(1e-12)]));
     let mut plot = plot_with(layout);
     let undetectable = "#D55E00";

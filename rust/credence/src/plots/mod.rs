@@ -24,6 +24,7 @@
 //! # Ok::<(), credence::Error>(())
 //! ```
 
+mod axes;
 pub mod classification;
 pub mod comparison;
 pub mod credal;
@@ -35,8 +36,10 @@ pub mod scaling;
 pub mod shift;
 
 use plotly::common::{Font, Title};
-use plotly::layout::{Axis, AxisType, Legend, Margin};
+use plotly::layout::{Legend, Margin};
 use plotly::{Layout, Plot};
+
+pub(crate) use axes::{axis, sizes_axis, values_log_axis};
 
 /// The layout every figure starts from: title, axis titles and a legend.
 pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str) -> Layout {
@@ -48,18 +51,6 @@ pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str) -> Layout {
         .legend(Legend::new().title(Title::with_text("")))
         .show_legend(true)
         .margin(Margin::new().top(60).bottom(60).left(70).right(30))
-}
-
-/// An axis with a title and a grid whose tick labels and title may push the figure's margins
-/// (plotly's automargin): the margins above are minimums, so a long label such as a method
-/// named "ensemble" on a category axis is never clipped.
-pub(crate) fn axis(title: &str) -> Axis {
-    Axis::new().title(Title::with_text(title)).show_grid(true).zero_line(false).auto_margin(true)
-}
-
-/// Log-scaled axis with a title.
-pub(crate) fn log_axis(title: &str) -> Axis {
-    axis(title).type_(AxisType::Log)
 }
 
 /// A plot with one layout.

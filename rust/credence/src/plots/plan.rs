@@ -5,7 +5,7 @@ use plotly::{Plot, Scatter};
 
 use super::comparison::guide;
 use super::palette::color;
-use super::{axis, base_layout, log_axis, plot_with};
+use super::{axis, base_layout, plot_with, sizes_axis};
 use crate::compare::Plan;
 
 /// Axis title of the number of realizations.
@@ -22,7 +22,7 @@ pub fn assurance_curve(plan: &Plan, metric: &str) -> Plot {
         plan.sims
     );
     let layout = base_layout(&title, R_AXIS, "probability")
-        .x_axis(log_axis(R_AXIS))
+        .x_axis(sizes_axis(R_AXIS, &rs))
         .y_axis(axis("probability").range(vec![0.0, 1.02]))
         .shapes(vec![guide(plan.power, DashType::Dash)]);
     let mut plot = plot_with(layout);

@@ -5,7 +5,7 @@ use plotly::common::{DashType, ErrorData, ErrorType, Line, Marker, Mode};
 use plotly::{Plot, Scatter};
 
 use super::palette::color;
-use super::{N_AXIS, base_layout, log_axis, plot_with};
+use super::{N_AXIS, base_layout, plot_with, sizes_axis, values_log_axis};
 use crate::compare::PowerLaw;
 use crate::summary::{MethodSummary, VarianceSplit};
 
@@ -47,11 +47,20 @@ pub fn power_laws(cells: &[MethodSummary]) -> Vec<(String, crate::Result<PowerLa
 /// n^-alpha_sd, alpha_sd = alpha_var / 2).
 pub fn sd_vs_n(cells: &[MethodSummary], metric: &str) -> Plot {
     let y_title = format!("sd of {metric} across realizations (metric units, log scale)");
-    let layout = base_layout(&format!("Spread of {metric} across data realizations"), N_AXIS, &y_title)
-        .x_axis(log_axis(N_AXIS))
-        .y_axis(log_axis(&y_title));
-    let mut plot = plot_with(layout);
+    let shown: Vec<&MethodSummary> = cells.iter().filter(|c| c.sd > 0.0 && c.sd.is_finite()).collect();
+    let sizes: Vec<f64> = shown.iter().map(|c| c.n).collect();
     let laws = power_laws(cells);
+    // The y axis spans the observed sds and the fitted laws at the same sizes.
+    let mut ys: Vec<f64> = shown.iter().map(|c| c.sd).collect();
+    for (m, law) in &laws {
+        if let Ok(law) = law {
+            ys.extend(shown.iter().filter(|c| &c.method == m).map(|c| law.variance(c.n).sqrt()));
+        }
+    }
+    let layout = base_layout(&format!("Spread of {metric} across data realizations"), N_AXIS, &y_title)
+        .x_axis(sizes_axis(N_AXIS, &sizes))
+        .y_axis(values_log_axis(&y_title, &ys));
+    let mut plot = plot_with(layout);
     for (k, m) in methods(cells).into_iter().enumerate() {
         let v: Vec<&MethodSummary> =
             of_method(cells, m).into_iter().filter(|c| c.sd > 0.0 && c.sd.is_finite()).collect();
@@ -69,7 +78,7 @@ pub fn sd_vs_n(cells: &[MethodSummary], metric: &str) -> Plot {
             plot.add_trace(
                 Scatter::new(ns, fitted)
                     .mode(Mode::Lines)
-                    .name(format!("{m}: sd ~ n^-{:.2} (R^2 {:.2})", law.alpha_sd, law.r_squared))
+                    .name(format!("{m}: sd ~ n^{:.2} (R^2 {:.2})", -law.alpha_sd, law.r_squared))
                     .legend_group(m)
                     .line(Line::new().color(color(k)).dash(DashType::Dash).width(1.5)),
             );
@@ -82,8 +91,9 @@ pub fn sd_vs_n(cells: &[MethodSummary], metric: &str) -> Plot {
 /// figure); points of different methods are spread slightly along n so bars do not overlap.
 pub fn mean_sd_by_method(cells: &[MethodSummary], metric: &str) -> Plot {
     let y_title = format!("{metric} (metric units), mean +- sd over realizations");
-    let layout =
-        base_layout(&format!("{metric} by method and training size"), N_AXIS, &y_title).x_axis(log_axis(N_AXIS));
+    let sizes: Vec<f64> = cells.iter().map(|c| c.n).collect();
+    let layout = base_layout(&format!("{metric} by method and training size"), N_AXIS, &y_title)
+        .x_axis(sizes_axis(N_AXIS, &sizes));
     let mut plot = plot_with(layout);
     let all = methods(cells);
     let spread = all.len() as f64;
@@ -115,9 +125,11 @@ pub fn mean_sd_by_method(cells: &[MethodSummary], metric: &str) -> Plot {
 /// log axis.
 pub fn variance_split_vs_n(splits: &[VarianceSplit], metric: &str) -> Plot {
     let y_title = format!("variance of {metric} (metric units squared, log scale)");
+    let sizes: Vec<f64> = splits.iter().map(|s| s.n).collect();
+    let values: Vec<f64> = splits.iter().flat_map(|s| [s.data, s.algorithm]).collect();
     let layout = base_layout(&format!("Data and algorithm variance of {metric}"), N_AXIS, &y_title)
-        .x_axis(log_axis(N_AXIS))
-        .y_axis(log_axis(&y_title));
+        .x_axis(sizes_axis(N_AXIS, &sizes))
+        .y_axis(values_log_axis(&y_title, &values));
     let mut plot = plot_with(layout);
     let mut names: Vec<&str> = Vec::new();
     for s in splits {
@@ -144,4 +156,39 @@ pub fn variance_split_vs_n(splits: &[VarianceSplit], metric: &str) -> Plot {
         }
     }
     plot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(method: &str, n: f64, mean: f64, sd: f64) -> MethodSummary {
+        MethodSummary { dataset: String::new(), metric: "crps".into(), method: method.into(), n, mean, sd, count: 8 }
+    }
+
+    /// A study's sizes, each method's sd falling as n^-1/2.
+    fn study() -> Vec<MethodSummary> {
+        let mut cells = Vec::new();
+        for (k, m) in ["map", "ensemble"].into_iter().enumerate() {
+            for n in [30.0, 50.0, 100.0, 200.0, 500.0] {
+                cells.push(cell(m, n, 0.2 + 0.01 * k as f64, (0.3 + 0.1 * k as f64) / f64::sqrt(n)));
+            }
+        }
+        cells
+    }
+
+    /// Log axes label the sizes present and 1-2-5 steps of the sds, not plotly's minor digits.
+    #[test]
+    fn log_axes_label_the_sizes_and_round_steps() {
+        let sizes = serde_json::json!([30.0, 50.0, 100.0, 200.0, 500.0]);
+        let v: serde_json::Value = serde_json::from_str(&sd_vs_n(&study(), "crps").to_json()).unwrap();
+        let layout = &v["layout"];
+        assert_eq!(layout["xaxis"]["tickvals"], sizes);
+        assert_eq!(layout["xaxis"]["ticktext"], serde_json::json!(["30", "50", "100", "200", "500"]));
+        // sds from 0.3 / sqrt(500) = 0.013 to 0.4 / sqrt(30) = 0.073: 1-2-5 steps have only two
+        // ticks inside (0.02, 0.05), 1-2-3-5 steps three.
+        assert_eq!(layout["yaxis"]["ticktext"], serde_json::json!(["0.01", "0.02", "0.03", "0.05", "0.1"]));
+        let v: serde_json::Value = serde_json::from_str(&mean_sd_by_method(&study(), "crps").to_json()).unwrap();
+        assert_eq!(v["layout"]["xaxis"]["tickvals"], sizes);
+    }
 }

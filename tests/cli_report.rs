@@ -306,3 +306,54 @@ fn dataset_shift_tables_compare_per_intensity() {
     assert!(page.contains("under dataset shift") && page.contains("shift intensity (level)"));
     assert!(page.contains("<th>intensity</th>") && !page.contains("power laws"));
 }
+
+/// Writes a table whose rows come in completion order (sizes and methods interleaved, n = 100
+/// before n = 30) and returns its path.
+fn completion_order_table(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut csv = String::from("n,method,realization,crps\n");
+    for r in 0..6 {
+        for (m, n) in [("C", 100), ("A", 30), ("B", 100), ("C", 30), ("A", 100), ("B", 30)] {
+            let k = (m.as_bytes()[0] - b'A') as f64;
+            let wiggle = 0.01 * ((r * 7 + n) % 5) as f64;
+            csv.push_str(&format!("{n},{m},{r},{}\n", 0.3 + 0.1 * k + wiggle + 1.0 / n as f64));
+        }
+    }
+    let path = dir.join("completion.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+/// The quantile table lists its groups by n, then method (sizes numerically), in the JSON and
+/// on the page, whatever order the runs completed in.
+#[test]
+fn quantile_groups_are_sorted_by_n_then_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = completion_order_table(dir.path());
+    let want = ["A 30", "B 30", "C 30", "A 100", "B 100", "C 100"];
+    let json = dir.path().join("r.json");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", json.to_str().unwrap()];
+    assert!(credence().args(args).args(["--format", "json"]).status().unwrap().success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let keys: Vec<String> = v["quantiles"][0]["table"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| format!("{} {}", g["key"][0].as_str().unwrap(), g["key"][1].as_str().unwrap()))
+        .collect();
+    assert_eq!(keys, want);
+    let html = dir.path().join("r.html");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", html.to_str().unwrap()];
+    assert!(credence().args(args).status().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    let start = page.find("credence-quantile-table").unwrap();
+    let end = start + page[start..].find("</table>").unwrap();
+    let rows: Vec<String> = page[start..end]
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.split('<').next().unwrap()).collect();
+            format!("{} {}", cells[0], cells[1])
+        })
+        .collect();
+    assert_eq!(rows, want);
+}

@@ -357,3 +357,48 @@ fn quantile_groups_are_sorted_by_n_then_method() {
         .collect();
     assert_eq!(rows, want);
 }
+
+/// The overview names the best method of each n: A is clearly best at n = 30 and B at n = 100
+/// (C worst at both). Each row gives that n's best, its runner-up and P(best better than
+/// runner-up) from that n's fit: above 0.95 at both sizes, never the near-zero P of the
+/// largest n's best at a size where it loses.
+#[test]
+fn overview_names_the_best_method_at_each_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("n,method,realization,crps\n");
+    for r in 0..8 {
+        let wiggle = 0.01 * ((r * 5) % 7) as f64 / 7.0;
+        for (n, a, b) in [(30, 0.30, 0.40), (100, 0.30, 0.20)] {
+            for (m, v) in [("A", a), ("B", b), ("C", 0.50)] {
+                csv.push_str(&format!("{n},{m},{r},{}\n", v + wiggle));
+            }
+        }
+    }
+    let table = dir.path().join("t.csv");
+    std::fs::write(&table, csv).unwrap();
+    let json = dir.path().join("r.json");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", json.to_str().unwrap()];
+    assert!(credence().args(args).args(["--format", "json"]).status().unwrap().success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["overview"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, n, best, runner_up) in [(&rows[0], 30.0, "A", "B"), (&rows[1], 100.0, "B", "A")] {
+        assert_eq!(
+            (row["n"].as_f64(), row["best"].as_str(), row["runner_up"].as_str()),
+            (Some(n), Some(best), Some(runner_up))
+        );
+        assert!(row["prob_better"].as_f64().unwrap() > 0.95, "{row}");
+        // The same number as the fit's own P(best better than runner-up).
+        let fit = v["fits"].as_array().unwrap().iter().find(|f| f["n"] == n).unwrap();
+        assert_eq!(row["prob_better"], fit["prob_better"][best][runner_up]);
+    }
+    let html = dir.path().join("r.html");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", html.to_str().unwrap()];
+    assert!(credence().args(args).status().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    for row in
+        ["<td>30</td><td>A</td><td>B</td><td class=\"good\">", "<td>100</td><td>B</td><td>A</td><td class=\"good\">"]
+    {
+        assert!(page.contains(row), "overview row {row} missing");
+    }
+}

@@ -509,34 +509,4 @@ impl Report {
     pub fn flagged(&self) -> Vec<(&CellFit, Vec<String>)> {
         self.fits.iter().map(|c| (c, c.problems())).filter(|(_, p)| !p.is_empty()).collect()
     }
-
-    /// The best method of a data set and metric: best posterior mean at the largest n with a
-    /// fit (falls back to the table means), and the others ordered from best to worst.
-    pub fn ranking(&self, dataset: &str, metric: &str) -> Vec<String> {
-        let higher = higher_is_better(metric);
-        let target = self.options.targets.get(metric).copied();
-        let fits = self.fits_of(dataset, metric);
-        let score = |m: &str| -> f64 {
-            let from_fit = fits
-                .iter()
-                .rev()
-                .find_map(|c| c.fit.as_ref())
-                .and_then(|f| f.summary().iter().find(|s| s.name == format!("mu[{m}]")).map(|s| s.mean));
-            let v = from_fit.unwrap_or_else(|| {
-                self.summaries_of(dataset, metric).iter().rev().find(|s| s.method == m).map_or(f64::NAN, |s| s.mean)
-            });
-            if v.is_nan() {
-                f64::INFINITY
-            } else if let Some(t) = target {
-                (v - t).abs()
-            } else if higher {
-                -v
-            } else {
-                v
-            }
-        };
-        let mut methods = self.methods.clone();
-        methods.sort_by(|a, b| score(a).total_cmp(&score(b)));
-        methods
-    }
 }

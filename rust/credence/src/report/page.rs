@@ -101,6 +101,7 @@ impl Report {
              <th>detection probability</th><th>fit problems</th></tr></thead><tbody>",
             self.size_label()
         );
+        let best = self.best_by_size();
         for d in &self.datasets {
             for m in &self.options.metrics {
                 for cell in self.fits_of(d, m) {
@@ -112,15 +113,16 @@ impl Report {
                         escape(m),
                         cell.n
                     );
-                    match cell.fit.as_ref().and_then(|f| best_two(f, self.ranking(d, m)).map(|bt| (f, bt))) {
-                        Some((f, (best, second))) => {
-                            let p = f.prob_better(&best, &second).map_or(f64::NAN, |x| x.0);
-                            let mdd = f.mdd(&best, &second, self.options.power, 1.0).ok();
+                    let row = best.iter().find(|b| b.dataset == *d && b.metric == *m && b.n == cell.n);
+                    match cell.fit.as_ref().zip(row) {
+                        Some((f, b)) => {
+                            let p = b.prob_better;
+                            let mdd = f.mdd(&b.best, &b.runner_up, self.options.power, 1.0).ok();
                             let _ = write!(
                                 out,
                                 "<td>{}</td><td>{}</td><td class=\"{}\">{:.3}</td><td>{}</td><td>{}</td><td>{}</td>",
-                                escape(&best),
-                                escape(&second),
+                                escape(&b.best),
+                                escape(&b.runner_up),
                                 if p > 0.95 { "good" } else { "" },
                                 p,
                                 mdd.map_or("NA".into(), |x| num(x.mdd)),
@@ -141,8 +143,9 @@ impl Report {
         }
         out.push_str(
             "</tbody></table>\n<p class=\"small\">\"Better\" means lower for error metrics and higher for \
-             accuracy-like metrics; the best method is the one with the best posterior mean at the largest n. \
-             P &gt; 0.95 is highlighted.</p>\n",
+             accuracy-like metrics; each row's best method is the one with the best posterior mean in that row's \
+             fit, and P is that fit's P(best better than runner-up). P &gt; 0.95 is highlighted. The sections \
+             below compare the best method at the largest n with the others.</p>\n",
         );
     }
 
@@ -431,10 +434,4 @@ impl Report {
             self.fits.len()
         );
     }
-}
-
-/// The best two methods of the ranking that the fit knows.
-fn best_two(fit: &Fit, ranking: Vec<String>) -> Option<(String, String)> {
-    let mut known = ranking.into_iter().filter(|m| fit.design().groups().contains(m));
-    Some((known.next()?, known.next()?))
 }

@@ -210,8 +210,9 @@ impl Report {
     /// column), `variance_decomposition` [{dataset, metric, method, n, realizations, repeats,
     /// data, algorithm}] (with repeated trainings), `shift` (true for a dataset-shift table,
     /// whose `n` fields hold the intensity) with `shift_cells` [{dataset, metric, method,
-    /// intensity, values}] and `flagged` (fits with problems). Non-finite numbers are
-    /// `null`.
+    /// intensity, values}], `flagged` (fits with problems) and `overview` [{dataset, metric, n,
+    /// best, runner_up, prob_better, prob_better_mcse}] (the best method at each n,
+    /// [`Report::best_by_size`]). Non-finite numbers are `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
             .summaries
@@ -254,6 +255,14 @@ impl Report {
             .into_iter()
             .map(|(c, p)| json!({"dataset": c.dataset, "n": c.n, "metric": c.metric, "problems": p}))
             .collect();
+        let overview: Vec<Value> = self
+            .best_by_size()
+            .into_iter()
+            .map(|b| {
+                json!({"dataset": b.dataset, "metric": b.metric, "n": b.n, "best": b.best, "runner_up": b.runner_up,
+                       "prob_better": finite(b.prob_better), "prob_better_mcse": finite(b.prob_better_mcse)})
+            })
+            .collect();
         json!({
             "source": self.source,
             "version": self.version,
@@ -278,6 +287,7 @@ impl Report {
             "shift_cells": self.shift_cells,
             "variance_decomposition": self.variance,
             "flagged": flagged,
+            "overview": overview,
             "plans": self.plans.iter().map(|c| match &c.plan {
                 Ok(p) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "plan": p}),
                 Err(e) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "error": e}),

@@ -402,3 +402,47 @@ fn overview_names_the_best_method_at_each_n() {
         assert!(page.contains(row), "overview row {row} missing");
     }
 }
+
+/// SWAG's converged runs at n = 30 went astray (mean about 3.9 against about 0.2 for the rest)
+/// and two more did not converge: the metric figure fits its y range to the other cells, draws
+/// SWAG's cell at the top edge with its mean +- sd, says so in a note and marks the failed runs.
+#[test]
+fn outlying_and_failed_runs_do_not_squash_the_metric_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("n,method,realization,crps,converged\n");
+    for r in 0..8 {
+        let wiggle = 0.02 * ((r * 3) % 5) as f64 / 5.0;
+        for n in [30, 100] {
+            for (k, m) in ["map", "ensemble", "swag"].into_iter().enumerate() {
+                let v = 0.1 + 0.6 / f64::sqrt(n as f64) + 0.01 * k as f64 + wiggle;
+                match (m, n, r) {
+                    ("swag", 30, 6 | 7) => csv.push_str(&format!("{n},{m},{r},NA,false\n")),
+                    ("swag", 30, 0..=3) => csv.push_str(&format!("{n},{m},{r},{},true\n", 7.0 + r as f64 / 2.0)),
+                    _ => csv.push_str(&format!("{n},{m},{r},{v},true\n")),
+                }
+            }
+        }
+    }
+    let table = dir.path().join("t.csv");
+    std::fs::write(&table, csv).unwrap();
+    let html = dir.path().join("r.html");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", html.to_str().unwrap()];
+    assert!(credence().args(args).status().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    // The first figure is the metric by method and size.
+    let start = page.find("Plotly.newPlot(\"fig-1\", ").unwrap() + "Plotly.newPlot(\"fig-1\", ".len();
+    let fig: serde_json::Value =
+        serde_json::Deserializer::from_str(&page[start..]).into_iter().next().unwrap().unwrap();
+    assert_eq!(fig["layout"]["title"]["text"], "crps by method and training size");
+    let range: Vec<f64> = serde_json::from_value(fig["layout"]["yaxis"]["range"].clone()).unwrap();
+    assert!(range[1] < 0.5, "{range:?}");
+    let edge = fig["data"].as_array().unwrap().iter().find(|t| t["name"] == "swag: off the scale").unwrap();
+    // (7 + 7.5 + 8 + 8.5 + 4 x 0.21..) / 6 converged runs.
+    let label = edge["text"][0].as_str().unwrap();
+    assert!(label.starts_with("5.") && label.contains(" ± "), "{label}");
+    let notes: Vec<&str> =
+        fig["layout"]["annotations"].as_array().unwrap().iter().map(|a| a["text"].as_str().unwrap()).collect();
+    assert!(notes.iter().any(|t| t.starts_with("y range fitted to the bulk") && t.contains("swag at n = 30")));
+    assert!(notes.iter().any(|t| t.contains("runs that did not converge are left out: swag 2 of 8 at n = 30")));
+    assert!(notes.contains(&"✕ 2 of 8 failed"), "{notes:?}");
+}

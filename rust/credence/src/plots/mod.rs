@@ -2,7 +2,8 @@
 //!
 //! Comparison ([`comparison`]): P(A better than B) against training size, the pairwise
 //! probability heatmap and the MDD curve. Scaling ([`scaling`]): metric sd against n on log-log
-//! axes with power-law fits, and metric mean +- sd by method and n. Sampler checks
+//! axes with power-law fits, and metric mean +- sd by method and n, on a y scale chosen per
+//! figure so outlying cells do not squash the rest ([`yscale`]). Sampler checks
 //! ([`diagnostics`]): posterior predictive overlay, trace and rank plots. Classification
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
 //! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
@@ -34,6 +35,7 @@ pub mod palette;
 pub mod plan;
 pub mod scaling;
 pub mod shift;
+pub mod yscale;
 
 use plotly::common::{Font, Title};
 use plotly::layout::{Legend, Margin};

@@ -191,7 +191,8 @@ impl Report {
             let cells: Vec<_> = self.shift_cells.iter().filter(|c| c.dataset == d && c.metric == m).cloned().collect();
             figs.add(out, &shift::quartiles_by_intensity(&cells, m));
         } else {
-            figs.add(out, &scaling::mean_sd_by_method(&summaries, m));
+            let runs: Vec<_> = self.convergence.iter().filter(|c| c.dataset == d).cloned().collect();
+            figs.add(out, &scaling::mean_sd_with_runs(&summaries, &runs, m));
         }
         out.push_str("<h3>Quantiles over realizations (distribution-free intervals)</h3>\n");
         match self.quantiles_of(d, m).map(|q| &q.table) {

@@ -5,7 +5,10 @@ use std::fmt::Write;
 use plotly::Plot;
 
 use super::build::{PlanCell, Report, higher_is_better};
-use super::tables::{convergence_table, metric_table, plan_table, posterior_table, power_law_table, variance_table};
+use super::tables::{
+    ESS_LIMIT, RHAT_LIMIT, beside, convergence_table, metric_table, plan_table, posterior_table, power_law_table,
+    variance_table,
+};
 use crate::compare::{Fit, mdd_curve};
 use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
@@ -349,8 +352,8 @@ impl Report {
         let flagged = self.flagged();
         let _ = write!(
             out,
-            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; 1.01, bulk-ESS &lt; 400, \
-             divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
+            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; {RHAT_LIMIT}, bulk-ESS \
+             &lt; {ESS_LIMIT}, divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
             flagged.len(),
             self.fits.len()
         );
@@ -369,8 +372,8 @@ impl Report {
                 escape(dataset_name(&c.dataset)),
                 escape(&c.metric),
                 c.n,
-                d.map_or("NA".into(), |d| format!("{:.3}", d.max_rhat)),
-                d.map_or("NA".into(), |d| format!("{:.0}", d.min_ess_bulk)),
+                d.map_or("NA".into(), |d| beside(d.max_rhat, RHAT_LIMIT, 3)),
+                d.map_or("NA".into(), |d| beside(d.min_ess_bulk, ESS_LIMIT, 0)),
                 d.map_or("NA".into(), |d| d.divergences.to_string()),
                 escape(&problems.join("; "))
             );
@@ -389,10 +392,10 @@ impl Report {
         for (f, s, label) in worst.into_iter().take(2) {
             let _ = write!(
                 out,
-                "<h3>{}: {} (R-hat {:.3})</h3>\n<div class=\"grid\">",
+                "<h3>{}: {} (R-hat {})</h3>\n<div class=\"grid\">",
                 escape(&label),
                 escape(&s.name),
-                s.rhat
+                beside(s.rhat, RHAT_LIMIT, 3)
             );
             for plot in [diagnostics::trace_plot(f, &s.name), diagnostics::rank_plot(f, &s.name)].into_iter().flatten()
             {

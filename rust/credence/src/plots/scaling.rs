@@ -113,9 +113,8 @@ pub fn mean_sd_with_runs(cells: &[MethodSummary], runs: &[ConvergenceRate], metr
         YScale::Bulk { outliers, .. } => outliers.iter().map(|&i| shown[i]).collect(),
         _ => Vec::new(),
     };
-    let y_title = format!("{metric} (metric units), mean +- sd over realizations");
     let sizes: Vec<f64> = cells.iter().map(|c| c.n).collect();
-    let (y_axis, mut notes) = mean_sd_axis(&scale, &shown, &y_title);
+    let (y_axis, mut notes) = mean_sd_axis(&scale, &shown, metric);
     let failed: Vec<&ConvergenceRate> =
         runs.iter().filter(|r| r.converged < r.runs && cells.iter().any(|c| c.method == r.method)).collect();
     if !failed.is_empty() {
@@ -148,7 +147,7 @@ pub fn mean_sd_with_runs(cells: &[MethodSummary], runs: &[ConvergenceRate], metr
         })
         .collect();
     let title = format!("{metric} by method and training size");
-    let layout = base_layout(&title, N_AXIS, &y_title).x_axis(sizes_axis(N_AXIS, &sizes)).y_axis(y_axis);
+    let layout = base_layout(&title, N_AXIS, "").x_axis(sizes_axis(N_AXIS, &sizes)).y_axis(y_axis);
     let mut plot = plot_with(with_notes(layout, &title, &notes, marks));
     for (k, m) in all.into_iter().enumerate() {
         let v: Vec<&MethodSummary> = of_method(cells, m)
@@ -184,7 +183,8 @@ pub fn mean_sd_with_runs(cells: &[MethodSummary], runs: &[ConvergenceRate], metr
 }
 
 /// The y axis of the mean-sd figure for its scale, and the note that says what was done.
-fn mean_sd_axis(scale: &YScale, shown: &[&MethodSummary], title: &str) -> (Axis, Vec<String>) {
+fn mean_sd_axis(scale: &YScale, shown: &[&MethodSummary], metric: &str) -> (Axis, Vec<String>) {
+    let title = &format!("{metric} (metric units), mean +- sd over realizations");
     match scale {
         YScale::Linear => (axis(title), Vec::new()),
         YScale::Log => {
@@ -194,7 +194,8 @@ fn mean_sd_axis(scale: &YScale, shown: &[&MethodSummary], title: &str) -> (Axis,
                 "log y scale: the means span {:.1} decades (bars reaching below 0 run off the axis)",
                 (hi / lo).log10()
             );
-            (values_log_axis(&format!("{title} (log scale)"), &ends), vec![note])
+            let title = format!("{metric} (metric units, log scale),<br>mean +- sd over realizations");
+            (values_log_axis(&title, &ends), vec![note])
         }
         YScale::Bulk { range, outliers } => {
             let list = outliers.iter().map(|&i| {
@@ -384,5 +385,14 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&mean_sd_by_method(&cells, "crps").to_json()).unwrap();
         assert!(v["layout"]["yaxis"]["range"].is_null() && v["layout"]["annotations"].is_null(), "{}", v["layout"]);
         assert!(!v["data"].as_array().unwrap().iter().any(|t| t["name"] == "swag: off the scale"));
+        // SWAG a hundred times worse at every n (21 against 0.2 at most): a log axis, said in the
+        // note.
+        for c in cells.iter_mut().filter(|c| c.method == "swag") {
+            c.mean *= 100.0;
+        }
+        let v: serde_json::Value = serde_json::from_str(&mean_sd_by_method(&cells, "crps").to_json()).unwrap();
+        assert_eq!(v["layout"]["yaxis"]["type"], "log");
+        let note = v["layout"]["annotations"][0]["text"].as_str().unwrap();
+        assert!(note.starts_with("log y scale: the means span 2.0 decades"), "{note}");
     }
 }

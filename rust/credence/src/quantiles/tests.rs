@@ -285,7 +285,7 @@ fn quantile_table_groups_and_errors() {
 fn groups_sort_by_dataset_n_and_method_numbers_numerically() {
     let by: Vec<String> = ["method", "seed", "n", "dataset"].iter().map(|s| s.to_string()).collect();
     let key = |m: &str, seed: &str, n: &str, d: &str| -> Vec<String> { [m, seed, n, d].map(String::from).to_vec() };
-    let mut keys = vec![
+    let mut keys = [
         key("swag", "2", "100", "b"),
         key("map", "10", "30", "b"),
         key("swag", "1", "5", "a"),

@@ -107,3 +107,36 @@ fn levels_zero_and_one_are_refused() {
         assert!(!ok && err.contains(&want), "min-n {u}: {err}");
     }
 }
+
+/// A study table written as runs complete lists its groups in any order; the output sorts them
+/// by n, then method (sizes numerically: 5 < 30 < 100), in JSON and in the printed table.
+#[test]
+fn groups_are_listed_by_n_then_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.csv");
+    let mut csv = String::from("method,n,realization,crps\n");
+    for r in 0..5 {
+        for (m, n) in [("swag", 100), ("map", 30), ("swag", 5), ("map", 100), ("ensemble", 30), ("map", 5)] {
+            csv.push_str(&format!("{m},{n},{r},{}\n", 0.1 * (r + 1) as f64 + 1.0 / n as f64));
+        }
+    }
+    std::fs::write(&path, csv).unwrap();
+    let p = path.to_str().unwrap();
+    let want = ["map 5", "swag 5", "ensemble 30", "map 30", "map 100", "swag 100"];
+    let (ok, out, err) = credence(&["quantiles", p, "--column", "crps", "--by", "method,n", "--u", "0.5", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let order: Vec<String> = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| format!("{} {}", g["by"]["method"].as_str().unwrap(), g["by"]["n"].as_str().unwrap()))
+        .collect();
+    assert_eq!(order, want);
+    let (ok, out, err) = credence(&["quantiles", p, "--column", "crps", "--by", "method,n", "--u", "0.5"]);
+    assert!(ok, "{err}");
+    let rows: Vec<String> =
+        out.lines().skip(1).map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" ")).collect();
+    let rows: Vec<&str> = rows.iter().map(String::as_str).filter(|r| !r.starts_with('-')).collect();
+    assert_eq!(rows, want, "{out}");
+}

@@ -306,3 +306,143 @@ fn dataset_shift_tables_compare_per_intensity() {
     assert!(page.contains("under dataset shift") && page.contains("shift intensity (level)"));
     assert!(page.contains("<th>intensity</th>") && !page.contains("power laws"));
 }
+
+/// Writes a table whose rows come in completion order (sizes and methods interleaved, n = 100
+/// before n = 30) and returns its path.
+fn completion_order_table(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut csv = String::from("n,method,realization,crps\n");
+    for r in 0..6 {
+        for (m, n) in [("C", 100), ("A", 30), ("B", 100), ("C", 30), ("A", 100), ("B", 30)] {
+            let k = (m.as_bytes()[0] - b'A') as f64;
+            let wiggle = 0.01 * ((r * 7 + n) % 5) as f64;
+            csv.push_str(&format!("{n},{m},{r},{}\n", 0.3 + 0.1 * k + wiggle + 1.0 / n as f64));
+        }
+    }
+    let path = dir.join("completion.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+/// The quantile table lists its groups by n, then method (sizes numerically), in the JSON and
+/// on the page, whatever order the runs completed in.
+#[test]
+fn quantile_groups_are_sorted_by_n_then_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = completion_order_table(dir.path());
+    let want = ["A 30", "B 30", "C 30", "A 100", "B 100", "C 100"];
+    let json = dir.path().join("r.json");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", json.to_str().unwrap()];
+    assert!(credence().args(args).args(["--format", "json"]).status().unwrap().success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let keys: Vec<String> = v["quantiles"][0]["table"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| format!("{} {}", g["key"][0].as_str().unwrap(), g["key"][1].as_str().unwrap()))
+        .collect();
+    assert_eq!(keys, want);
+    let html = dir.path().join("r.html");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", html.to_str().unwrap()];
+    assert!(credence().args(args).status().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    let start = page.find("credence-quantile-table").unwrap();
+    let end = start + page[start..].find("</table>").unwrap();
+    let rows: Vec<String> = page[start..end]
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.split('<').next().unwrap()).collect();
+            format!("{} {}", cells[0], cells[1])
+        })
+        .collect();
+    assert_eq!(rows, want);
+}
+
+/// The overview names the best method of each n: A is clearly best at n = 30 and B at n = 100
+/// (C worst at both). Each row gives that n's best, its runner-up and P(best better than
+/// runner-up) from that n's fit: above 0.95 at both sizes, never the near-zero P of the
+/// largest n's best at a size where it loses.
+#[test]
+fn overview_names_the_best_method_at_each_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("n,method,realization,crps\n");
+    for r in 0..8 {
+        let wiggle = 0.01 * ((r * 5) % 7) as f64 / 7.0;
+        for (n, a, b) in [(30, 0.30, 0.40), (100, 0.30, 0.20)] {
+            for (m, v) in [("A", a), ("B", b), ("C", 0.50)] {
+                csv.push_str(&format!("{n},{m},{r},{}\n", v + wiggle));
+            }
+        }
+    }
+    let table = dir.path().join("t.csv");
+    std::fs::write(&table, csv).unwrap();
+    let json = dir.path().join("r.json");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", json.to_str().unwrap()];
+    assert!(credence().args(args).args(["--format", "json"]).status().unwrap().success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["overview"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, n, best, runner_up) in [(&rows[0], 30.0, "A", "B"), (&rows[1], 100.0, "B", "A")] {
+        assert_eq!(
+            (row["n"].as_f64(), row["best"].as_str(), row["runner_up"].as_str()),
+            (Some(n), Some(best), Some(runner_up))
+        );
+        assert!(row["prob_better"].as_f64().unwrap() > 0.95, "{row}");
+        // The same number as the fit's own P(best better than runner-up).
+        let fit = v["fits"].as_array().unwrap().iter().find(|f| f["n"] == n).unwrap();
+        assert_eq!(row["prob_better"], fit["prob_better"][best][runner_up]);
+    }
+    let html = dir.path().join("r.html");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", html.to_str().unwrap()];
+    assert!(credence().args(args).status().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    for row in
+        ["<td>30</td><td>A</td><td>B</td><td class=\"good\">", "<td>100</td><td>B</td><td>A</td><td class=\"good\">"]
+    {
+        assert!(page.contains(row), "overview row {row} missing");
+    }
+}
+
+/// SWAG's converged runs at n = 30 went astray (mean about 3.9 against about 0.2 for the rest)
+/// and two more did not converge: the metric figure fits its y range to the other cells, draws
+/// SWAG's cell at the top edge with its mean +- sd, says so in a note and marks the failed runs.
+#[test]
+fn outlying_and_failed_runs_do_not_squash_the_metric_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("n,method,realization,crps,converged\n");
+    for r in 0..8 {
+        let wiggle = 0.02 * ((r * 3) % 5) as f64 / 5.0;
+        for n in [30, 100] {
+            for (k, m) in ["map", "ensemble", "swag"].into_iter().enumerate() {
+                let v = 0.1 + 0.6 / f64::sqrt(n as f64) + 0.01 * k as f64 + wiggle;
+                match (m, n, r) {
+                    ("swag", 30, 6 | 7) => csv.push_str(&format!("{n},{m},{r},NA,false\n")),
+                    ("swag", 30, 0..=3) => csv.push_str(&format!("{n},{m},{r},{},true\n", 7.0 + r as f64 / 2.0)),
+                    _ => csv.push_str(&format!("{n},{m},{r},{v},true\n")),
+                }
+            }
+        }
+    }
+    let table = dir.path().join("t.csv");
+    std::fs::write(&table, csv).unwrap();
+    let html = dir.path().join("r.html");
+    let args = ["report", table.to_str().unwrap(), "--plan-sims", "0", "--out", html.to_str().unwrap()];
+    assert!(credence().args(args).status().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    // The first figure is the metric by method and size.
+    let start = page.find("Plotly.newPlot(\"fig-1\", ").unwrap() + "Plotly.newPlot(\"fig-1\", ".len();
+    let fig: serde_json::Value =
+        serde_json::Deserializer::from_str(&page[start..]).into_iter().next().unwrap().unwrap();
+    assert_eq!(fig["layout"]["title"]["text"], "crps by method and training size");
+    let range: Vec<f64> = serde_json::from_value(fig["layout"]["yaxis"]["range"].clone()).unwrap();
+    assert!(range[1] < 0.5, "{range:?}");
+    let edge = fig["data"].as_array().unwrap().iter().find(|t| t["name"] == "swag: off the scale").unwrap();
+    // (7 + 7.5 + 8 + 8.5 + 4 x 0.21..) / 6 converged runs.
+    let label = edge["text"][0].as_str().unwrap();
+    assert!(label.starts_with("5.") && label.contains(" ± "), "{label}");
+    let notes: Vec<&str> =
+        fig["layout"]["annotations"].as_array().unwrap().iter().map(|a| a["text"].as_str().unwrap()).collect();
+    assert!(notes.iter().any(|t| t.starts_with("y range fitted to the bulk") && t.contains("swag at n = 30")));
+    assert!(notes.iter().any(|t| t.contains("runs that did not converge are left out: swag 2 of 8 at n = 30")));
+    assert!(notes.contains(&"✕ 2 of 8 failed"), "{notes:?}");
+}

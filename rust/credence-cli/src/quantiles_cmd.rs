@@ -26,7 +26,8 @@ pub struct QuantilesArgs {
     /// The metric column.
     #[arg(long, required = true)]
     column: Option<String>,
-    /// Group by these columns (comma-separated, e.g. method,n); one result per group.
+    /// Group by these columns (comma-separated, e.g. method,n); one result per group, sorted by
+    /// dataset, n (or intensity) and method among them, then the others, numbers numerically.
     #[arg(long, value_delimiter = ',')]
     by: Vec<String>,
     /// Quantile levels, each in (0, 1).

@@ -7,7 +7,7 @@ use plotly::layout::BarMode;
 use plotly::{Histogram, Plot, Scatter};
 
 use super::palette::color;
-use super::{base_layout, plot_with};
+use super::{axis, base_layout, plot_with};
 use crate::metrics::{Calibration, ConfidencePoint, PointSummary, RandomReferralPoint, ReferralPoint, RocPoint};
 
 /// Reliability diagram: accuracy against mean confidence of each non-empty bin, per model, with
@@ -18,8 +18,8 @@ pub fn reliability_diagram(models: &[(&str, &Calibration)]) -> Plot {
         "mean confidence in bin (probability)",
         "accuracy in bin (fraction correct)",
     )
-    .x_axis(plotly::layout::Axis::new().title("mean confidence in bin (probability)").range(vec![0.0, 1.0]))
-    .y_axis(plotly::layout::Axis::new().title("accuracy in bin (fraction correct)").range(vec![0.0, 1.0]));
+    .x_axis(axis("mean confidence in bin (probability)").range(vec![0.0, 1.0]))
+    .y_axis(axis("accuracy in bin (fraction correct)").range(vec![0.0, 1.0]));
     let mut plot = plot_with(layout);
     plot.add_trace(reference_line(vec![0.0, 1.0], vec![0.0, 1.0], "perfect calibration"));
     for (k, (name, cal)) in models.iter().enumerate() {
@@ -60,8 +60,8 @@ pub fn referral_curves(models: &[(&str, &[ReferralPoint])], random: Option<&[Ran
 /// area of its points) in the legend, and the diagonal of a random score.
 pub fn roc_curves(models: &[(&str, &[RocPoint])]) -> Plot {
     let layout = base_layout("ROC curve", "false positive rate (fraction)", "true positive rate (fraction)")
-        .x_axis(plotly::layout::Axis::new().title("false positive rate (fraction)").range(vec![0.0, 1.0]))
-        .y_axis(plotly::layout::Axis::new().title("true positive rate (fraction)").range(vec![0.0, 1.0]));
+        .x_axis(axis("false positive rate (fraction)").range(vec![0.0, 1.0]))
+        .y_axis(axis("true positive rate (fraction)").range(vec![0.0, 1.0]));
     let mut plot = plot_with(layout);
     plot.add_trace(reference_line(vec![0.0, 1.0], vec![0.0, 1.0], "random score"));
     for (k, (name, points)) in models.iter().enumerate() {

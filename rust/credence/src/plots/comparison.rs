@@ -1,12 +1,12 @@
 //! Comparison figures: P(A better than B) against n, the pairwise probability heatmap and the
 //! MDD curve of a pair.
 
-use plotly::common::{Anchor, DashType, ErrorData, ErrorType, Fill, Line, Marker, Mode, Title};
-use plotly::layout::{Annotation, Axis, AxisType, Shape, ShapeLine, ShapeType};
+use plotly::common::{Anchor, DashType, ErrorData, ErrorType, Fill, Line, Marker, Mode, Pad, Reference, Title};
+use plotly::layout::{Annotation, AxisType, Margin, Shape, ShapeLine, ShapeType};
 use plotly::{HeatMap, Plot, Scatter};
 
 use super::palette::{color, diverging, with_alpha};
-use super::{N_AXIS, base_layout, log_axis, plot_with};
+use super::{N_AXIS, axis, base_layout, plot_with, sizes_axis};
 use crate::compare::{Fit, MddPoint};
 use crate::error::Result;
 
@@ -28,13 +28,14 @@ pub(crate) fn guide(y: f64, dash: DashType) -> Shape {
 pub fn prob_better_vs_n(fits: &[(f64, &Fit)], pairs: &[(&str, &str)], metric: &str) -> Result<Plot> {
     let mut sorted: Vec<(f64, &Fit)> = fits.to_vec();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let sizes: Vec<f64> = sorted.iter().map(|(n, _)| *n).collect();
     let layout = base_layout(
         &format!("P(A better than B) by training size ({metric})"),
         N_AXIS,
         "posterior probability P(A better than B)",
     )
-    .x_axis(log_axis(N_AXIS))
-    .y_axis(Axis::new().title(Title::with_text("posterior probability P(A better than B)")).range(vec![-0.02, 1.02]))
+    .x_axis(sizes_axis(N_AXIS, &sizes))
+    .y_axis(axis("posterior probability P(A better than B)").range(vec![-0.02, 1.02]))
     .shapes(vec![guide(0.05, DashType::Dot), guide(0.5, DashType::Dash), guide(0.95, DashType::Dot)]);
     let mut plot = plot_with(layout);
     for (k, (a, b)) in pairs.iter().enumerate() {
@@ -98,14 +99,14 @@ pub fn prob_better_heatmap(fit: &Fit, title: &str) -> Result<Plot> {
         .name("P(row better than column)")
         .color_bar(plotly::common::ColorBar::new().title(Title::with_text("P(row better)")))
         .hover_template("P(%{y} better than %{x}) = %{z:.3}<extra></extra>");
+    // The column axis is on top, between the title and the cells: the title sits at the top of
+    // the figure and the top margin leaves room for the column labels and their axis title
+    // below it (automargin widens the margins further for long labels).
     let layout = base_layout(title, "method B (column)", "method A (row)")
-        .x_axis(
-            Axis::new()
-                .title(Title::with_text("method B (column)"))
-                .type_(AxisType::Category)
-                .side(plotly::common::AxisSide::Top),
-        )
-        .y_axis(Axis::new().title(Title::with_text("method A (row)")).type_(AxisType::Category))
+        .title(Title::with_text(title).y_ref(Reference::Container).y(1.0).y_anchor(Anchor::Top).pad(Pad::new(12, 0, 0)))
+        .x_axis(axis("method B (column)").type_(AxisType::Category).side(plotly::common::AxisSide::Top))
+        .y_axis(axis("method A (row)").type_(AxisType::Category))
+        .margin(Margin::new().top(110).bottom(30).left(70).right(30))
         .annotations(annotations);
     let mut plot = plot_with(layout);
     plot.add_trace(heat);
@@ -124,8 +125,8 @@ pub fn mdd_curve(points: &[MddPoint], a: &str, b: &str, power: f64, metric: &str
     let y_title = format!("difference in mean {metric} (metric units)");
     let layout =
         base_layout(&format!("Minimum detectable difference, {a} vs {b} ({metric}, power {power})"), N_AXIS, &y_title)
-            .x_axis(log_axis(N_AXIS))
-            .y_axis(Axis::new().title(Title::with_text(y_title.as_str())).range(vec![0.0, top.max(1e-12)]));
+            .x_axis(sizes_axis(N_AXIS, &ns))
+            .y_axis(axis(&y_title).range(vec![0.0, top.max(1e-12)]));
     let mut plot = plot_with(layout);
     let undetectable = "#D55E00";
     let detectable = "#0072B2";

@@ -29,14 +29,27 @@ pub fn plot_json(plot: &Plot) -> String {
     plot.to_json().replace("</", "<\\/")
 }
 
+/// Redraws a figure whenever its `<div>` changes size. The script that draws a figure runs
+/// while the page is still being parsed, before a grid has laid out its cells: the first
+/// figure of a two-column grid is drawn at the full page width and then sits in half of it,
+/// clipped. A `ResizeObserver` fires once the layout is known and again on every later change
+/// (a window resize, a grid changing its column count); a div that is not displayed has no
+/// size to fit, so it is skipped.
+const FIT_TO_CONTAINER: &str = ".then(function(gd){if(window.ResizeObserver){new ResizeObserver(function(){\
+if(gd.offsetWidth){Plotly.Plots.resize(gd).catch(function(){});}}).observe(gd);}})";
+
 /// A `<div>` with the given id and the script that draws the figure into it (plotly.js must
-/// already be on the page, see [`plotly_script`]).
+/// already be on the page, see [`plotly_script`]). The figure fills its container and follows
+/// its size: plotly's `responsive` configuration (window resizes) and a redraw whenever the
+/// div itself changes size (grid layout, see `FIT_TO_CONTAINER`).
 pub fn plot_div(plot: &Plot, id: &str) -> String {
     let id = escape(id);
+    let mut plot = plot.clone();
+    plot.set_configuration(plot.configuration().clone().responsive(true));
     format!(
         "<div id=\"{id}\" class=\"plotly-graph-div credence-figure\" style=\"width:100%;height:460px;\"></div>\n\
-         <script type=\"text/javascript\">Plotly.newPlot(\"{id}\", {});</script>\n",
-        plot_json(plot)
+         <script type=\"text/javascript\">Plotly.newPlot(\"{id}\", {}){FIT_TO_CONTAINER};</script>\n",
+        plot_json(&plot)
     )
 }
 
@@ -88,5 +101,15 @@ mod tests {
         assert!(!div.contains("</script><b>"));
         assert!(div.contains("id=\"a&quot;b\""));
         assert_eq!(escape("a<b&'"), "a&lt;b&amp;&#39;");
+    }
+
+    /// Figures follow their container: responsive to window resizes and redrawn when the div
+    /// changes size (tests/browser/check_report.sh measures the drawn widths in Chromium).
+    #[test]
+    fn figures_are_responsive_and_follow_their_div() {
+        let div = plot_div(&Plot::new(), "f");
+        assert!(div.contains("\"responsive\":true"), "{div}");
+        assert!(div.contains("new ResizeObserver") && div.contains("Plotly.Plots.resize(gd)"), "{div}");
+        assert!(div.contains("width:100%"));
     }
 }

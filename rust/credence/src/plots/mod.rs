@@ -2,7 +2,8 @@
 //!
 //! Comparison ([`comparison`]): P(A better than B) against training size, the pairwise
 //! probability heatmap and the MDD curve. Scaling ([`scaling`]): metric sd against n on log-log
-//! axes with power-law fits, and metric mean +- sd by method and n. Sampler checks
+//! axes with power-law fits, and metric mean +- sd by method and n, on a y scale chosen per
+//! figure so outlying cells do not squash the rest ([`yscale`]). Sampler checks
 //! ([`diagnostics`]): posterior predictive overlay, trace and rank plots. Classification
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
 //! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
@@ -24,6 +25,7 @@
 //! # Ok::<(), credence::Error>(())
 //! ```
 
+mod axes;
 pub mod classification;
 pub mod comparison;
 pub mod credal;
@@ -33,26 +35,24 @@ pub mod palette;
 pub mod plan;
 pub mod scaling;
 pub mod shift;
+pub mod yscale;
 
 use plotly::common::{Font, Title};
-use plotly::layout::{Axis, AxisType, Legend, Margin};
+use plotly::layout::{Legend, Margin};
 use plotly::{Layout, Plot};
+
+pub(crate) use axes::{axis, sizes_axis, values_log_axis};
 
 /// The layout every figure starts from: title, axis titles and a legend.
 pub(crate) fn base_layout(title: &str, x_title: &str, y_title: &str) -> Layout {
     Layout::new()
         .title(Title::with_text(title))
         .font(Font::new().family("Helvetica, Arial, sans-serif").size(13))
-        .x_axis(Axis::new().title(Title::with_text(x_title)).show_grid(true).zero_line(false))
-        .y_axis(Axis::new().title(Title::with_text(y_title)).show_grid(true).zero_line(false))
+        .x_axis(axis(x_title))
+        .y_axis(axis(y_title))
         .legend(Legend::new().title(Title::with_text("")))
         .show_legend(true)
         .margin(Margin::new().top(60).bottom(60).left(70).right(30))
-}
-
-/// Log-scaled axis with a title.
-pub(crate) fn log_axis(title: &str) -> Axis {
-    Axis::new().title(Title::with_text(title)).type_(AxisType::Log).show_grid(true)
 }
 
 /// A plot with one layout.

@@ -1,12 +1,11 @@
 //! The plan of an experiment: assurance against the number of realizations.
 
-use plotly::common::{DashType, ErrorData, ErrorType, Line, Marker, Mode, Title};
-use plotly::layout::Axis;
+use plotly::common::{DashType, ErrorData, ErrorType, Line, Marker, Mode};
 use plotly::{Plot, Scatter};
 
 use super::comparison::guide;
 use super::palette::color;
-use super::{base_layout, log_axis, plot_with};
+use super::{axis, base_layout, plot_with, sizes_axis};
 use crate::compare::Plan;
 
 /// Axis title of the number of realizations.
@@ -23,8 +22,8 @@ pub fn assurance_curve(plan: &Plan, metric: &str) -> Plot {
         plan.sims
     );
     let layout = base_layout(&title, R_AXIS, "probability")
-        .x_axis(log_axis(R_AXIS))
-        .y_axis(Axis::new().title(Title::with_text("probability")).range(vec![0.0, 1.02]))
+        .x_axis(sizes_axis(R_AXIS, &rs))
+        .y_axis(axis("probability").range(vec![0.0, 1.02]))
         .shapes(vec![guide(plan.power, DashType::Dash)]);
     let mut plot = plot_with(layout);
     plot.add_trace(

@@ -1,11 +1,11 @@
 //! Dataset-shift figures: a metric's spread over shift types at each shift intensity.
 
 use plotly::common::{Line, Marker};
-use plotly::layout::{Axis, BoxMode};
+use plotly::layout::BoxMode;
 use plotly::{BoxPlot, Plot};
 
 use super::palette::color;
-use super::{base_layout, plot_with};
+use super::{axis, base_layout, plot_with};
 use crate::summary::ShiftCell;
 
 /// The x-axis title of dataset-shift figures.
@@ -17,7 +17,7 @@ pub const INTENSITY_AXIS: &str = "shift intensity (level)";
 pub fn quartiles_by_intensity(cells: &[ShiftCell], metric: &str) -> Plot {
     let y_title = format!("{metric} over shift types (metric units)");
     let layout = base_layout(&format!("{metric} under dataset shift"), INTENSITY_AXIS, &y_title)
-        .x_axis(Axis::new().title(INTENSITY_AXIS).show_grid(true))
+        .x_axis(axis(INTENSITY_AXIS))
         .box_mode(BoxMode::Group);
     let mut plot = plot_with(layout);
     let mut methods: Vec<&str> = Vec::new();

@@ -25,7 +25,8 @@
 //!   (1 - u)-quantile of -x, so the intervals of u and 1 - u mirror each other.
 //! - [`min_n_exact`], [`min_n_asymptotic`]: the smallest n for which the intervals exist.
 //! - [`quantile_table`]: the intervals of a metric column of a long table per group (e.g.
-//!   method x n of a study table), with the t-interval for the mean.
+//!   method x n of a study table), with the t-interval for the mean; groups sorted by data
+//!   set, n and method ([`group_order`]).
 //! - [`coverage_simulation`]: coverage, length relative to the interdecile range, bias and RMSE
 //!   of the point estimate on normal, Beta(2, 5) and 0.5 N(0,1) + 0.5 N(4,1) data; parallel
 //!   with rayon and independent of the thread count.
@@ -53,7 +54,7 @@ pub use interval::{
 pub use min_n::{MAX_N, min_n_asymptotic, min_n_exact, min_n_exact_by_search};
 pub use normality::{ShapiroWilk, shapiro_wilk};
 pub use sample::{QuantileType, at_position, hutson_quantile, quantile_sorted, sample_quantile, sorted};
-pub use table::{QuantileGroup, QuantileTable, quantile_table};
+pub use table::{QuantileGroup, QuantileTable, group_order, quantile_table};
 
 #[cfg(test)]
 mod tests;

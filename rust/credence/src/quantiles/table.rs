@@ -34,12 +34,44 @@ pub struct QuantileTable {
     pub by: Vec<String>,
     /// The options the intervals were computed with.
     pub options: CiOptions,
-    /// Groups in order of first appearance in the table.
+    /// Groups sorted by [`group_order`].
     pub groups: Vec<QuantileGroup>,
 }
 
-/// Groups the non-missing values of `column` by the `by` columns (groups in order of first
-/// appearance; a missing key cell is the group value `NA`) and computes [`quantile_ci`] at each
+/// Grouping columns that order the groups before any other, in this order: a study table's data
+/// set, training size (a shift table's intensity) and method.
+const LEADING: [&str; 4] = ["dataset", "n", "intensity", "method"];
+
+/// The order of the groups of [`quantile_table`]: by the grouping columns `by` among data set,
+/// n (or intensity) and method, in that order, then by the other grouping columns in their
+/// order; numbers numerically (n = 30 before n = 100), other values as text, `NA` last. A table
+/// written as runs complete lists its groups in any order; this is the order a reader looks
+/// them up in.
+pub fn group_order(by: &[String], a: &[String], b: &[String]) -> std::cmp::Ordering {
+    let leading: Vec<usize> = LEADING.iter().filter_map(|c| by.iter().position(|x| x == c)).collect();
+    let rest = (0..by.len()).filter(|i| !leading.contains(i));
+    leading
+        .iter()
+        .copied()
+        .chain(rest)
+        .map(|i| compare_values(&a[i], &b[i]))
+        .find(|o| o.is_ne())
+        .unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// Numbers before text, numbers numerically; `NA` (a missing cell) last.
+fn compare_values(a: &str, b: &str) -> std::cmp::Ordering {
+    let rank = |v: &str| match v.parse::<f64>() {
+        _ if v == "NA" => (2, f64::NAN),
+        Ok(x) if !x.is_nan() => (0, x),
+        _ => (1, f64::NAN),
+    };
+    let ((ra, xa), (rb, xb)) = (rank(a), rank(b));
+    ra.cmp(&rb).then(xa.total_cmp(&xb)).then_with(|| a.cmp(b))
+}
+
+/// Groups the non-missing values of `column` by the `by` columns (groups sorted by
+/// [`group_order`]; a missing key cell is the group value `NA`) and computes [`quantile_ci`] at each
 /// level of `u`, the t-interval for the mean and the Shapiro-Wilk test. Errors name the file,
 /// the column and the group.
 ///
@@ -79,6 +111,7 @@ pub fn quantile_table(
             None => groups.push((key, vec![*v])),
         }
     }
+    groups.sort_by(|a, b| group_order(by, &a.0, &b.0));
     if groups.is_empty() {
         return Err(Error::Format {
             path: table.source().to_path_buf(),

@@ -241,8 +241,8 @@ fn quantile_types_match_r_and_numpy() {
     eprintln!("quantile types cross-checked on {checked} values");
 }
 
-/// Groups in order of first appearance, missing values skipped, a missing key is the group
-/// `NA`; the type-7 quantiles of each group equal those of its values alone (x = 1..10 and
+/// Groups sorted (`NA` last), missing values skipped, a missing key is the group `NA`; the
+/// type-7 quantiles of each group equal those of its values alone (x = 1..10 and
 /// 10 x (1..10)); errors name the file, the column and the group.
 #[test]
 fn quantile_table_groups_and_errors() {
@@ -259,10 +259,10 @@ fn quantile_table_groups_and_errors() {
     let by = vec!["method".to_string()];
     let q = quantile_table(&t, "crps", &by, &[0.25, 0.75], &CiOptions::default()).unwrap();
     let keys: Vec<(&str, usize)> = q.groups.iter().map(|g| (g.key[0].as_str(), g.n)).collect();
-    assert_eq!(keys, [("B", 10), ("A", 10), ("NA", 2)]);
-    assert_eq!((q.groups[1].quantiles[0].estimate, q.groups[1].quantiles[1].estimate), (3.25, 7.75));
-    assert_eq!((q.groups[0].quantiles[0].estimate, q.groups[0].quantiles[1].estimate), (32.5, 77.5));
-    let m = q.groups[1].mean.unwrap();
+    assert_eq!(keys, [("A", 10), ("B", 10), ("NA", 2)]);
+    assert_eq!((q.groups[0].quantiles[0].estimate, q.groups[0].quantiles[1].estimate), (3.25, 7.75));
+    assert_eq!((q.groups[1].quantiles[0].estimate, q.groups[1].quantiles[1].estimate), (32.5, 77.5));
+    let m = q.groups[0].mean.unwrap();
     assert_eq!(m.mean, 5.5);
     // A one-run group has no interval: the error names the file, column and group.
     let one = crate::io::Table::from_columns(
@@ -286,4 +286,37 @@ fn quantile_table_groups_and_errors() {
         assert!(quantile_ci(&[1.0, 2.0, 3.0], u, &CiOptions::default()).is_err());
         assert!(min_n_exact(u, 0.9).is_err());
     }
+}
+
+/// Groups of a table written in completion order come out by data set, n and method, whatever
+/// the order of the grouping columns; sizes numerically (5 < 30 < 100, not "100" < "30" < "5").
+#[test]
+fn groups_sort_by_dataset_n_and_method_numbers_numerically() {
+    let by: Vec<String> = ["method", "seed", "n", "dataset"].iter().map(|s| s.to_string()).collect();
+    let key = |m: &str, seed: &str, n: &str, d: &str| -> Vec<String> { [m, seed, n, d].map(String::from).to_vec() };
+    let mut keys = [
+        key("swag", "2", "100", "b"),
+        key("map", "10", "30", "b"),
+        key("swag", "1", "5", "a"),
+        key("map", "1", "100", "a"),
+        key("map", "2", "5", "a"),
+        key("NA", "1", "5", "a"),
+        key("map", "10", "5", "a"),
+        key("mcd", "1", "1e2", "a"),
+    ];
+    keys.sort_by(|a, b| group_order(&by, a, b));
+    let order: Vec<String> = keys.iter().map(|k| k.join(" ")).collect();
+    assert_eq!(
+        order,
+        [
+            "map 2 5 a",
+            "map 10 5 a",
+            "swag 1 5 a",
+            "NA 1 5 a",
+            "map 1 100 a",
+            "mcd 1 1e2 a",
+            "map 10 30 b",
+            "swag 2 100 b",
+        ]
+    );
 }

@@ -14,6 +14,7 @@ use crate::compare::{
 use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
+use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
 use crate::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
     variance_decomposition,
@@ -136,23 +137,29 @@ impl CellFit {
 
     /// Reasons to distrust the fit: R-hat > 1.01, bulk-ESS < 400, divergences, or a failure.
     pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(e) = &self.error {
-            out.push(format!("fit failed: {e}"));
-        }
-        if let Some(d) = self.diagnostics() {
-            if d.max_rhat > 1.01 || d.max_rhat.is_nan() {
-                out.push(format!("max R-hat {:.3} > 1.01", d.max_rhat));
-            }
-            if d.min_ess_bulk < 400.0 || d.min_ess_bulk.is_nan() {
-                out.push(format!("min bulk-ESS {:.0} < 400", d.min_ess_bulk));
-            }
-            if d.divergences > 0 {
-                out.push(format!("{} divergent transition(s)", d.divergences));
-            }
-        }
-        out
+        problems_of(self.error.as_deref(), self.diagnostics())
     }
+}
+
+/// A fit's problems from its error and diagnostics, each number printed with the digits that
+/// make its comparison visible ("max R-hat 1.0104 > 1.01", not "1.010 > 1.01").
+fn problems_of(error: Option<&str>, diagnostics: Option<FitDiagnostics>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(e) = error {
+        out.push(format!("fit failed: {e}"));
+    }
+    if let Some(d) = diagnostics {
+        if d.max_rhat > RHAT_LIMIT || d.max_rhat.is_nan() {
+            out.push(format!("max R-hat {} > {RHAT_LIMIT}", beside(d.max_rhat, RHAT_LIMIT, 3)));
+        }
+        if d.min_ess_bulk < ESS_LIMIT || d.min_ess_bulk.is_nan() {
+            out.push(format!("min bulk-ESS {} < {ESS_LIMIT}", beside(d.min_ess_bulk, ESS_LIMIT, 0)));
+        }
+        if d.divergences > 0 {
+            out.push(format!("{} divergent transition(s)", d.divergences));
+        }
+    }
+    out
 }
 
 /// Everything the report shows ([`Report::to_html`], [`Report::to_json`]).
@@ -509,34 +516,22 @@ impl Report {
     pub fn flagged(&self) -> Vec<(&CellFit, Vec<String>)> {
         self.fits.iter().map(|c| (c, c.problems())).filter(|(_, p)| !p.is_empty()).collect()
     }
+}
 
-    /// The best method of a data set and metric: best posterior mean at the largest n with a
-    /// fit (falls back to the table means), and the others ordered from best to worst.
-    pub fn ranking(&self, dataset: &str, metric: &str) -> Vec<String> {
-        let higher = higher_is_better(metric);
-        let target = self.options.targets.get(metric).copied();
-        let fits = self.fits_of(dataset, metric);
-        let score = |m: &str| -> f64 {
-            let from_fit = fits
-                .iter()
-                .rev()
-                .find_map(|c| c.fit.as_ref())
-                .and_then(|f| f.summary().iter().find(|s| s.name == format!("mu[{m}]")).map(|s| s.mean));
-            let v = from_fit.unwrap_or_else(|| {
-                self.summaries_of(dataset, metric).iter().rev().find(|s| s.method == m).map_or(f64::NAN, |s| s.mean)
-            });
-            if v.is_nan() {
-                f64::INFINITY
-            } else if let Some(t) = target {
-                (v - t).abs()
-            } else if higher {
-                -v
-            } else {
-                v
-            }
-        };
-        let mut methods = self.methods.clone();
-        methods.sort_by(|a, b| score(a).total_cmp(&score(b)));
-        methods
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diagnostics(max_rhat: f64, min_ess_bulk: f64) -> Option<FitDiagnostics> {
+        Some(FitDiagnostics { divergences: 0, treedepth_hits: 0, max_rhat, min_ess_bulk })
+    }
+
+    /// The problems print the digit that makes each comparison visible.
+    #[test]
+    fn problems_show_the_digit_that_crosses_the_limit() {
+        assert_eq!(problems_of(None, diagnostics(1.0104, 1000.0)), ["max R-hat 1.0104 > 1.01"]);
+        assert_eq!(problems_of(None, diagnostics(1.2, 399.6)), ["max R-hat 1.200 > 1.01", "min bulk-ESS 399.6 < 400"]);
+        assert_eq!(problems_of(None, diagnostics(1.0099, 400.0)), Vec::<String>::new());
+        assert_eq!(problems_of(Some("no data"), None), ["fit failed: no data"]);
     }
 }

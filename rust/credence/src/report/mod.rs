@@ -29,6 +29,7 @@
 mod build;
 pub(crate) mod html;
 mod page;
+mod ranking;
 pub(crate) mod tables;
 
 /// The table summaries the report shows live below it, in [`crate::summary`].
@@ -39,6 +40,7 @@ pub use crate::summary::{
 pub use build::{
     CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better,
 };
+pub use ranking::BestAtSize;
 
 mod demo;
 pub use demo::{DEMO_METRICS, demo_plan};

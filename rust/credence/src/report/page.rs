@@ -5,7 +5,10 @@ use std::fmt::Write;
 use plotly::Plot;
 
 use super::build::{PlanCell, Report, higher_is_better};
-use super::tables::{convergence_table, metric_table, plan_table, posterior_table, power_law_table, variance_table};
+use super::tables::{
+    ESS_LIMIT, RHAT_LIMIT, beside, convergence_table, metric_table, plan_table, posterior_table, power_law_table,
+    variance_table,
+};
 use crate::compare::{Fit, mdd_curve};
 use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
@@ -51,11 +54,7 @@ impl Report {
             return plot;
         }
         let mut plot = plot;
-        let layout = plot
-            .layout()
-            .clone()
-            .title(title)
-            .x_axis(plotly::layout::Axis::new().title(shift::INTENSITY_AXIS).show_grid(true));
+        let layout = plot.layout().clone().title(title).x_axis(crate::plots::axis(shift::INTENSITY_AXIS));
         plot.set_layout(layout);
         plot
     }
@@ -105,6 +104,7 @@ impl Report {
              <th>detection probability</th><th>fit problems</th></tr></thead><tbody>",
             self.size_label()
         );
+        let best = self.best_by_size();
         for d in &self.datasets {
             for m in &self.options.metrics {
                 for cell in self.fits_of(d, m) {
@@ -116,15 +116,16 @@ impl Report {
                         escape(m),
                         cell.n
                     );
-                    match cell.fit.as_ref().and_then(|f| best_two(f, self.ranking(d, m)).map(|bt| (f, bt))) {
-                        Some((f, (best, second))) => {
-                            let p = f.prob_better(&best, &second).map_or(f64::NAN, |x| x.0);
-                            let mdd = f.mdd(&best, &second, self.options.power, 1.0).ok();
+                    let row = best.iter().find(|b| b.dataset == *d && b.metric == *m && b.n == cell.n);
+                    match cell.fit.as_ref().zip(row) {
+                        Some((f, b)) => {
+                            let p = b.prob_better;
+                            let mdd = f.mdd(&b.best, &b.runner_up, self.options.power, 1.0).ok();
                             let _ = write!(
                                 out,
                                 "<td>{}</td><td>{}</td><td class=\"{}\">{:.3}</td><td>{}</td><td>{}</td><td>{}</td>",
-                                escape(&best),
-                                escape(&second),
+                                escape(&b.best),
+                                escape(&b.runner_up),
                                 if p > 0.95 { "good" } else { "" },
                                 p,
                                 mdd.map_or("NA".into(), |x| num(x.mdd)),
@@ -145,8 +146,9 @@ impl Report {
         }
         out.push_str(
             "</tbody></table>\n<p class=\"small\">\"Better\" means lower for error metrics and higher for \
-             accuracy-like metrics; the best method is the one with the best posterior mean at the largest n. \
-             P &gt; 0.95 is highlighted.</p>\n",
+             accuracy-like metrics; each row's best method is the one with the best posterior mean in that row's \
+             fit, and P is that fit's P(best better than runner-up). P &gt; 0.95 is highlighted. The sections \
+             below compare the best method at the largest n with the others.</p>\n",
         );
     }
 
@@ -192,7 +194,8 @@ impl Report {
             let cells: Vec<_> = self.shift_cells.iter().filter(|c| c.dataset == d && c.metric == m).cloned().collect();
             figs.add(out, &shift::quartiles_by_intensity(&cells, m));
         } else {
-            figs.add(out, &scaling::mean_sd_by_method(&summaries, m));
+            let runs: Vec<_> = self.convergence.iter().filter(|c| c.dataset == d).cloned().collect();
+            figs.add(out, &scaling::mean_sd_with_runs(&summaries, &runs, m));
         }
         out.push_str("<h3>Quantiles over realizations (distribution-free intervals)</h3>\n");
         match self.quantiles_of(d, m).map(|q| &q.table) {
@@ -349,8 +352,8 @@ impl Report {
         let flagged = self.flagged();
         let _ = write!(
             out,
-            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; 1.01, bulk-ESS &lt; 400, \
-             divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
+            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; {RHAT_LIMIT}, bulk-ESS \
+             &lt; {ESS_LIMIT}, divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
             flagged.len(),
             self.fits.len()
         );
@@ -369,8 +372,8 @@ impl Report {
                 escape(dataset_name(&c.dataset)),
                 escape(&c.metric),
                 c.n,
-                d.map_or("NA".into(), |d| format!("{:.3}", d.max_rhat)),
-                d.map_or("NA".into(), |d| format!("{:.0}", d.min_ess_bulk)),
+                d.map_or("NA".into(), |d| beside(d.max_rhat, RHAT_LIMIT, 3)),
+                d.map_or("NA".into(), |d| beside(d.min_ess_bulk, ESS_LIMIT, 0)),
                 d.map_or("NA".into(), |d| d.divergences.to_string()),
                 escape(&problems.join("; "))
             );
@@ -389,10 +392,10 @@ impl Report {
         for (f, s, label) in worst.into_iter().take(2) {
             let _ = write!(
                 out,
-                "<h3>{}: {} (R-hat {:.3})</h3>\n<div class=\"grid\">",
+                "<h3>{}: {} (R-hat {})</h3>\n<div class=\"grid\">",
                 escape(&label),
                 escape(&s.name),
-                s.rhat
+                beside(s.rhat, RHAT_LIMIT, 3)
             );
             for plot in [diagnostics::trace_plot(f, &s.name), diagnostics::rank_plot(f, &s.name)].into_iter().flatten()
             {
@@ -435,10 +438,4 @@ impl Report {
             self.fits.len()
         );
     }
-}
-
-/// The best two methods of the ranking that the fit knows.
-fn best_two(fit: &Fit, ranking: Vec<String>) -> Option<(String, String)> {
-    let mut known = ranking.into_iter().filter(|m| fit.design().groups().contains(m));
-    Some((known.next()?, known.next()?))
 }

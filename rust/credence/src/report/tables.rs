@@ -10,6 +10,28 @@ use crate::format::num;
 use crate::plots::html::escape;
 use crate::summary::{ConvergenceRate, MethodSummary, VarianceSplit};
 
+/// R-hat above this flags a fit (and a parameter's row).
+pub(crate) const RHAT_LIMIT: f64 = 1.01;
+
+/// Bulk-ESS below this flags a fit (and a parameter's row).
+pub(crate) const ESS_LIMIT: f64 = 400.0;
+
+/// `value` with at least `decimals` decimals and as many more as it takes to print it unlike
+/// `limit` printed the same way, so a comparison with the limit shows: R-hat 1.0104 against
+/// 1.01 prints "1.0104" (not "1.010"), a bulk-ESS of 399.6 against 400 prints "399.6". A value
+/// equal to the limit, or not finite, gets `decimals` decimals.
+pub(crate) fn beside(value: f64, limit: f64, decimals: usize) -> String {
+    if value.is_finite() && value != limit {
+        for d in decimals..=15 {
+            let (v, l) = (format!("{value:.d$}"), format!("{limit:.d$}"));
+            if v != l {
+                return v;
+            }
+        }
+    }
+    format!("{value:.decimals$}")
+}
+
 /// The method x size grid the report's per-cell tables share: a header of `size = n` columns,
 /// one row per method that has a cell (in `methods` order), `-` where a method lacks a size.
 /// `cell` renders one `<td>`; `key` gives a cell's (method, size).
@@ -117,18 +139,18 @@ pub(crate) fn fit_table(s: &FitSummary) -> String {
          <th>u-95% CI</th><th>Rhat</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
     );
     for p in &s.parameters {
-        let bad = p.rhat > 1.01 || p.ess_bulk < 400.0;
+        let bad = p.rhat > RHAT_LIMIT || p.ess_bulk < ESS_LIMIT;
         let _ = write!(
             out,
-            "<tr{}><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.0}</td><td>{:.0}</td></tr>",
+            "<tr{}><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td></tr>",
             if bad { " class=\"bad\"" } else { "" },
             escape(&p.name),
             num(p.mean),
             num(p.sd),
             num(p.q2_5),
             num(p.q97_5),
-            p.rhat,
-            p.ess_bulk,
+            beside(p.rhat, RHAT_LIMIT, 3),
+            beside(p.ess_bulk, ESS_LIMIT, 0),
             p.ess_tail
         );
     }
@@ -210,8 +232,9 @@ impl Report {
     /// column), `variance_decomposition` [{dataset, metric, method, n, realizations, repeats,
     /// data, algorithm}] (with repeated trainings), `shift` (true for a dataset-shift table,
     /// whose `n` fields hold the intensity) with `shift_cells` [{dataset, metric, method,
-    /// intensity, values}] and `flagged` (fits with problems). Non-finite numbers are
-    /// `null`.
+    /// intensity, values}], `flagged` (fits with problems) and `overview` [{dataset, metric, n,
+    /// best, runner_up, prob_better, prob_better_mcse}] (the best method at each n,
+    /// [`Report::best_by_size`]). Non-finite numbers are `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
             .summaries
@@ -254,6 +277,14 @@ impl Report {
             .into_iter()
             .map(|(c, p)| json!({"dataset": c.dataset, "n": c.n, "metric": c.metric, "problems": p}))
             .collect();
+        let overview: Vec<Value> = self
+            .best_by_size()
+            .into_iter()
+            .map(|b| {
+                json!({"dataset": b.dataset, "metric": b.metric, "n": b.n, "best": b.best, "runner_up": b.runner_up,
+                       "prob_better": finite(b.prob_better), "prob_better_mcse": finite(b.prob_better_mcse)})
+            })
+            .collect();
         json!({
             "source": self.source,
             "version": self.version,
@@ -278,6 +309,7 @@ impl Report {
             "shift_cells": self.shift_cells,
             "variance_decomposition": self.variance,
             "flagged": flagged,
+            "overview": overview,
             "plans": self.plans.iter().map(|c| match &c.plan {
                 Ok(p) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "plan": p}),
                 Err(e) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "error": e}),
@@ -302,5 +334,23 @@ impl Report {
         // The cell's notes (dropped rows) and the fit's warnings.
         v["warnings"] = json!(c.warnings);
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn beside_prints_the_first_digit_that_differs_from_the_limit() {
+        assert_eq!(beside(1.0104, RHAT_LIMIT, 3), "1.0104");
+        assert_eq!(beside(1.01004, RHAT_LIMIT, 3), "1.01004");
+        assert_eq!(beside(1.0196, RHAT_LIMIT, 3), "1.020");
+        assert_eq!(beside(1.0032, RHAT_LIMIT, 3), "1.003");
+        assert_eq!(beside(1.01, RHAT_LIMIT, 3), "1.010");
+        assert_eq!(beside(399.6, ESS_LIMIT, 0), "399.6");
+        assert_eq!(beside(399.96, ESS_LIMIT, 0), "399.96");
+        assert_eq!(beside(1234.4, ESS_LIMIT, 0), "1234");
+        assert_eq!(beside(f64::NAN, RHAT_LIMIT, 3), "NaN");
     }
 }

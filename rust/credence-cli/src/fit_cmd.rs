@@ -6,8 +6,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{
-    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, Pairs, SamplerSettings, SigmaStructure,
-    SummaryOptions, fit_with_progress,
+    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, Pairs, REWARM_RHAT, SamplerSettings,
+    SigmaStructure, SummaryOptions, fit_with_progress,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -151,7 +151,17 @@ pub fn run(a: FitArgs) -> Result<()> {
         Some(sampler) => {
             let o = CheesOptions { family, sampler, higher_is_better: a.model.higher_is_better };
             let backend = a.backend.unwrap_or_default();
-            fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??.fit
+            let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &o)?.pop().context("no fit")??;
+            // Superchains that still disagree after the longest warmup are not a posterior.
+            let worst = c.max_nested_rhat();
+            if worst > REWARM_RHAT {
+                bail!(
+                    "ChEES did not converge: largest nested R-hat {worst:.3} after {} warmup iterations (the \
+                     superchains disagree); fit with --sampler nuts, or allow a longer warmup",
+                    c.fit.options().sampler.warmup
+                );
+            }
+            c.fit
         }
     };
     let f = match a.model.target {

@@ -3,7 +3,7 @@
 use credence::backend::{Backend, chees_kernel_unsupported, fit_many_chees_on};
 use credence::compare::{
     BetaBinomialOptions, BetaBinomialPriors, CheesOptions, CheesSettings, Design, DrawStats, Family, Fit, FitOptions,
-    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, SamplerSettings, ScalePrior, SigmaStructure, fit,
+    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, REWARM_RHAT, SamplerSettings, ScalePrior, SigmaStructure, fit,
     mdd_curve,
 };
 use extendr_api::prelude::*;
@@ -188,6 +188,13 @@ fn glue_fit_chees(
         .ok_or_else(|| "ChEES returned no fit".to_string())?
         .map_err(msg)?;
     let max_nested_rhat = c.max_nested_rhat();
+    if max_nested_rhat > REWARM_RHAT {
+        return Err(format!(
+            "ChEES did not converge: largest nested R-hat {max_nested_rhat:.3} after {} warmup iterations (the \
+             superchains disagree); fit with sampler = \"nuts\", or a longer warmup",
+            c.fit.options().sampler.warmup
+        ));
+    }
     let (nested_rhat_name, nested_rhat): (Vec<String>, Vec<f64>) = c.nested_rhat.into_iter().unzip();
     Ok(list!(
         ptr = ExternalPtr::new(c.fit),

@@ -171,5 +171,5 @@ pub use post::plan::{
 pub use post::planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use post::ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
 pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};
-pub use sampler::chees::{CheesSettings, Jitter};
+pub use sampler::chees::{CheesSettings, Jitter, REWARM_RHAT};
 pub use sampler::nuts::{DrawStats, SamplerSettings};

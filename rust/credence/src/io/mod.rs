@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub use csv_file::read_csv;
 pub use labels::{labels_from_f64, labels_from_i64};
 pub use npy::{read_npy, read_npz};
-pub use table::Table;
+pub use table::{Table, natural_cmp};
 
 /// A numeric array as stored in a file: single or double precision, or integers (all integer
 /// and boolean dtypes are widened to i64).

@@ -12,7 +12,7 @@ use crate::compare::{
     fit_many, plan,
 };
 use crate::error::{Error, Result};
-use crate::io::Table;
+use crate::io::{Table, natural_cmp};
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
 use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
 use crate::summary::{
@@ -410,8 +410,12 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         table
     };
     check_table(table, options)?;
-    let datasets = if table.has_column("dataset") { table.levels("dataset")? } else { vec![String::new()] };
-    let methods = table.levels("method")?;
+    // Data sets and methods in the natural order of their labels, not the table's row order
+    // (a study writes rows as jobs complete): the same table gives the same report.
+    let mut datasets = if table.has_column("dataset") { table.levels("dataset")? } else { vec![String::new()] };
+    datasets.sort_by(|a, b| natural_cmp(a, b));
+    let mut methods = table.levels("method")?;
+    methods.sort_by(|a, b| natural_cmp(a, b));
     let mut summary_metrics: Vec<String> = options.metrics.clone();
     for m in STUDY_METRICS {
         if table.has_column(m) && !summary_metrics.iter().any(|x| x == m) {

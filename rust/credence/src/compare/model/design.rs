@@ -1,12 +1,11 @@
 //! The data of a comparison: one metric value (or covered count) per method x realization.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::io::Table;
+use crate::io::{Table, natural_cmp};
 
 /// Observations of one metric: the method (group) and data realization (pair) of each value.
 /// Unbalanced designs (methods missing some realizations) are fine.
@@ -34,18 +33,6 @@ fn encode(labels: &[String]) -> (Vec<String>, Vec<usize>) {
         })
         .collect();
     (levels, codes)
-}
-
-/// The natural order of labels: labels that read as numbers by value (and before any other),
-/// the others by their bytes; ties by the bytes, so the order is total.
-pub(crate) fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let number = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
-    match (number(a), number(b)) {
-        (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| a.cmp(b)),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.cmp(b),
-    }
 }
 
 /// The natural order of `labels` as a map from old to new index.
@@ -237,7 +224,7 @@ impl Design {
     }
 
     /// The same observations in a canonical order: methods and realizations in the natural
-    /// order of their labels ([`natural_cmp`]: numbers by value), rows by (method,
+    /// order of their labels ([`natural_cmp`](crate::io::natural_cmp): numbers by value), rows by (method,
     /// realization, value, trials). Two tables with the same rows in any order give the same
     /// canonical design, so a fit of it depends on the table's content and the seed only.
     pub fn canonical(&self) -> Design {

@@ -180,3 +180,49 @@ fn bad_settings_are_errors() {
         assert!(s.validate().is_err(), "{s:?}");
     }
 }
+
+/// An equal mixture of N(-10, 1) and N(10, 1) in one dimension: superchains started in
+/// (-2, 2) settle in the mode on their side and never meet, so nested R-hat stays large.
+struct Bimodal(Vec<Output>);
+
+impl Posterior for Bimodal {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn logp(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let (a, b) = (-0.5 * (x[0] + 10.0).powi(2), -0.5 * (x[0] - 10.0).powi(2));
+        let top = a.max(b);
+        let (ea, eb) = ((a - top).exp(), (b - top).exp());
+        grad[0] = (ea * -(x[0] + 10.0) + eb * -(x[0] - 10.0)) / (ea + eb);
+        top + (ea + eb).ln()
+    }
+    fn outputs(&self) -> &[Output] {
+        &self.0
+    }
+    fn constrain(&self, x: &[f64], _: &[f64], out: &mut [f64]) {
+        out.copy_from_slice(x);
+    }
+    fn form(&self) -> String {
+        "two modes".into()
+    }
+    fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
+        Vec::new()
+    }
+    fn sample_prior(&self, _: &mut dyn rand::Rng) -> Vec<f64> {
+        Vec::new()
+    }
+}
+
+#[test]
+fn superchains_that_disagree_warm_up_again_up_to_the_cap() {
+    let post = Bimodal(vec![Output::new("x", crate::compare::OutputKind::Fixed)]);
+    let s = CheesSettings { warmup: 20, draws: 40, max_draws: None, max_warmup: Some(200), ..Default::default() };
+    let run = run_chees(&post, &s, 0).unwrap();
+    // 20, then 20 + 40 = 60, then 60 + 120 = 180, then the last 20 to the cap.
+    assert_eq!(run.warmup, 200);
+    let fixed = run_chees(&post, &CheesSettings { max_warmup: None, ..s }, 0).unwrap();
+    assert_eq!(fixed.warmup, 20);
+    // A unimodal posterior whose superchains agree keeps the warmup asked for.
+    let normals = Normals::new(vec![0.0, 3.0], vec![1.0, 0.5]);
+    assert_eq!(run_chees(&normals, &s, 0).unwrap().warmup, 20);
+}

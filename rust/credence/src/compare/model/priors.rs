@@ -38,7 +38,7 @@ impl LocationPrior {
         }
     }
 
-    fn validate(&self, name: &str) -> Result<()> {
+    pub(crate) fn validate(&self, name: &str) -> Result<()> {
         match *self {
             LocationPrior::Normal { mean, sd } if mean.is_finite() && sd.is_finite() && sd > 0.0 => Ok(()),
             other => Err(Error::argument(name, format!("{other:?}"), "normal(mean, sd) with finite mean and sd > 0")),
@@ -126,7 +126,7 @@ impl ScalePrior {
         }
     }
 
-    fn validate(&self, name: &str) -> Result<()> {
+    pub(crate) fn validate(&self, name: &str) -> Result<()> {
         let ok = match *self {
             ScalePrior::HalfNormal { scale } => scale.is_finite() && scale > 0.0,
             ScalePrior::HalfStudentT { df, scale } => df.is_finite() && df > 0.0 && scale.is_finite() && scale > 0.0,

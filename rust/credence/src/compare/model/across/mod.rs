@@ -1,0 +1,453 @@
+//! One hierarchical model for methods x data sets, collapsed like the single-data-set
+//! Gaussian model (`compare/model/collapsed/`).
+//!
+//! For data set d, method m and realization i (realizations nested in data sets):
+//!
+//! ```text
+//! y[d,m,i] = mu[d,m] + gamma[d,i] + eps,   eps ~ Normal(0, sigma[d,m])   (or sigma[m]: shared across data sets)
+//! mu[d,m]  = nu[d] + delta[m] + u[d,m],    u[d,m] ~ Normal(0, tau_u)      (or Student-t(df, 0, tau_u))
+//! delta[m] ~ Normal(0, tau_delta),         gamma[d,i] ~ Normal(0, sigma_gamma[d])
+//! nu[d] ~ Normal(0, 1), tau_delta, tau_u, sigma, sigma_gamma ~ HalfNormal(1), df - 1 ~ Gamma(2, 0.1)
+//! ```
+//!
+//! delta\[m\] is method m's effect on the population of data sets, u\[d,m\] its
+//! method-by-data-set interaction (how much better or worse it does on data set d than its
+//! population effect says), nu\[d\] the data set's level. The Student-t interaction is the
+//! scale mixture u\[d,m\] ~ Normal(0, tau_u^2 lambda\[d,m\]), lambda ~ InvGamma(df/2, df/2), with
+//! ln lambda and df sampled, so it stays collapsible.
+//!
+//! # Algebra
+//!
+//! Given the scales, the model is linear and Gaussian in the locations beta = (u, nu, delta)
+//! and gamma. gamma\[d,i\] is diagonal given beta: eliminating it per realization leaves the
+//! posterior precision S of beta (size P + D + M for P observed (data set, method) cells) and
+//! its linear term h, summed per count pattern (the methods a realization has), so the cost of
+//! S does not grow with the number of realizations. beta is ordered data set by data set (its
+//! u then its nu) and delta last: S is then a block arrow, and its Cholesky factor keeps that
+//! shape. ln p(y | scales) is exact (checked against the N x N normal density in the tests);
+//! its gradient comes from Fisher's identity: d/d ln s of the complete-data log density in
+//! expectation over the locations' exact conditional, as in the single-data-set model. Each
+//! kept draw takes beta and gamma from their exact conditional Gaussian.
+//!
+//! The scales' coordinates use the softplus map of `scale_map.rs` (logarithmic below the
+//! prior's scale, linear above). Missing (data set, method) cells carry no u: their mu is not
+//! reported, and the method's delta is learnt from the data sets where it ran.
+
+pub(crate) mod design;
+mod eval;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::model::priors::{LocationPrior, ScalePrior, standard_normal};
+use crate::compare::model::scale_map::ScaleMap;
+use crate::compare::model::{Output, OutputKind, Posterior};
+use crate::error::Result;
+use design::AcrossDesign;
+
+/// How the metric is put on a scale comparable across data sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcrossScale {
+    /// The values as given (default): a `credence study` table scores every data set on its
+    /// target standardised with the data set's pool mean and sd (`--units pool`), so a CRPS of
+    /// 0.1 means a tenth of that data set's spread everywhere.
+    #[default]
+    AsGiven,
+    /// Each data set's values centred by their mean and divided by their sd (all methods and
+    /// realizations): for metrics in units that differ between data sets. Effects are then in
+    /// data-set sds.
+    PerDataSet,
+}
+
+/// The residual sd's structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcrossSigma {
+    /// sigma\[d,m\]: one per data set and method (default).
+    #[default]
+    PerCell,
+    /// sigma\[m\]: one per method, shared across data sets.
+    PerMethod,
+}
+
+/// The distribution of the method-by-data-set interaction u\[d,m\].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interaction {
+    /// Normal(0, tau_u) (default).
+    #[default]
+    Normal,
+    /// Student-t(df, 0, tau_u) with df estimated: one data set where a method is far off its
+    /// population effect pulls that effect less.
+    StudentT,
+}
+
+/// Priors of the across-data-sets model (defaults weakly informative on a unit scale).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AcrossPriors {
+    /// Each data set's level nu\[d\] (default normal(0, 1)).
+    pub level: LocationPrior,
+    /// tau_delta, the sd of the methods' population effects (default half-normal(1)).
+    pub tau_delta: ScalePrior,
+    /// tau_u, the sd of the method-by-data-set interaction (default half-normal(1)).
+    pub tau_u: ScalePrior,
+    /// The residual sds (default half-normal(1)).
+    pub sigma: ScalePrior,
+    /// Each data set's realization-effect sd (default half-normal(1)).
+    pub sigma_gamma: ScalePrior,
+    /// df of a Student-t interaction, df > 1 (default gamma(2, 0.1), as brms' nu).
+    pub df: ScalePrior,
+}
+
+impl Default for AcrossPriors {
+    fn default() -> Self {
+        let half = ScalePrior::HalfNormal { scale: 1.0 };
+        Self {
+            level: LocationPrior::Normal { mean: 0.0, sd: 1.0 },
+            tau_delta: half,
+            tau_u: half,
+            sigma: half,
+            sigma_gamma: half,
+            df: ScalePrior::Gamma { shape: 2.0, rate: 0.1 },
+        }
+    }
+}
+
+/// Options of the across-data-sets model.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct AcrossOptions {
+    /// The comparable scale.
+    pub scale: AcrossScale,
+    /// Residual sds per (data set, method) or per method.
+    pub sigma: AcrossSigma,
+    /// Normal or Student-t interaction.
+    pub interaction: Interaction,
+    /// Leave out the realization effect gamma\[d,i\] (an unpaired design has none).
+    pub no_realization_effect: bool,
+    /// Priors.
+    pub priors: AcrossPriors,
+}
+
+impl AcrossOptions {
+    /// Checks the priors.
+    pub fn validate(&self) -> Result<()> {
+        let p = &self.priors;
+        p.level.validate("prior level")?;
+        for (name, s) in
+            [("prior tau_delta", p.tau_delta), ("prior tau_u", p.tau_u), ("prior sigma", p.sigma), ("prior sigma_gamma", p.sigma_gamma), ("prior df", p.df)]
+        {
+            s.validate(name)?;
+        }
+        Ok(())
+    }
+}
+
+/// A count pattern: realizations of one data set that have the same methods.
+pub(super) struct Pattern {
+    pub(super) dataset: usize,
+    /// Cells (indices into `AcrossModel::cells`) the pattern's realizations have.
+    pub(super) cells: Vec<usize>,
+    /// Its realizations.
+    pub(super) members: Vec<usize>,
+    /// Sum over its realizations of each cell's value.
+    pub(super) sums: Vec<f64>,
+}
+
+/// The collapsed across-data-sets model of one design.
+pub(crate) struct AcrossModel {
+    pub(super) opts: AcrossOptions,
+    pub(super) n_d: usize,
+    pub(super) n_m: usize,
+    /// Observed (data set, method) cells, data set by data set.
+    pub(super) cells: Vec<(usize, usize)>,
+    /// Cell of (d, m), if observed.
+    pub(super) cell_of: Vec<Option<usize>>,
+    /// Sigma slot of each cell.
+    pub(super) slot: Vec<usize>,
+    pub(super) n_slots: usize,
+    /// Per cell: observations, (shifted) mean and within-cell sum of squares (unpaired only).
+    pub(super) count: Vec<f64>,
+    pub(super) mean: Vec<f64>,
+    pub(super) ssw: Vec<f64>,
+    /// With the realization effect: realizations per data set, each realization's pattern
+    /// and its (cell, shifted value) observations, and the patterns.
+    pub(super) effect: bool,
+    pub(super) r_per_d: Vec<f64>,
+    pub(super) r_pattern: Vec<usize>,
+    pub(super) r_obs: Vec<Vec<(usize, f64)>>,
+    pub(super) patterns: Vec<Pattern>,
+    /// Location indices: u of each cell, nu of each data set, delta of each method.
+    pub(super) u_idx: Vec<usize>,
+    pub(super) nu_idx: Vec<usize>,
+    pub(super) n_beta: usize,
+    /// Scale coordinates: tau_delta, tau_u, the sigma slots, sigma_gamma per data set; then, for
+    /// a Student-t interaction, ln lambda per cell and df.
+    pub(super) maps: Vec<ScaleMap>,
+    pub(super) n_scales: usize,
+    pub(super) dim: usize,
+    pub(super) shift: f64,
+    pub(super) prior_mean: f64,
+    pub(super) prior_precision: f64,
+    pub(super) constant: f64,
+    pub(super) outputs: Vec<Output>,
+    pub(super) design: AcrossDesign,
+}
+
+impl AcrossModel {
+    pub(crate) fn new(design: &AcrossDesign, opts: AcrossOptions) -> Result<Self> {
+        opts.validate()?;
+        let (n_d, n_m) = (design.datasets().len(), design.methods().len());
+        let mut cell_of = vec![None; n_d * n_m];
+        let mut cells = Vec::new();
+        for (&d, &m) in design.dataset().iter().zip(design.method()) {
+            if cell_of[d * n_m + m].is_none() {
+                cell_of[d * n_m + m] = Some(usize::MAX);
+            }
+        }
+        for d in 0..n_d {
+            for m in 0..n_m {
+                if cell_of[d * n_m + m].is_some() {
+                    cell_of[d * n_m + m] = Some(cells.len());
+                    cells.push((d, m));
+                }
+            }
+        }
+        let n_cells = cells.len();
+        let (slot, n_slots) = match opts.sigma {
+            AcrossSigma::PerCell => ((0..n_cells).collect(), n_cells),
+            AcrossSigma::PerMethod => (cells.iter().map(|c| c.1).collect(), n_m),
+        };
+        let mut ys = design.y().to_vec();
+        ys.sort_unstable_by(f64::total_cmp);
+        let shift = ys.iter().sum::<f64>() / ys.len() as f64;
+        let cell = |j: usize| cell_of[design.dataset()[j] * n_m + design.method()[j]].unwrap_or(0);
+        let (mut count, mut mean, mut ssw) = (vec![0.0; n_cells], vec![0.0; n_cells], vec![0.0; n_cells]);
+        for (j, &y) in design.y().iter().enumerate() {
+            count[cell(j)] += 1.0;
+            mean[cell(j)] += y - shift;
+        }
+        for c in 0..n_cells {
+            mean[c] /= count[c];
+        }
+        for (j, &y) in design.y().iter().enumerate() {
+            ssw[cell(j)] += (y - shift - mean[cell(j)]).powi(2);
+        }
+        let effect = !opts.no_realization_effect && !design.realizations().is_empty();
+        let n_r = if effect { design.realizations().len() } else { 0 };
+        let mut r_obs: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n_r];
+        let mut r_per_d = vec![0.0; n_d];
+        if effect {
+            for (j, &y) in design.y().iter().enumerate() {
+                r_obs[design.realization()[j]].push((cell(j), y - shift));
+            }
+            for &(d, _) in design.realizations() {
+                r_per_d[d] += 1.0;
+            }
+        }
+        let mut patterns: Vec<Pattern> = Vec::new();
+        let mut r_pattern = vec![0; n_r];
+        for (i, obs) in r_obs.iter().enumerate() {
+            let d = design.realizations()[i].0;
+            let cs: Vec<usize> = obs.iter().map(|o| o.0).collect();
+            let p = match patterns.iter().position(|p| p.dataset == d && p.cells == cs) {
+                Some(p) => p,
+                None => {
+                    patterns.push(Pattern { dataset: d, cells: cs, members: Vec::new(), sums: vec![0.0; obs.len()] });
+                    patterns.len() - 1
+                }
+            };
+            r_pattern[i] = p;
+            patterns[p].members.push(i);
+            for (s, o) in patterns[p].sums.iter_mut().zip(obs) {
+                *s += o.1;
+            }
+        }
+        // beta: per data set its cells' u then its nu, then delta (a block arrow).
+        let (mut u_idx, mut nu_idx, mut k) = (vec![0; n_cells], vec![0; n_d], 0);
+        for d in 0..n_d {
+            for (c, cell) in cells.iter().enumerate() {
+                if cell.0 == d {
+                    u_idx[c] = k;
+                    k += 1;
+                }
+            }
+            nu_idx[d] = k;
+            k += 1;
+        }
+        let n_beta = k + n_m;
+        let p = &opts.priors;
+        let mut maps = vec![ScaleMap::for_prior(&p.tau_delta), ScaleMap::for_prior(&p.tau_u)];
+        maps.extend((0..n_slots).map(|_| ScaleMap::for_prior(&p.sigma)));
+        if effect {
+            maps.extend((0..n_d).map(|_| ScaleMap::for_prior(&p.sigma_gamma)));
+        }
+        let n_scales = maps.len();
+        let student = opts.interaction == Interaction::StudentT;
+        let dim = n_scales + if student { n_cells + 1 } else { 0 };
+        let LocationPrior::Normal { mean: a, sd: b } = p.level;
+        let outputs = outputs(design, &cells, opts, effect);
+        Ok(Self {
+            opts,
+            n_d,
+            n_m,
+            cells,
+            cell_of,
+            slot,
+            n_slots,
+            count,
+            mean,
+            ssw,
+            effect,
+            r_per_d,
+            r_pattern,
+            r_obs,
+            patterns,
+            u_idx,
+            nu_idx,
+            n_beta,
+            maps,
+            n_scales,
+            dim,
+            shift,
+            prior_mean: a - shift,
+            prior_precision: 1.0 / (b * b),
+            constant: -0.5 * design.n_obs() as f64 * (2.0 * std::f64::consts::PI).ln() - n_d as f64 * b.ln(),
+            outputs,
+            design: design.clone(),
+        })
+    }
+
+    /// Index of delta\[m\] in beta.
+    pub(super) fn delta_idx(&self, m: usize) -> usize {
+        self.n_beta - self.n_m + m
+    }
+
+    pub(super) fn student(&self) -> bool {
+        self.opts.interaction == Interaction::StudentT
+    }
+}
+
+/// The reported quantities: tau_delta, tau_u, (df), delta\[m\], nu\[d\], mu\[d,m\] of the observed
+/// cells, the sigmas, sigma_gamma\[d\], then gamma\[d:i\] (not summarised).
+fn outputs(design: &AcrossDesign, cells: &[(usize, usize)], opts: AcrossOptions, effect: bool) -> Vec<Output> {
+    let (ds, ms) = (design.datasets(), design.methods());
+    let mut out = vec![Output::new("tau_delta", OutputKind::Scale), Output::new("tau_u", OutputKind::Scale)];
+    if opts.interaction == Interaction::StudentT {
+        out.push(Output::new("df", OutputKind::Fixed));
+    }
+    out.extend(ms.iter().map(|m| Output::new(format!("delta[{m}]"), OutputKind::Scale)));
+    out.extend(ds.iter().map(|d| Output::new(format!("nu[{d}]"), OutputKind::Location)));
+    out.extend(cells.iter().map(|&(d, m)| Output::new(format!("mu[{},{}]", ds[d], ms[m]), OutputKind::Location)));
+    match opts.sigma {
+        AcrossSigma::PerCell => out.extend(
+            cells.iter().map(|&(d, m)| Output::new(format!("sigma[{},{}]", ds[d], ms[m]), OutputKind::Scale)),
+        ),
+        AcrossSigma::PerMethod => out.extend(ms.iter().map(|m| Output::new(format!("sigma[{m}]"), OutputKind::Scale))),
+    }
+    if effect {
+        out.extend(ds.iter().map(|d| Output::new(format!("sigma_gamma[{d}]"), OutputKind::Scale)));
+        out.extend(
+            design.realizations().iter().map(|(d, r)| Output::new(format!("gamma[{}:{r}]", ds[*d]), OutputKind::Scale)),
+        );
+    }
+    out
+}
+
+impl Posterior for AcrossModel {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn logp(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        self.logp_grad(theta, grad)
+    }
+
+    fn outputs(&self) -> &[Output] {
+        &self.outputs
+    }
+
+    fn aux_dim(&self) -> usize {
+        self.n_beta + self.r_obs.len()
+    }
+
+    fn constrain(&self, theta: &[f64], aux: &[f64], out: &mut [f64]) {
+        self.draw(theta, aux, out)
+    }
+
+    fn form(&self) -> String {
+        "collapsed across data sets (only the scales are sampled; nu, delta, u and gamma are integrated out and \
+         drawn from their exact conditional posterior)"
+            .into()
+    }
+
+    fn simulate(&self, c: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
+        let k = self.layout();
+        let d = &self.design;
+        (0..d.n_obs())
+            .map(|j| {
+                let cell = self.cell_of[d.dataset()[j] * self.n_m + d.method()[j]].unwrap_or(0);
+                let g = if self.effect { c[k.gamma + d.realization()[j]] } else { 0.0 };
+                c[k.mu + cell] + g + c[k.sigma + self.slot[cell]] * standard_normal(rng)
+            })
+            .collect()
+    }
+
+    fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
+        let p = &self.opts.priors;
+        let (td, tu) = (p.tau_delta.sample(rng, 0.0), p.tau_u.sample(rng, 0.0));
+        let mut out = vec![td, tu];
+        let df = self.student().then(|| p.df.sample(rng, 1.0));
+        out.extend(df);
+        let delta: Vec<f64> = (0..self.n_m).map(|_| td * standard_normal(rng)).collect();
+        let nu: Vec<f64> = (0..self.n_d).map(|_| p.level.sample(rng)).collect();
+        out.extend(&delta);
+        out.extend(&nu);
+        for &(d, m) in &self.cells {
+            let lambda = match df {
+                // lambda ~ InvGamma(df/2, df/2) = (df/2) / Gamma(df/2, 1).
+                Some(df) => {
+                    use rand_distr::Distribution;
+                    0.5 * df / rand_distr::Gamma::new(0.5 * df, 1.0).map(|g| g.sample(rng)).unwrap_or(f64::NAN)
+                }
+                None => 1.0,
+            };
+            out.push(nu[d] + delta[m] + tu * lambda.sqrt() * standard_normal(rng));
+        }
+        out.extend((0..self.n_slots).map(|_| p.sigma.sample(rng, 0.0)));
+        if self.effect {
+            let sg: Vec<f64> = (0..self.n_d).map(|_| p.sigma_gamma.sample(rng, 0.0)).collect();
+            out.extend(&sg);
+            out.extend(self.design.realizations().iter().map(|(d, _)| sg[*d] * standard_normal(rng)));
+        }
+        out
+    }
+}
+
+/// Where each block of reported quantities starts.
+pub(super) struct Layout {
+    pub(super) delta: usize,
+    pub(super) nu: usize,
+    pub(super) mu: usize,
+    pub(super) sigma: usize,
+    pub(super) sigma_gamma: usize,
+    pub(super) gamma: usize,
+}
+
+impl AcrossModel {
+    pub(super) fn layout(&self) -> Layout {
+        let delta = 2 + usize::from(self.student());
+        let nu = delta + self.n_m;
+        let mu = nu + self.n_d;
+        let sigma = mu + self.cells.len();
+        let sigma_gamma = sigma + self.n_slots;
+        let gamma = sigma_gamma + if self.effect { self.n_d } else { 0 };
+        Layout { delta, nu, mu, sigma, sigma_gamma, gamma }
+    }
+
+    /// The model's design.
+    pub(crate) fn design(&self) -> &AcrossDesign {
+        &self.design
+    }
+}

@@ -155,11 +155,17 @@ pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
     rhat, table_diagnostics,
 };
+pub use fit::across::{
+    AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, Rope, VarianceShare, fit_across,
+    fit_across_with_progress,
+};
 pub use fit::chees::{BatchFitter, CheesFit, CheesOptions, CpuBatch, fit_chees, fit_many_chees};
 pub use fit::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Fit, FitDiagnostics, FitOptions, FitSummary, Mdd, Pairs, Pairwise,
     ParamSummary, SamplerSummary, SummaryOptions, fit, fit_many, fit_with_progress,
 };
+pub use model::across::design::AcrossDesign;
+pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction};
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::{
@@ -170,6 +176,6 @@ pub use post::plan::{
 };
 pub use post::planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use post::ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
-pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_chees};
+pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_across, sbc_chees};
 pub use sampler::chees::{CheesSettings, Jitter, REWARM_RHAT};
 pub use sampler::nuts::{DrawStats, SamplerSettings};

@@ -1,5 +1,6 @@
 //! Fitting a hierarchical model and the quantities users ask of the fit.
 
+pub(crate) mod across;
 mod checks;
 pub(crate) mod chees;
 mod quantities;

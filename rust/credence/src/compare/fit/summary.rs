@@ -194,7 +194,7 @@ impl<T> Pairwise<T> {
 
     /// The value of each pair (a, b) that `wanted` keeps (by indices into `methods`); rows and
     /// columns in the order of `methods`, rows without a pair left out.
-    fn build(
+    pub(crate) fn build(
         methods: &[String],
         wanted: &dyn Fn(usize, usize) -> bool,
         mut value: impl FnMut(&str, &str) -> crate::Result<T>,
@@ -271,16 +271,16 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedPairs<T> {
 }
 
 /// Serde for `Vec<(String, T)>` as a JSON object in order (nested R-hat by name).
-mod by_name {
+pub(crate) mod by_name {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::{OrderedMap, OrderedPairs};
 
-    pub(super) fn serialize<T: Serialize, S: Serializer>(v: &[(String, T)], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<T: Serialize, S: Serializer>(v: &[(String, T)], s: S) -> Result<S::Ok, S::Error> {
         OrderedMap(v).serialize(s)
     }
 
-    pub(super) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Vec<(String, T)>, D::Error> {
         Ok(OrderedPairs::deserialize(d)?.0)
@@ -288,7 +288,7 @@ mod by_name {
 }
 
 /// Serde for the parameter summaries as `{"name": {"mean": ..., ...}}` in order.
-mod parameters {
+pub(crate) mod parameters {
     use serde::ser::SerializeMap;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -309,7 +309,7 @@ mod parameters {
         ess_tail: f64,
     }
 
-    pub(super) fn serialize<S: Serializer>(v: &[ParamSummary], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &[ParamSummary], s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(v.len()))?;
         for p in v {
             let stats = Stats {
@@ -327,7 +327,7 @@ mod parameters {
         m.end()
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ParamSummary>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ParamSummary>, D::Error> {
         let pairs: OrderedPairs<Stats> = OrderedPairs::deserialize(d)?;
         Ok(pairs
             .0

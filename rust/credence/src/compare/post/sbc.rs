@@ -8,11 +8,14 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;
 
+use crate::compare::fit::across::{AcrossFitOptions, fit_across};
 use crate::compare::fit::chees::{CheesOptions, fit_chees};
 use crate::compare::fit::{Fit, FitOptions, build_model, fit};
-use crate::compare::model::Family;
+use crate::compare::model::across::design::AcrossDesign;
+use crate::compare::model::across::{AcrossModel, AcrossOptions};
 use crate::compare::model::collapsed::Geometry;
 use crate::compare::model::design::Design;
+use crate::compare::model::{Family, Posterior};
 use crate::compare::sampler::chees::CheesSettings;
 use crate::compare::sampler::nuts::{SamplerSettings, stream_seed};
 use crate::error::{Error, Result};
@@ -146,6 +149,40 @@ fn sbc_with(
     options: &SbcOptions,
     fit_one: impl Fn(&Design, u64) -> Result<Fit> + Sync,
 ) -> Result<SbcResult> {
+    let model = build_model(template, family, None, Geometry::PerChain)?;
+    calibrate(model.as_ref(), quantities, options, |y, seed| {
+        let f = fit_one(&template.with_response(y)?, seed)?;
+        Ok((f.rows().concat(), f.diagnostics().divergences))
+    })
+}
+
+/// Runs simulation-based calibration of the across-data-sets model on designs shaped like
+/// `template` (its data sets, methods and realizations are kept; the response is simulated),
+/// every fit by NUTS with `options.sampler` (seed replaced per simulation).
+pub fn sbc_across(
+    template: &AcrossDesign,
+    model_options: &AcrossOptions,
+    quantities: &[SbcQuantity],
+    options: &SbcOptions,
+) -> Result<SbcResult> {
+    let model = AcrossModel::new(template, *model_options)?;
+    calibrate(&model, quantities, options, |y, seed| {
+        let mut sampler = options.sampler;
+        sampler.seed = seed;
+        let o = AcrossFitOptions { model: *model_options, sampler, higher_is_better: false };
+        let f = fit_across(&template.with_response(y)?, &o)?;
+        Ok((f.rows().flatten().copied().collect(), f.diagnostics().divergences))
+    })
+}
+
+/// The calibration loop: `fit_one(y, seed)` fits simulated responses and returns its draws'
+/// rows of the model's outputs, flattened, with its divergences.
+fn calibrate(
+    model: &dyn Posterior,
+    quantities: &[SbcQuantity],
+    options: &SbcOptions,
+    fit_one: impl Fn(Vec<f64>, u64) -> Result<(Vec<f64>, usize)> + Sync,
+) -> Result<SbcResult> {
     if options.thin_to == 0 || options.n_sims == 0 {
         return Err(Error::argument(
             "SBC size",
@@ -153,7 +190,6 @@ fn sbc_with(
             "both >= 1",
         ));
     }
-    let model = build_model(template, family, None, Geometry::PerChain)?;
     let names: Vec<String> = model.outputs().iter().map(|o| o.name.clone()).collect();
     let index = |n: &str| {
         names
@@ -175,9 +211,8 @@ fn sbc_with(
             let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(options.seed, s as u64));
             let truth = model.sample_prior(&mut rng);
             let y = model.simulate(&truth, &mut rng);
-            let design = template.with_response(y)?;
-            let f = fit_one(&design, stream_seed(options.seed ^ 0x5bc, s as u64))?;
-            let rows = f.rows();
+            let (flat, divergences) = fit_one(y, stream_seed(options.seed ^ 0x5bc, s as u64))?;
+            let rows: Vec<&[f64]> = flat.chunks_exact(names.len()).collect();
             let step = rows.len() as f64 / options.thin_to as f64;
             let thinned: Vec<&[f64]> = (0..options.thin_to).map(|k| rows[(k as f64 * step) as usize]).collect();
             let ranks = picks
@@ -187,7 +222,7 @@ fn sbc_with(
                     thinned.iter().filter(|row| value(row, p) < t).count()
                 })
                 .collect();
-            Ok((ranks, f.diagnostics().divergences))
+            Ok((ranks, divergences))
         })
         .collect();
     let mut ranks = vec![Vec::with_capacity(options.n_sims); picks.len()];

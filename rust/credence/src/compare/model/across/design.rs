@@ -55,7 +55,16 @@ fn check_one_per_cell(table: &Table, keep: &[usize], cols: [&Vec<Option<String>>
         .filter(|k| lines[*k].len() > 1)
         .map(|k| {
             let l: Vec<String> = lines[k].iter().map(u64::to_string).collect();
-            format!("{} '{}', {} '{}', {} '{}' on lines {}", names[0], k[0], names[1], k[1], names[2], k[2], l.join(", "))
+            format!(
+                "{} '{}', {} '{}', {} '{}' on lines {}",
+                names[0],
+                k[0],
+                names[1],
+                k[1],
+                names[2],
+                k[2],
+                l.join(", ")
+            )
         })
         .collect();
     if dup.is_empty() {
@@ -175,7 +184,9 @@ impl AcrossDesign {
         let g = table.text(method)?;
         let r = realization.map(|c| table.text(c)).transpose()?;
         let keep: Vec<usize> = (0..table.n_rows())
-            .filter(|&i| y[i].is_some() && d[i].is_some() && g[i].is_some() && r.as_ref().is_none_or(|r| r[i].is_some()))
+            .filter(|&i| {
+                y[i].is_some() && d[i].is_some() && g[i].is_some() && r.as_ref().is_none_or(|r| r[i].is_some())
+            })
             .collect();
         let mut notes = Vec::new();
         let dropped = table.n_rows() - keep.len();

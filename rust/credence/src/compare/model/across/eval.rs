@@ -83,8 +83,9 @@ impl AcrossModel {
         let pat = &self.patterns[p];
         let isg2 = cond.isg2[pat.dataset];
         let a: Vec<f64> = pat.cells.iter().map(|&c| cond.w[c]).collect();
-        let loo: Vec<f64> =
-            (0..a.len()).map(|j| isg2 + a.iter().enumerate().filter(|(k, _)| *k != j).map(|(_, x)| x).sum::<f64>()).collect();
+        let loo: Vec<f64> = (0..a.len())
+            .map(|j| isg2 + a.iter().enumerate().filter(|(k, _)| *k != j).map(|(_, x)| x).sum::<f64>())
+            .collect();
         let q = isg2 + a.iter().sum::<f64>();
         (a, loo, q)
     }
@@ -112,7 +113,15 @@ impl AcrossModel {
             add(self.u_idx[c], self.u_idx[c], prec_u[c]);
         }
         let mut q = Vec::with_capacity(self.patterns.len());
-        let mut cond = Conditional { w, prec_u, isg2, q: Vec::new(), l: vec![0.0; n * n], u: vec![0.0; n * n], beta: vec![0.0; n] };
+        let mut cond = Conditional {
+            w,
+            prec_u,
+            isg2,
+            q: Vec::new(),
+            l: vec![0.0; n * n],
+            u: vec![0.0; n * n],
+            beta: vec![0.0; n],
+        };
         if !self.effect {
             for c in 0..self.cells.len() {
                 let a = self.count[c] * cond.w[c];

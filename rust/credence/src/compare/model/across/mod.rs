@@ -135,9 +135,13 @@ impl AcrossOptions {
     pub fn validate(&self) -> Result<()> {
         let p = &self.priors;
         p.level.validate("prior level")?;
-        for (name, s) in
-            [("prior tau_delta", p.tau_delta), ("prior tau_u", p.tau_u), ("prior sigma", p.sigma), ("prior sigma_gamma", p.sigma_gamma), ("prior df", p.df)]
-        {
+        for (name, s) in [
+            ("prior tau_delta", p.tau_delta),
+            ("prior tau_u", p.tau_u),
+            ("prior sigma", p.sigma),
+            ("prior sigma_gamma", p.sigma_gamma),
+            ("prior df", p.df),
+        ] {
             s.validate(name)?;
         }
         Ok(())
@@ -341,9 +345,8 @@ fn outputs(design: &AcrossDesign, cells: &[(usize, usize)], opts: AcrossOptions,
     out.extend(ds.iter().map(|d| Output::new(format!("nu[{d}]"), OutputKind::Location)));
     out.extend(cells.iter().map(|&(d, m)| Output::new(format!("mu[{},{}]", ds[d], ms[m]), OutputKind::Location)));
     match opts.sigma {
-        AcrossSigma::PerCell => out.extend(
-            cells.iter().map(|&(d, m)| Output::new(format!("sigma[{},{}]", ds[d], ms[m]), OutputKind::Scale)),
-        ),
+        AcrossSigma::PerCell => out
+            .extend(cells.iter().map(|&(d, m)| Output::new(format!("sigma[{},{}]", ds[d], ms[m]), OutputKind::Scale))),
         AcrossSigma::PerMethod => out.extend(ms.iter().map(|m| Output::new(format!("sigma[{m}]"), OutputKind::Scale))),
     }
     if effect {
@@ -444,10 +447,5 @@ impl AcrossModel {
         let sigma_gamma = sigma + self.n_slots;
         let gamma = sigma_gamma + if self.effect { self.n_d } else { 0 };
         Layout { delta, nu, mu, sigma, sigma_gamma, gamma }
-    }
-
-    /// The model's design.
-    pub(crate) fn design(&self) -> &AcrossDesign {
-        &self.design
     }
 }

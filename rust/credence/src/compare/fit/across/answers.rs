@@ -1,0 +1,285 @@
+//! What users ask of an across-data-sets fit: which method is better on each data set and on
+//! a new one, which is best on a new one, how much of the methods' variation is shared across
+//! data sets, and the ROPE decision of the baycomp hierarchical test.
+//!
+//! A new data set from the same population has its own interaction u_new\[m\] ~ Normal(0,
+//! tau_u) per method (Student-t: tau_u sqrt(lambda) z with lambda ~ InvGamma(df/2, df/2)), so
+//! the difference of A and B there is delta_A - delta_B + u_new\[A\] - u_new\[B\]. Given a draw
+//! of the parameters (and, for the Student-t, of the two lambdas) that difference is Normal, so
+//! the pairwise answers average its Normal probabilities over the draws (no Monte Carlo error
+//! from the new data set beyond the lambdas); P(best) draws the new data set's u_new.
+
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use rand_distr::Distribution;
+use serde::{Deserialize, Serialize};
+
+use super::AcrossFit;
+use crate::compare::diagnostics::mcse_mean;
+use crate::compare::model::across::Interaction;
+use crate::compare::model::priors::standard_normal;
+use crate::compare::sampler::nuts::stream_seed;
+use crate::error::{Error, Result};
+use crate::special::norm_cdf;
+
+/// Stream of the new data sets' interaction draws (apart from the sampler's streams).
+const NEW_DATASET_STREAM: u64 = 0x6e65_775f_6473;
+/// New data sets drawn per posterior draw for P(best).
+const NEW_PER_DRAW: usize = 8;
+
+/// The ROPE decision for a pair on a new data set, as the baycomp hierarchical test states it:
+/// regions of the difference A - B (on the metric's scale, whatever its direction).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rope {
+    /// The half-width of the region of practical equivalence.
+    pub eps: f64,
+    /// P(A - B < -eps) on a new data set (posterior predictive).
+    pub left: f64,
+    /// P(|A - B| <= eps).
+    pub rope: f64,
+    /// P(A - B > eps).
+    pub right: f64,
+    /// baycomp's probabilities: the share of posterior draws in which each region is the most
+    /// probable for the next data set (left, rope, right). These are what `baycomp`'s
+    /// `two_on_multiple(..., rope=eps)` returns for its hierarchical test.
+    pub most_probable: [f64; 3],
+}
+
+/// The share of the methods' variation that is common to all data sets: per draw, the
+/// finite-population variance of the method effects delta\[m\] over that plus the variance of
+/// the interactions u\[d,m\] over the observed cells (Gelman's ANOVA, 2005).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct VarianceShare {
+    /// Posterior mean of the method share.
+    pub mean: f64,
+    /// 2.5% quantile.
+    #[serde(rename = "q2.5")]
+    pub q2_5: f64,
+    /// 97.5% quantile.
+    #[serde(rename = "q97.5")]
+    pub q97_5: f64,
+}
+
+impl AcrossFit {
+    fn method(&self, m: &str) -> Result<usize> {
+        self.design
+            .methods()
+            .iter()
+            .position(|x| x == m)
+            .ok_or_else(|| Error::argument("method", m, format!("one of {}", self.design.methods().join(", "))))
+    }
+
+    fn dataset(&self, d: &str) -> Result<usize> {
+        self.design
+            .datasets()
+            .iter()
+            .position(|x| x == d)
+            .ok_or_else(|| Error::argument("data set", d, format!("one of {}", self.design.datasets().join(", "))))
+    }
+
+    /// Index of mu\[d,m\] among the outputs; an error when method m did not run on data set d.
+    fn mu_index(&self, d: usize, m: usize) -> Result<usize> {
+        let (ds, ms) = (&self.design.datasets()[d], &self.design.methods()[m]);
+        self.index(&format!("mu[{ds},{ms}]"))
+            .map_err(|_| Error::argument("method", ms, format!("a method with results on data set '{ds}'")))
+    }
+
+    /// "x is better than y" for the metric's direction.
+    fn better(&self, x: f64, y: f64) -> bool {
+        if self.options.higher_is_better { x > y } else { x < y }
+    }
+
+    /// The methods best first by the posterior mean of their population effect delta.
+    pub fn ranking(&self) -> Result<Vec<String>> {
+        let ms = self.design.methods();
+        let means: Vec<f64> = ms
+            .iter()
+            .map(|m| Ok(self.draws(&format!("delta[{m}]"))?.iter().flatten().sum::<f64>()))
+            .collect::<Result<_>>()?;
+        let mut order: Vec<usize> = (0..ms.len()).collect();
+        order.sort_by(|&a, &b| {
+            let o = means[a].total_cmp(&means[b]);
+            if self.options.higher_is_better { o.reverse() } else { o }
+        });
+        Ok(order.into_iter().map(|m| ms[m].clone()).collect())
+    }
+
+    /// P(A better than B on data set d | y), with partial pooling across data sets.
+    pub fn prob_better_on(&self, dataset: &str, a: &str, b: &str) -> Result<f64> {
+        Ok(self.prob_better_on_mcse(dataset, a, b)?.0)
+    }
+
+    /// [`AcrossFit::prob_better_on`] with its Monte Carlo standard error.
+    pub fn prob_better_on_mcse(&self, dataset: &str, a: &str, b: &str) -> Result<(f64, f64)> {
+        let d = self.dataset(dataset)?;
+        let (i, j) = (self.mu_index(d, self.method(a)?)?, self.mu_index(d, self.method(b)?)?);
+        let n_out = self.outputs.len();
+        let ind: Vec<Vec<f64>> = self
+            .chains
+            .iter()
+            .map(|c| c.chunks_exact(n_out).map(|r| f64::from(u8::from(self.better(r[i], r[j])))).collect())
+            .collect();
+        Ok(mean_and_mcse(&ind))
+    }
+
+    /// Per draw: (delta_A - delta_B, the sd of u_new\[A\] - u_new\[B\]) on a new data set.
+    fn new_difference(&self, a: &str, b: &str) -> Result<Vec<Vec<(f64, f64)>>> {
+        let (da, db) = (self.index(&format!("delta[{a}]"))?, self.index(&format!("delta[{b}]"))?);
+        let tau = self.index("tau_u")?;
+        let df = self.index("df").ok();
+        let student = self.options.model.interaction == Interaction::StudentT;
+        let n_out = self.outputs.len();
+        let mut k = 0u64;
+        Ok(self
+            .chains
+            .iter()
+            .map(|c| {
+                c.chunks_exact(n_out)
+                    .map(|r| {
+                        k += 1;
+                        let spread = match (student, df) {
+                            (true, Some(df)) => {
+                                let mut rng = self.new_rng(k, a, b);
+                                lambda(r[df], &mut rng) + lambda(r[df], &mut rng)
+                            }
+                            _ => 2.0,
+                        };
+                        (r[da] - r[db], r[tau] * spread.sqrt())
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn new_rng(&self, draw: u64, a: &str, b: &str) -> ChaCha8Rng {
+        let pair = a
+            .bytes()
+            .chain([0])
+            .chain(b.bytes())
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, x| (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3));
+        ChaCha8Rng::seed_from_u64(stream_seed(self.options.sampler.seed ^ NEW_DATASET_STREAM ^ pair, draw))
+    }
+
+    /// P(A better than B on a new data set from the same population | y) (posterior
+    /// predictive), with its Monte Carlo standard error.
+    pub fn prob_better_new(&self, a: &str, b: &str) -> Result<(f64, f64)> {
+        self.method(a)?;
+        self.method(b)?;
+        let sign = if self.options.higher_is_better { 1.0 } else { -1.0 };
+        let p: Vec<Vec<f64>> = self
+            .new_difference(a, b)?
+            .iter()
+            .map(|c| c.iter().map(|&(m, s)| norm_cdf(sign * m / s)).collect())
+            .collect();
+        Ok(mean_and_mcse(&p))
+    }
+
+    /// The baycomp-style ROPE decision for A - B on a new data set (see [`Rope`]).
+    pub fn rope_new(&self, a: &str, b: &str, eps: f64) -> Result<Rope> {
+        self.method(a)?;
+        self.method(b)?;
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::argument("rope", eps.to_string(), "a finite half-width >= 0"));
+        }
+        let (mut sum, mut top, mut n) = ([0.0; 3], [0.0; 3], 0.0);
+        for &(m, s) in self.new_difference(a, b)?.iter().flatten() {
+            let left = norm_cdf((-eps - m) / s);
+            let right = 1.0 - norm_cdf((eps - m) / s);
+            let regions = [left, (1.0 - left - right).max(0.0), right];
+            let best = (0..3).fold(0, |k, j| if regions[j] > regions[k] { j } else { k });
+            top[best] += 1.0;
+            for (t, r) in sum.iter_mut().zip(regions) {
+                *t += r;
+            }
+            n += 1.0;
+        }
+        Ok(Rope { eps, left: sum[0] / n, rope: sum[1] / n, right: sum[2] / n, most_probable: top.map(|t| t / n) })
+    }
+
+    /// For each method (in the design's order), P(it is the best on a new data set | y): each
+    /// posterior draw with new data sets' interactions drawn from the fitted population.
+    pub fn prob_best_new(&self) -> Result<Vec<(String, f64)>> {
+        let ms = self.design.methods();
+        let delta: Vec<usize> = ms.iter().map(|m| self.index(&format!("delta[{m}]"))).collect::<Result<_>>()?;
+        let tau = self.index("tau_u")?;
+        let df = self.index("df").ok();
+        let mut wins = vec![0.0; ms.len()];
+        let mut mu = vec![0.0; ms.len()];
+        for (k, r) in self.rows().enumerate() {
+            let mut rng = self.new_rng(k as u64, "", "");
+            for _ in 0..NEW_PER_DRAW {
+                for (x, &di) in mu.iter_mut().zip(&delta) {
+                    let l = df.map_or(1.0, |df| lambda(r[df], &mut rng));
+                    *x = r[di] + r[tau] * l.sqrt() * standard_normal(&mut rng);
+                }
+                wins[self.best_of(&mu, 0..ms.len())] += 1.0;
+            }
+        }
+        let total: f64 = wins.iter().sum();
+        Ok(ms.iter().cloned().zip(wins.iter().map(|w| w / total)).collect())
+    }
+
+    fn best_of(&self, values: &[f64], among: impl Iterator<Item = usize>) -> usize {
+        among.fold(usize::MAX, |b, m| if b == usize::MAX || self.better(values[m], values[b]) { m } else { b })
+    }
+
+    /// For each method with results on data set d (in the design's order), P(it is the best
+    /// there | y).
+    pub fn prob_best_on(&self, dataset: &str) -> Result<Vec<(String, f64)>> {
+        let d = self.dataset(dataset)?;
+        let ms = self.design.methods();
+        let present: Vec<usize> = (0..ms.len()).filter(|&m| self.design.has_cell(d, m)).collect();
+        let idx: Vec<usize> = present.iter().map(|&m| self.mu_index(d, m)).collect::<Result<_>>()?;
+        let mut wins = vec![0.0; present.len()];
+        let mut n = 0.0;
+        for r in self.rows() {
+            let values: Vec<f64> = idx.iter().map(|&i| r[i]).collect();
+            wins[self.best_of(&values, 0..values.len())] += 1.0;
+            n += 1.0;
+        }
+        Ok(present.iter().zip(wins).map(|(&m, w)| (ms[m].clone(), w / n)).collect())
+    }
+
+    /// The method share of the methods' variation ([`VarianceShare`]).
+    pub fn variance_share(&self) -> Result<VarianceShare> {
+        let (ds, ms) = (self.design.datasets(), self.design.methods());
+        let delta: Vec<usize> = ms.iter().map(|m| self.index(&format!("delta[{m}]"))).collect::<Result<_>>()?;
+        let nu: Vec<usize> = ds.iter().map(|d| self.index(&format!("nu[{d}]"))).collect::<Result<_>>()?;
+        let cells: Vec<(usize, usize, usize)> = (0..ds.len())
+            .flat_map(|d| (0..ms.len()).map(move |m| (d, m)))
+            .filter_map(|(d, m)| self.mu_index(d, m).ok().map(|i| (d, m, i)))
+            .collect();
+        let mut share: Vec<f64> = self
+            .rows()
+            .map(|r| {
+                let dv: Vec<f64> = delta.iter().map(|&i| r[i]).collect();
+                let uv: Vec<f64> = cells.iter().map(|&(d, m, i)| r[i] - r[nu[d]] - r[delta[m]]).collect();
+                let (a, b) = (variance(&dv), variance(&uv));
+                a / (a + b)
+            })
+            .collect();
+        share.sort_unstable_by(f64::total_cmp);
+        let q = |p: f64| crate::metrics::sample_quantile(&share, p);
+        Ok(VarianceShare { mean: share.iter().sum::<f64>() / share.len() as f64, q2_5: q(0.025), q97_5: q(0.975) })
+    }
+}
+
+/// lambda ~ InvGamma(df/2, df/2): the Student-t's scale mixture.
+fn lambda(df: f64, rng: &mut ChaCha8Rng) -> f64 {
+    rand_distr::Gamma::new(0.5 * df, 1.0).map_or(f64::NAN, |g| 0.5 * df / g.sample(rng))
+}
+
+fn variance(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)
+}
+
+/// The mean of per-chain draws and its Monte Carlo standard error (0 for constant draws).
+fn mean_and_mcse(chains: &[Vec<f64>]) -> (f64, f64) {
+    let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
+    let n: usize = chains.iter().map(Vec::len).sum();
+    let mean = chains.iter().flatten().sum::<f64>() / n as f64;
+    let mcse = mcse_mean(&refs);
+    (mean, if mcse.is_nan() { 0.0 } else { mcse })
+}

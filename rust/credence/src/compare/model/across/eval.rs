@@ -3,7 +3,7 @@
 //! identity, and the exact conditional draws of the locations.
 
 use super::AcrossModel;
-use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::dense::{dot, solve_lower, solve_upper};
 use crate::special::ln_gamma_digamma;
 
 /// The scales of one point and what the chain rule needs.
@@ -31,16 +31,6 @@ pub(super) struct Conditional {
     u: Vec<f64>,
     /// The conditional mean of beta.
     beta: Vec<f64>,
-}
-
-/// L^-1 v = U^T v for a sparse v given as (index, value) pairs, into `out`.
-fn solve_sparse(u: &[f64], n: usize, v: &[(usize, f64)], out: &mut [f64]) {
-    out.fill(0.0);
-    for &(k, vk) in v {
-        for (o, &x) in out[k..n].iter_mut().zip(&u[k * n + k..(k + 1) * n]) {
-            *o += vk * x;
-        }
-    }
 }
 
 impl AcrossModel {
@@ -177,10 +167,10 @@ impl AcrossModel {
             q.push(qp);
         }
         cond.q = q;
-        if !cholesky(&s, &mut cond.l, n) {
+        if !self.env.cholesky(&s, &mut cond.l) {
             return None;
         }
-        inverse_transpose(&cond.l, &mut cond.u, n);
+        self.env.inverse_transpose(&cond.l, &mut cond.u);
         let mut t = vec![0.0; n];
         solve_lower(&cond.u, &h, &mut t, n);
         solve_upper(&cond.u, &t, &mut cond.beta, n);
@@ -253,24 +243,25 @@ impl AcrossModel {
         // the conditional mean.
         let mut wrss = vec![0.0; n_cells];
         let mut g2 = vec![0.0; self.n_d];
+        let fit: Vec<f64> = (0..n_cells).map(|c| self.fitted(beta, c)).collect();
         if self.effect {
             for (i, obs) in self.r_obs.iter().enumerate() {
                 let p = self.r_pattern[i];
                 let q = cond.q[p];
                 let mut g = 0.0;
                 for &(c, y) in obs {
-                    g += cond.w[c] * (y - self.fitted(beta, c));
+                    g += cond.w[c] * (y - fit[c]);
                 }
                 g /= q;
                 g2[self.patterns[p].dataset] += g * g;
                 for &(c, y) in obs {
-                    let e = y - self.fitted(beta, c) - g;
+                    let e = y - fit[c] - g;
                     wrss[c] += cond.w[c] * e * e;
                 }
             }
         } else {
             for c in 0..n_cells {
-                let e = self.mean[c] - self.fitted(beta, c);
+                let e = self.mean[c] - fit[c];
                 wrss[c] = cond.w[c] * (self.ssw[c] + self.count[c] * e * e);
             }
         }
@@ -281,7 +272,7 @@ impl AcrossModel {
                 quad += cond.isg2[d] * g2[d];
             }
         }
-        let diag = |k: usize| dot(&u[k * n + k..(k + 1) * n], &u[k * n + k..(k + 1) * n]);
+        let diag = |k: usize| self.env.diag_inverse(u, k);
         let (mut e_delta2, mut ln_sd) = (0.0, 0.0);
         for m in 0..self.n_m {
             let b = beta[self.delta_idx(m)];
@@ -323,7 +314,7 @@ impl AcrossModel {
                     entries.extend([(dj, a[j] / q), (uj, a[j] / q)]);
                 }
                 entries.sort_unstable_by_key(|e| e.0);
-                solve_sparse(u, n, &entries, &mut work);
+                self.env.solve_sparse(u, &entries, &mut work);
                 e_g2[d] += np * (1.0 / q + dot(&work, &work));
                 for (j, &c) in pat.cells.iter().enumerate() {
                     entries.clear();
@@ -334,7 +325,7 @@ impl AcrossModel {
                         entries.extend([(dk, x), (uk, x)]);
                     }
                     entries.sort_unstable_by_key(|e| e.0);
-                    solve_sparse(u, n, &entries, &mut work);
+                    self.env.solve_sparse(u, &entries, &mut work);
                     var[c] += np * a[j] * (dot(&work, &work) + 1.0 / q);
                 }
             }
@@ -347,7 +338,7 @@ impl AcrossModel {
             for c in 0..n_cells {
                 let mut x: Vec<(usize, f64)> = self.x_of(c).iter().map(|&i| (i, 1.0)).collect();
                 x.sort_unstable_by_key(|e| e.0);
-                solve_sparse(u, n, &x, &mut work);
+                self.env.solve_sparse(u, &x, &mut work);
                 var[c] = self.count[c] * cond.w[c] * dot(&work, &work);
             }
         }

@@ -34,6 +34,7 @@
 //! reported, and the method's delta is learnt from the data sets where it ran.
 
 pub(crate) mod design;
+mod envelope;
 mod eval;
 #[cfg(test)]
 mod tests;
@@ -197,6 +198,8 @@ pub(crate) struct AcrossModel {
     pub(super) constant: f64,
     pub(super) outputs: Vec<Output>,
     pub(super) design: AcrossDesign,
+    /// The block-arrow envelope of the locations' precision.
+    env: envelope::Envelope,
 }
 
 impl AcrossModel {
@@ -270,7 +273,9 @@ impl AcrossModel {
         }
         // beta: per data set its cells' u then its nu, then delta (a block arrow).
         let (mut u_idx, mut nu_idx, mut k) = (vec![0; n_cells], vec![0; n_d], 0);
+        let mut blocks = Vec::with_capacity(n_d);
         for d in 0..n_d {
+            let start = k;
             for (c, cell) in cells.iter().enumerate() {
                 if cell.0 == d {
                     u_idx[c] = k;
@@ -279,6 +284,7 @@ impl AcrossModel {
             }
             nu_idx[d] = k;
             k += 1;
+            blocks.push((start, k));
         }
         let n_beta = k + n_m;
         let p = &opts.priors;
@@ -320,6 +326,7 @@ impl AcrossModel {
             constant: -0.5 * design.n_obs() as f64 * (2.0 * std::f64::consts::PI).ln() - n_d as f64 * b.ln(),
             outputs,
             design: design.clone(),
+            env: envelope::Envelope::new(&blocks, n_m),
         })
     }
 

@@ -129,13 +129,16 @@ pub fn fit_across_with_progress(
     Ok(fit)
 }
 
+/// Per data set, the (mean, sd) taken out of its values.
+type PerDataSetScale = Vec<(f64, f64)>;
+
 /// The design on the comparable scale: as given (with a warning when its spread makes the unit
 /// priors informative), or each data set centred and scaled by its own mean and sd.
 fn comparable(
     design: &AcrossDesign,
     scale: AcrossScale,
     warnings: &mut Vec<String>,
-) -> Result<(AcrossDesign, Option<Vec<(f64, f64)>>)> {
+) -> Result<(AcrossDesign, Option<PerDataSetScale>)> {
     let n_d = design.datasets().len();
     let mut moments = vec![(0.0, 0.0, 0.0); n_d];
     for (&d, &y) in design.dataset().iter().zip(design.y()) {
@@ -156,7 +159,7 @@ fn comparable(
             if sd == 0.0 {
                 return Err(Error::argument("response", "zero variance", "values that vary (all are equal)"));
             }
-            if sd > 10.0 || sd < 1e-3 {
+            if !(1e-3..=10.0).contains(&sd) {
                 warnings.push(format!(
                     "the response has sd {sd:.3e}, so the default priors (unit scale) are informative; consider \
                      the per-data-set scale (--across-scale per-dataset) or priors on this scale"

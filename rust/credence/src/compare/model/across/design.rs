@@ -299,7 +299,7 @@ mod tests {
         assert_eq!(a.realizations().len(), 4);
         assert_eq!(a.y()[0], 2.0); // a, X, 1
         assert!(a.has_cell(0, 1) && a.has_cell(1, 1));
-        assert!(!AcrossDesign::new(s(&["a", "a"]), s(&["X", "Y"]), None, vec![1.0, 2.0]).is_ok());
+        assert!(AcrossDesign::new(s(&["a", "a"]), s(&["X", "Y"]), None, vec![1.0, 2.0]).is_err());
         let e = AcrossDesign::new(s(&["a", "a"]), s(&["X", "Y"]), None, vec![1.0, 2.0]).unwrap_err().to_string();
         assert!(e.contains("at least two data sets"), "{e}");
         let mut dup = r.clone();

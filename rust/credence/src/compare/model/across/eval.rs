@@ -2,6 +2,9 @@
 //! locations and its factor, the exact marginal likelihood with its gradient by Fisher's
 //! identity, and the exact conditional draws of the locations.
 
+// Indices address several parallel arrays (cells, slots, locations) at once.
+#![allow(clippy::needless_range_loop)]
+
 use super::AcrossModel;
 use crate::compare::model::dense::{dot, solve_lower, solve_upper};
 use crate::special::ln_gamma_digamma;

@@ -271,22 +271,8 @@ impl AcrossModel {
                 *s += o.1;
             }
         }
-        // beta: per data set its cells' u then its nu, then delta (a block arrow).
-        let (mut u_idx, mut nu_idx, mut k) = (vec![0; n_cells], vec![0; n_d], 0);
-        let mut blocks = Vec::with_capacity(n_d);
-        for d in 0..n_d {
-            let start = k;
-            for (c, cell) in cells.iter().enumerate() {
-                if cell.0 == d {
-                    u_idx[c] = k;
-                    k += 1;
-                }
-            }
-            nu_idx[d] = k;
-            k += 1;
-            blocks.push((start, k));
-        }
-        let n_beta = k + n_m;
+        let (u_idx, nu_idx, blocks) = location_layout(&cells, n_d);
+        let n_beta = nu_idx.last().map_or(0, |&k| k + 1) + n_m;
         let p = &opts.priors;
         let mut maps = vec![ScaleMap::for_prior(&p.tau_delta), ScaleMap::for_prior(&p.tau_u)];
         maps.extend((0..n_slots).map(|_| ScaleMap::for_prior(&p.sigma)));
@@ -338,6 +324,26 @@ impl AcrossModel {
     pub(super) fn student(&self) -> bool {
         self.opts.interaction == Interaction::StudentT
     }
+}
+
+/// beta's layout: per data set its cells' u then its nu (a block each), then delta (a block
+/// arrow). Returns the u index of each cell, the nu index of each data set and the blocks.
+fn location_layout(cells: &[(usize, usize)], n_d: usize) -> (Vec<usize>, Vec<usize>, Vec<(usize, usize)>) {
+    let (mut u_idx, mut nu_idx, mut k) = (vec![0; cells.len()], vec![0; n_d], 0);
+    let mut blocks = Vec::with_capacity(n_d);
+    for (d, nu) in nu_idx.iter_mut().enumerate() {
+        let start = k;
+        for (c, cell) in cells.iter().enumerate() {
+            if cell.0 == d {
+                u_idx[c] = k;
+                k += 1;
+            }
+        }
+        *nu = k;
+        k += 1;
+        blocks.push((start, k));
+    }
+    (u_idx, nu_idx, blocks)
 }
 
 /// The reported quantities: tau_delta, tau_u, (df), delta\[m\], nu\[d\], mu\[d,m\] of the observed

@@ -109,7 +109,9 @@ fn json_follows_the_contract_and_tables_print() {
         for (b, p) in row.as_object().unwrap() {
             prob(&p["prob_better_new"]);
             assert_eq!(p["prob_better_on"].as_object().unwrap().len(), 4, "{a} {b}");
-            p["prob_better_on"].as_object().unwrap().values().for_each(|x| drop(prob(x)));
+            p["prob_better_on"].as_object().unwrap().values().for_each(|x| {
+                prob(x);
+            });
             let r = &p["rope"];
             let total = prob(&r["left"]) + prob(&r["rope"]) + prob(&r["right"]);
             assert!((total - 1.0).abs() < 1e-9, "{a} {b}: {total}");

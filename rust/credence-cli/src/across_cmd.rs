@@ -15,9 +15,10 @@ use crate::table::{number, render};
 /// The data set column and the across-data-sets model's options of `credence fit`.
 #[derive(Debug, Args)]
 pub struct AcrossArgs {
-    /// Column naming the data set: fit the across-data-sets model (y = nu[d] + delta[m] +
-    /// u[d,m] + gamma[d,i] + noise) and report P(A better than B) on each data set and on a new
-    /// one, P(best on a new data set) and the method share of the variance.
+    /// Column naming the data set: fit the across-data-sets model (data-set levels, method
+    /// effects, method-by-data-set interactions, realization effects) and report P(A better
+    /// than B) on each data set and on a new one, P(best on a new data set) and the method
+    /// share of the variance.
     #[arg(long, value_name = "COLUMN")]
     pub dataset_column: Option<String>,
     /// Across data sets: the comparable scale, as-given (the values as they are; a `credence
@@ -28,7 +29,7 @@ pub struct AcrossArgs {
     /// Across data sets: residual sds per-cell (one per data set and method) or per-method.
     #[arg(long, value_enum, default_value = "per-cell", requires = "dataset_column")]
     pub across_sigma: SigmaArg,
-    /// Across data sets: the method-by-data-set interaction u[d,m], normal or student-t (df
+    /// Across data sets: the method-by-data-set interaction, normal or student-t (df
     /// estimated; one data set far off pulls a method's effect less).
     #[arg(long, value_enum, default_value = "normal", requires = "dataset_column")]
     pub interaction: InteractionArg,
@@ -46,9 +47,9 @@ pub enum ScaleArg {
 /// `--across-sigma`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SigmaArg {
-    /// sigma[d,m].
+    /// One sigma per (data set, method).
     PerCell,
-    /// sigma[m].
+    /// One sigma per method.
     PerMethod,
 }
 

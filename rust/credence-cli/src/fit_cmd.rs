@@ -18,7 +18,7 @@ use crate::table::{number, render};
 /// Arguments of `credence fit`.
 #[derive(Debug, Args)]
 pub struct FitArgs {
-    /// Long CSV table: one row per method x realization.
+    /// Long CSV table: one row per method x realization (x data set with --dataset-column).
     pub(crate) data: PathBuf,
     /// The table's columns and the model.
     #[command(flatten)]
@@ -70,7 +70,8 @@ pub struct FitArgs {
     /// Realizations of a planned experiment for the MDD (1 = one new realization).
     #[arg(long, default_value_t = 1.0)]
     pub(crate) r_new: f64,
-    /// Also report P(|mu_A - mu_B| < EPS) for every pair compared.
+    /// Also report P(|mu_A - mu_B| < EPS) for every pair compared (with --dataset-column:
+    /// baycomp's decision on a new data set, P(A - B < -EPS), P(|A - B| <= EPS), P(A - B > EPS)).
     #[arg(long)]
     pub(crate) rope: Option<f64>,
     /// Pairs of methods compared: all (every ordered pair), ranked (each method against the

@@ -446,3 +446,59 @@ fn outlying_and_failed_runs_do_not_squash_the_metric_figure() {
     assert!(notes.iter().any(|t| t.contains("runs that did not converge are left out: swag 2 of 8 at n = 30")));
     assert!(notes.contains(&"✕ 2 of 8 failed"), "{notes:?}");
 }
+
+/// Three data sets (concrete, energy, yacht) x n in {30, 100} x methods A, B, C x 10
+/// realizations: crps = level[d] + effect[m] + interaction[d, m] + 0.03 sin(1.7 r + 3 d + n) +
+/// 0.02 sin(2.3 r + 5 m + d) + 1/n (B lowest everywhere, A ahead of C on yacht only).
+const ACROSS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/across_table.csv");
+
+#[test]
+fn several_data_sets_get_an_across_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let (html, json) = (dir.path().join("a.html"), dir.path().join("a.json"));
+    for (out, format) in [(&html, "html"), (&json, "json")] {
+        let o = credence()
+            .args(["report", ACROSS, "--out", out.to_str().unwrap(), "--format", format, "--plan-sims", "0"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let across = v["across"].as_array().unwrap();
+    assert_eq!(across.len(), 1, "one across fit per fitted metric");
+    let a = &across[0];
+    assert_eq!(a["metric"], "crps");
+    assert_eq!(a["sizes"], serde_json::json!({"concrete": 100.0, "energy": 100.0, "yacht": 100.0}));
+    let s = &a["summary"];
+    assert_eq!(s["data"]["datasets"], serde_json::json!(["concrete", "energy", "yacht"]));
+    assert_eq!(s["data"]["observations"], 90);
+    assert_eq!(s["ranking"][0], "B");
+    let best: f64 = s["prob_best_new"].as_object().unwrap().values().map(|p| p.as_f64().unwrap()).sum();
+    assert!((best - 1.0).abs() < 1e-9, "{best}");
+    assert_eq!(s["rope_eps"], 0.01);
+    assert!(s["pairwise"]["B"]["C"]["rope"]["left"].is_number());
+    let html = std::fs::read_to_string(&html).unwrap();
+    for needle in [
+        "id=\"across\"",
+        "Across data sets",
+        "Method effects across data sets",
+        "P(best on a new data set)",
+        "ROPE decision on a new data set",
+        "credence-across-pairs",
+        "class=\"credence-across\"",
+        "Method share of the variance",
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+    // The embedded summary is the JSON's.
+    let start = html.find("class=\"credence-across\"").unwrap();
+    let body = &html[start..];
+    let body = &body[body.find('>').unwrap() + 1..body.find("</script>").unwrap()];
+    let embedded: serde_json::Value = serde_json::from_str(&body.replace("<\\/", "</")).unwrap();
+    assert_eq!(embedded["ranking"], s["ranking"]);
+    // One data set: no across section.
+    let one = dir.path().join("one.html");
+    let o = credence().args(["report", TABLE, "--out", one.to_str().unwrap(), "--plan-sims", "0"]).output().unwrap();
+    assert!(o.status.success());
+    assert!(!std::fs::read_to_string(&one).unwrap().contains("id=\"across\""));
+}

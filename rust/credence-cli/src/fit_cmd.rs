@@ -11,75 +11,80 @@ use credence::compare::{
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::across_cmd::AcrossArgs;
 use crate::model_args::ModelArgs;
 use crate::table::{number, render};
 
 /// Arguments of `credence fit`.
 #[derive(Debug, Args)]
 pub struct FitArgs {
-    /// Long CSV table: one row per method x realization.
-    data: PathBuf,
+    /// Long CSV table: one row per method x realization (x data set with --dataset-column).
+    pub(crate) data: PathBuf,
     /// The table's columns and the model.
     #[command(flatten)]
     pub model: ModelArgs,
+    /// A data set column and the across-data-sets model's options.
+    #[command(flatten)]
+    pub across: AcrossArgs,
     /// Sampler: nuts (Stan's algorithm, 4 chains) or chees (batched ChEES-HMC: superchains of
     /// chains in lockstep, with nested R-hat).
     #[arg(long, value_enum, default_value = "nuts")]
-    sampler: SamplerKind,
+    pub(crate) sampler: SamplerKind,
     /// Number of chains (NUTS; default 4).
     #[arg(long, conflicts_with_all = ["superchains", "chains_per_superchain"])]
-    chains: Option<usize>,
+    pub(crate) chains: Option<usize>,
     /// Where ChEES runs: auto (the GPU when CUDA is usable and its kernel implements the model,
     /// else the CPU), cpu or cuda (an error when it cannot run there). NUTS runs on the CPU.
     #[arg(long)]
-    backend: Option<Backend>,
+    pub(crate) backend: Option<Backend>,
     /// ChEES: number of superchains (chains of one superchain share their initial point).
     #[arg(long)]
-    superchains: Option<usize>,
+    pub(crate) superchains: Option<usize>,
     /// ChEES: chains per superchain.
     #[arg(long)]
-    chains_per_superchain: Option<usize>,
+    pub(crate) chains_per_superchain: Option<usize>,
     /// Warmup iterations per chain (default 300 for NUTS, 75 for ChEES).
     #[arg(long)]
-    warmup: Option<u64>,
+    pub(crate) warmup: Option<u64>,
     /// Kept draws per chain (default 800 for NUTS, 100 for ChEES).
     #[arg(long)]
-    draws: Option<u64>,
+    pub(crate) draws: Option<u64>,
     /// Kept draws per chain at most: a fit that is not clean after --draws (R-hat, nested R-hat
     /// for ChEES, > 1.01 or bulk-ESS < 400) is run longer, in blocks of draws / 2 (default 2000
     /// for NUTS, 200 for ChEES; --max-draws equal to --draws keeps the length fixed).
     #[arg(long)]
-    max_draws: Option<u64>,
+    pub(crate) max_draws: Option<u64>,
     /// Seed (identical results for the same seed, whatever the thread count).
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Target acceptance rate of the step-size adaptation (Stan's adapt_delta).
     #[arg(long, default_value_t = 0.8)]
-    target_accept: f64,
+    pub(crate) target_accept: f64,
     /// Energy error beyond which a leapfrog step is halved (WALNUTS-style within-orbit
     /// adaptation, default 2), or `none` for fixed steps (plain NUTS, Stan's algorithm).
     #[arg(long, value_name = "ERROR|none")]
-    max_energy_error: Option<String>,
+    pub(crate) max_energy_error: Option<String>,
     /// Power for the minimum detectable difference.
     #[arg(long, default_value_t = 0.8)]
-    power: f64,
+    pub(crate) power: f64,
     /// Realizations of a planned experiment for the MDD (1 = one new realization).
     #[arg(long, default_value_t = 1.0)]
-    r_new: f64,
-    /// Also report P(|mu_A - mu_B| < EPS) for every pair compared.
+    pub(crate) r_new: f64,
+    /// Also report P(|mu_A - mu_B| < EPS) for every pair compared (with --dataset-column:
+    /// baycomp's decision on a new data set, P(A - B < -EPS), P(|A - B| <= EPS), P(A - B > EPS)).
     #[arg(long)]
-    rope: Option<f64>,
+    pub(crate) rope: Option<f64>,
     /// Pairs of methods compared: all (every ordered pair), ranked (each method against the
     /// next in the ranking by posterior mean, and the best against every other), or auto (all
     /// up to 20 methods, ranked beyond).
     #[arg(long, default_value = "auto")]
-    pairs: Pairs,
+    pub(crate) pairs: Pairs,
     /// Write the JSON result to this file ("-" for standard output, instead of the tables).
     #[arg(long)]
-    json: Option<String>,
+    pub(crate) json: Option<String>,
     /// Write all draws (posterior's draws_df layout) to this CSV file.
     #[arg(long)]
-    save_draws: Option<PathBuf>,
+    pub(crate) save_draws: Option<PathBuf>,
 }
 
 /// The sampler of `credence fit` and `credence report`.
@@ -91,18 +96,41 @@ pub enum SamplerKind {
     Chees,
 }
 
-/// Runs `credence fit`.
-pub fn run(a: FitArgs) -> Result<()> {
-    let family = a.model.family()?;
-    let (design, mut notes) = a.model.load_design(&a.data)?;
-    let walnuts = match a.max_energy_error.as_deref() {
+/// The step-halving tolerance of `--max-energy-error`.
+pub(crate) fn walnuts(a: &FitArgs) -> Result<Option<f64>> {
+    Ok(match a.max_energy_error.as_deref() {
         None => SamplerSettings::default().walnuts,
         Some("none") => None,
         Some(v) => match v.parse::<f64>() {
             Ok(e) if e > 0.0 && e.is_finite() => Some(e),
             _ => bail!("--max-energy-error {v}: expected a positive number or none"),
         },
-    };
+    })
+}
+
+/// The NUTS settings of the sampler options.
+pub(crate) fn nuts_settings(a: &FitArgs) -> Result<SamplerSettings> {
+    let d = SamplerSettings::default();
+    Ok(SamplerSettings {
+        chains: a.chains.unwrap_or(d.chains),
+        warmup: a.warmup.unwrap_or(d.warmup),
+        draws: a.draws.unwrap_or(d.draws),
+        seed: a.seed,
+        target_accept: a.target_accept,
+        walnuts: walnuts(a)?,
+        max_draws: a.max_draws.or(d.max_draws),
+        ..d
+    })
+}
+
+/// Runs `credence fit`.
+pub fn run(a: FitArgs) -> Result<()> {
+    if let Some(column) = a.across.dataset_column.as_deref() {
+        return crate::across_cmd::run(&a, column);
+    }
+    let family = a.model.family()?;
+    let (design, mut notes) = a.model.load_design(&a.data)?;
+    let walnuts = walnuts(&a)?;
     let chees = match a.sampler {
         SamplerKind::Nuts => {
             if a.superchains.is_some() || a.chains_per_superchain.is_some() {
@@ -131,21 +159,7 @@ pub fn run(a: FitArgs) -> Result<()> {
             })
         }
     };
-    let d = SamplerSettings::default();
-    let options = FitOptions {
-        family,
-        sampler: SamplerSettings {
-            chains: a.chains.unwrap_or(d.chains),
-            warmup: a.warmup.unwrap_or(d.warmup),
-            draws: a.draws.unwrap_or(d.draws),
-            seed: a.seed,
-            target_accept: a.target_accept,
-            walnuts,
-            max_draws: a.max_draws.or(d.max_draws),
-            ..d
-        },
-        higher_is_better: a.model.higher_is_better,
-    };
+    let options = FitOptions { family, sampler: nuts_settings(&a)?, higher_is_better: a.model.higher_is_better };
     let f = match chees {
         None => fit_shown(&design, &options)?,
         Some(sampler) => {
@@ -349,12 +363,18 @@ const SHOW_AFTER: f64 = 2.0;
 
 /// A NUTS fit with a progress bar on stderr once it has taken [`SHOW_AFTER`] seconds.
 fn fit_shown(design: &credence::compare::Design, options: &FitOptions) -> Result<credence::compare::Fit> {
+    Ok(with_progress(&format!("({} methods)", design.n_groups()), |p| fit_with_progress(design, options, p))??)
+}
+
+/// Runs `work` with a progress callback that draws a bar on stderr once the work has taken
+/// [`SHOW_AFTER`] seconds; `message` follows the bar.
+pub(crate) fn with_progress<T>(message: &str, work: impl FnOnce(&(dyn Fn(u64, u64) + Sync)) -> T) -> Result<T> {
     let start = std::time::Instant::now();
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     bar.set_style(ProgressStyle::with_template(
         "{elapsed_precise} [{bar:30}] {pos}/{len} iterations of all chains, ETA {eta} {msg}",
     )?);
-    bar.set_message(format!("({} methods)", design.n_groups()));
+    bar.set_message(message.to_owned());
     let shown = std::sync::atomic::AtomicBool::new(false);
     let progress = |done: u64, total: u64| {
         if !shown.load(std::sync::atomic::Ordering::Relaxed) && start.elapsed().as_secs_f64() > SHOW_AFTER {
@@ -364,7 +384,7 @@ fn fit_shown(design: &credence::compare::Design, options: &FitOptions) -> Result
         bar.set_length(total);
         bar.set_position(done);
     };
-    let f = fit_with_progress(design, options, &progress);
+    let out = work(&progress);
     bar.finish_and_clear();
-    Ok(f?)
+    Ok(out)
 }

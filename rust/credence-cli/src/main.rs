@@ -14,6 +14,7 @@ macro_rules! out {
     ($($t:tt)*) => { $crate::emit(&format!($($t)*)) };
 }
 
+mod across_cmd;
 mod credal_cmd;
 mod diagnostics_cmd;
 mod fit_cmd;

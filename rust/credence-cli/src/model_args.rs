@@ -121,7 +121,18 @@ impl ModelArgs {
         if matches!(family, Family::BetaBinomial(_)) && self.trials.is_none() {
             bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
         }
-        let response = self.response.as_deref().context("--response COLUMN is needed: the column with the metric")?;
+        let response = self.response()?;
+        let table = self.load_table(data)?;
+        Ok(Design::from_table(&table, response, &self.group, self.pair.as_deref(), self.trials.as_deref())?)
+    }
+
+    /// The `--response` column, which every fit needs.
+    pub fn response(&self) -> Result<&str> {
+        self.response.as_deref().context("--response COLUMN is needed: the column with the metric")
+    }
+
+    /// Reads the table and keeps the rows of `--where`.
+    pub fn load_table(&self, data: &Path) -> Result<Table> {
         let mut table = Table::read(data)?;
         for f in &self.filters {
             let Some((column, value)) = f.split_once('=') else {
@@ -129,6 +140,6 @@ impl ModelArgs {
             };
             table = table.filter_equal(column.trim(), value)?;
         }
-        Ok(Design::from_table(&table, response, &self.group, self.pair.as_deref(), self.trials.as_deref())?)
+        Ok(table)
     }
 }

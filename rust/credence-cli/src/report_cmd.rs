@@ -62,6 +62,10 @@ pub struct ReportArgs {
     /// picp=0.9, the study's nominal coverage; `picp=none` compares PICP as higher-is-better).
     #[arg(long = "target", value_name = "METRIC=VALUE")]
     targets: Vec<String>,
+    /// Half-width of the region of practical equivalence of the "Across data sets" section (a
+    /// table with more than one data set), in metric units, or `none`.
+    #[arg(long, default_value = "0.01", value_name = "EPS|none")]
+    rope: String,
 }
 
 /// Arguments of `credence demo`.
@@ -102,6 +106,12 @@ fn print_flagged(report: &Report) {
             eprintln!("  {} {} n={}: {}", c.dataset, c.metric, c.n, p.join("; "));
         }
     }
+    for c in &report.across {
+        let p = c.problems();
+        if !p.is_empty() {
+            eprintln!("warning: the across-data-sets fit of {} has problems: {}", c.metric, p.join("; "));
+        }
+    }
 }
 
 /// Runs `credence report`.
@@ -119,6 +129,15 @@ pub fn run(a: ReportArgs) -> Result<()> {
     options.backend = a.backend;
     options.plan_sims = a.plan_sims;
     options.plan_realizations = a.plan_r;
+    options.across_rope = match a.rope.trim() {
+        "none" => None,
+        v => Some(
+            v.parse()
+                .ok()
+                .filter(|x: &f64| *x > 0.0 && x.is_finite())
+                .with_context(|| format!("--rope {v}: expected a positive number or none"))?,
+        ),
+    };
     for t in &a.targets {
         let Some((metric, value)) = t.split_once('=') else {
             bail!("--target {t}: expected METRIC=VALUE, e.g. picp=0.9");

@@ -8,7 +8,8 @@
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
 //! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
 //! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. Planning
-//! ([`plan`]): assurance against the number of realizations.
+//! ([`plan`]): assurance against the number of realizations. Across data sets ([`across`]):
+//! the forest plot of method effects, P(best on a new data set) and ROPE decisions.
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -25,6 +26,7 @@
 //! # Ok::<(), credence::Error>(())
 //! ```
 
+pub mod across;
 mod axes;
 pub mod classification;
 pub mod comparison;

@@ -14,6 +14,7 @@ use crate::compare::{
 use crate::error::{Error, Result};
 use crate::io::{Table, natural_cmp};
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
+use crate::report::across::{AcrossCell, across_cells};
 use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
 use crate::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
@@ -81,6 +82,14 @@ pub struct ReportOptions {
     /// Numbers of realizations the planning section tries.
     #[serde(default = "default_plan_realizations")]
     pub plan_realizations: Vec<usize>,
+    /// Half-width of the region of practical equivalence of the "Across data sets" section's
+    /// decisions (metric units; default 0.01), `None` for none.
+    #[serde(default = "default_across_rope")]
+    pub across_rope: Option<f64>,
+}
+
+fn default_across_rope() -> Option<f64> {
+    Some(0.01)
 }
 
 fn default_plan_sims() -> usize {
@@ -108,6 +117,7 @@ impl Default for ReportOptions {
             targets: default_targets(),
             plan_sims: default_plan_sims(),
             plan_realizations: default_plan_realizations(),
+            across_rope: default_across_rope(),
         }
     }
 }
@@ -143,7 +153,7 @@ impl CellFit {
 
 /// A fit's problems from its error and diagnostics, each number printed with the digits that
 /// make its comparison visible ("max R-hat 1.0104 > 1.01", not "1.010 > 1.01").
-fn problems_of(error: Option<&str>, diagnostics: Option<FitDiagnostics>) -> Vec<String> {
+pub(super) fn problems_of(error: Option<&str>, diagnostics: Option<FitDiagnostics>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(e) = error {
         out.push(format!("fit failed: {e}"));
@@ -200,6 +210,9 @@ pub struct Report {
     /// The planning section: per data set (first fitted metric), how many realizations settle the
     /// best two methods at the largest n (empty for shift tables or `plan_sims` 0).
     pub plans: Vec<PlanCell>,
+    /// With more than one data set, each fitted metric compared across them (the
+    /// across-data-sets model at one training size per data set; empty otherwise).
+    pub across: Vec<AcrossCell>,
 }
 
 /// The plan of one data set and metric: assurance of "best better than runner-up" by R, from
@@ -429,6 +442,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     }
     let start = Instant::now();
     c.fit(options)?;
+    let across = across_cells(table, &c.sizes, options, shift);
     let fit_seconds = start.elapsed().as_secs_f64();
     let mut report = Report {
         source,
@@ -447,6 +461,7 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds,
         plans: Vec::new(),
+        across,
     };
     if !shift && options.plan_sims > 0 {
         report.plans = report.plan_cells();

@@ -25,7 +25,14 @@
 //! and the page adds box plots (quartiles over shift types) per metric, method and intensity;
 //! figures label their x axis "shift intensity" and the power laws, meaningless here, are left
 //! out.
+//!
+//! A table with more than one data set also gets an "Across data sets" section: each fitted
+//! metric compared across the data sets by the across-data-sets model
+//! ([`crate::compare::fit_across`]) at the largest n every data set has ([`AcrossCell`]): a
+//! forest plot of the method effects, P(best on a new data set), the ROPE decision of each pair
+//! and the [`crate::compare::AcrossSummary`] JSON.
 
+mod across;
 mod build;
 pub(crate) mod html;
 mod page;
@@ -37,6 +44,7 @@ pub use crate::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, convergence, is_shift_table, mean_sd, split_variance,
     summarize, variance_decomposition,
 };
+pub use across::AcrossCell;
 pub use build::{
     CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better,
 };

@@ -24,10 +24,10 @@ details{margin:.5em 0}summary{cursor:pointer;font-weight:bold}footer{margin-top:
 nav a{margin-right:1em}code{background:#f4f4f4;padding:0 .2em}";
 
 /// Collects figures with unique ids.
-struct Figures(usize);
+pub(super) struct Figures(usize);
 
 impl Figures {
-    fn add(&mut self, out: &mut String, plot: &Plot) {
+    pub(super) fn add(&mut self, out: &mut String, plot: &Plot) {
         self.0 += 1;
         out.push_str(&plot_div(plot, &format!("fig-{}", self.0)));
     }
@@ -67,6 +67,7 @@ impl Report {
         for d in &self.datasets {
             self.dataset_section(&mut body, &mut figs, d);
         }
+        self.across_section(&mut body, &mut figs);
         self.diagnostics_section(&mut body, &mut figs);
         self.footer(&mut body);
         format!(
@@ -95,6 +96,9 @@ impl Report {
             for m in &self.options.metrics {
                 let _ = write!(out, "<a href=\"#{}\">{} / {}</a>", anchor(d, m), escape(dataset_name(d)), escape(m));
             }
+        }
+        if !self.across.is_empty() {
+            out.push_str("<a href=\"#across\">across data sets</a>");
         }
         out.push_str("<a href=\"#diagnostics\">diagnostics</a></nav>\n");
         let _ = write!(

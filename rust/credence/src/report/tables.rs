@@ -234,7 +234,9 @@ impl Report {
     /// whose `n` fields hold the intensity) with `shift_cells` [{dataset, metric, method,
     /// intensity, values}], `flagged` (fits with problems) and `overview` [{dataset, metric, n,
     /// best, runner_up, prob_better, prob_better_mcse}] (the best method at each n,
-    /// [`Report::best_by_size`]). Non-finite numbers are `null`.
+    /// [`Report::best_by_size`]), `across` [{metric, sizes {dataset: n}, problems, summary}] (with
+    /// more than one data set: the [`crate::compare::AcrossSummary`] of each fitted metric, or
+    /// `error`). Non-finite numbers are `null`.
     pub fn to_json(&self) -> Value {
         let summaries: Vec<Value> = self
             .summaries
@@ -314,6 +316,7 @@ impl Report {
                 Ok(p) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "plan": p}),
                 Err(e) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "error": e}),
             }).collect::<Vec<_>>(),
+            "across": self.across_json(),
             "fit_seconds": self.fit_seconds,
         })
     }

@@ -4,11 +4,16 @@
 credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~method, prior = NULL, chains = 4,
                          iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = getOption("mc.cores", 1L),
                          higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10),
-                         sampler = c("nuts", "chees"), backend = "auto") {
+                         sampler = c("nuts", "chees"), backend = "auto", dataset = NULL,
+                         across_scale = c("as_given", "per_dataset"), interaction = c("normal", "student_t"),
+                         rope = NULL) {
   sampler <- match.arg(sampler)
+  across_scale <- match.arg(across_scale)
+  interaction <- match.arg(interaction)
   args <- list(formula = formula, data = data, family = family, sigma = sigma, prior = prior, chains = chains,
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
-               control = control, sampler = sampler, backend = backend)
+               control = control, sampler = sampler, backend = backend, dataset = dataset,
+               across_scale = across_scale, interaction = interaction, rope = rope)
   # An unspecified warmup stays a quarter of iter when update() changes iter (500 warmup +
   # 1500 draws of 2000 iterations). As in brms, iter is exact: the chains are not made longer
   # when the fit is not clean (the CLI's and the Rust API's default do that). Unspecified
@@ -27,8 +32,45 @@ check_count <- function(name, x, min) {
   as.double(x)
 }
 
+# The data frame's rows the model uses: checks that the numeric and label columns exist and have
+# usable types, and drops rows with an NA in one of them (with a warning, as brms).
+model_rows <- function(data, numeric, labels) {
+  if (!is.data.frame(data)) stop("credence_fit: data must be a data frame", call. = FALSE)
+  cols <- c(numeric, labels)
+  missing_cols <- setdiff(cols, names(data))
+  if (length(missing_cols)) {
+    stop("credence_fit: column(s) not in data: ", paste(missing_cols, collapse = ", "), call. = FALSE)
+  }
+  for (k in numeric) {
+    if (!is.numeric(data[[k]])) {
+      stop("credence_fit: column '", k, "' must be numeric or integer, not ", class(data[[k]])[1], call. = FALSE)
+    }
+  }
+  for (k in labels) {
+    if (!(is.factor(data[[k]]) || is.character(data[[k]]) || is.numeric(data[[k]]) || is.logical(data[[k]]))) {
+      stop("credence_fit: column '", k, "' must be a factor or character, not ", class(data[[k]])[1], call. = FALSE)
+    }
+  }
+  keep <- stats::complete.cases(data[, cols, drop = FALSE])
+  if (any(!keep)) {
+    warning(sum(!keep), " row(s) containing NAs were dropped (excluded from the model)", call. = FALSE)
+  }
+  data[keep, , drop = FALSE]
+}
+
 fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   f <- parse_credence_formula(args$formula)
+  if (!is.null(f$dataset) || !is.null(args$dataset)) return(fit_across_from_args(args, f, data_name, sigma_given))
+  for (k in c("across_scale", "interaction")) {
+    if (!is.null(args[[k]]) && !identical(args[[k]], formals(credence_fit)[[k]][[2]])) {
+      stop("credence_fit: ", k, " applies to the model across data sets only (add + (1 | dataset:method) ",
+           "or dataset = \"column\")", call. = FALSE)
+    }
+  }
+  if (!is.null(args$rope)) {
+    stop("credence_fit: rope applies to the model across data sets; for one data set use ",
+         "fit_summary(fit, rope = ...)", call. = FALSE)
+  }
   family <- resolve_family(args$family)
   if (family == "beta_binomial" && is.null(f$trials)) {
     stop("credence_fit: beta_binomial() needs the trials on the left-hand side, e.g. covered | trials(n_test) ~ method",
@@ -41,28 +83,7 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   if (family == "beta_binomial" && sigma_given) {
     stop("credence_fit: sigma applies to the gaussian family only (beta_binomial has phi)", call. = FALSE)
   }
-  data <- args$data
-  if (!is.data.frame(data)) stop("credence_fit: data must be a data frame", call. = FALSE)
-  cols <- c(f$response, f$trials, f$group, f$pair)
-  missing_cols <- setdiff(cols, names(data))
-  if (length(missing_cols)) {
-    stop("credence_fit: column(s) not in data: ", paste(missing_cols, collapse = ", "), call. = FALSE)
-  }
-  for (k in c(f$response, f$trials)) {
-    if (!is.numeric(data[[k]])) {
-      stop("credence_fit: column '", k, "' must be numeric or integer, not ", class(data[[k]])[1], call. = FALSE)
-    }
-  }
-  for (k in c(f$group, f$pair)) {
-    if (!(is.factor(data[[k]]) || is.character(data[[k]]) || is.numeric(data[[k]]) || is.logical(data[[k]]))) {
-      stop("credence_fit: column '", k, "' must be a factor or character, not ", class(data[[k]])[1], call. = FALSE)
-    }
-  }
-  keep <- stats::complete.cases(data[, cols, drop = FALSE])
-  if (any(!keep)) {
-    warning(sum(!keep), " row(s) containing NAs were dropped (excluded from the model)", call. = FALSE)
-  }
-  d <- data[keep, , drop = FALSE]
+  d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair))
   sampler <- if (is.null(args$sampler)) "nuts" else args$sampler
   if (!is.character(sampler) || length(sampler) != 1L || !sampler %in% c("nuts", "chees")) {
     stop("credence_fit: sampler must be \"nuts\" or \"chees\"", call. = FALSE)

@@ -14,10 +14,13 @@ split_plus <- function(e) {
   }
 }
 
-rhs_hint <- "the right-hand side must be 'method' or 'method + (1 | realization)'"
+rhs_hint <- paste0("the right-hand side must be 'method' or 'method + (1 | realization)', ",
+                   "optionally + (1 | dataset:method) for the model across data sets")
 
-# Parses `y ~ method`, `y ~ method + (1 | realization)` and `k | trials(n) ~ method (+ ...)`.
-# Returns list(response, trials, group, pair).
+# Parses `y ~ method`, `y ~ method + (1 | realization)` and `k | trials(n) ~ method (+ ...)`;
+# `+ (1 | dataset:method)` (a method-by-data-set interaction) asks for the model across data
+# sets, whose realizations may also be written `(1 | dataset:realization)` (nested in their data
+# set, as they always are there). Returns list(response, trials, group, pair, dataset).
 parse_credence_formula <- function(formula) {
   if (!inherits(formula, "formula") || length(formula) != 3) {
     stop("credence_fit: formula must be two-sided, e.g. crps ~ method + (1 | realization)", call. = FALSE)
@@ -37,14 +40,23 @@ parse_credence_formula <- function(formula) {
   }
   group <- NULL
   pair <- NULL
+  interactions <- list()
   for (t in split_plus(formula[[3]])) {
     if (is.name(t)) {
       if (!is.null(group)) unsupported("term", deparse1(t), paste0("only one method term is allowed (", group, " already given)"))
       group <- as.character(t)
     } else if (is.call(t) && identical(t[[1]], as.name("(")) && is.call(t[[2]]) && identical(t[[2]][[1]], as.name("|"))) {
       re <- t[[2]]
-      if (!(identical(re[[2]], 1) || identical(re[[2]], 1L)) || !is.name(re[[3]])) {
-        unsupported("term", deparse1(t), "the only group-level term is (1 | realization): a realization intercept")
+      nested <- is.call(re[[3]]) && identical(re[[3]][[1]], as.name(":")) && length(re[[3]]) == 3 &&
+        is.name(re[[3]][[2]]) && is.name(re[[3]][[3]])
+      if (!(identical(re[[2]], 1) || identical(re[[2]], 1L)) || !(is.name(re[[3]]) || nested)) {
+        unsupported("term", deparse1(t), paste0("the group-level terms are (1 | realization), a realization ",
+                                                "intercept, and (1 | dataset:method), the method-by-data-set interaction"))
+      }
+      if (nested) {
+        interactions[[length(interactions) + 1]] <- list(names = c(as.character(re[[3]][[2]]),
+                                                                   as.character(re[[3]][[3]])), term = t)
+        next
       }
       if (!is.null(pair)) unsupported("term", deparse1(t), "only one realization term is allowed")
       pair <- as.character(re[[3]])
@@ -53,7 +65,27 @@ parse_credence_formula <- function(formula) {
     }
   }
   if (is.null(group)) stop("credence_fit: the formula needs a method term, e.g. crps ~ method", call. = FALSE)
-  list(response = as.character(lhs), trials = trials, group = group, pair = pair)
+  # (1 | dataset:method) names the data set column; any other a:b term must be
+  # (1 | dataset:realization), the realizations nested in their data set.
+  dataset <- NULL
+  for (x in interactions) {
+    if (group %in% x$names) {
+      if (!is.null(dataset)) unsupported("term", deparse1(x$term), "only one (1 | dataset:method) term is allowed")
+      other <- setdiff(x$names, group)
+      if (length(other) != 1) unsupported("term", deparse1(x$term), "expected (1 | dataset:method)")
+      dataset <- other
+    }
+  }
+  for (x in interactions) {
+    if (group %in% x$names) next
+    if (is.null(dataset) || !dataset %in% x$names || length(setdiff(x$names, dataset)) != 1) {
+      unsupported("term", deparse1(x$term), paste0("an interaction term is (1 | dataset:", group, ") or, with it, ",
+                                                   "(1 | dataset:realization)"))
+    }
+    if (!is.null(pair)) unsupported("term", deparse1(x$term), "only one realization term is allowed")
+    pair <- setdiff(x$names, dataset)
+  }
+  list(response = as.character(lhs), trials = trials, group = group, pair = pair, dataset = dataset)
 }
 
 # TRUE for a shared sigma (`~ 1`), FALSE for one per method (`~ method`).

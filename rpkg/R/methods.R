@@ -234,7 +234,8 @@ as.data.frame.credence_fit <- function(x, ...) {
 
 #' @export
 fit_summary <- function(fit, power = 0.8, R_new = 1, rope = NULL, pairs = c("auto", "all", "ranked")) {
-  if (!inherits(fit, "credence_fit")) stop("fit_summary: fit must be a credence_fit", call. = FALSE)
+  if (inherits(fit, "credence_across")) return(fit$summary)
+  if (!inherits(fit, "credence_fit")) stop("fit_summary: fit must be a credence_fit or credence_across", call. = FALSE)
   pairs <- match.arg(pairs)
   glue_fit_summary(fit$ptr, as.double(power), as.double(R_new), if (is.null(rope)) NULL else as.double(rope), pairs)
 }

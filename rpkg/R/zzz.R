@@ -7,9 +7,12 @@ foreign_generics <- list(
 )
 
 register_foreign <- function(pkg, generic) {
-  method <- get(paste0(generic, ".credence_fit"), envir = asNamespace("credence"))
   ns <- asNamespace(pkg)
-  if (exists(generic, envir = ns, inherits = FALSE)) registerS3method(generic, "credence_fit", method, envir = ns)
+  if (!exists(generic, envir = ns, inherits = FALSE)) return(invisible())
+  for (cls in c("credence_fit", "credence_across")) {
+    method <- get0(paste0(generic, ".", cls), envir = asNamespace("credence"), inherits = FALSE)
+    if (!is.null(method)) registerS3method(generic, cls, method, envir = ns)
+  }
 }
 
 .onLoad <- function(libname, pkgname) {

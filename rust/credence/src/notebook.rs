@@ -2,7 +2,8 @@
 //!
 //! In an evcxr Jupyter notebook, call [`setup`] once (it loads plotly.js from the copy inside
 //! the binary; no internet), bring [`EvcxrDisplay`] into scope, and a cell that ends with a
-//! [`Fit`] (or its [`FitSummary`]), a [`Report`], a metric table ([`MetricTable`]), an MDD
+//! [`Fit`] (or its [`FitSummary`]), an across-data-sets fit ([`AcrossFit`] or its
+//! [`AcrossSummary`]), a [`Report`], a metric table ([`MetricTable`]), an MDD
 //! curve, a credal evaluation ([`CredalReport`]), a ranking over lambda
 //! (`Vec<`[`LambdaRanking`]`>`), a quantile-interval table ([`QuantileTable`]) or an experiment
 //! plan ([`Plan`]) renders as HTML;
@@ -24,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use plotly::Plot;
 
-use crate::compare::{Fit, FitSummary, MddPoint, Plan, SummaryOptions};
+use crate::compare::{AcrossFit, AcrossSummary, Fit, FitSummary, MddPoint, Plan, SummaryOptions};
 use crate::credal::{CredalReport, LambdaRanking};
 use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
@@ -128,6 +129,104 @@ impl EvcxrDisplay for FitSummary {
             out.push_str("</tr>");
         }
         out.push_str("</table></div>");
+        out
+    }
+}
+
+impl EvcxrDisplay for AcrossFit {
+    /// The fit's [`AcrossSummary`] (no ROPE).
+    fn to_html(&self) -> String {
+        match AcrossSummary::new(self, None) {
+            Ok(s) => s.to_html(),
+            Err(e) => format!("<p class=\"bad\">{}</p>", escape(&e.to_string())),
+        }
+    }
+}
+
+/// A probability, or `-` where there is none.
+fn prob(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.3}"),
+        _ => "-".into(),
+    }
+}
+
+impl EvcxrDisplay for AcrossSummary {
+    /// The population-level quantities (tau_delta, tau_u, df, delta\[m\]) brms-style,
+    /// P(best on a new data set) and on each data set, P(row better than column on a new data
+    /// set), and the method share of the variance.
+    fn to_html(&self) -> String {
+        let mut out = String::from(
+            "<div class=\"credence-across\"><table class=\"posterior\"><thead><tr><th></th><th>Estimate</th>\
+             <th>Est.Error</th><th>l-95% CI</th><th>u-95% CI</th><th>Rhat</th><th>Bulk_ESS</th></tr></thead><tbody>",
+        );
+        let main = |n: &str| matches!(n, "tau_delta" | "tau_u" | "df") || n.starts_with("delta[");
+        for p in self.parameters.iter().filter(|p| main(&p.name)) {
+            let _ = write!(
+                out,
+                "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.0}</td></tr>",
+                escape(&p.name),
+                num(p.mean),
+                num(p.sd),
+                num(p.q2_5),
+                num(p.q97_5),
+                p.rhat,
+                p.ess_bulk
+            );
+        }
+        let (d, m) = (&self.data.datasets, &self.data.methods);
+        let _ = write!(
+            out,
+            "</tbody></table><p class=\"small\">{} data sets, {} methods, {} observations; {} chains x {} draws, {} \
+             divergences; {} is better</p>",
+            d.len(),
+            m.len(),
+            self.data.observations,
+            self.sampler.chains,
+            self.sampler.draws,
+            self.diagnostics.divergences,
+            if self.higher_is_better { "higher" } else { "lower" }
+        );
+        out.push_str("<table class=\"credence-prob-best\"><caption>P(best)</caption><tr><th></th>");
+        for b in m {
+            let _ = write!(out, "<th>{}</th>", escape(b));
+        }
+        out.push_str("</tr><tr><th>a new data set</th>");
+        for b in m {
+            let v = self.prob_best_new.iter().find(|x| &x.0 == b).map(|x| x.1);
+            let _ = write!(out, "<td>{}</td>", prob(v));
+        }
+        out.push_str("</tr>");
+        for (ds, on) in &self.prob_best_on {
+            let _ = write!(out, "<tr><th>{}</th>", escape(ds));
+            for b in m {
+                let _ = write!(out, "<td>{}</td>", prob(on.0.iter().find(|x| &x.0 == b).map(|x| x.1)));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str(
+            "</table><table class=\"credence-prob\"><caption>P(row better than column on a new data \
+             set)</caption><tr><th></th>",
+        );
+        for b in m {
+            let _ = write!(out, "<th>{}</th>", escape(b));
+        }
+        out.push_str("</tr>");
+        for a in m {
+            let _ = write!(out, "<tr><th>{}</th>", escape(a));
+            for b in m {
+                let _ = write!(out, "<td>{}</td>", prob(self.pairwise.get(a, b).map(|p| p.prob_better_new)));
+            }
+            out.push_str("</tr>");
+        }
+        let v = &self.variance_share;
+        let _ = write!(
+            out,
+            "</table><p>Method share of the methods' variation: {} [{}, {}]</p></div>",
+            num(v.mean),
+            num(v.q2_5),
+            num(v.q97_5)
+        );
         out
     }
 }

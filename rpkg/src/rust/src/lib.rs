@@ -7,6 +7,7 @@
 
 use extendr_api::prelude::*;
 
+mod across;
 mod credal;
 mod fit;
 mod metrics;
@@ -28,6 +29,7 @@ fn glue_panic_for_tests(message: &str) -> i32 {
 
 extendr_module! {
     mod credence;
+    use across;
     use credal;
     use fit;
     use metrics;

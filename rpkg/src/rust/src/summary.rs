@@ -11,7 +11,7 @@ use crate::msg;
 type R<T> = std::result::Result<T, String>;
 
 /// One JSON value as an R object.
-fn to_r(v: &Value) -> Robj {
+pub(crate) fn to_r(v: &Value) -> Robj {
     match v {
         Value::Null => Robj::from(NULL),
         Value::Bool(b) => Robj::from(*b),

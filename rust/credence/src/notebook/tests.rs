@@ -157,3 +157,35 @@ fn plan_shows_every_r_and_its_assurance() {
     assert!(html.contains("smallest R: <b>none of the grid</b>") && html.contains("world from stated values"));
     assert!(!html.contains("class=\"ok\"") && !html.contains("<ul"));
 }
+
+#[test]
+fn across_summary_shows_p_best_and_pairs_escaped() {
+    use crate::compare::{AcrossDesign, AcrossFitOptions, AcrossSummary, fit_across};
+    let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
+    for (k, ds) in ["energy", "yacht", "concrete"].iter().enumerate() {
+        for i in 0..6 {
+            for (method, shift) in [("A<b>", 0.0), ("B", 0.3)] {
+                d.push(ds.to_string());
+                m.push(method.to_string());
+                r.push(i.to_string());
+                y.push(0.3 * k as f64 + shift + 0.05 * ((i * 7 + k * 3) % 5) as f64);
+            }
+        }
+    }
+    let design = AcrossDesign::new(d, m, Some(r), y).unwrap();
+    let mut o = AcrossFitOptions::default();
+    o.sampler.chains = 2;
+    o.sampler.warmup = 200;
+    o.sampler.draws = 200;
+    let fit = fit_across(&design, &o).unwrap();
+    let s = AcrossSummary::new(&fit, None).unwrap();
+    let html = s.to_html();
+    assert!(html.contains("credence-across"));
+    assert!(html.contains("A&lt;b&gt;") && !html.contains("A<b>"));
+    assert!(html.contains("P(best)") && html.contains("on a new data") && html.contains("yacht"));
+    let p = s.prob_best_new.iter().find(|x| x.1 > 0.5).unwrap().1;
+    assert!(html.contains(&format!("{p:.3}")));
+    let pb = s.pairwise.get("A<b>", "B").unwrap().prob_better_new;
+    assert!(html.contains(&format!("{pb:.3}")));
+    assert_eq!(fit.to_html(), html);
+}

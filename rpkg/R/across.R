@@ -1,0 +1,270 @@
+# The model across data sets (credence::compare::fit_across): R checks the arguments and
+# converts the columns; the Rust core fits the model and returns its AcrossSummary (the JSON
+# contract) as a nested list, from which print, summary and the accessors only read.
+
+glue_fit_across <- function(...) .Call(wrap__glue_fit_across, ...)
+
+# `sigma` of the model across data sets: "per_cell" (one residual sd per data set and method),
+# "per_method" (one per method, shared across data sets), or the formulas ~ dataset:method and
+# ~ method.
+across_sigma <- function(sigma, sigma_given, group, dataset) {
+  if (!sigma_given || is.null(sigma)) return("per_cell")
+  if (is.character(sigma) && length(sigma) == 1 && sigma %in% c("per_cell", "per_method")) return(sigma)
+  if (inherits(sigma, "formula") && length(sigma) == 2) {
+    rhs <- sigma[[2]]
+    if (is.name(rhs) && as.character(rhs) %in% c(group, "method")) return("per_method")
+    if (is.call(rhs) && identical(rhs[[1]], as.name(":")) && length(rhs) == 3 &&
+        setequal(vapply(as.list(rhs)[-1], deparse1, ""), c(dataset, group))) {
+      return("per_cell")
+    }
+  }
+  stop("credence_fit: sigma of the model across data sets must be \"per_cell\" (or ~ ", dataset, ":", group,
+       ") or \"per_method\" (or ~ ", group, ")", call. = FALSE)
+}
+
+fit_across_from_args <- function(args, f, data_name, sigma_given) {
+  dataset <- args$dataset
+  if (!is.null(dataset)) {
+    if (!is.character(dataset) || length(dataset) != 1 || is.na(dataset) || !nzchar(dataset)) {
+      stop("credence_fit: dataset must be the name of the data set column, e.g. dataset = \"dataset\"", call. = FALSE)
+    }
+    if (!is.null(f$dataset) && !identical(f$dataset, dataset)) {
+      stop("credence_fit: dataset = \"", dataset, "\" but the formula's interaction is (1 | ", f$dataset, ":",
+           f$group, ")", call. = FALSE)
+    }
+  } else {
+    dataset <- f$dataset
+  }
+  if (!is.null(f$trials) || resolve_family(args$family) != "gaussian") {
+    stop("credence_fit: the model across data sets is gaussian (no trials(), no beta_binomial())", call. = FALSE)
+  }
+  if (!is.null(args$prior)) {
+    stop("credence_fit: the model across data sets takes its default priors (prior must be NULL)", call. = FALSE)
+  }
+  if (!is.null(args$sampler) && !identical(args$sampler, "nuts")) {
+    stop("credence_fit: the model across data sets is sampled by NUTS (sampler = \"nuts\")", call. = FALSE)
+  }
+  if (!check_backend(if (is.null(args$backend)) "auto" else args$backend, "credence_fit") %in% c("auto", "cpu")) {
+    stop("credence_fit: the model across data sets runs on the CPU (backend = \"cpu\" or \"auto\")", call. = FALSE)
+  }
+  sigma <- across_sigma(args$sigma, sigma_given, f$group, dataset)
+  across_scale <- if (is.null(args$across_scale)) "as_given" else args$across_scale
+  interaction <- if (is.null(args$interaction)) "normal" else args$interaction
+  for (k in c("across_scale", "interaction")) {
+    v <- if (k == "across_scale") across_scale else interaction
+    allowed <- eval(formals(credence_fit)[[k]])
+    if (!is.character(v) || length(v) != 1 || !v %in% allowed) {
+      stop("credence_fit: ", k, " must be one of ", paste0("\"", allowed, "\"", collapse = ", "), call. = FALSE)
+    }
+  }
+  rope <- args$rope
+  if (!is.null(rope) && (!is.numeric(rope) || length(rope) != 1 || !is.finite(rope) || rope <= 0)) {
+    stop("credence_fit: rope must be one number > 0 (the half-width of the region of practical equivalence)",
+         call. = FALSE)
+  }
+  d <- model_rows(args$data, f$response, c(dataset, f$group, f$pair))
+  chains <- check_count("chains", if (is.null(args$chains)) 4 else args$chains, 1)
+  iter <- check_count("iter", if (is.null(args$iter)) 2000 else args$iter, 1)
+  warmup <- check_count("warmup", if (is.null(args$warmup)) floor(iter / 4) else args$warmup, 0)
+  if (iter <= warmup) stop("credence_fit: iter (", iter, ") must exceed warmup (", warmup, ")", call. = FALSE)
+  seed <- args$seed
+  if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1)
+  seed <- check_count("seed", seed, 0)
+  defaults <- list(adapt_delta = 0.8, max_treedepth = 10)
+  control <- utils::modifyList(defaults, as.list(args$control))
+  unknown <- setdiff(names(control), names(defaults))
+  if (length(unknown)) {
+    stop("credence_fit: unsupported control entries: ", paste(unknown, collapse = ", "), "; expected ",
+         paste(names(defaults), collapse = ", "), call. = FALSE)
+  }
+  s <- core("credence_fit", glue_fit_across(
+    as.character(d[[dataset]]), as.character(d[[f$group]]), if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+    as.double(d[[f$response]]), across_scale, sigma, interaction, chains, warmup, iter - warmup, seed,
+    as.double(control$adapt_delta), as.double(control$max_treedepth), isTRUE(args$higher_is_better),
+    if (is.null(rope)) NULL else as.double(rope)))
+  args$seed <- seed
+  structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = sigma,
+                 across_scale = across_scale, interaction = interaction, data = d, data_name = data_name,
+                 seed = seed, chains = chains, iter = iter, warmup = warmup, sigma_given = sigma_given, args = args),
+            class = "credence_across")
+}
+
+#' @export
+update.credence_across <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
+  args <- object$args
+  data_name <- object$data_name
+  if (!missing(formula.)) args$formula <- stats::update(args$formula, formula.)
+  if (!is.null(newdata)) {
+    args$data <- newdata
+    data_name <- deparse1(substitute(newdata))
+  }
+  changes <- list(...)
+  bad <- setdiff(names(changes), names(args))
+  if (length(bad)) stop("update: unknown argument(s) ", paste(bad, collapse = ", "), call. = FALSE)
+  for (k in names(changes)) args[k] <- list(changes[[k]])
+  fit_from_args(args, data_name, sigma_given = isTRUE(object$sigma_given) || "sigma" %in% names(changes))
+}
+
+# ---- reading the summary (no statistics: every number is the core's) ------------------------
+
+na_null <- function(v) if (is.null(v)) NA_real_ else v
+
+# brms-style table of the parameters whose names match `pattern`, rows named by `label`.
+across_table <- function(s, pattern, label = identity) {
+  p <- s$parameters
+  rows <- names(p)[grepl(pattern, names(p))]
+  col <- function(k) vapply(rows, function(r) na_null(p[[r]][[k]]), 0)
+  data.frame(Estimate = col("mean"), Est.Error = col("sd"), `l-95% CI` = col("q2.5"), `u-95% CI` = col("q97.5"),
+             Rhat = col("rhat"), Bulk_ESS = round(col("ess_bulk")), Tail_ESS = round(col("ess_tail")),
+             row.names = label(rows), check.names = FALSE)
+}
+
+check_across <- function(fit, fn) {
+  if (!inherits(fit, "credence_across")) stop(fn, ": fit must be a credence_across (a fit across data sets)", call. = FALSE)
+}
+
+check_dataset <- function(s, dataset, fn) {
+  if (!is.character(dataset) || length(dataset) != 1 || !dataset %in% s$data$datasets) {
+    stop(fn, ": dataset '", paste(dataset, collapse = ", "), "' is not one of ", paste(s$data$datasets, collapse = ", "),
+         call. = FALSE)
+  }
+}
+
+#' @export
+prob_best <- function(fit, dataset = NULL) {
+  check_across(fit, "prob_best")
+  s <- fit$summary
+  if (is.null(dataset)) return(unlist(s$prob_best_new))
+  check_dataset(s, dataset, "prob_best")
+  unlist(s$prob_best_on[[dataset]])
+}
+
+#' @export
+prob_better <- function(fit, a, b, dataset = NULL) {
+  if (inherits(fit, "credence_fit")) {
+    if (!is.null(dataset)) stop("prob_better: a fit on one data set has no dataset argument", call. = FALSE)
+    return(glue_prob_better_pair(fit$ptr, a, b)[1])
+  }
+  check_across(fit, "prob_better")
+  s <- fit$summary
+  for (m in list(a, b)) {
+    if (!is.character(m) || length(m) != 1 || !m %in% s$data$methods) {
+      stop("prob_better: method '", paste(m, collapse = ", "), "' is not one of ",
+           paste(s$data$methods, collapse = ", "), call. = FALSE)
+    }
+  }
+  pair <- s$pairwise[[a]][[b]]
+  if (is.null(pair)) {
+    stop("prob_better: the pair (", a, ", ", b, ") was not compared (pairs = \"", s$pairs,
+         "\": with many methods each is compared with its neighbours in the ranking and with the best)",
+         call. = FALSE)
+  }
+  if (is.null(dataset)) return(pair$prob_better_new)
+  check_dataset(s, dataset, "prob_better")
+  p <- pair$prob_better_on[[dataset]]
+  if (is.null(p)) stop("prob_better: ", a, " and ", b, " did not both run on data set '", dataset, "'", call. = FALSE)
+  p
+}
+
+#' @export
+variance_share <- function(fit) {
+  check_across(fit, "variance_share")
+  unlist(lapply(fit$summary$variance_share, na_null))
+}
+
+#' @export
+fixef.credence_across <- function(object, ...) {
+  t <- across_table(object$summary, "^delta\\[", function(r) sub("^delta\\[(.*)\\]$", "\\1", r))
+  m <- as.matrix(t[, c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")])
+  colnames(m) <- c("Estimate", "Est.Error", "Q2.5", "Q97.5")
+  m
+}
+
+# P(row better than column on a new data set) as a matrix (NA where a pair was not compared).
+pairwise_matrix <- function(s) {
+  m <- s$data$methods
+  out <- matrix(NA_real_, length(m), length(m), dimnames = list(better = m, than = m))
+  for (a in names(s$pairwise)) for (b in names(s$pairwise[[a]])) out[a, b] <- s$pairwise[[a]][[b]]$prob_better_new
+  out
+}
+
+#' @export
+summary.credence_across <- function(object, ...) {
+  s <- object$summary
+  sds <- across_table(s, "^(tau_delta|tau_u)$")
+  best_on <- do.call(rbind, lapply(s$data$datasets, function(d) unlist(s$prob_best_on[[d]])[s$data$methods]))
+  dimnames(best_on) <- list(s$data$datasets, s$data$methods)
+  out <- list(formula = object$formula, data_name = object$data_name, terms = object$terms, dataset = object$dataset,
+              summary = s, seed = object$seed, chains = object$chains, iter = object$iter, warmup = object$warmup,
+              sigma = object$sigma,
+              tau_u = sds["tau_u", , drop = FALSE], tau_delta = sds["tau_delta", , drop = FALSE],
+              delta = across_table(s, "^delta\\["), df = across_table(s, "^df$"),
+              nu = across_table(s, "^nu\\["), sigma_table = across_table(s, "^sigma(_gamma)?\\["),
+              prob_best_new = prob_best(object), prob_best_on = best_on, prob_better_new = pairwise_matrix(s),
+              variance_share = variance_share(object))
+  class(out) <- "summary.credence_across"
+  out
+}
+
+#' @export
+print.summary.credence_across <- function(x, digits = 3, ...) {
+  s <- x$summary
+  d <- s$data
+  cat(" Family: gaussian (across data sets)\n")
+  cat("  Links: mu = identity; sigma = identity\n")
+  cat("Formula:", deparse1(x$formula), "\n")
+  cat("         sigma ~", if (x$sigma == "per_cell") paste0(x$dataset, ":", x$terms$group) else x$terms$group, "\n")
+  cat("   Data: ", x$data_name, " (Number of observations: ", d$observations, "; data sets: ", length(d$datasets),
+      "; methods: ", length(d$methods), "; realizations: ", d$realizations, ")\n", sep = "")
+  cat("  Draws: ", x$chains, " chains, each with iter = ", x$iter, "; warmup = ", x$warmup,
+      "; thin = 1;\n         total post-warmup draws = ", x$chains * (x$iter - x$warmup), "\n", sep = "")
+  cat("  Scale:", if (identical(s$scale, "per_data_set")) "per data set (effects in data-set sds)" else "as given",
+      if (isTRUE(s$higher_is_better)) "(higher is better)" else "(lower is better)", "\n")
+  show <- function(title, tab, rows = NULL) {
+    if (!nrow(tab)) return()
+    cat("\n", title, ":\n", sep = "")
+    if (!is.null(rows)) rownames(tab) <- rows
+    num <- c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")
+    tab[num] <- lapply(tab[num], round, digits)
+    tab$Rhat <- formatC(tab$Rhat, format = "f", digits = 2)
+    print(tab)
+  }
+  cat("\nMultilevel Hyperparameters:")
+  show(paste0("~", x$dataset, ":", x$terms$group, " (method-by-data-set interaction u)"), x$tau_u, "sd(Intercept)")
+  show(paste0("~", x$terms$group, " (method effects delta)"), x$tau_delta, "sd(Intercept)")
+  show("Population-Level Effects (delta: each method on the population of data sets)", x$delta,
+       sub("^delta\\[(.*)\\]$", "\\1", rownames(x$delta)))
+  show("Family Specific Parameters", x$df)
+  cat("\nP(best on a new data set):\n")
+  print(round(x$prob_best_new, digits))
+  cat("\nP(row better than column on a new data set):\n")
+  print(round(x$prob_better_new, digits))
+  cat("\nP(best on each data set):\n")
+  print(round(x$prob_best_on, digits))
+  v <- x$variance_share
+  cat("\nMethod share of the methods' variation (delta vs u): ", round(v[["mean"]], digits), " [",
+      round(v[["q2.5"]], digits), ", ", round(v[["q97.5"]], digits), "]\n", sep = "")
+  if (!is.null(s$rope_eps)) {
+    cat("\nROPE decision on a new data set (eps = ", s$rope_eps, "; baycomp's probabilities):\n", sep = "")
+    rows <- list()
+    for (a in names(s$pairwise)) for (b in names(s$pairwise[[a]])) {
+      r <- s$pairwise[[a]][[b]]$rope
+      if (!is.null(r)) rows[[paste(a, "-", b)]] <- unlist(r$most_probable)
+    }
+    if (length(rows)) {
+      m <- do.call(rbind, rows)
+      colnames(m) <- c("left", "rope", "right")
+      print(round(m, digits))
+    }
+  }
+  cat("\nDraws were sampled using NUTS (Rust core) on the scales; nu, delta, u and gamma were drawn from\n",
+      "their exact conditional posterior. Rhat = 1 at convergence.\n", sep = "")
+  for (w in s$warnings) cat("Warning:", w, "\n")
+  invisible(x)
+}
+
+#' @export
+print.credence_across <- function(x, digits = 3, ...) {
+  print(summary(x), digits = digits, ...)
+  invisible(x)
+}

@@ -23,12 +23,10 @@
 
 use std::collections::HashMap;
 
-use credence::compare::{
-    AcrossDesign, AcrossFitOptions, AcrossSigma, Interaction, ScalePrior, fit_across, mcse_mean,
-};
+use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossSigma, Interaction, ScalePrior, fit_across, mcse_mean};
+use credence::special::norm_cdf;
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use credence::special::norm_cdf;
 use rand_distr::{Distribution, Gamma};
 
 /// Pairs (lambda_A, lambda_B) per posterior draw for the integrated Student-t probabilities.

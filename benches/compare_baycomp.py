@@ -62,6 +62,21 @@ def simulate(mean, spread, n_d, n_r, seed):
     return a, b, rows
 
 
+def no_build_timeout():
+    """pystan 3 talks to httpstan through an aiohttp session with the default 5-minute total
+    timeout; compiling baycomp's model on a loaded machine can take longer (the build then
+    fails with a TimeoutError and leaves a broken entry in ~/.cache/httpstan)."""
+    import aiohttp
+
+    init = aiohttp.ClientSession.__init__
+
+    def patched(self, *a, **k):
+        k.setdefault("timeout", aiohttp.ClientTimeout(total=None))
+        init(self, *a, **k)
+
+    aiohttp.ClientSession.__init__ = patched
+
+
 def batch_mcse(chains, n_batches=20):
     """MCSE of the mean of a per-draw series by batch means within each chain."""
     means = []
@@ -74,6 +89,8 @@ def batch_mcse(chains, n_batches=20):
 
 def run_baycomp(a, b, runs, nsamples, chains=4):
     from baycomp.multiple import HierarchicalTest
+
+    no_build_timeout()
 
     post = HierarchicalTest(b, a, ROPE, runs=runs, nsamples=nsamples, chains=chains)
     s = post.sample  # (chains * nsamples, 3), chain after chain (pystan 3 order "F")
@@ -124,7 +141,7 @@ def main():
         with open(csv, "w") as f:
             f.write("dataset,method,realization,y\n")
             for r in rows:
-                f.write(f"{r[0]},{r[1]},{r[2]},{r[3]!r}\n")
+                f.write(f"{r[0]},{r[1]},{r[2]},{float(r[3])!r}\n")
         scale = float(np.mean(np.std(a - b, axis=1)))  # baycomp's scaled_data
         res = {"scale": scale, "rope_scaled": ROPE / scale,
                "mean_diff_per_dataset": (a - b).mean(axis=1).tolist()}

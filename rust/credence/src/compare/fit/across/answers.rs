@@ -196,6 +196,54 @@ impl AcrossFit {
         Ok(Rope { eps, left: sum[0] / n, rope: sum[1] / n, right: sum[2] / n, most_probable: top.map(|t| t / n) })
     }
 
+    /// [`AcrossFit::rope_new`] as baycomp's hierarchical test computes its probabilities:
+    /// each posterior draw's region probabilities are those of the new data set's difference
+    /// integrated over its interactions, including, for a Student-t interaction, the two
+    /// mixing variances lambda_A, lambda_B (averaged over `lambda_draws` pairs per posterior
+    /// draw). `rope_new` instead conditions each draw on one (lambda_A, lambda_B) pair: its
+    /// left/rope/right are the same posterior predictive probabilities (with a little more
+    /// Monte Carlo noise), but its `most_probable` takes the argmax of a lambda-conditional
+    /// triple, which is not baycomp's share (the argmax of the draw's predictive triple,
+    /// `Posterior.probs()` in baycomp/multiple.py). For a Normal interaction the two are equal
+    /// (the difference given a draw is Normal(delta_A - delta_B, sqrt(2) tau_u) exactly).
+    pub fn rope_new_integrated(&self, a: &str, b: &str, eps: f64, lambda_draws: usize) -> Result<Rope> {
+        self.method(a)?;
+        self.method(b)?;
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::argument("rope", eps.to_string(), "a finite half-width >= 0"));
+        }
+        if lambda_draws == 0 {
+            return Err(Error::argument("lambda_draws", "0", "at least one draw per posterior draw"));
+        }
+        let (da, db) = (self.index(&format!("delta[{a}]"))?, self.index(&format!("delta[{b}]"))?);
+        let tau = self.index("tau_u")?;
+        let df = if self.options.model.interaction == Interaction::StudentT { self.index("df").ok() } else { None };
+        let (mut sum, mut top, mut n) = ([0.0; 3], [0.0; 3], 0.0);
+        for (k, r) in self.rows().enumerate() {
+            let m = r[da] - r[db];
+            let regions = match df {
+                None => rope_regions(m, r[tau] * 2f64.sqrt(), eps),
+                Some(df) => {
+                    let mut rng = self.new_rng(k as u64, a, b);
+                    let mut acc = [0.0; 3];
+                    for _ in 0..lambda_draws {
+                        let s = r[tau] * (lambda(r[df], &mut rng) + lambda(r[df], &mut rng)).sqrt();
+                        for (t, x) in acc.iter_mut().zip(rope_regions(m, s, eps)) {
+                            *t += x / lambda_draws as f64;
+                        }
+                    }
+                    acc
+                }
+            };
+            top[argmax3(&regions)] += 1.0;
+            for (t, x) in sum.iter_mut().zip(regions) {
+                *t += x;
+            }
+            n += 1.0;
+        }
+        Ok(Rope { eps, left: sum[0] / n, rope: sum[1] / n, right: sum[2] / n, most_probable: top.map(|t| t / n) })
+    }
+
     /// For each method (in the design's order), P(it is the best on a new data set | y): each
     /// posterior draw with new data sets' interactions drawn from the fitted population.
     pub fn prob_best_new(&self) -> Result<Vec<(String, f64)>> {
@@ -264,6 +312,18 @@ impl AcrossFit {
     }
 }
 
+/// (P(D < -eps), P(|D| <= eps), P(D > eps)) for D ~ Normal(m, s), as in `rope_new`.
+fn rope_regions(m: f64, s: f64, eps: f64) -> [f64; 3] {
+    let left = norm_cdf((-eps - m) / s);
+    let right = 1.0 - norm_cdf((eps - m) / s);
+    [left, (1.0 - left - right).max(0.0), right]
+}
+
+/// The first index of the largest of three (numpy's argmax, as baycomp and `rope_new`).
+fn argmax3(r: &[f64; 3]) -> usize {
+    (0..3).fold(0, |k, j| if r[j] > r[k] { j } else { k })
+}
+
 /// lambda ~ InvGamma(df/2, df/2): the Student-t's scale mixture.
 fn lambda(df: f64, rng: &mut ChaCha8Rng) -> f64 {
     rand_distr::Gamma::new(0.5 * df, 1.0).map_or(f64::NAN, |g| 0.5 * df / g.sample(rng))
@@ -282,4 +342,90 @@ fn mean_and_mcse(chains: &[Vec<f64>]) -> (f64, f64) {
     let mean = chains.iter().flatten().sum::<f64>() / n as f64;
     let mcse = mcse_mean(&refs);
     (mean, if mcse.is_nan() { 0.0 } else { mcse })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::model::across::design::AcrossDesign;
+    use crate::compare::{AcrossFitOptions, fit_across};
+
+    /// 6 data sets x 2 methods x 12 realizations, A ahead by 0.3 on average.
+    fn two_methods(student: bool) -> AcrossFit {
+        let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
+        for k in 0..6 {
+            for i in 0..12 {
+                let g = 0.1 * (((i * 5 + k * 3) % 7) as f64 - 3.0);
+                for (method, shift) in [("A", 0.3 + 0.2 * ((k % 3) as f64 - 1.0)), ("B", 0.0)] {
+                    d.push(format!("d{k}"));
+                    m.push(method.to_string());
+                    r.push(i.to_string());
+                    y.push(0.2 * k as f64 + shift + g + 0.15 * (((i * 11 + k * 7) % 9) as f64 - 4.0) / 4.0);
+                }
+            }
+        }
+        let design = AcrossDesign::new(d, m, Some(r), y).unwrap();
+        let mut o = AcrossFitOptions::default();
+        o.higher_is_better = true;
+        o.sampler.chains = 2;
+        o.sampler.warmup = 200;
+        o.sampler.draws = 200;
+        o.sampler.max_draws = None;
+        if student {
+            o.model.interaction = Interaction::StudentT;
+        }
+        fit_across(&design, &o).unwrap()
+    }
+
+    #[test]
+    fn rope_new_integrated_is_rope_new_for_a_normal_interaction() {
+        let fit = two_methods(false);
+        for eps in [0.0, 0.1, 0.3] {
+            assert_eq!(fit.rope_new_integrated("A", "B", eps, 7).unwrap(), fit.rope_new("A", "B", eps).unwrap());
+        }
+    }
+
+    #[test]
+    fn rope_new_integrated_student_t() {
+        let fit = two_methods(true);
+        let eps = 0.2;
+        let (one, many) = (fit.rope_new("A", "B", eps).unwrap(), fit.rope_new_integrated("A", "B", eps, 400).unwrap());
+        for r in [one, many] {
+            assert!((r.left + r.rope + r.right - 1.0).abs() < 1e-9);
+            assert!((r.most_probable.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        }
+        // Same posterior predictive probabilities (up to the single lambda pair's noise).
+        for (x, y) in [(one.left, many.left), (one.rope, many.rope), (one.right, many.right)] {
+            assert!((x - y).abs() < 0.02, "{x} vs {y}");
+        }
+        // By hand: each draw's triple averaged over its lambda pairs, then the argmax share.
+        let (da, db, tau, df) = (
+            fit.index("delta[A]").unwrap(),
+            fit.index("delta[B]").unwrap(),
+            fit.index("tau_u").unwrap(),
+            fit.index("df").unwrap(),
+        );
+        let (pairs, mut top, mut mean, mut n) = (50, [0.0; 3], [0.0; 3], 0.0);
+        for (k, row) in fit.rows().enumerate() {
+            let mut rng = fit.new_rng(k as u64, "A", "B");
+            let mut acc = [0.0; 3];
+            for _ in 0..pairs {
+                let s = row[tau] * (lambda(row[df], &mut rng) + lambda(row[df], &mut rng)).sqrt();
+                for (t, x) in acc.iter_mut().zip(rope_regions(row[da] - row[db], s, eps)) {
+                    *t += x / f64::from(pairs);
+                }
+            }
+            top[argmax3(&acc)] += 1.0;
+            for (t, x) in mean.iter_mut().zip(acc) {
+                *t += x;
+            }
+            n += 1.0;
+        }
+        let r = fit.rope_new_integrated("A", "B", eps, pairs as usize).unwrap();
+        assert_eq!(r.most_probable, top.map(|t| t / n));
+        assert!((r.left - mean[0] / n).abs() < 1e-12 && (r.right - mean[2] / n).abs() < 1e-12);
+        // A huge df makes the interaction Normal: lambda ~ 1.
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        assert!((lambda(1e8, &mut rng) - 1.0).abs() < 1e-3);
+    }
 }

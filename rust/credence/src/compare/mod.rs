@@ -47,7 +47,7 @@
 //! u\[d,m\] ~ Normal(0, tau_u) (the method-by-data-set interaction), delta\[m\] ~ Normal(0,
 //! tau_delta), gamma\[d,i\] ~ Normal(0, sigma_gamma\[d\]), nu\[d\] ~ Normal(0, 1); tau_delta, tau_u,
 //! sigma, sigma_gamma ~ HalfNormal(1). Options ([`AcrossOptions`]): a Student-t interaction (df
-//! with brms' gamma(2, 0.1) prior on df - 1, sampled as a scale mixture), sigma\[m\] shared
+//! with brms' gamma(2, 0.1) prior truncated to df > 1, sampled as a scale mixture), sigma\[m\] shared
 //! across data sets, no realization effect. Assumptions: the metric is on a scale comparable
 //! across data sets, by default as given ([`AcrossScale::AsGiven`]: a `credence study` table
 //! scores every data set on its pool-standardised target) or each data set centred and scaled
@@ -181,8 +181,8 @@ pub use diagnostics::{
     rhat, table_diagnostics,
 };
 pub use fit::across::{
-    AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, Rope, VarianceShare, fit_across,
-    fit_across_with_progress,
+    AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, LAMBDA_PAIRS, Rope, VarianceShare,
+    fit_across, fit_across_with_progress,
 };
 pub use fit::chees::{BatchFitter, CheesFit, CheesOptions, CpuBatch, fit_chees, fit_many_chees};
 pub use fit::{

@@ -24,6 +24,9 @@ use crate::special::norm_cdf;
 
 /// Stream of the new data sets' interaction draws (apart from the sampler's streams).
 const NEW_DATASET_STREAM: u64 = 0x6e65_775f_6473;
+/// Pairs of mixing variances per posterior draw that [`AcrossFit::rope_new`] integrates over
+/// for a Student-t interaction.
+pub const LAMBDA_PAIRS: usize = 64;
 /// New data sets drawn per posterior draw for P(best).
 const NEW_PER_DRAW: usize = 8;
 
@@ -174,38 +177,22 @@ impl AcrossFit {
         Ok(mean_and_mcse(&p))
     }
 
-    /// The baycomp-style ROPE decision for A - B on a new data set (see [`Rope`]).
+    /// The baycomp-style ROPE decision for A - B on a new data set (see [`Rope`]): each
+    /// posterior draw's region probabilities for the new data set's difference, averaged
+    /// (left / rope / right) and their argmax shares (`most_probable`, baycomp's
+    /// `probs()`). For a Student-t interaction a draw's probabilities integrate over
+    /// [`LAMBDA_PAIRS`] pairs of the two mixing variances ([`AcrossFit::rope_new_integrated`]).
     pub fn rope_new(&self, a: &str, b: &str, eps: f64) -> Result<Rope> {
-        self.method(a)?;
-        self.method(b)?;
-        if !(eps.is_finite() && eps >= 0.0) {
-            return Err(Error::argument("rope", eps.to_string(), "a finite half-width >= 0"));
-        }
-        let (mut sum, mut top, mut n) = ([0.0; 3], [0.0; 3], 0.0);
-        for &(m, s) in self.new_difference(a, b)?.iter().flatten() {
-            let left = norm_cdf((-eps - m) / s);
-            let right = 1.0 - norm_cdf((eps - m) / s);
-            let regions = [left, (1.0 - left - right).max(0.0), right];
-            let best = (0..3).fold(0, |k, j| if regions[j] > regions[k] { j } else { k });
-            top[best] += 1.0;
-            for (t, r) in sum.iter_mut().zip(regions) {
-                *t += r;
-            }
-            n += 1.0;
-        }
-        Ok(Rope { eps, left: sum[0] / n, rope: sum[1] / n, right: sum[2] / n, most_probable: top.map(|t| t / n) })
+        self.rope_new_integrated(a, b, eps, LAMBDA_PAIRS)
     }
 
-    /// [`AcrossFit::rope_new`] as baycomp's hierarchical test computes its probabilities:
-    /// each posterior draw's region probabilities are those of the new data set's difference
-    /// integrated over its interactions, including, for a Student-t interaction, the two
-    /// mixing variances lambda_A, lambda_B (averaged over `lambda_draws` pairs per posterior
-    /// draw). `rope_new` instead conditions each draw on one (lambda_A, lambda_B) pair: its
-    /// left/rope/right are the same posterior predictive probabilities (with a little more
-    /// Monte Carlo noise), but its `most_probable` takes the argmax of a lambda-conditional
-    /// triple, which is not baycomp's share (the argmax of the draw's predictive triple,
-    /// `Posterior.probs()` in baycomp/multiple.py). For a Normal interaction the two are equal
-    /// (the difference given a draw is Normal(delta_A - delta_B, sqrt(2) tau_u) exactly).
+    /// [`AcrossFit::rope_new`] with `lambda_draws` pairs of mixing variances per posterior
+    /// draw: baycomp's hierarchical test takes the argmax of each draw's predictive triple
+    /// (`Posterior.probs()` in baycomp/multiple.py), so for a Student-t interaction the triple
+    /// must integrate over the new data set's lambda_A, lambda_B before the argmax; the argmax
+    /// of a lambda-conditional triple would be another quantity. For a Normal interaction the
+    /// difference given a draw is Normal(delta_A - delta_B, sqrt(2) tau_u) exactly and
+    /// `lambda_draws` does not matter.
     pub fn rope_new_integrated(&self, a: &str, b: &str, eps: f64, lambda_draws: usize) -> Result<Rope> {
         self.method(a)?;
         self.method(b)?;

@@ -8,7 +8,7 @@
 mod answers;
 mod summary;
 
-pub use answers::{Rope, VarianceShare};
+pub use answers::{LAMBDA_PAIRS, Rope, VarianceShare};
 pub use summary::{AcrossData, AcrossPair, AcrossSummary, BestOn};
 
 use std::time::Instant;

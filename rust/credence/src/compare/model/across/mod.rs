@@ -7,7 +7,7 @@
 //! y[d,m,i] = mu[d,m] + gamma[d,i] + eps,   eps ~ Normal(0, sigma[d,m])   (or sigma[m]: shared across data sets)
 //! mu[d,m]  = nu[d] + delta[m] + u[d,m],    u[d,m] ~ Normal(0, tau_u)      (or Student-t(df, 0, tau_u))
 //! delta[m] ~ Normal(0, tau_delta),         gamma[d,i] ~ Normal(0, sigma_gamma[d])
-//! nu[d] ~ Normal(0, 1), tau_delta, tau_u, sigma, sigma_gamma ~ HalfNormal(1), df - 1 ~ Gamma(2, 0.1)
+//! nu[d] ~ Normal(0, 1), tau_delta, tau_u, sigma, sigma_gamma ~ HalfNormal(1), df ~ Gamma(2, 0.1) truncated to df > 1 (brms' nu)
 //! ```
 //!
 //! delta\[m\] is method m's effect on the population of data sets, u\[d,m\] its

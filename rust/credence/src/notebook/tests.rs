@@ -187,5 +187,4 @@ fn across_summary_shows_p_best_and_pairs_escaped() {
     assert!(html.contains(&format!("{p:.3}")));
     let pb = s.pairwise.get("A<b>", "B").unwrap().prob_better_new;
     assert!(html.contains(&format!("{pb:.3}")));
-    assert_eq!(fit.to_html(), html);
 }

@@ -104,8 +104,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let design = AcrossDesign::new(ds, ms, Some(rs), y)?;
 
-    let mut o = AcrossFitOptions::default();
-    o.higher_is_better = true;
+    let mut o = AcrossFitOptions { higher_is_better: true, ..Default::default() };
     o.model.sigma = AcrossSigma::PerCell;
     o.model.interaction = if student { Interaction::StudentT } else { Interaction::Normal };
     if wide {

@@ -352,8 +352,7 @@ mod tests {
             }
         }
         let design = AcrossDesign::new(d, m, Some(r), y).unwrap();
-        let mut o = AcrossFitOptions::default();
-        o.higher_is_better = true;
+        let mut o = AcrossFitOptions { higher_is_better: true, ..Default::default() };
         o.sampler.chains = 2;
         o.sampler.warmup = 200;
         o.sampler.draws = 200;

@@ -68,7 +68,7 @@ fn across_model_with_student_t_interaction_and_shared_sigma_is_calibrated() {
 fn posterior_recovers_known_method_effects_and_interaction_sd() {
     let truth = AcrossTruth::crps_like(4);
     let (true_diff, true_tau) = (truth.delta[0] - truth.delta[3], truth.tau_u);
-    let sampler = SamplerSettings { warmup: 500, draws: 500, ..Default::default() };
+    let sampler = SamplerSettings { chains: 2, warmup: 300, draws: 500, ..Default::default() };
     let o = AcrossFitOptions { sampler, ..Default::default() };
     let (mut diff_in, mut tau_in, mut divergences) = (0, 0, 0);
     for seed in 0..100 {

@@ -183,24 +183,7 @@ fn print_header(s: &AcrossSummary, a: &FitArgs) {
 
 fn print_tables(s: &AcrossSummary, a: &FitArgs) {
     print_header(s, a);
-    let mut rows = vec![
-        ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
-            .map(String::from)
-            .to_vec(),
-    ];
-    for p in &s.parameters {
-        rows.push(vec![
-            p.name.clone(),
-            format!("{:.4}", p.mean),
-            format!("{:.4}", p.sd),
-            format!("{:.4}", p.q2_5),
-            format!("{:.4}", p.q97_5),
-            format!("{:.3}", p.rhat),
-            format!("{:.0}", p.ess_bulk),
-            format!("{:.0}", p.ess_tail),
-        ]);
-    }
-    out!("{}", render(&rows));
+    out!("{}", render(&crate::fit_cmd::parameter_rows(&s.parameters)));
     let better = if s.higher_is_better { "higher" } else { "lower" };
     outln!("\nP(best on a new data set), {better} is better:");
     let mut rows = vec![["method", "delta", "P(best)"].map(String::from).to_vec()];

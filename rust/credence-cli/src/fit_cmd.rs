@@ -6,8 +6,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::{Backend, fit_many_chees_on};
 use credence::compare::{
-    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, Pairs, REWARM_RHAT, SamplerSettings,
-    SigmaStructure, SummaryOptions, fit_with_progress,
+    CheesOptions, CheesSettings, Family, FitOptions, FitSummary, Likelihood, Pairs, ParamSummary, REWARM_RHAT,
+    SamplerSettings, SigmaStructure, SummaryOptions, fit_with_progress,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -253,14 +253,14 @@ fn print_header(s: &FitSummary, a: &FitArgs) {
     outln!(" Fitted in {:.3} s\n", s.seconds);
 }
 
-fn print_tables(s: &FitSummary, a: &FitArgs) {
-    print_header(s, a);
+/// The brms-style parameter table (header row first) of a single or an across fit.
+pub(crate) fn parameter_rows(parameters: &[ParamSummary]) -> Vec<Vec<String>> {
     let mut rows = vec![
         ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
             .map(String::from)
             .to_vec(),
     ];
-    for p in &s.parameters {
+    for p in parameters {
         rows.push(vec![
             p.name.clone(),
             format!("{:.4}", p.mean),
@@ -272,7 +272,12 @@ fn print_tables(s: &FitSummary, a: &FitArgs) {
             format!("{:.0}", p.ess_tail),
         ]);
     }
-    out!("{}", render(&rows));
+    rows
+}
+
+fn print_tables(s: &FitSummary, a: &FitArgs) {
+    print_header(s, a);
+    out!("{}", render(&parameter_rows(&s.parameters)));
     let groups = &s.data.methods;
     let better = match s.target {
         Some(t) => format!("closer to {t}"),

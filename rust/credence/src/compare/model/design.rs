@@ -72,6 +72,31 @@ fn check_counts(
     Ok(())
 }
 
+/// The cells (one label per column of `cols`, each with its name) that more than one kept row
+/// of `table` has, in order of first appearance: "name 'label', name 'label' on lines 3, 9".
+/// The paired models take one value per cell; their errors list these.
+pub(crate) fn duplicated_cells(table: &Table, keep: &[usize], cols: &[(&str, &[Option<String>])]) -> Vec<String> {
+    let mut lines: HashMap<Vec<&str>, Vec<u64>> = HashMap::new();
+    let mut order: Vec<Vec<&str>> = Vec::new();
+    for &i in keep {
+        let key: Vec<&str> = cols.iter().map(|(_, c)| c[i].as_deref().unwrap_or("")).collect();
+        let entry = lines.entry(key.clone()).or_default();
+        if entry.is_empty() {
+            order.push(key);
+        }
+        entry.push(table.line(i));
+    }
+    order
+        .iter()
+        .filter(|k| lines[*k].len() > 1)
+        .map(|k| {
+            let cell: Vec<String> = cols.iter().zip(k).map(|((name, _), v)| format!("{name} '{v}'")).collect();
+            let l: Vec<String> = lines[k].iter().map(u64::to_string).collect();
+            format!("{} on lines {}", cell.join(", "), l.join(", "))
+        })
+        .collect()
+}
+
 /// At most one row per (method, realization): the paired model takes one value per cell.
 /// The error names the file, the first duplicated cells and their lines.
 fn check_one_per_cell(
@@ -82,24 +107,7 @@ fn check_one_per_cell(
     group: &str,
     pair: &str,
 ) -> Result<()> {
-    let mut lines: HashMap<(&str, &str), Vec<u64>> = HashMap::new();
-    let mut order: Vec<(&str, &str)> = Vec::new();
-    for &i in keep {
-        let key = (g[i].as_deref().unwrap_or(""), p[i].as_deref().unwrap_or(""));
-        let entry = lines.entry(key).or_default();
-        if entry.is_empty() {
-            order.push(key);
-        }
-        entry.push(table.line(i));
-    }
-    let dup: Vec<String> = order
-        .iter()
-        .filter(|k| lines[*k].len() > 1)
-        .map(|k| {
-            let l: Vec<String> = lines[k].iter().map(u64::to_string).collect();
-            format!("{group} '{}', {pair} '{}' on lines {}", k.0, k.1, l.join(", "))
-        })
-        .collect();
+    let dup = duplicated_cells(table, keep, &[(group, g), (pair, p)]);
     if dup.is_empty() {
         return Ok(());
     }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::compare::model::design::duplicated_cells;
 use crate::error::{Error, Result};
 use crate::io::{Table, natural_cmp};
 
@@ -40,33 +41,8 @@ fn sorted_levels<'a>(labels: impl Iterator<Item = &'a String>) -> Vec<String> {
 /// At most one row per (data set, method, realization); the error names the file, the first
 /// duplicated cells and their lines.
 fn check_one_per_cell(table: &Table, keep: &[usize], cols: [&Vec<Option<String>>; 3], names: [&str; 3]) -> Result<()> {
-    let mut lines: HashMap<[&str; 3], Vec<u64>> = HashMap::new();
-    let mut order = Vec::new();
-    for &i in keep {
-        let key = cols.map(|c| c[i].as_deref().unwrap_or(""));
-        let entry = lines.entry(key).or_default();
-        if entry.is_empty() {
-            order.push(key);
-        }
-        entry.push(table.line(i));
-    }
-    let dup: Vec<String> = order
-        .iter()
-        .filter(|k| lines[*k].len() > 1)
-        .map(|k| {
-            let l: Vec<String> = lines[k].iter().map(u64::to_string).collect();
-            format!(
-                "{} '{}', {} '{}', {} '{}' on lines {}",
-                names[0],
-                k[0],
-                names[1],
-                k[1],
-                names[2],
-                k[2],
-                l.join(", ")
-            )
-        })
-        .collect();
+    let named: Vec<(&str, &[Option<String>])> = names.iter().zip(cols).map(|(n, c)| (*n, c.as_slice())).collect();
+    let dup = duplicated_cells(table, keep, &named);
     if dup.is_empty() {
         return Ok(());
     }

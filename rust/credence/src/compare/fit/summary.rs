@@ -1,6 +1,7 @@
 //! A fit in numbers: the brms-style summary of each quantity, the sampler diagnostics, and
 //! [`FitSummary`], every answer of a fit in one serialisable value (the JSON contract).
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::diagnostics::summary_diagnostics;
@@ -192,26 +193,28 @@ impl<T> Pairwise<T> {
         row.iter().find(|(y, _)| y == b).map(|(_, v)| v)
     }
 
-    /// The value of each pair (a, b) that `wanted` keeps (by indices into `methods`); rows and
-    /// columns in the order of `methods`, rows without a pair left out.
+    /// The value of each pair (i, j) that `wanted` keeps (indices into `methods`); rows and
+    /// columns in the order of `methods`, rows without a pair left out. Rows are computed in
+    /// parallel.
     fn build(
         methods: &[String],
-        wanted: &dyn Fn(usize, usize) -> bool,
-        mut value: impl FnMut(&str, &str) -> crate::Result<T>,
-    ) -> crate::Result<Self> {
-        let mut rows = Vec::new();
-        for (i, a) in methods.iter().enumerate() {
-            let mut row = Vec::new();
-            for (j, b) in methods.iter().enumerate() {
-                if i != j && wanted(i, j) {
-                    row.push((b.clone(), value(a, b)?));
-                }
-            }
-            if !row.is_empty() {
-                rows.push((a.clone(), row));
-            }
-        }
-        Ok(Pairwise(rows))
+        wanted: &(dyn Fn(usize, usize) -> bool + Sync),
+        value: impl Fn(usize, usize) -> T + Sync,
+    ) -> Self
+    where
+        T: Send,
+    {
+        let rows: Vec<(String, Vec<(String, T)>)> = (0..methods.len())
+            .into_par_iter()
+            .map(|i| {
+                let row = (0..methods.len())
+                    .filter(|&j| i != j && wanted(i, j))
+                    .map(|j| (methods[j].clone(), value(i, j)))
+                    .collect();
+                (methods[i].clone(), row)
+            })
+            .collect();
+        Pairwise(rows.into_iter().filter(|(_, row)| !row.is_empty()).collect())
     }
 }
 
@@ -439,19 +442,31 @@ impl FitSummary {
             Pairs::Auto => methods.len() > ALL_PAIRS_UP_TO,
         };
         // Rank of each method (by index into `methods`) for the ranked pairs.
+        let position: std::collections::HashMap<&str, usize> =
+            ranking.iter().enumerate().map(|(k, m)| (m.as_str(), k)).collect();
         let rank: Vec<usize> =
-            methods.iter().map(|m| ranking.iter().position(|r| r == m).unwrap_or(usize::MAX)).collect();
+            methods.iter().map(|m| position.get(m.as_str()).copied().unwrap_or(usize::MAX)).collect();
         let wanted = |i: usize, j: usize| {
             let (a, b) = (rank[i], rank[j]);
             !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
         };
-        let probs = Pairwise::build(&methods, &wanted, |a, b| fit.prob_better(a, b))?;
-        let rope = match options.rope {
-            Some(eps) => Some(Pairwise::build(&methods, &wanted, |a, b| fit.rope(a, b, eps))?),
-            None => None,
-        };
+        // Each method's draws gathered once (the pairs reuse them), in parallel.
+        let draws: Vec<Vec<Vec<f64>>> =
+            methods.par_iter().map(|m| fit.method_draws(m)).collect::<crate::Result<_>>()?;
+        let probs = Pairwise::build(&methods, &wanted, |i, j| fit.prob_better_of(&draws[i], &draws[j]));
+        let rope = options.rope.map(|eps| {
+            super::quantities::check_rope(eps)?;
+            Ok::<_, crate::Error>(Pairwise::build(&methods, &wanted, |i, j| {
+                super::quantities::rope_of(&draws[i], &draws[j], eps)
+            }))
+        });
+        let rope = rope.transpose()?;
         let s = &fit.options().sampler;
-        let mdd = Pairwise::build(&methods, &wanted, |a, b| fit.mdd(a, b, options.power, options.r_new))?;
+        super::quantities::check_mdd_options(options.power, options.r_new)?;
+        let noise: Vec<f64> = methods.par_iter().map(|m| fit.mean_obs_variance(m)).collect::<crate::Result<_>>()?;
+        let mdd = Pairwise::build(&methods, &wanted, |i, j| {
+            super::quantities::mdd_of(&draws[i], &draws[j], noise[i] + noise[j], options.power, options.r_new)
+        });
         let mut warnings = fit.warnings().to_vec();
         let broken: Vec<String> = mdd
             .0

@@ -5,6 +5,7 @@
 use super::CollapsedGaussian;
 use super::work::{Work, leave_one_out, quadratic};
 use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::scale_map::softplus_all;
 
 impl CollapsedGaussian {
     pub(super) fn sigma_slot(&self, g: usize) -> usize {
@@ -171,8 +172,21 @@ impl CollapsedGaussian {
     pub(crate) fn scales(&self, v: &[f64], sc: &mut [f64], u: &mut [f64], wk: &mut Work) -> f64 {
         let mut ln_jac = 0.0;
         let paired = |k: usize| self.r > 0 && (k == 1 + self.pair_slot || k == self.dim - 1);
+        // Many sigmas under one softplus map: all in one vectorised pass (the paired one is
+        // overwritten below).
+        let batch = match self.sigma_softplus {
+            Some((scale, ln_scale)) => {
+                let all = 1..1 + self.n_sigma;
+                let (s, l) = (&mut sc[all.clone()], &mut u[all.clone()]);
+                let (du, dj, lj) = (&mut wk.du[all.clone()], &mut wk.dj[all.clone()], &mut wk.lj[all.clone()]);
+                softplus_all(&v[all.clone()], scale, ln_scale, s, l, du, lj, dj);
+                ln_jac += all.clone().filter(|&k| !paired(k)).map(|k| wk.lj[k]).sum::<f64>();
+                all
+            }
+            None => 0..0,
+        };
         for k in 0..self.dim {
-            if paired(k) {
+            if paired(k) || batch.contains(&k) {
                 continue;
             }
             let mapped = self.maps[k].eval(v[k]);

@@ -6,7 +6,10 @@
 //! Draws of one quantity are given as chains of equal length. Where posterior returns `NA`
 //! (non-finite draws, constant draws, fewer than 3 iterations) these return NaN.
 
+mod columns;
 pub(crate) mod nested_rhat;
+
+pub(crate) use columns::{COLUMN_BLOCK, gather_columns};
 
 use serde::{Deserialize, Serialize};
 use statrs::function::beta::inv_beta_reg;

@@ -20,6 +20,7 @@ use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::compare::diagnostics::{COLUMN_BLOCK, gather_columns};
 use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
@@ -278,16 +279,20 @@ pub(crate) fn assemble(
     fit.by_name.sort_by(|&a, &b| fit.outputs[a].name.cmp(&fit.outputs[b].name));
     // Summaries are computed once, in parallel over quantities, and kept with the fit.
     let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
+    // Blocks of quantities, each block's draws gathered in one pass over the rows.
     fit.summary = summarised
-        .par_iter()
-        .map(|&k| {
-            let (o, chains) = (&fit.outputs[k], fit.chain_draws(k));
-            // With standardisation, the diagnostics of the draws on the fitted scale.
-            let fitted = standardization.filter(|_| o.kind != OutputKind::Fixed).map(|(mean, sd)| {
-                let back = |v: f64| if o.kind == OutputKind::Location { (v - mean) / sd } else { v / sd };
-                chains.iter().map(|c| c.iter().map(|&v| back(v)).collect::<Vec<f64>>()).collect::<Vec<_>>()
-            });
-            summarize_fitted(&o.name, &chains, fitted.as_deref())
+        .par_chunks(COLUMN_BLOCK)
+        .flat_map_iter(|ks| {
+            let columns = fit.columns(ks);
+            ks.iter().zip(columns).map(|(&k, chains)| {
+                let o = &fit.outputs[k];
+                // With standardisation, the diagnostics of the draws on the fitted scale.
+                let fitted = standardization.filter(|_| o.kind != OutputKind::Fixed).map(|(mean, sd)| {
+                    let back = |v: f64| if o.kind == OutputKind::Location { (v - mean) / sd } else { v / sd };
+                    chains.iter().map(|c| c.iter().map(|&v| back(v)).collect::<Vec<f64>>()).collect::<Vec<_>>()
+                });
+                summarize_fitted(&o.name, &chains, fitted.as_deref())
+            })
         })
         .collect();
     fit.warnings.extend(non_finite_warnings(&fit.summary));
@@ -420,6 +425,13 @@ impl Fit {
     pub fn draws(&self, name: &str) -> Result<Vec<Vec<f64>>> {
         let k = self.index(name)?;
         Ok(self.chain_draws(k))
+    }
+
+    /// Draws of the quantities `ks`, one vector per chain each, gathered in one pass over the
+    /// rows (see [`gather_columns`]).
+    pub(crate) fn columns(&self, ks: &[usize]) -> Vec<Vec<Vec<f64>>> {
+        let chains: Vec<&[f64]> = self.chains.iter().map(Vec::as_slice).collect();
+        gather_columns(&chains, self.outputs.len(), ks)
     }
 
     fn chain_draws(&self, k: usize) -> Vec<Vec<f64>> {

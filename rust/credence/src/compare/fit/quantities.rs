@@ -60,7 +60,7 @@ impl Fit {
         }
     }
 
-    fn method_index(&self, method: &str) -> Result<usize> {
+    pub(super) fn method_index(&self, method: &str) -> Result<usize> {
         self.index(&format!("{}[{method}]", self.method_parameter()))
             .map_err(|_| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
     }
@@ -71,11 +71,6 @@ impl Fit {
     pub fn prob_better(&self, a: &str, b: &str) -> Result<(f64, f64)> {
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
         Ok(self.prob_better_of(&self.chain_draws(i), &self.chain_draws(j)))
-    }
-
-    /// The draws of a method's mu (p for the beta-binomial), one vector per chain.
-    pub(super) fn method_draws(&self, method: &str) -> Result<Vec<Vec<f64>>> {
-        Ok(self.chain_draws(self.method_index(method)?))
     }
 
     /// [`Fit::prob_better`] from the two methods' draws per chain.
@@ -132,24 +127,16 @@ impl Fit {
         Ok(ind.iter().flatten().sum::<f64>() / total as f64)
     }
 
-    /// Per-method predictive variance of one new observation, per draw: sigma^2 (Gaussian;
-    /// nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed proportion
-    /// k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n (beta-binomial).
-    fn obs_variance(&self, method: &str) -> Result<Vec<f64>> {
+    /// What a method's predictive variance of one new observation reads: the output of its
+    /// sigma (Gaussian) or p (beta-binomial), that of nu or phi if any, and the method's mean
+    /// trials n (beta-binomial).
+    pub(super) fn obs_variance_inputs(&self, method: &str) -> Result<ObsInputs> {
         match self.options.family {
-            Family::Gaussian(_) => {
-                let s = self.index(&format!("sigma[{method}]"))?;
-                let nu = self.outputs.iter().position(|o| o.name == "nu");
-                Ok(self
-                    .derived(|row| {
-                        let v = row[s] * row[s];
-                        match nu {
-                            Some(k) if row[k] > 2.0 => v * row[k] / (row[k] - 2.0),
-                            _ => v,
-                        }
-                    })
-                    .concat())
-            }
+            Family::Gaussian(_) => Ok(ObsInputs {
+                main: self.index(&format!("sigma[{method}]"))?,
+                extra: self.outputs.iter().position(|o| o.name == "nu"),
+                trials: None,
+            }),
             Family::BetaBinomial(o) => {
                 let p = self.method_index(method)?;
                 let phi = if o.phi_per_method { self.index(&format!("phi[{method}]"))? } else { self.index("phi")? };
@@ -162,10 +149,19 @@ impl Fit {
                     .zip(trials)
                     .filter(|(m, _)| **m == g)
                     .fold((0.0, 0.0), |(s, c), (_, t)| (s + t, c + 1.0));
-                let n = sum / count;
-                Ok(self.derived(|row| row[p] * (1.0 - row[p]) * (row[phi] + n) / (n * (row[phi] + 1.0))).concat())
+                Ok(ObsInputs { main: p, extra: Some(phi), trials: Some(sum / count) })
             }
         }
+    }
+
+    /// The posterior mean of a method's predictive variance of one new observation: sigma^2
+    /// (Gaussian; nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed
+    /// proportion k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n
+    /// (beta-binomial).
+    pub(super) fn mean_obs_variance(&self, method: &str) -> Result<f64> {
+        let inputs = self.obs_variance_inputs(method)?;
+        let columns = self.columns(&inputs.outputs());
+        Ok(inputs.mean(&columns[0], columns.get(1).map(Vec::as_slice)))
     }
 
     /// Predictive minimum detectable difference for a pair at `power` (e.g. 0.8):
@@ -179,11 +175,42 @@ impl Fit {
         let noise = self.mean_obs_variance(a)? + self.mean_obs_variance(b)?;
         Ok(mdd_of(&self.chain_draws(i), &self.chain_draws(j), noise, power, r_new))
     }
+}
 
-    /// The posterior mean of a method's predictive variance of one new observation.
-    pub(super) fn mean_obs_variance(&self, method: &str) -> Result<f64> {
-        let v = self.obs_variance(method)?;
-        Ok(v.iter().sum::<f64>() / v.len() as f64)
+/// The outputs (and mean trials) a method's predictive variance reads
+/// ([`Fit::obs_variance_inputs`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ObsInputs {
+    /// sigma\[m\] or p\[m\].
+    main: usize,
+    /// nu or phi (phi\[m\]).
+    pub(super) extra: Option<usize>,
+    /// The method's mean trials (beta-binomial).
+    trials: Option<f64>,
+}
+
+impl ObsInputs {
+    /// The output indices to gather: main, then extra.
+    pub(super) fn outputs(&self) -> Vec<usize> {
+        std::iter::once(self.main).chain(self.extra).collect()
+    }
+
+    /// The mean over all draws (chain after chain) of the predictive variance, from the
+    /// gathered columns of [`ObsInputs::outputs`].
+    pub(super) fn mean(&self, main: &[Vec<f64>], extra: Option<&[Vec<f64>]>) -> f64 {
+        let (mut sum, mut count) = (0.0, 0usize);
+        for (c, chain) in main.iter().enumerate() {
+            let other = |i: usize| extra.map(|e| e[c][i]);
+            for (i, &x) in chain.iter().enumerate() {
+                sum += match (self.trials, other(i)) {
+                    (Some(n), Some(phi)) => x * (1.0 - x) * (phi + n) / (n * (phi + 1.0)),
+                    (None, Some(nu)) if nu > 2.0 => x * x * nu / (nu - 2.0),
+                    _ => x * x,
+                };
+            }
+            count += chain.len();
+        }
+        sum / count as f64
     }
 }
 

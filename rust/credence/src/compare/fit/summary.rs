@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::summary_diagnostics;
+use super::quantities::ObsInputs;
+use crate::compare::diagnostics::{COLUMN_BLOCK, summary_diagnostics};
 
 /// Posterior summary of one reported quantity (the columns of brms' summary).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -450,9 +451,10 @@ impl FitSummary {
             let (a, b) = (rank[i], rank[j]);
             !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
         };
-        // Each method's draws gathered once (the pairs reuse them), in parallel.
-        let draws: Vec<Vec<Vec<f64>>> =
-            methods.par_iter().map(|m| fit.method_draws(m)).collect::<crate::Result<_>>()?;
+        // Each method's draws gathered once (the pairs reuse them), in blocks of methods that
+        // share one pass over the rows, in parallel.
+        let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<crate::Result<_>>()?;
+        let draws: Vec<Vec<Vec<f64>>> = outputs.par_chunks(COLUMN_BLOCK).flat_map_iter(|ks| fit.columns(ks)).collect();
         let probs = Pairwise::build(&methods, &wanted, |i, j| fit.prob_better_of(&draws[i], &draws[j]));
         let rope = options.rope.map(|eps| {
             super::quantities::check_rope(eps)?;
@@ -463,7 +465,19 @@ impl FitSummary {
         let rope = rope.transpose()?;
         let s = &fit.options().sampler;
         super::quantities::check_mdd_options(options.power, options.r_new)?;
-        let noise: Vec<f64> = methods.par_iter().map(|m| fit.mean_obs_variance(m)).collect::<crate::Result<_>>()?;
+        // Each method's mean predictive variance, its draws gathered the same way.
+        let inputs: Vec<ObsInputs> =
+            methods.iter().map(|m| fit.obs_variance_inputs(m)).collect::<crate::Result<_>>()?;
+        let noise: Vec<f64> = inputs
+            .par_chunks(COLUMN_BLOCK)
+            .flat_map_iter(|block| {
+                let ks: Vec<usize> = block.iter().flat_map(ObsInputs::outputs).collect();
+                let mut columns = fit.columns(&ks).into_iter();
+                let mut next = move || columns.next().unwrap_or_default();
+                block.iter().map(|o| (o, next(), o.extra.map(|_| next()))).collect::<Vec<_>>()
+            })
+            .map(|(o, main, extra)| o.mean(&main, extra.as_deref()))
+            .collect();
         let mdd = Pairwise::build(&methods, &wanted, |i, j| {
             super::quantities::mdd_of(&draws[i], &draws[j], noise[i] + noise[j], options.power, options.r_new)
         });

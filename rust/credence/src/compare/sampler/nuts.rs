@@ -11,7 +11,7 @@ use rand_distr::Distribution;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::{meets_standard, rhat_and_ess_bulk, summarised};
+use crate::compare::diagnostics::{COLUMN_BLOCK, gather_columns, meets_standard, rhat_and_ess_bulk, summarised};
 use crate::compare::model::Posterior;
 use crate::error::{Error, Result};
 
@@ -380,12 +380,14 @@ fn chain_worker(
 /// summarised output: R-hat <= 1.01 and bulk-ESS >= 400 (NaN, a constant output, passes).
 pub(crate) fn clean_draws(post: &dyn Posterior, chains: &[&[f64]]) -> bool {
     let outputs = post.outputs();
-    let n_out = outputs.len();
-    outputs.par_iter().enumerate().filter(|(_, o)| summarised(&o.name)).all(|(k, _)| {
-        let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
-        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
-        let (rhat, ess) = rhat_and_ess_bulk(&refs);
-        meets_standard(rhat, ess)
+    let checked: Vec<usize> = (0..outputs.len()).filter(|&k| summarised(&outputs[k].name)).collect();
+    // Blocks of columns, in parallel; each block's draws gathered in one pass over the rows.
+    checked.par_chunks(COLUMN_BLOCK).all(|ks| {
+        gather_columns(chains, outputs.len(), ks).iter().all(|columns| {
+            let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+            let (rhat, ess) = rhat_and_ess_bulk(&refs);
+            meets_standard(rhat, ess)
+        })
     })
 }
 

@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 
-use super::CollapsedGaussian;
+use super::{CollapsedGaussian, lanes};
 use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
 
 /// Fewest methods for which the likelihood eliminates the method effects (below it, and
@@ -182,6 +182,12 @@ impl CollapsedGaussian {
         self.dual.is_some()
     }
 
+    /// Whether every method has its own sigma and all share one row of counts (a balanced
+    /// table): the loops over methods then take the vectorised forms of `lanes.rs`.
+    fn uniform(&self, dd: &DualData) -> bool {
+        self.n_sigma == self.m && dd.row_total.len() == 1
+    }
+
     /// Builds S' and h' for the scales `sc`, factors S' and solves for theta_hat, then
     /// delta_hat. False when S' is not numerically positive definite.
     fn condition_dual(&self, dd: &DualData, sc: &[f64], wk: &mut DualWork) -> bool {
@@ -192,7 +198,12 @@ impl CollapsedGaussian {
         wk.s1.fill(0.0);
         wk.s2.fill(0.0);
         let mut h0 = 0.0;
-        for g in 0..m {
+        let uniform = self.uniform(dd);
+        if uniform {
+            let out = [&mut wk.w[..], &mut wk.d[..], &mut wk.id[..], &mut wk.shrunk[..]];
+            [wk.s1[0], wk.s2[0], h0] = lanes::precisions(&sc[1..1 + m], &self.counts, &self.method_mean, itau2, out);
+        }
+        for g in (0..m).filter(|_| !uniform) {
             let s = sc[self.sigma_slot(g)];
             let w = 1.0 / (s * s);
             let d = self.counts[g] * w + itau2;
@@ -289,9 +300,15 @@ impl CollapsedGaussian {
             // sum ln d as the logarithm of a product, renormalised when it leaves
             // [1e-150, 1e150]: a few logarithms instead of one per method.
             let mut product = 1.0;
+            let uniform = self.uniform(dd);
+            if uniform {
+                [delta2, ln_sigma] = lanes::delta_and_log_sigma(&wk.delta, &self.counts, &u[1..1 + m]);
+            }
             for g in 0..m {
-                delta2 += wk.delta[g] * wk.delta[g];
-                ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
+                if !uniform {
+                    delta2 += wk.delta[g] * wk.delta[g];
+                    ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
+                }
                 if (1e-100..=1e100).contains(&wk.d[g]) {
                     product *= wk.d[g];
                 } else {
@@ -345,7 +362,13 @@ impl CollapsedGaussian {
                 add_weighted_squares(k, y, location, &wk.delta, &mut wk.wrss);
             }
             let mut e_delta2 = delta2;
-            for g in 0..m {
+            if uniform {
+                let row = lanes::Row { d_sq: wk.d_sq[0], ka_sq: wk.ka_sq[0], ka_dot_d: wk.ka_dot_d[0] };
+                let [ev, q] =
+                    lanes::method_terms(row, &wk.w, &wk.id, &self.counts, [&self.ssw, &wk.wrss], &mut grad[1..1 + m]);
+                (e_delta2, quad) = (e_delta2 + ev, quad + q);
+            }
+            for g in (0..m).filter(|_| !uniform) {
                 let (w, id, p) = (wk.w[g], wk.id[g], dd.row_of[g]);
                 let sg = w * id;
                 let k_total = self.counts[g];

@@ -3,8 +3,10 @@
 //! exact conditional draws of the locations.
 
 use super::CollapsedGaussian;
+use super::lanes::half_normal_all;
 use super::work::{Work, leave_one_out, quadratic};
 use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::priors::ScalePrior;
 use crate::compare::model::scale_map::softplus_all;
 
 impl CollapsedGaussian {
@@ -222,7 +224,16 @@ impl CollapsedGaussian {
         let pri = &self.opts.priors;
         let (mut sc, mut u) = (std::mem::take(&mut wk.sc), std::mem::take(&mut wk.u));
         let mut lp = self.scales(v, &mut sc, &mut u, wk);
-        for k in 0..self.dim {
+        // Many sigmas under a half-normal prior: one vectorised pass.
+        let batch = match pri.sigma {
+            ScalePrior::HalfNormal { scale } if self.sigma_softplus.is_some() => {
+                let all = 1..1 + self.n_sigma;
+                lp += half_normal_all(&sc[all.clone()], scale, &mut grad[all.clone()]);
+                all
+            }
+            _ => 0..0,
+        };
+        for k in (0..self.dim).filter(|k| !batch.contains(k)) {
             let prior = if k == 0 {
                 &pri.tau
             } else if k <= self.n_sigma {

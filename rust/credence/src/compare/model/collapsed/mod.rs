@@ -49,6 +49,7 @@ use work::WORK;
 
 mod device;
 mod dual;
+mod lanes;
 mod marginal;
 mod stats;
 #[cfg(test)]

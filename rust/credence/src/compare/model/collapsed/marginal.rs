@@ -5,7 +5,9 @@
 use super::CollapsedGaussian;
 use super::lanes::half_normal_all;
 use super::work::{Work, leave_one_out, quadratic};
-use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::dense::{
+    cholesky, cholesky_wide, dot, inverse_transpose, inverse_transpose_wide, solve_lower, solve_upper,
+};
 use crate::compare::model::priors::ScalePrior;
 use crate::compare::model::scale_map::softplus_all;
 
@@ -84,10 +86,20 @@ impl CollapsedGaussian {
         for g in 1..n {
             wk.s[g * n + g] += itau2;
         }
-        if !cholesky(&wk.s, &mut wk.l, n) {
+        // The many-method model comes here only where its dual form is too ill-conditioned, with
+        // M + 1 rows: dot products in lanes (no kernel repeats this model).
+        let (factor, invert) = if self.is_dual() {
+            (
+                cholesky_wide as fn(&[f64], &mut [f64], usize) -> bool,
+                inverse_transpose_wide as fn(&[f64], &mut [f64], usize),
+            )
+        } else {
+            (cholesky as fn(&[f64], &mut [f64], usize) -> bool, inverse_transpose as fn(&[f64], &mut [f64], usize))
+        };
+        if !factor(&wk.s, &mut wk.l, n) {
             return false;
         }
-        inverse_transpose(&wk.l, &mut wk.u_inv, n);
+        invert(&wk.l, &mut wk.u_inv, n);
         solve_lower(&wk.u_inv, &wk.h, &mut wk.tmp, n);
         solve_upper(&wk.u_inv, &wk.tmp, &mut wk.beta, n);
         true

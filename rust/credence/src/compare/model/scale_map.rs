@@ -167,8 +167,8 @@ impl ScaleMap {
 crate::simd::avx2_dispatch! {
     /// [`ScaleMap::Softplus`] at every coordinate of `v`: s, ln s, d ln s / dv, the log
     /// Jacobian and its derivative into the slices (as long as `v`). Branch-free, with
-    /// [`exp_bf`] and [`ln_normal`] (ln(1 + e) from ln_normal by Goldberg's correction), so the
-    /// loop vectorises: within a few ulp of [`ScaleMap::eval`], for models with hundreds of
+    /// [`exp_bf`] and [`ln_normal`] (ln(1 + e) from ln_normal with the rounding of 1 + e
+    /// corrected), so the loop vectorises: within a few ulp of [`ScaleMap::eval`], for models with hundreds of
     /// scales under one map (the collapsed model's many methods).
     pub(crate) fn softplus_all(v: &[f64], scale: f64, ln_scale: f64, s: &mut [f64], ln_s: &mut [f64], d_ln_s: &mut [f64], ln_jac: &mut [f64], d_ln_jac: &mut [f64]) -> () => softplus_all_portable
 }
@@ -192,12 +192,12 @@ fn softplus_all_portable(
         let x = v[j];
         let e = exp_bf(if x < 0.0 { x } else { -x });
         let u1 = 1.0 + e;
-        // ln(1 + e) = ln(u1) e / (u1 - 1) with u1 = fl(1 + e), exact to a few ulp; e itself
-        // where u1 rounds to 1.
-        let den = u1 - 1.0;
-        let l1p = if den == 0.0 { e } else { ln_normal(u1) * (e / den) };
+        let r = 1.0 / u1;
+        // ln(1 + e) = ln(u1) + ln(1 + delta / u1) with u1 = fl(1 + e) and delta = e - (u1 - 1)
+        // its rounding error (u1 - 1 is exact): ln(u1) + delta / u1 to within an ulp.
+        let l1p = ln_normal(u1) + (e - (u1 - 1.0)) * r;
         let sp = if x > 0.0 { x } else { 0.0 } + l1p;
-        let sig = if x >= 0.0 { 1.0 } else { e } / u1;
+        let sig = if x >= 0.0 { 1.0 } else { e } * r;
         // Far left, as in `eval`: s = scale e^v, ln s = ln scale + v.
         let far = x < -30.0;
         s[j] = scale * if far { e } else { sp };

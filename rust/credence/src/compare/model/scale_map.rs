@@ -170,22 +170,14 @@ crate::simd::avx2_dispatch! {
     /// [`exp_bf`] and [`ln_normal`] (ln(1 + e) from ln_normal with the rounding of 1 + e
     /// corrected), so the loop vectorises: within a few ulp of [`ScaleMap::eval`], for models with hundreds of
     /// scales under one map (the collapsed model's many methods).
-    pub(crate) fn softplus_all(v: &[f64], scale: f64, ln_scale: f64, s: &mut [f64], ln_s: &mut [f64], d_ln_s: &mut [f64], ln_jac: &mut [f64], d_ln_jac: &mut [f64]) -> () => softplus_all_portable
+    /// `out` holds s, ln s, d ln s / dv, ln |ds/dv| and its derivative, in that order.
+    pub(crate) fn softplus_all(v: &[f64], scale: f64, ln_scale: f64, out: [&mut [f64]; 5]) -> () => softplus_all_portable
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn softplus_all_portable(
-    v: &[f64],
-    scale: f64,
-    ln_scale: f64,
-    s: &mut [f64],
-    ln_s: &mut [f64],
-    d_ln_s: &mut [f64],
-    ln_jac: &mut [f64],
-    d_ln_jac: &mut [f64],
-) {
+fn softplus_all_portable(v: &[f64], scale: f64, ln_scale: f64, out: [&mut [f64]; 5]) {
     let n = v.len();
+    let [s, ln_s, d_ln_s, ln_jac, d_ln_jac] = out;
     let (s, ln_s, d_ln_s, ln_jac, d_ln_jac) =
         (&mut s[..n], &mut ln_s[..n], &mut d_ln_s[..n], &mut ln_jac[..n], &mut d_ln_jac[..n]);
     for j in 0..n {
@@ -221,7 +213,7 @@ mod tests {
         let n = v.len();
         let mut out = vec![vec![0.0; n]; 5];
         let [s, ln_s, d_ln_s, ln_jac, d_ln_jac] = &mut out[..] else { unreachable!() };
-        softplus_all(&v, scale, ln_scale, s, ln_s, d_ln_s, ln_jac, d_ln_jac);
+        softplus_all(&v, scale, ln_scale, [s, ln_s, d_ln_s, ln_jac, d_ln_jac]);
         let close = |a: f64, b: f64, what: &str, x: f64| {
             assert!((a - b).abs() <= 1e-14 * b.abs().max(1.0), "{what} at {x}: {a} vs {b}");
         };

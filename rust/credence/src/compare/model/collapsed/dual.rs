@@ -282,6 +282,41 @@ impl CollapsedGaussian {
         }
     }
 
+    /// The columns' L^-1 (e0 + e_c) and the rows' L^-1 (K, k): the conditional variance of a
+    /// cell mean mu0 + delta_m + gamma_c is 1/d + |A_c - (w/d) D_row|^2, and that of delta_m
+    /// 1/d + (w/d)^2 |D_row|^2 (differences formed before squaring). Per row of counts
+    /// |D|^2, sum_c k |A_c|^2 and sum_c k A_c . D into `wk` (`r` realizations).
+    fn row_dots(dd: &DualData, wk: &mut DualWork, r: usize) {
+        let (n, c) = (r + 1, dd.cols);
+        for i in 0..c {
+            wk.tmp.fill(0.0);
+            wk.tmp[0] = 1.0;
+            if r > 0 {
+                wk.tmp[1 + i] = 1.0;
+            }
+            solve_lower(&wk.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
+        }
+        for p in 0..dd.row_total.len() {
+            wk.tmp[0] = dd.row_total[p];
+            for i in 0..r {
+                wk.tmp[1 + i] = dd.rows[p * c + i];
+            }
+            solve_lower(&wk.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
+        }
+        // |A_c - s D|^2 = |A_c|^2 - 2 s A_c . D + s^2 |D|^2 with the dots per column and row
+        // of counts computed once: O(M + P C) per evaluation, summed over a method's cells
+        // with their counts before the methods' factors s = w/d enter. A_c and s D differ in
+        // their gamma entries by e_c - k/K, so the expansion keeps its relative precision.
+        let p_rows = dd.row_total.len();
+        let a_sq: Vec<f64> = (0..c).map(|i| dot(&wk.a[i * n..(i + 1) * n], &wk.a[i * n..(i + 1) * n])).collect();
+        for p in 0..p_rows {
+            let (row, k) = (&wk.rows[p * n..(p + 1) * n], &dd.rows[p * c..(p + 1) * c]);
+            wk.d_sq[p] = dot(row, row);
+            wk.ka_sq[p] = dot(k, &a_sq);
+            wk.ka_dot_d[p] = (0..c).map(|i| k[i] * dot(&wk.a[i * n..(i + 1) * n], row)).sum();
+        }
+    }
+
     /// [`CollapsedGaussian::likelihood`] in the dual form; `None` where S' is too
     /// ill-conditioned for it (the caller uses the primal form there; `grad` is untouched).
     pub(super) fn likelihood_dual(&self, sc: &[f64], u: &[f64], grad: &mut [f64]) -> Option<f64> {
@@ -293,6 +328,7 @@ impl CollapsedGaussian {
             if !self.condition_dual(dd, sc, wk) {
                 return None;
             }
+            Self::row_dots(dd, wk, r);
             let itau2 = 1.0 / (sc[0] * sc[0]);
             let theta = &wk.theta;
             let mut quad = (theta[0] - self.prior_mean).powi(2) * self.prior_precision;
@@ -323,36 +359,6 @@ impl CollapsedGaussian {
             quad += itau2 * delta2;
             for i in 0..r {
                 gamma2 += theta[1 + i] * theta[1 + i];
-            }
-            // The columns' L^-1 (e0 + e_c) and the rows' L^-1 (K, k): the conditional variance
-            // of a cell mean mu0 + delta_m + gamma_c is 1/d + |A_c - (w/d) D_row|^2, and that
-            // of delta_m 1/d + (w/d)^2 |D_row|^2 (differences formed before squaring).
-            for i in 0..c {
-                wk.tmp.fill(0.0);
-                wk.tmp[0] = 1.0;
-                if r > 0 {
-                    wk.tmp[1 + i] = 1.0;
-                }
-                solve_lower(&wk.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
-            }
-            for p in 0..dd.row_total.len() {
-                wk.tmp[0] = dd.row_total[p];
-                for i in 0..r {
-                    wk.tmp[1 + i] = dd.rows[p * c + i];
-                }
-                solve_lower(&wk.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
-            }
-            // |A_c - s D|^2 = |A_c|^2 - 2 s A_c . D + s^2 |D|^2 with the dots per column and row
-            // of counts computed once: O(M + P C) per evaluation, summed over a method's cells
-            // with their counts before the methods' factors s = w/d enter. A_c and s D differ in
-            // their gamma entries by e_c - k/K, so the expansion keeps its relative precision.
-            let p_rows = dd.row_total.len();
-            let a_sq: Vec<f64> = (0..c).map(|i| dot(&wk.a[i * n..(i + 1) * n], &wk.a[i * n..(i + 1) * n])).collect();
-            for p in 0..p_rows {
-                let (row, k) = (&wk.rows[p * n..(p + 1) * n], &dd.rows[p * c..(p + 1) * c]);
-                wk.d_sq[p] = dot(row, row);
-                wk.ka_sq[p] = dot(k, &a_sq);
-                wk.ka_dot_d[p] = (0..c).map(|i| k[i] * dot(&wk.a[i * n..(i + 1) * n], row)).sum();
             }
             // Each method's sum of k e^2, e = ybar - mu0 - delta - gamma_c, column by column.
             wk.wrss.fill(0.0);

@@ -193,7 +193,7 @@ impl CollapsedGaussian {
                 let all = 1..1 + self.n_sigma;
                 let (s, l) = (&mut sc[all.clone()], &mut u[all.clone()]);
                 let (du, dj, lj) = (&mut wk.du[all.clone()], &mut wk.dj[all.clone()], &mut wk.lj[all.clone()]);
-                softplus_all(&v[all.clone()], scale, ln_scale, s, l, du, lj, dj);
+                softplus_all(&v[all.clone()], scale, ln_scale, [s, l, du, lj, dj]);
                 ln_jac += all.clone().filter(|&k| !paired(k)).map(|k| wk.lj[k]).sum::<f64>();
                 all
             }

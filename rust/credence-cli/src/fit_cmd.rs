@@ -1,5 +1,6 @@
 //! `credence fit`: the hierarchical comparison of methods from a long metric table.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -299,12 +300,13 @@ fn print_tables(s: &FitSummary, a: &FitArgs) {
     }
     outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", s.power, s.r_new);
     let mut rows = vec![["pair", "gap", "MDD", "P(detect gap)"].map(String::from).to_vec()];
+    let ranks: HashMap<&str, usize> = s.ranking.iter().enumerate().map(|(k, m)| (m.as_str(), k)).collect();
+    let rank: Vec<Option<usize>> = groups.iter().map(|g| ranks.get(g.as_str()).copied()).collect();
     for (i, x) in groups.iter().enumerate() {
-        for y in &groups[i + 1..] {
+        for (j, y) in groups.iter().enumerate().skip(i + 1) {
             // With ranked pairs, neighbours in the ranking only (the best's other pairs are in
             // the JSON).
-            let rank = |m: &String| s.ranking.iter().position(|r| r == m);
-            let neighbours = rank(x).zip(rank(y)).is_some_and(|(i, j)| i.abs_diff(j) == 1);
+            let neighbours = rank[i].zip(rank[j]).is_some_and(|(a, b)| a.abs_diff(b) == 1);
             if s.pairs == "ranked" && !neighbours {
                 continue;
             }
@@ -345,8 +347,9 @@ fn print_ranking(s: &FitSummary, better: &str) {
     let param = if s.units == "probability" { "p" } else { "mu" };
     outln!("\nMethods ranked by posterior mean ({} methods, {better} is better):", s.ranking.len());
     let mut rows = vec![["rank", "method", "estimate", "P(better than next)"].map(String::from).to_vec()];
+    let means: HashMap<&str, f64> = s.parameters.iter().map(|p| (p.name.as_str(), p.mean)).collect();
     for (k, m) in s.ranking.iter().enumerate() {
-        let estimate = s.parameters.iter().find(|p| p.name == format!("{param}[{m}]")).map(|p| p.mean);
+        let estimate = means.get(format!("{param}[{m}]").as_str()).copied();
         let next = s.ranking.get(k + 1).and_then(|n| s.prob_better.get(m, n));
         rows.push(vec![
             (k + 1).to_string(),

@@ -6,7 +6,10 @@
 //! Draws of one quantity are given as chains of equal length. Where posterior returns `NA`
 //! (non-finite draws, constant draws, fewer than 3 iterations) these return NaN.
 
+mod columns;
 pub(crate) mod nested_rhat;
+
+pub(crate) use columns::{COLUMN_BLOCK, gather_columns};
 
 use serde::{Deserialize, Serialize};
 use statrs::function::beta::inv_beta_reg;
@@ -364,9 +367,77 @@ pub fn rhat(chains: &[&[f64]]) -> f64 {
 
 /// Lag-t autocovariance of one chain, (1/N) sum_i (x_i - m)(x_{i+t} - m) (what posterior's FFT
 /// computes), zero for a constant chain.
+#[cfg(test)]
 fn autocov(x: &[f64], m: f64, t: usize) -> f64 {
     let n = x.len();
     (0..n - t).map(|i| (x[i] - m) * (x[i + t] - m)).sum::<f64>() / n as f64
+}
+
+/// The mean over chains of the lag-t autocovariances, [`autocov`] of each chain (zero for a
+/// constant one) summed over chains, filled four lags at a time: the four sums of one pass over
+/// a chain are independent, so they overlap where one running sum per lag waits on each
+/// addition. Every sum adds the same products in the same order as [`autocov`], so the
+/// values are the same to the last bit.
+struct Autocov {
+    /// Each chain minus its mean (empty for a constant chain), and the chains' length.
+    centered: Vec<Vec<f64>>,
+    n: usize,
+    /// Lags done so far.
+    means: Vec<f64>,
+}
+
+impl Autocov {
+    fn new(chains: &[&[f64]], means: &[f64], constant: &[bool]) -> Self {
+        let centered = chains
+            .iter()
+            .zip(means)
+            .zip(constant)
+            .map(|((c, &m), &k)| if k { Vec::new() } else { c.iter().map(|x| x - m).collect() })
+            .collect();
+        Autocov { centered, n: chains.first().map_or(0, |c| c.len()), means: Vec::new() }
+    }
+
+    /// The mean over chains of the lag-t autocovariance (t < n).
+    fn mean(&mut self, t: usize) -> f64 {
+        while self.means.len() <= t {
+            let t0 = self.means.len();
+            let lags = (self.n - t0).min(4);
+            let per_chain: Vec<[f64; 4]> = self.centered.iter().map(|c| Self::four(c, t0, lags)).collect();
+            for j in 0..lags {
+                let total = per_chain.iter().map(|s| s[j]).sum::<f64>();
+                self.means.push(total / self.centered.len() as f64);
+            }
+        }
+        self.means[t]
+    }
+
+    /// Lags t0..t0 + lags (at most 4) of one centred chain, each (1/n) sum_i c_i c_{i+t} in
+    /// the order of i; zeros for a constant (empty) chain.
+    fn four(c: &[f64], t0: usize, lags: usize) -> [f64; 4] {
+        let mut s = [-0.0f64; 4];
+        if c.is_empty() {
+            return [0.0; 4];
+        }
+        let n = c.len();
+        // Where every lag of the block has its term, all four together...
+        let common = if lags == 4 { n - t0 - 3 } else { 0 };
+        if common > 0 {
+            let shifted = c[t0..].iter().zip(&c[t0 + 1..]).zip(&c[t0 + 2..]).zip(&c[t0 + 3..]);
+            for (x, (((y0, y1), y2), y3)) in c[..common].iter().zip(shifted) {
+                s[0] += x * y0;
+                s[1] += x * y1;
+                s[2] += x * y2;
+                s[3] += x * y3;
+            }
+        }
+        // ... then each lag's remaining terms.
+        for (j, sum) in s.iter_mut().enumerate().take(lags) {
+            for i in common..n - t0 - j {
+                *sum += c[i] * c[i + t0 + j];
+            }
+        }
+        s.map(|v| v / n as f64)
+    }
 }
 
 /// posterior's `.ess`: Geyer's initial positive then monotone sequence on the mean
@@ -379,16 +450,10 @@ fn ess_basic(d: &Draws) -> f64 {
     let chain_list: Vec<&[f64]> = d.chains().collect();
     let means: Vec<f64> = chain_list.iter().map(|c| mean(c)).collect();
     let constant: Vec<bool> = chain_list.iter().map(|c| var(c) == 0.0).collect();
-    // Mean over chains of the lag-t autocovariance, computed as the sequence needs it.
-    let acov_mean = |t: usize| -> f64 {
-        chain_list
-            .iter()
-            .zip(&means)
-            .zip(&constant)
-            .map(|((c, &m), &k)| if k { 0.0 } else { autocov(c, m, t) })
-            .sum::<f64>()
-            / chains as f64
-    };
+    // Mean over chains of the lag-t autocovariance, computed as the sequence needs it, four
+    // lags at a time (`Autocov`).
+    let acov = std::cell::RefCell::new(Autocov::new(&chain_list, &means, &constant));
+    let acov_mean = |t: usize| -> f64 { acov.borrow_mut().mean(t) };
     let nf = n as f64;
     let mean_var = acov_mean(0) * nf / (nf - 1.0);
     let mut var_plus = mean_var * (nf - 1.0) / nf;
@@ -487,6 +552,34 @@ pub fn mcse_quantile(chains: &[&[f64]], prob: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn autocovariances_four_at_a_time_are_the_plain_ones_bit_for_bit() {
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for (n, chains) in [(3, 1), (4, 2), (5, 3), (7, 8), (50, 4), (601, 8)] {
+            let data: Vec<Vec<f64>> = (0..chains)
+                .map(|c| (0..n).map(|i| if c == 1 { 0.25 } else { next() + 0.01 * i as f64 }).collect())
+                .collect();
+            let refs: Vec<&[f64]> = data.iter().map(Vec::as_slice).collect();
+            let means: Vec<f64> = refs.iter().map(|c| mean(c)).collect();
+            let constant: Vec<bool> = refs.iter().map(|c| var(c) == 0.0).collect();
+            let mut fast = Autocov::new(&refs, &means, &constant);
+            for t in 0..n {
+                let plain = refs
+                    .iter()
+                    .zip(&means)
+                    .zip(&constant)
+                    .map(|((c, &m), &k)| if k { 0.0 } else { autocov(c, m, t) })
+                    .sum::<f64>()
+                    / chains as f64;
+                assert_eq!(fast.mean(t).to_bits(), plain.to_bits(), "n {n}, {chains} chains, lag {t}");
+            }
+        }
+    }
 
     fn ar1(n: usize, phi: f64, seed: u64, offset: f64) -> Vec<f64> {
         let mut state = seed;

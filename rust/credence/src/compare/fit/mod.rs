@@ -21,13 +21,14 @@ use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::compare::diagnostics::{COLUMN_BLOCK, gather_columns};
 use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
 use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
 use crate::compare::model::{Family, Output, OutputKind, Posterior};
 use crate::compare::sampler::nuts::{
-    ChainOutput, DrawStats, SamplerSettings, run_chains, run_chains_with_progress, stream_seed,
+    ChainOutput, DrawStats, SamplerSettings, chain_threads, run_chains_on, run_chains_with_progress, stream_seed,
 };
 use crate::error::{Error, Result};
 
@@ -137,20 +138,28 @@ pub fn fit(design: &Design, options: &FitOptions) -> Result<Fit> {
     fit_with(design, options, None)
 }
 
-/// Fits several independent designs at once (rayon over fits); results in input order.
+/// Fits several independent designs at once (rayon over fits); results in input order. The
+/// chains of each fit share the threads left over (one thread per fit when there are at least
+/// as many fits as threads); the draws do not depend on it.
 pub fn fit_many(designs: &[Design], options: &FitOptions) -> Vec<Result<Fit>> {
-    designs.par_iter().map(|d| fit(d, options)).collect()
+    let threads = (rayon::current_num_threads() / designs.len().max(1)).max(1);
+    designs.par_iter().map(|d| fit_on(d, options, None, threads)).collect()
 }
 
 pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>) -> Result<Fit> {
+    fit_on(design, options, fixed, chain_threads())
+}
+
+/// [`fit_with`] with the chains on at most `threads` threads.
+fn fit_on(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>, threads: usize) -> Result<Fit> {
     let start = Instant::now();
     let prepared = prepare(design, options, fixed, Geometry::PerChain)?;
-    let runs = run_chains(prepared.model.as_ref(), &options.sampler)?;
+    let runs = run_chains_on(prepared.model.as_ref(), &options.sampler, threads, &|_, _| {})?;
     Ok(assemble(design, options, prepared, &runs, start))
 }
 
 /// [`fit`], calling `progress(done, total)` as the chains go (iterations of all chains,
-/// warmup included; a rerun of a fit that is not clean raises the total): a face shows it for
+/// warmup included; going on with a fit that is not clean raises the total): a face shows it for
 /// fits that take long, such as a thousand methods.
 pub fn fit_with_progress(design: &Design, options: &FitOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
     let start = Instant::now();
@@ -271,16 +280,20 @@ pub(crate) fn assemble(
     fit.by_name.sort_by(|&a, &b| fit.outputs[a].name.cmp(&fit.outputs[b].name));
     // Summaries are computed once, in parallel over quantities, and kept with the fit.
     let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
+    // Blocks of quantities, each block's draws gathered in one pass over the rows.
     fit.summary = summarised
-        .par_iter()
-        .map(|&k| {
-            let (o, chains) = (&fit.outputs[k], fit.chain_draws(k));
-            // With standardisation, the diagnostics of the draws on the fitted scale.
-            let fitted = standardization.filter(|_| o.kind != OutputKind::Fixed).map(|(mean, sd)| {
-                let back = |v: f64| if o.kind == OutputKind::Location { (v - mean) / sd } else { v / sd };
-                chains.iter().map(|c| c.iter().map(|&v| back(v)).collect::<Vec<f64>>()).collect::<Vec<_>>()
-            });
-            summarize_fitted(&o.name, &chains, fitted.as_deref())
+        .par_chunks(COLUMN_BLOCK)
+        .flat_map_iter(|ks| {
+            let columns = fit.columns(ks);
+            ks.iter().zip(columns).map(|(&k, chains)| {
+                let o = &fit.outputs[k];
+                // With standardisation, the diagnostics of the draws on the fitted scale.
+                let fitted = standardization.filter(|_| o.kind != OutputKind::Fixed).map(|(mean, sd)| {
+                    let back = |v: f64| if o.kind == OutputKind::Location { (v - mean) / sd } else { v / sd };
+                    chains.iter().map(|c| c.iter().map(|&v| back(v)).collect::<Vec<f64>>()).collect::<Vec<_>>()
+                });
+                summarize_fitted(&o.name, &chains, fitted.as_deref())
+            })
         })
         .collect();
     fit.warnings.extend(non_finite_warnings(&fit.summary));
@@ -413,6 +426,13 @@ impl Fit {
     pub fn draws(&self, name: &str) -> Result<Vec<Vec<f64>>> {
         let k = self.index(name)?;
         Ok(self.chain_draws(k))
+    }
+
+    /// Draws of the quantities `ks`, one vector per chain each, gathered in one pass over the
+    /// rows (see [`gather_columns`]).
+    pub(crate) fn columns(&self, ks: &[usize]) -> Vec<Vec<Vec<f64>>> {
+        let chains: Vec<&[f64]> = self.chains.iter().map(Vec::as_slice).collect();
+        gather_columns(&chains, self.outputs.len(), ks)
     }
 
     fn chain_draws(&self, k: usize) -> Vec<Vec<f64>> {
@@ -588,9 +608,13 @@ mod tests {
         let run = |threads| {
             rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| fit(&d, &quick()).unwrap())
         };
-        let (a, b) = (run(1), run(3));
-        assert_eq!(a.chains, b.chains);
-        assert_eq!(a.summary(), b.summary());
+        // Inside a pool the chains run one after another on the task's thread; outside, each
+        // thread keeps its own chains.
+        let (a, b, c) = (run(1), run(3), fit_on(&d, &quick(), None, 3).unwrap());
+        for other in [&b, &c] {
+            assert_eq!(a.chains, other.chains);
+            assert_eq!(a.summary(), other.summary());
+        }
     }
 
     #[test]

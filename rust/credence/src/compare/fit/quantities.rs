@@ -28,13 +28,15 @@ impl Fit {
     /// first, highest first when higher is better, closest first under a target.
     pub fn ranking(&self) -> Result<Vec<String>> {
         let param = self.method_parameter();
+        let means: std::collections::HashMap<&str, f64> =
+            self.summary.iter().map(|p| (p.name.as_str(), p.mean)).collect();
         let mut scored: Vec<(f64, &String)> = self
             .design
             .groups()
             .iter()
             .map(|g| {
                 let name = format!("{param}[{g}]");
-                let mean = self.summary.iter().find(|p| p.name == name).map(|p| p.mean);
+                let mean = means.get(name.as_str()).copied();
                 let mean = mean.ok_or_else(|| Error::argument("method", g, "a method of the fit"))?;
                 Ok((
                     match self.target {
@@ -58,7 +60,7 @@ impl Fit {
         }
     }
 
-    fn method_index(&self, method: &str) -> Result<usize> {
+    pub(super) fn method_index(&self, method: &str) -> Result<usize> {
         self.index(&format!("{}[{method}]", self.method_parameter()))
             .map_err(|_| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
     }
@@ -68,19 +70,24 @@ impl Fit {
     /// |mu_A - t| < |mu_B - t| under a target t ([`Fit::with_target`]).
     pub fn prob_better(&self, a: &str, b: &str) -> Result<(f64, f64)> {
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
+        Ok(self.prob_better_of(&self.chain_draws(i), &self.chain_draws(j)))
+    }
+
+    /// [`Fit::prob_better`] from the two methods' draws per chain.
+    pub(super) fn prob_better_of(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> (f64, f64) {
         let higher = self.options.higher_is_better;
         let better = |x: f64, y: f64| match self.target {
             Some(t) => (x - t).abs() < (y - t).abs(),
             None if higher => x > y,
             None => x < y,
         };
-        let ind = self.derived(|row| f64::from(u8::from(better(row[i], row[j]))));
+        let ind = pointwise(a, b, |x, y| f64::from(u8::from(better(x, y))));
         let refs: Vec<&[f64]> = ind.iter().map(Vec::as_slice).collect();
         let total: usize = ind.iter().map(Vec::len).sum();
         let p = ind.iter().flatten().sum::<f64>() / total as f64;
         let mcse = mcse_mean(&refs);
         // posterior reports NA for a constant indicator; its MCSE is then 0 for our purposes.
-        Ok((p, if mcse.is_nan() { 0.0 } else { mcse }))
+        (p, if mcse.is_nan() { 0.0 } else { mcse })
     }
 
     /// The matrix of P(row better than column), methods in design order (diagonal NaN).
@@ -95,13 +102,9 @@ impl Fit {
 
     /// P(|mu_A - mu_B| < eps | y), the posterior mass in a region of practical equivalence.
     pub fn rope(&self, a: &str, b: &str, eps: f64) -> Result<f64> {
-        if !(eps > 0.0 && eps.is_finite()) {
-            return Err(Error::argument("eps", eps, "a finite number > 0"));
-        }
+        check_rope(eps)?;
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let ind = self.derived(|row| f64::from(u8::from((row[i] - row[j]).abs() < eps)));
-        let total: usize = ind.iter().map(Vec::len).sum();
-        Ok(ind.iter().flatten().sum::<f64>() / total as f64)
+        Ok(rope_of(&self.chain_draws(i), &self.chain_draws(j), eps))
     }
 
     /// P(A better than B by more than `margin` | y): the share of draws with
@@ -124,24 +127,16 @@ impl Fit {
         Ok(ind.iter().flatten().sum::<f64>() / total as f64)
     }
 
-    /// Per-method predictive variance of one new observation, per draw: sigma^2 (Gaussian;
-    /// nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed proportion
-    /// k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n (beta-binomial).
-    fn obs_variance(&self, method: &str) -> Result<Vec<f64>> {
+    /// What a method's predictive variance of one new observation reads: the output of its
+    /// sigma (Gaussian) or p (beta-binomial), that of nu or phi if any, and the method's mean
+    /// trials n (beta-binomial).
+    pub(super) fn obs_variance_inputs(&self, method: &str) -> Result<ObsInputs> {
         match self.options.family {
-            Family::Gaussian(_) => {
-                let s = self.index(&format!("sigma[{method}]"))?;
-                let nu = self.outputs.iter().position(|o| o.name == "nu");
-                Ok(self
-                    .derived(|row| {
-                        let v = row[s] * row[s];
-                        match nu {
-                            Some(k) if row[k] > 2.0 => v * row[k] / (row[k] - 2.0),
-                            _ => v,
-                        }
-                    })
-                    .concat())
-            }
+            Family::Gaussian(_) => Ok(ObsInputs {
+                main: self.index(&format!("sigma[{method}]"))?,
+                extra: self.outputs.iter().position(|o| o.name == "nu"),
+                trials: None,
+            }),
             Family::BetaBinomial(o) => {
                 let p = self.method_index(method)?;
                 let phi = if o.phi_per_method { self.index(&format!("phi[{method}]"))? } else { self.index("phi")? };
@@ -154,10 +149,19 @@ impl Fit {
                     .zip(trials)
                     .filter(|(m, _)| **m == g)
                     .fold((0.0, 0.0), |(s, c), (_, t)| (s + t, c + 1.0));
-                let n = sum / count;
-                Ok(self.derived(|row| row[p] * (1.0 - row[p]) * (row[phi] + n) / (n * (row[phi] + 1.0))).concat())
+                Ok(ObsInputs { main: p, extra: Some(phi), trials: Some(sum / count) })
             }
         }
+    }
+
+    /// The posterior mean of a method's predictive variance of one new observation: sigma^2
+    /// (Gaussian; nu/(nu - 2) sigma^2 for Student-t with nu > 2), or the variance of the observed
+    /// proportion k/n, p (1 - p) (phi + n) / (n (phi + 1)) with the method's mean trials n
+    /// (beta-binomial).
+    pub(super) fn mean_obs_variance(&self, method: &str) -> Result<f64> {
+        let inputs = self.obs_variance_inputs(method)?;
+        let columns = self.columns(&inputs.outputs());
+        Ok(inputs.mean(&columns[0], columns.get(1).map(Vec::as_slice)))
     }
 
     /// Predictive minimum detectable difference for a pair at `power` (e.g. 0.8):
@@ -166,24 +170,92 @@ impl Fit {
     /// `r_new = 1` gives the definition for one new realization, larger values plan an
     /// experiment with R_new realizations.
     pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
-        if !(power > 0.0 && power < 1.0) {
-            return Err(Error::argument("power", power, "a probability in (0, 1)"));
-        }
-        if !(r_new >= 1.0 && r_new.is_finite()) {
-            return Err(Error::argument("R_new", r_new, "a number of realizations >= 1"));
-        }
+        check_mdd_options(power, r_new)?;
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let d: Vec<f64> = self.derived(|row| row[i] - row[j]).concat();
-        let mean_d = d.iter().sum::<f64>() / d.len() as f64;
-        let var_d = d.iter().map(|v| (v - mean_d).powi(2)).sum::<f64>() / (d.len() as f64 - 1.0);
-        let ev = |v: Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
-        let noise = ev(self.obs_variance(a)?) + ev(self.obs_variance(b)?);
-        let sigma_pred = (var_d + noise / r_new).sqrt();
-        Ok(Mdd {
-            mdd: norm_quantile(power) * sigma_pred,
-            sigma_pred,
-            gap: mean_d,
-            detection_probability: norm_cdf(mean_d.abs() / sigma_pred),
-        })
+        let noise = self.mean_obs_variance(a)? + self.mean_obs_variance(b)?;
+        Ok(mdd_of(&self.chain_draws(i), &self.chain_draws(j), noise, power, r_new))
+    }
+}
+
+/// The outputs (and mean trials) a method's predictive variance reads
+/// ([`Fit::obs_variance_inputs`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ObsInputs {
+    /// sigma\[m\] or p\[m\].
+    main: usize,
+    /// nu or phi (phi\[m\]).
+    pub(super) extra: Option<usize>,
+    /// The method's mean trials (beta-binomial).
+    trials: Option<f64>,
+}
+
+impl ObsInputs {
+    /// The output indices to gather: main, then extra.
+    pub(super) fn outputs(&self) -> Vec<usize> {
+        std::iter::once(self.main).chain(self.extra).collect()
+    }
+
+    /// The mean over all draws (chain after chain) of the predictive variance, from the
+    /// gathered columns of [`ObsInputs::outputs`].
+    pub(super) fn mean(&self, main: &[Vec<f64>], extra: Option<&[Vec<f64>]>) -> f64 {
+        let (mut sum, mut count) = (0.0, 0usize);
+        for (c, chain) in main.iter().enumerate() {
+            let other = |i: usize| extra.map(|e| e[c][i]);
+            for (i, &x) in chain.iter().enumerate() {
+                sum += match (self.trials, other(i)) {
+                    (Some(n), Some(phi)) => x * (1.0 - x) * (phi + n) / (n * (phi + 1.0)),
+                    (None, Some(nu)) if nu > 2.0 => x * x * nu / (nu - 2.0),
+                    _ => x * x,
+                };
+            }
+            count += chain.len();
+        }
+        sum / count as f64
+    }
+}
+
+/// Checks the power and R_new of [`Fit::mdd`].
+pub(super) fn check_mdd_options(power: f64, r_new: f64) -> Result<()> {
+    if !(power > 0.0 && power < 1.0) {
+        return Err(Error::argument("power", power, "a probability in (0, 1)"));
+    }
+    if !(r_new >= 1.0 && r_new.is_finite()) {
+        return Err(Error::argument("R_new", r_new, "a number of realizations >= 1"));
+    }
+    Ok(())
+}
+
+/// Checks the half-width of a region of practical equivalence.
+pub(super) fn check_rope(eps: f64) -> Result<()> {
+    if !(eps > 0.0 && eps.is_finite()) {
+        return Err(Error::argument("eps", eps, "a finite number > 0"));
+    }
+    Ok(())
+}
+
+/// `f` of two quantities' draws, draw by draw, per chain.
+fn pointwise(a: &[Vec<f64>], b: &[Vec<f64>], f: impl Fn(f64, f64) -> f64) -> Vec<Vec<f64>> {
+    a.iter().zip(b).map(|(x, y)| x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect()).collect()
+}
+
+/// [`Fit::rope`] from the two methods' draws per chain.
+pub(super) fn rope_of(a: &[Vec<f64>], b: &[Vec<f64>], eps: f64) -> f64 {
+    let ind = pointwise(a, b, |x, y| f64::from(u8::from((x - y).abs() < eps)));
+    let total: usize = ind.iter().map(Vec::len).sum();
+    ind.iter().flatten().sum::<f64>() / total as f64
+}
+
+/// [`Fit::mdd`] from the two methods' draws per chain and the sum of their mean predictive
+/// variances (`noise`).
+pub(super) fn mdd_of(a: &[Vec<f64>], b: &[Vec<f64>], noise: f64, power: f64, r_new: f64) -> Mdd {
+    let d: Vec<f64> = pointwise(a, b, |x, y| x - y).concat();
+    let mean_d = d.iter().sum::<f64>() / d.len() as f64;
+    let var_d = d.iter().map(|v| (v - mean_d).powi(2)).sum::<f64>() / (d.len() as f64 - 1.0);
+    let sigma_pred = (var_d + noise / r_new).sqrt();
+    Mdd {
+        mdd: norm_quantile(power) * sigma_pred,
+        sigma_pred,
+        gap: mean_d,
+        detection_probability: norm_cdf(mean_d.abs() / sigma_pred),
     }
 }

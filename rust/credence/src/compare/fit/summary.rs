@@ -1,9 +1,11 @@
 //! A fit in numbers: the brms-style summary of each quantity, the sampler diagnostics, and
 //! [`FitSummary`], every answer of a fit in one serialisable value (the JSON contract).
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::summary_diagnostics;
+use super::quantities::ObsInputs;
+use crate::compare::diagnostics::{COLUMN_BLOCK, summary_diagnostics};
 
 /// Posterior summary of one reported quantity (the columns of brms' summary).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -185,6 +187,18 @@ impl Default for SummaryOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pairwise<T>(pub Vec<(String, Vec<(String, T)>)>);
 
+impl<T> Pairwise<crate::Result<T>> {
+    /// The pairs' values, or the first pair's error (in row order).
+    pub(crate) fn transpose(self) -> crate::Result<Pairwise<T>> {
+        let rows = self
+            .0
+            .into_iter()
+            .map(|(a, row)| Ok((a, row.into_iter().map(|(b, v)| Ok((b, v?))).collect::<crate::Result<_>>()?)))
+            .collect::<crate::Result<_>>()?;
+        Ok(Pairwise(rows))
+    }
+}
+
 impl<T> Pairwise<T> {
     /// The value of (a, b).
     pub fn get(&self, a: &str, b: &str) -> Option<&T> {
@@ -192,26 +206,28 @@ impl<T> Pairwise<T> {
         row.iter().find(|(y, _)| y == b).map(|(_, v)| v)
     }
 
-    /// The value of each pair (a, b) that `wanted` keeps (by indices into `methods`); rows and
-    /// columns in the order of `methods`, rows without a pair left out.
+    /// The value of each pair (i, j) that `wanted` keeps (indices into `methods`); rows and
+    /// columns in the order of `methods`, rows without a pair left out. Rows are computed in
+    /// parallel.
     pub(crate) fn build(
         methods: &[String],
-        wanted: &dyn Fn(usize, usize) -> bool,
-        mut value: impl FnMut(&str, &str) -> crate::Result<T>,
-    ) -> crate::Result<Self> {
-        let mut rows = Vec::new();
-        for (i, a) in methods.iter().enumerate() {
-            let mut row = Vec::new();
-            for (j, b) in methods.iter().enumerate() {
-                if i != j && wanted(i, j) {
-                    row.push((b.clone(), value(a, b)?));
-                }
-            }
-            if !row.is_empty() {
-                rows.push((a.clone(), row));
-            }
-        }
-        Ok(Pairwise(rows))
+        wanted: &(dyn Fn(usize, usize) -> bool + Sync),
+        value: impl Fn(usize, usize) -> T + Sync,
+    ) -> Self
+    where
+        T: Send,
+    {
+        let rows: Vec<(String, Vec<(String, T)>)> = (0..methods.len())
+            .into_par_iter()
+            .map(|i| {
+                let row = (0..methods.len())
+                    .filter(|&j| i != j && wanted(i, j))
+                    .map(|j| (methods[j].clone(), value(i, j)))
+                    .collect();
+                (methods[i].clone(), row)
+            })
+            .collect();
+        Pairwise(rows.into_iter().filter(|(_, row)| !row.is_empty()).collect())
     }
 }
 
@@ -439,19 +455,44 @@ impl FitSummary {
             Pairs::Auto => methods.len() > ALL_PAIRS_UP_TO,
         };
         // Rank of each method (by index into `methods`) for the ranked pairs.
+        let position: std::collections::HashMap<&str, usize> =
+            ranking.iter().enumerate().map(|(k, m)| (m.as_str(), k)).collect();
         let rank: Vec<usize> =
-            methods.iter().map(|m| ranking.iter().position(|r| r == m).unwrap_or(usize::MAX)).collect();
+            methods.iter().map(|m| position.get(m.as_str()).copied().unwrap_or(usize::MAX)).collect();
         let wanted = |i: usize, j: usize| {
             let (a, b) = (rank[i], rank[j]);
             !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
         };
-        let probs = Pairwise::build(&methods, &wanted, |a, b| fit.prob_better(a, b))?;
-        let rope = match options.rope {
-            Some(eps) => Some(Pairwise::build(&methods, &wanted, |a, b| fit.rope(a, b, eps))?),
-            None => None,
-        };
+        // Each method's draws gathered once (the pairs reuse them), in blocks of methods that
+        // share one pass over the rows, in parallel.
+        let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<crate::Result<_>>()?;
+        let draws: Vec<Vec<Vec<f64>>> = outputs.par_chunks(COLUMN_BLOCK).flat_map_iter(|ks| fit.columns(ks)).collect();
+        let probs = Pairwise::build(&methods, &wanted, |i, j| fit.prob_better_of(&draws[i], &draws[j]));
+        let rope = options.rope.map(|eps| {
+            super::quantities::check_rope(eps)?;
+            Ok::<_, crate::Error>(Pairwise::build(&methods, &wanted, |i, j| {
+                super::quantities::rope_of(&draws[i], &draws[j], eps)
+            }))
+        });
+        let rope = rope.transpose()?;
         let s = &fit.options().sampler;
-        let mdd = Pairwise::build(&methods, &wanted, |a, b| fit.mdd(a, b, options.power, options.r_new))?;
+        super::quantities::check_mdd_options(options.power, options.r_new)?;
+        // Each method's mean predictive variance, its draws gathered the same way.
+        let inputs: Vec<ObsInputs> =
+            methods.iter().map(|m| fit.obs_variance_inputs(m)).collect::<crate::Result<_>>()?;
+        let noise: Vec<f64> = inputs
+            .par_chunks(COLUMN_BLOCK)
+            .flat_map_iter(|block| {
+                let ks: Vec<usize> = block.iter().flat_map(ObsInputs::outputs).collect();
+                let mut columns = fit.columns(&ks).into_iter();
+                let mut next = move || columns.next().unwrap_or_default();
+                block.iter().map(|o| (o, next(), o.extra.map(|_| next()))).collect::<Vec<_>>()
+            })
+            .map(|(o, main, extra)| o.mean(&main, extra.as_deref()))
+            .collect();
+        let mdd = Pairwise::build(&methods, &wanted, |i, j| {
+            super::quantities::mdd_of(&draws[i], &draws[j], noise[i] + noise[j], options.power, options.r_new)
+        });
         let mut warnings = fit.warnings().to_vec();
         let broken: Vec<String> = mdd
             .0

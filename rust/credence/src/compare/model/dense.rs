@@ -20,10 +20,44 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// [`dot`] in four interleaved running sums (vectorises; not the same bits as [`dot`]).
+#[inline(always)]
+fn dot_lanes(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let ((a4, at), (b4, bt)) = (a[..n].as_chunks::<4>(), b[..n].as_chunks::<4>());
+    let mut acc = [0.0f64; 4];
+    for (x, y) in a4.iter().zip(b4) {
+        for l in 0..4 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (x, y) in at.iter().zip(bt) {
+        s += x * y;
+    }
+    s
+}
+
 /// Lower Cholesky factor of the symmetric positive-definite `a` (n x n, row-major; only the
 /// lower triangle is read) into `l` (its upper triangle is zeroed). Returns false when `a` is
 /// not numerically positive definite (a non-positive or non-finite pivot).
 pub(crate) fn cholesky(a: &[f64], l: &mut [f64], n: usize) -> bool {
+    cholesky_with(a, l, n, dot)
+}
+
+crate::simd::avx2_dispatch! {
+    /// [`cholesky`] with its dot products in lanes, for large matrices that no kernel repeats
+    /// (the many-method model's rare fallback to eliminating gamma: M + 1 rows).
+    pub(crate) fn cholesky_wide(a: &[f64], l: &mut [f64], n: usize) -> bool => cholesky_wide_portable
+}
+
+#[inline(always)]
+fn cholesky_wide_portable(a: &[f64], l: &mut [f64], n: usize) -> bool {
+    cholesky_with(a, l, n, dot_lanes)
+}
+
+#[inline(always)]
+fn cholesky_with(a: &[f64], l: &mut [f64], n: usize, dot: impl Fn(&[f64], &[f64]) -> f64) -> bool {
     let (a, l) = (&a[..n * n], &mut l[..n * n]);
     for j in 0..n {
         let (done, rest) = l.split_at_mut(j * n);
@@ -52,6 +86,21 @@ pub(crate) fn cholesky(a: &[f64], l: &mut [f64], n: usize) -> bool {
 /// triangular (its lower triangle zeroed). Row j of U is column j of L^-1:
 /// U\[j\]\[i\] = -(L\[i\]\[j..i\] . U\[j\]\[j..i\]) / L\[i\]\[i\].
 pub(crate) fn inverse_transpose(l: &[f64], u: &mut [f64], n: usize) {
+    inverse_transpose_with(l, u, n, dot)
+}
+
+crate::simd::avx2_dispatch! {
+    /// [`inverse_transpose`] with its dot products in lanes (see [`cholesky_wide`]).
+    pub(crate) fn inverse_transpose_wide(l: &[f64], u: &mut [f64], n: usize) -> () => inverse_transpose_wide_portable
+}
+
+#[inline(always)]
+fn inverse_transpose_wide_portable(l: &[f64], u: &mut [f64], n: usize) {
+    inverse_transpose_with(l, u, n, dot_lanes)
+}
+
+#[inline(always)]
+fn inverse_transpose_with(l: &[f64], u: &mut [f64], n: usize, dot: impl Fn(&[f64], &[f64]) -> f64) {
     let (l, u) = (&l[..n * n], &mut u[..n * n]);
     for j in 0..n {
         let row = &mut u[j * n..(j + 1) * n];
@@ -107,6 +156,25 @@ mod tests {
             }
         }
         a
+    }
+
+    #[test]
+    fn the_wide_factor_and_inverse_agree_with_the_plain_ones() {
+        for n in [3, 70] {
+            let a = spd(n, 11);
+            let (mut l, mut u, mut lw, mut uw) =
+                (vec![0.0; n * n], vec![0.0; n * n], vec![0.0; n * n], vec![0.0; n * n]);
+            assert!(cholesky(&a, &mut l, n) && cholesky_wide(&a, &mut lw, n));
+            inverse_transpose(&l, &mut u, n);
+            inverse_transpose_wide(&lw, &mut uw, n);
+            let scale = u.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for (x, y) in l.iter().zip(&lw) {
+                assert!((x - y).abs() < 1e-10, "{x} vs {y}");
+            }
+            for (x, y) in u.iter().zip(&uw) {
+                assert!((x - y).abs() < 1e-9 * scale, "{x} vs {y}");
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! polynomial tails (half Student-t) keep the logarithm, under which their tail is linear in v.
 
 use crate::compare::model::priors::ScalePrior;
+use crate::special::{exp_bf, ln_normal};
 
 /// The map of one scale parameter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -163,9 +164,71 @@ impl ScaleMap {
     }
 }
 
+crate::simd::avx2_dispatch! {
+    /// [`ScaleMap::Softplus`] at every coordinate of `v`: s, ln s, d ln s / dv, the log
+    /// Jacobian and its derivative into the slices (as long as `v`). Branch-free, with
+    /// [`exp_bf`] and [`ln_normal`] (ln(1 + e) from ln_normal with the rounding of 1 + e
+    /// corrected), so the loop vectorises: within a few ulp of [`ScaleMap::eval`], for models with hundreds of
+    /// scales under one map (the collapsed model's many methods).
+    /// `out` holds s, ln s, d ln s / dv, ln |ds/dv| and its derivative, in that order.
+    pub(crate) fn softplus_all(v: &[f64], scale: f64, ln_scale: f64, out: [&mut [f64]; 5]) -> () => softplus_all_portable
+}
+
+#[inline(always)]
+fn softplus_all_portable(v: &[f64], scale: f64, ln_scale: f64, out: [&mut [f64]; 5]) {
+    let n = v.len();
+    let [s, ln_s, d_ln_s, ln_jac, d_ln_jac] = out;
+    let (s, ln_s, d_ln_s, ln_jac, d_ln_jac) =
+        (&mut s[..n], &mut ln_s[..n], &mut d_ln_s[..n], &mut ln_jac[..n], &mut d_ln_jac[..n]);
+    for j in 0..n {
+        let x = v[j];
+        let e = exp_bf(if x < 0.0 { x } else { -x });
+        let u1 = 1.0 + e;
+        let r = 1.0 / u1;
+        // ln(1 + e) = ln(u1) + ln(1 + delta / u1) with u1 = fl(1 + e) and delta = e - (u1 - 1)
+        // its rounding error (u1 - 1 is exact): ln(u1) + delta / u1 to within an ulp.
+        let l1p = ln_normal(u1) + (e - (u1 - 1.0)) * r;
+        let sp = if x > 0.0 { x } else { 0.0 } + l1p;
+        let sig = if x >= 0.0 { 1.0 } else { e } * r;
+        // Far left, as in `eval`: s = scale e^v, ln s = ln scale + v.
+        let far = x < -30.0;
+        s[j] = scale * if far { e } else { sp };
+        ln_s[j] = ln_scale + if far { x } else { ln_normal(sp) };
+        d_ln_s[j] = if far { 1.0 } else { sig / sp };
+        ln_jac[j] = ln_scale - (if x < 0.0 { -x } else { 0.0 } + l1p);
+        d_ln_jac[j] = 1.0 - sig;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_vectorised_softplus_agrees_with_the_scalar_one() {
+        let (scale, ln_scale) = (0.7f64, 0.7f64.ln());
+        let map = ScaleMap::Softplus { scale, ln_scale };
+        let v: Vec<f64> =
+            (0..4000).map(|i| -45.0 + 0.0227 * i as f64).chain([0.0, -0.0, 1e-300, -30.0, 36.7, -36.7]).collect();
+        let n = v.len();
+        let mut out = vec![vec![0.0; n]; 5];
+        let [s, ln_s, d_ln_s, ln_jac, d_ln_jac] = &mut out[..] else { unreachable!() };
+        softplus_all(&v, scale, ln_scale, [s, ln_s, d_ln_s, ln_jac, d_ln_jac]);
+        let close = |a: f64, b: f64, what: &str, x: f64| {
+            assert!((a - b).abs() <= 1e-14 * b.abs().max(1.0), "{what} at {x}: {a} vs {b}");
+        };
+        let relative = |a: f64, b: f64, what: &str, x: f64| {
+            assert!((a - b).abs() <= 1e-14 * b.abs(), "{what} at {x}: {a} vs {b}");
+        };
+        for (j, &x) in v.iter().enumerate() {
+            let m = map.eval(x);
+            relative(s[j], m.s, "s", x);
+            close(ln_s[j], m.ln_s, "ln s", x);
+            relative(d_ln_s[j], m.d_ln_s, "d ln s", x);
+            close(ln_jac[j], m.ln_jac, "ln jac", x);
+            close(d_ln_jac[j], m.d_ln_jac, "d ln jac", x);
+        }
+    }
 
     #[test]
     fn derivatives_match_finite_differences_and_unmap_inverts() {

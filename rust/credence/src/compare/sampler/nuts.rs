@@ -11,7 +11,7 @@ use rand_distr::Distribution;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::{meets_standard, rhat_and_ess_bulk, summarised};
+use crate::compare::diagnostics::{COLUMN_BLOCK, gather_columns, meets_standard, rhat_and_ess_bulk, summarised};
 use crate::compare::model::Posterior;
 use crate::error::{Error, Result};
 
@@ -148,6 +148,32 @@ pub(crate) struct ChainOutput {
     pub stats: Vec<DrawStats>,
 }
 
+impl ChainOutput {
+    /// No draws yet.
+    fn empty() -> Self {
+        ChainOutput {
+            draws: Vec::new(),
+            divergences: 0,
+            treedepth_hits: 0,
+            step_size: f64::NAN,
+            gradient_evals: 0,
+            stats: Vec::new(),
+        }
+    }
+
+    /// Adds what the chain drew next.
+    fn append(&mut self, more: ChainOutput) {
+        self.draws.extend_from_slice(&more.draws);
+        self.stats.extend_from_slice(&more.stats);
+        self.divergences += more.divergences;
+        self.treedepth_hits += more.treedepth_hits;
+        self.gradient_evals += more.gradient_evals;
+        if !more.stats.is_empty() {
+            self.step_size = more.step_size;
+        }
+    }
+}
+
 pub(crate) use crate::seeds::stream_seed;
 use crate::seeds::stream_seed_path;
 
@@ -201,11 +227,11 @@ impl CpuLogpFunc for Density<'_> {
 
 /// Runs all chains, in parallel over chains. Each chain starts from uniform(-2, 2) draws on the
 /// unconstrained scale (Stan's default) taken from its own stream. With `max_draws`, a run
-/// whose draws fail the clean standard ([`clean_draws`]) is run again with `draws / 2` more
-/// per chain, up to `max_draws`. nuts-rs adapts on `warmup` alone, so a longer run repeats the
-/// shorter one draw for draw and continues it; rerunning rather than keeping the samplers
-/// alive (they are not `Send`) costs the short run again, on the few fits that need more.
-/// The gradient evaluations of the shorter runs are counted in the result's.
+/// whose draws fail the clean standard ([`clean_draws`]) goes on with `draws / 2` more per
+/// chain, up to `max_draws`. nuts-rs adapts on `warmup` alone, so the chains continued are the
+/// chains a longer run would have drawn, draw for draw; each sampler stays alive on the thread
+/// that made it (they are not `Send`), so nothing is drawn twice.
+#[cfg(test)]
 pub(crate) fn run_chains(post: &dyn Posterior, settings: &SamplerSettings) -> Result<Vec<ChainOutput>> {
     run_chains_with_progress(post, settings, &|_, _| {})
 }
@@ -214,59 +240,154 @@ pub(crate) fn run_chains(post: &dyn Posterior, settings: &SamplerSettings) -> Re
 const PROGRESS_EVERY: u64 = 25;
 
 /// [`run_chains`], calling `progress(done, total)` with the iterations of all chains (warmup
-/// included; a longer rerun of a fit that is not clean raises the total).
+/// included; going on with a fit that is not clean raises the total).
 pub(crate) fn run_chains_with_progress(
     post: &dyn Posterior,
     settings: &SamplerSettings,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<ChainOutput>> {
+    run_chains_on(post, settings, chain_threads(), progress)
+}
+
+/// Threads for the chains of one fit: rayon's, except inside a rayon task (fits run in
+/// parallel, as by [`crate::compare::fit_many`] or simulation-based calibration), where the
+/// chains run one after another on the task's thread.
+pub(crate) fn chain_threads() -> usize {
+    if rayon::current_thread_index().is_some() { 1 } else { rayon::current_num_threads() }
+}
+
+/// [`run_chains_with_progress`] on at most `threads` threads (scoped threads, each owning the
+/// samplers of every `threads`-th chain; 1 runs the chains one after another on the calling
+/// thread). The draws do not depend on `threads`.
+pub(crate) fn run_chains_on(
+    post: &dyn Posterior,
+    settings: &SamplerSettings,
+    threads: usize,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<ChainOutput>> {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     settings.validate()?;
     let max = settings.max_draws.unwrap_or(settings.draws);
     super::memory::check(settings.chains, max.max(settings.draws), post.outputs().len(), size_of::<DrawStats>())?;
-    let block = (settings.draws / 2).max(1);
-    let (mut draws, mut spent) = (settings.draws, 0);
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let mut earlier = 0;
-    loop {
-        let total = earlier + settings.chains as u64 * (settings.warmup + draws);
-        let tick = || {
-            let d = done.fetch_add(PROGRESS_EVERY, std::sync::atomic::Ordering::Relaxed) + PROGRESS_EVERY;
-            progress(d.min(total), total);
-        };
-        let mut runs: Vec<ChainOutput> = (0..settings.chains)
-            .into_par_iter()
-            .map(|c| run_chain(post, settings, draws, c as u64, &tick))
-            .collect::<Result<_>>()?;
-        earlier = total;
-        done.store(earlier, std::sync::atomic::Ordering::Relaxed);
-        progress(earlier, earlier);
+    let (chains, block) = (settings.chains as u64, (settings.draws / 2).max(1));
+    let done = AtomicU64::new(0);
+    let total = AtomicU64::new(chains * (settings.warmup + settings.draws));
+    let tick = || {
+        let d = done.fetch_add(PROGRESS_EVERY, Relaxed) + PROGRESS_EVERY;
+        let t = total.load(Relaxed);
+        progress(d.min(t), t);
+    };
+    // After each round: the next length of the chains, or None when they are clean or at the cap.
+    let next = |runs: &[ChainOutput], draws: u64| {
+        let finished = chains * (settings.warmup + draws);
+        done.store(finished, Relaxed);
+        progress(finished, finished);
         if draws >= max || clean_draws(post, &runs.iter().map(|r| r.draws.as_slice()).collect::<Vec<_>>()) {
-            for (r, spent) in runs.iter_mut().zip(spent_per_chain(spent, settings.chains)) {
-                r.gradient_evals += spent;
-            }
-            return Ok(runs);
+            return None;
         }
-        spent += runs.iter().map(|r| r.gradient_evals).sum::<u64>();
-        draws = (draws + block).min(max);
+        let more = (draws + block).min(max);
+        total.store(chains * (settings.warmup + more), Relaxed);
+        Some(more)
+    };
+    let threads = threads.clamp(1, settings.chains);
+    let mut outs = vec![ChainOutput::empty(); settings.chains];
+    let mut draws = settings.draws;
+    if threads == 1 {
+        let mut runs: Vec<ChainRun> = (0..chains).map(|c| ChainRun::new(post, settings, c)).collect::<Result<_>>()?;
+        loop {
+            for (run, out) in runs.iter_mut().zip(&mut outs) {
+                out.append(run.advance(draws, &tick)?);
+            }
+            match next(&outs, draws) {
+                Some(more) => draws = more,
+                None => return Ok(outs),
+            }
+        }
     }
+    std::thread::scope(|scope| {
+        let (report, reports) = std::sync::mpsc::channel();
+        let orders: Vec<_> = (0..threads)
+            .map(|w| {
+                let (order, orders) = std::sync::mpsc::channel();
+                let (report, tick) = (report.clone(), &tick);
+                scope.spawn(move || {
+                    chain_worker(post, settings, (w..settings.chains).step_by(threads), orders, report, tick)
+                });
+                order
+            })
+            .collect();
+        drop(report);
+        loop {
+            for _ in 0..settings.chains {
+                let (c, more): (usize, Result<ChainOutput>) =
+                    reports.recv().map_err(|_| sampler_error(0, "a chain's thread stopped"))?;
+                outs[c].append(more?);
+            }
+            match next(&outs, draws) {
+                Some(more) => draws = more,
+                None => return Ok(outs),
+            }
+            for o in &orders {
+                // A worker that has stopped has reported its error, which ends this loop.
+                let _ = o.send(draws);
+            }
+        }
+    })
 }
 
-/// `total` split over `chains` as evenly as whole numbers allow.
-fn spent_per_chain(total: u64, chains: usize) -> impl Iterator<Item = u64> {
-    let n = chains as u64;
-    (0..n).map(move |c| total / n + u64::from(c < total % n))
+/// One thread's chains: runs each to the length ordered (the first `settings.draws`), reports
+/// what each drew since its last report, and waits for the next order; stops when the orders
+/// stop or a chain fails. A panic is reported as an error first (so the caller stops waiting)
+/// and then goes on to the scope.
+fn chain_worker(
+    post: &dyn Posterior,
+    settings: &SamplerSettings,
+    chains: impl Iterator<Item = usize>,
+    orders: std::sync::mpsc::Receiver<u64>,
+    report: std::sync::mpsc::Sender<(usize, Result<ChainOutput>)>,
+    tick: &(dyn Fn() + Sync),
+) {
+    let work = std::panic::AssertUnwindSafe(|| {
+        let mut runs = Vec::new();
+        for c in chains {
+            match ChainRun::new(post, settings, c as u64) {
+                Ok(run) => runs.push((c, run)),
+                Err(e) => return drop(report.send((c, Err(e)))),
+            }
+        }
+        let mut draws = settings.draws;
+        loop {
+            for (c, run) in &mut runs {
+                let more = run.advance(draws, tick);
+                let failed = more.is_err();
+                if report.send((*c, more)).is_err() || failed {
+                    return;
+                }
+            }
+            match orders.recv() {
+                Ok(more) => draws = more,
+                Err(_) => return,
+            }
+        }
+    });
+    if let Err(panic) = std::panic::catch_unwind(work) {
+        let _ = report.send((0, Err(sampler_error(0, "a chain panicked"))));
+        std::panic::resume_unwind(panic);
+    }
 }
 
 /// Whether chains of draws (row-major, draw x output) meet the clean standard on every
 /// summarised output: R-hat <= 1.01 and bulk-ESS >= 400 (NaN, a constant output, passes).
 pub(crate) fn clean_draws(post: &dyn Posterior, chains: &[&[f64]]) -> bool {
     let outputs = post.outputs();
-    let n_out = outputs.len();
-    outputs.iter().enumerate().filter(|(_, o)| summarised(&o.name)).all(|(k, _)| {
-        let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
-        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
-        let (rhat, ess) = rhat_and_ess_bulk(&refs);
-        meets_standard(rhat, ess)
+    let checked: Vec<usize> = (0..outputs.len()).filter(|&k| summarised(&outputs[k].name)).collect();
+    // Blocks of columns, in parallel; each block's draws gathered in one pass over the rows.
+    checked.par_chunks(COLUMN_BLOCK).all(|ks| {
+        gather_columns(chains, outputs.len(), ks).iter().all(|columns| {
+            let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+            let (rhat, ess) = rhat_and_ess_bulk(&refs);
+            meets_standard(rhat, ess)
+        })
     })
 }
 
@@ -274,71 +395,93 @@ fn sampler_error(chain: u64, e: impl std::fmt::Display) -> Error {
     Error::Sampler { chain, message: e.to_string() }
 }
 
-/// One chain of `settings.warmup` + `draws` iterations, calling `tick` every
-/// [`PROGRESS_EVERY`] of them.
-fn run_chain(
-    post: &dyn Posterior,
-    settings: &SamplerSettings,
-    draws: u64,
+/// One chain on its way: the sampler, kept alive so that a fit that is not clean goes on from
+/// its last draw, and the stream of its location draws' normals.
+struct ChainRun<'a> {
+    post: &'a dyn Posterior,
     chain: u64,
-    tick: &(dyn Fn() + Sync),
-) -> Result<ChainOutput> {
-    let mut nuts = DiagNutsSettings {
-        num_tune: settings.warmup,
-        num_draws: draws,
-        maxdepth: settings.max_depth,
-        num_chains: settings.chains,
-        seed: settings.seed,
-        ..Default::default()
-    };
-    nuts.adapt_options.step_size_settings.target_accept = settings.target_accept;
-    nuts.walnuts = settings.walnuts.map(|max_error| WalnutsOptions { max_error, ..Default::default() });
-    let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(settings.seed, chain));
-    let init: Vec<f64> = (0..post.dim()).map(|_| rng.random_range(-2.0..2.0)).collect();
-    let math = CpuMath::new(Density { post });
-    let mut sampler = nuts.new_chain(chain, math, &mut rng).map_err(|e| sampler_error(chain, e))?;
-    sampler.set_position(&init).map_err(|e| sampler_error(chain, e))?;
-    let n_out = post.outputs().len();
-    let mut out = ChainOutput {
-        draws: Vec::with_capacity(draws as usize * n_out),
-        divergences: 0,
-        treedepth_hits: 0,
-        step_size: f64::NAN,
-        gradient_evals: 0,
-        stats: Vec::with_capacity(draws as usize),
-    };
-    let mut constrained = vec![0.0; n_out];
-    // The standard normals of the collapsed model's location draws: the chain's own stream,
-    // apart from the sampler's, so they change no transition.
-    let mut aux_rng = ChaCha8Rng::seed_from_u64(stream_seed_path(settings.seed, &[chain, AUX_TAG]));
-    let mut aux = vec![0.0; post.aux_dim()];
-    for it in 0..settings.warmup + draws {
-        if it % PROGRESS_EVERY == PROGRESS_EVERY - 1 {
-            tick();
-        }
-        let (position, _, stats, progress) = sampler.expanded_draw().map_err(|e| sampler_error(chain, e))?;
-        out.gradient_evals += progress.num_gradients;
-        if progress.tuning {
-            continue;
-        }
-        out.divergences += usize::from(progress.diverging);
-        out.treedepth_hits += usize::from(stats.maxdepth_reached);
-        out.step_size = progress.step_size;
-        out.stats.push(DrawStats {
-            accept_stat: stats.adapt.step_size.mean_tree_accept,
-            step_size: progress.step_size,
-            tree_depth: stats.depth,
-            n_leapfrog: progress.num_steps,
-            divergent: progress.diverging,
-            energy: stats.point.energy,
-        });
-        // The ziggurat (rand_distr) rather than Box-Muller: a 6 x 50 design draws 57 normals per
-        // kept draw, and Box-Muller's log and cosine were a seventh of the fit's time.
-        aux.iter_mut().for_each(|z| *z = rand_distr::StandardNormal.sample(&mut aux_rng));
-        post.constrain(&position, &aux, &mut constrained);
-        out.draws.extend_from_slice(&constrained);
+    warmup: u64,
+    sampler: <DiagNutsSettings as Settings>::Chain<CpuMath<Density<'a>>>,
+    /// The standard normals of the collapsed model's location draws: the chain's own stream,
+    /// apart from the sampler's, so they change no transition.
+    aux_rng: ChaCha8Rng,
+    aux: Vec<f64>,
+    constrained: Vec<f64>,
+    /// Iterations done, warmup included.
+    done: u64,
+}
+
+impl<'a> ChainRun<'a> {
+    fn new(post: &'a dyn Posterior, settings: &SamplerSettings, chain: u64) -> Result<Self> {
+        let mut nuts = DiagNutsSettings {
+            num_tune: settings.warmup,
+            num_draws: settings.draws,
+            maxdepth: settings.max_depth,
+            num_chains: settings.chains,
+            seed: settings.seed,
+            ..Default::default()
+        };
+        nuts.adapt_options.step_size_settings.target_accept = settings.target_accept;
+        nuts.walnuts = settings.walnuts.map(|max_error| WalnutsOptions { max_error, ..Default::default() });
+        let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(settings.seed, chain));
+        let init: Vec<f64> = (0..post.dim()).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let math = CpuMath::new(Density { post });
+        let mut sampler = nuts.new_chain(chain, math, &mut rng).map_err(|e| sampler_error(chain, e))?;
+        sampler.set_position(&init).map_err(|e| sampler_error(chain, e))?;
+        Ok(ChainRun {
+            post,
+            chain,
+            warmup: settings.warmup,
+            sampler,
+            aux_rng: ChaCha8Rng::seed_from_u64(stream_seed_path(settings.seed, &[chain, AUX_TAG])),
+            aux: vec![0.0; post.aux_dim()],
+            constrained: vec![0.0; post.outputs().len()],
+            done: 0,
+        })
     }
-    Ok(out)
+
+    /// Runs the chain on to `warmup + draws` iterations, calling `tick` every
+    /// [`PROGRESS_EVERY`] of them; returns what it drew on the way (its gradient evaluations
+    /// included).
+    fn advance(&mut self, draws: u64, tick: &(dyn Fn() + Sync)) -> Result<ChainOutput> {
+        let (chain, post) = (self.chain, self.post);
+        let n_out = self.constrained.len();
+        let kept = (self.warmup + draws).saturating_sub(self.done.max(self.warmup)) as usize;
+        let mut out = ChainOutput {
+            draws: Vec::with_capacity(kept * n_out),
+            stats: Vec::with_capacity(kept),
+            ..ChainOutput::empty()
+        };
+        while self.done < self.warmup + draws {
+            let it = self.done;
+            self.done += 1;
+            if it % PROGRESS_EVERY == PROGRESS_EVERY - 1 {
+                tick();
+            }
+            let (position, _, stats, progress) = self.sampler.expanded_draw().map_err(|e| sampler_error(chain, e))?;
+            out.gradient_evals += progress.num_gradients;
+            if progress.tuning {
+                continue;
+            }
+            out.divergences += usize::from(progress.diverging);
+            out.treedepth_hits += usize::from(stats.maxdepth_reached);
+            out.step_size = progress.step_size;
+            out.stats.push(DrawStats {
+                accept_stat: stats.adapt.step_size.mean_tree_accept,
+                step_size: progress.step_size,
+                tree_depth: stats.depth,
+                n_leapfrog: progress.num_steps,
+                divergent: progress.diverging,
+                energy: stats.point.energy,
+            });
+            // The ziggurat (rand_distr) rather than Box-Muller: a 6 x 50 design draws 57 normals
+            // per kept draw, and Box-Muller's log and cosine were a seventh of the fit's time.
+            self.aux.iter_mut().for_each(|z| *z = rand_distr::StandardNormal.sample(&mut self.aux_rng));
+            post.constrain(&position, &self.aux, &mut self.constrained);
+            out.draws.extend_from_slice(&self.constrained);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -357,14 +500,15 @@ mod tests {
             assert_eq!(l.draws.len(), 45 * 2);
         }
         // 4 x 30 draws cannot reach a bulk-ESS of 400: extended in blocks of 15 up to the cap,
-        // and the result is the fixed-length run of that many draws, with the gradient
-        // evaluations of the shorter runs counted as well.
+        // the chains going on from their last draw: the result is the fixed-length run of that
+        // many draws, gradient evaluations included (nothing is drawn twice), on any number of
+        // threads.
         let grown = run_chains(&post, &SamplerSettings { max_draws: Some(45), ..fixed(30) }).unwrap();
-        let spent: u64 = short.iter().chain(&long).map(|c| c.gradient_evals).sum();
-        for (g, l) in grown.iter().zip(&long) {
-            assert_eq!(g.draws, l.draws);
+        assert_eq!(grown, long);
+        for threads in [1, 3] {
+            let on = run_chains_on(&post, &SamplerSettings { max_draws: Some(45), ..fixed(30) }, threads, &|_, _| {});
+            assert_eq!(on.unwrap(), long);
         }
-        assert_eq!(grown.iter().map(|c| c.gradient_evals).sum::<u64>(), spent);
         assert!(!clean_draws(&post, &long.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>()));
         // A clean run is not extended; a cap at or below draws keeps the length.
         let clean = run_chains(&post, &SamplerSettings { max_draws: Some(2000), ..fixed(1000) }).unwrap();

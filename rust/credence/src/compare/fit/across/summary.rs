@@ -104,19 +104,20 @@ impl AcrossSummary {
         let rank: Vec<usize> =
             methods.iter().map(|m| ranking.iter().position(|r| r == m).unwrap_or(usize::MAX)).collect();
         let wanted = |i: usize, j: usize| !ranked || rank[i].abs_diff(rank[j]) == 1 || rank[i] == 0 || rank[j] == 0;
-        let pairwise = Pairwise::build(&methods, &wanted, |a, b| {
+        let pair = |i: usize, j: usize| -> crate::Result<AcrossPair> {
+            let (a, b) = (&methods[i], &methods[j]);
             let (p, mcse) = fit.prob_better_new(a, b)?;
-            let (ia, ib) = (methods.iter().position(|m| m == a), methods.iter().position(|m| m == b));
             let on = design
                 .datasets()
                 .iter()
                 .enumerate()
-                .filter(|&(d, _)| ia.zip(ib).is_some_and(|(i, j)| design.has_cell(d, i) && design.has_cell(d, j)))
+                .filter(|&(d, _)| design.has_cell(d, i) && design.has_cell(d, j))
                 .map(|(_, ds)| Ok((ds.clone(), fit.prob_better_on(ds, a, b)?)))
                 .collect::<crate::Result<_>>()?;
             let rope = rope.map(|eps| fit.rope_new(a, b, eps)).transpose()?;
             Ok(AcrossPair { prob_better_new: p, prob_better_new_mcse: mcse, prob_better_on: on, rope })
-        })?;
+        };
+        let pairwise = Pairwise::build(&methods, &wanted, pair).transpose()?;
         let prob_best_on = design
             .datasets()
             .iter()

@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 
-use super::CollapsedGaussian;
+use super::{CollapsedGaussian, lanes};
 use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
 
 /// Fewest methods for which the likelihood eliminates the method effects (below it, and
@@ -26,14 +26,14 @@ pub(super) const DUAL_MIN_METHODS: usize = 24;
 /// left after the cancellation); below it the primal form evaluates the point.
 const MIN_PIVOT_SHARE: f64 = 1e-8;
 
-/// The data as the dual form reads them: per method its counts and (shifted) means in each
-/// column (the realizations, or one column without the realization effect), method-major, and
-/// the distinct rows of counts.
+/// The data as the dual form reads them: per column (the realizations, or one column without
+/// the realization effect) the counts and (shifted) means of every method, column-major so
+/// that the loops over methods vectorise, and the distinct rows of counts.
 #[derive(Debug, Clone, Default)]
 pub(super) struct DualData {
     /// Columns C (R, or 1 without the realization effect).
     pub cols: usize,
-    /// k\[m, c\] and the cell mean ybar\[m, c\] (0 for an empty cell), M x C.
+    /// k\[c, m\] and the cell mean ybar\[c, m\] (0 for an empty cell), C x M.
     pub k: Vec<f64>,
     pub ybar: Vec<f64>,
     /// Row of counts of each method, and the distinct rows (P x C) with their totals K.
@@ -52,15 +52,15 @@ impl DualData {
     ) -> Self {
         let mut d = DualData { cols, k: vec![0.0; m * cols], ybar: vec![0.0; m * cols], ..Default::default() };
         for g in 0..m {
-            for c in 0..cols {
-                d.k[g * cols + c] = k_rm(c, g);
-                d.ybar[g * cols + c] = y_rm(c, g);
+            let row: Vec<f64> = (0..cols).map(|c| k_rm(c, g)).collect();
+            for (c, &k) in row.iter().enumerate() {
+                d.k[c * m + g] = k;
+                d.ybar[c * m + g] = y_rm(c, g);
             }
-            let row = &d.k[g * cols..(g + 1) * cols];
             let id = match d.rows.chunks(cols).position(|r| r == row) {
                 Some(id) => id,
                 None => {
-                    d.rows.extend_from_slice(row);
+                    d.rows.extend_from_slice(&row);
                     d.row_total.push(row.iter().sum());
                     d.row_total.len() - 1
                 }
@@ -74,12 +74,23 @@ impl DualData {
 /// Per-thread scratch of one dual evaluation.
 #[derive(Default)]
 struct DualWork {
-    /// w = 1/sigma^2 and d = K w + 1/tau^2 per method.
+    /// w = 1/sigma^2, d = K w + 1/tau^2 and 1/d per method.
     w: Vec<f64>,
     d: Vec<f64>,
-    /// Per row of counts: sums of w/d and w^2/d over its methods.
+    id: Vec<f64>,
+    /// Per method: its share K w ybar / d of mu0's linear term, the sum of k e^2 over its
+    /// cells at the conditional mean, and delta_hat.
+    shrunk: Vec<f64>,
+    wrss: Vec<f64>,
+    delta: Vec<f64>,
+    /// Per row of counts: sums of w/d and w^2/d over its methods; sum_c k gamma_c;
+    /// |L^-1 (K, k)|^2, sum_c k |A_c|^2 and sum_c k A_c . L^-1 (K, k) (A_c below).
     s1: Vec<f64>,
     s2: Vec<f64>,
+    k_gamma: Vec<f64>,
+    d_sq: Vec<f64>,
+    ka_sq: Vec<f64>,
+    ka_dot_d: Vec<f64>,
     /// S', its factor L, U = L^-T (n x n), the linear term, theta_hat and vector scratch (n).
     s: Vec<f64>,
     l: Vec<f64>,
@@ -87,9 +98,7 @@ struct DualWork {
     h: Vec<f64>,
     theta: Vec<f64>,
     tmp: Vec<f64>,
-    /// delta_hat per method.
-    delta: Vec<f64>,
-    /// L^-1 (e0 + e_c) per column (C x n) and L^-1 (K, k) per row of counts (P x n).
+    /// A_c = L^-1 (e0 + e_c) per column (C x n) and L^-1 (K, k) per row of counts (P x n).
     a: Vec<f64>,
     rows: Vec<f64>,
 }
@@ -107,18 +116,63 @@ impl DualWork {
         *self = DualWork {
             w: z(m),
             d: z(m),
+            id: z(m),
+            shrunk: z(m),
+            wrss: z(m),
+            delta: z(m),
             s1: z(p),
             s2: z(p),
+            k_gamma: z(p),
+            d_sq: z(p),
+            ka_sq: z(p),
+            ka_dot_d: z(p),
             s: z(n * n),
             l: z(n * n),
             u_inv: z(n * n),
             h: z(n),
             theta: z(n),
             tmp: z(n),
-            delta: z(m),
             a: z(cols * n),
             rows: z(p * n),
         };
+    }
+}
+
+crate::simd::avx2_dispatch! {
+    /// sum_m k w (ybar - shrunk) over the methods of one column (lane accumulators).
+    fn weighted_gaps(k: &[f64], ybar: &[f64], w: &[f64], shrunk: &[f64]) -> f64 => weighted_gaps_portable
+}
+
+#[inline(always)]
+fn weighted_gaps_portable(k: &[f64], ybar: &[f64], w: &[f64], shrunk: &[f64]) -> f64 {
+    const LANES: usize = 8;
+    let n = k.len();
+    let (k, ybar, w, shrunk) = (&k[..n], &ybar[..n], &w[..n], &shrunk[..n]);
+    let mut acc = [0.0f64; LANES];
+    let body = n / LANES * LANES;
+    let chunks = k[..body].chunks_exact(LANES).zip(ybar[..body].chunks_exact(LANES));
+    for ((k8, y8), (w8, s8)) in chunks.zip(w[..body].chunks_exact(LANES).zip(shrunk[..body].chunks_exact(LANES))) {
+        for l in 0..LANES {
+            acc[l] += k8[l] * w8[l] * (y8[l] - s8[l]);
+        }
+    }
+    let mut tail = 0.0;
+    for j in body..n {
+        tail += k[j] * w[j] * (ybar[j] - shrunk[j]);
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+crate::simd::avx2_dispatch! {
+    /// Adds k (ybar - location - delta)^2 of one column to each method's sum.
+    fn add_weighted_squares(k: &[f64], ybar: &[f64], location: f64, delta: &[f64], out: &mut [f64]) -> () => add_weighted_squares_portable
+}
+
+#[inline(always)]
+fn add_weighted_squares_portable(k: &[f64], ybar: &[f64], location: f64, delta: &[f64], out: &mut [f64]) {
+    for (((o, &k), &y), &d) in out.iter_mut().zip(k).zip(ybar).zip(delta) {
+        let e = y - location - d;
+        *o += k * e * e;
     }
 }
 
@@ -126,6 +180,12 @@ impl CollapsedGaussian {
     /// Whether this model's likelihood eliminates the method effects.
     pub(super) fn is_dual(&self) -> bool {
         self.dual.is_some()
+    }
+
+    /// Whether every method has its own sigma and all share one row of counts (a balanced
+    /// table): the loops over methods then take the vectorised forms of `lanes.rs`.
+    fn uniform(&self, dd: &DualData) -> bool {
+        self.n_sigma == self.m && dd.row_total.len() == 1
     }
 
     /// Builds S' and h' for the scales `sc`, factors S' and solves for theta_hat, then
@@ -137,30 +197,32 @@ impl CollapsedGaussian {
         let isg2 = if r > 0 { 1.0 / (sc[self.dim - 1] * sc[self.dim - 1]) } else { 0.0 };
         wk.s1.fill(0.0);
         wk.s2.fill(0.0);
-        wk.h.fill(0.0);
         let mut h0 = 0.0;
-        for g in 0..m {
+        let uniform = self.uniform(dd);
+        if uniform {
+            let out = [&mut wk.w[..], &mut wk.d[..], &mut wk.id[..], &mut wk.shrunk[..]];
+            [wk.s1[0], wk.s2[0], h0] = lanes::precisions(&sc[1..1 + m], &self.counts, &self.method_mean, itau2, out);
+        }
+        for g in (0..m).filter(|_| !uniform) {
             let s = sc[self.sigma_slot(g)];
             let w = 1.0 / (s * s);
             let d = self.counts[g] * w + itau2;
-            (wk.w[g], wk.d[g]) = (w, d);
+            let id = 1.0 / d;
+            (wk.w[g], wk.d[g], wk.id[g]) = (w, d, id);
             let p = dd.row_of[g];
-            wk.s1[p] += w / d;
-            wk.s2[p] += w * w / d;
+            wk.s1[p] += w * id;
+            wk.s2[p] += w * w * id;
             // delta's linear term K w ybar_m, shrunk: h0 gets its 1/(tau^2 d) share.
-            let hd = self.counts[g] * w * self.method_mean[g];
-            h0 += hd / d;
-            if r > 0 {
-                let (k, y) = (&dd.k[g * c..(g + 1) * c], &dd.ybar[g * c..(g + 1) * c]);
-                let shrunk = hd / d;
-                for i in 0..r {
-                    if k[i] != 0.0 {
-                        wk.h[1 + i] += k[i] * w * (y[i] - shrunk);
-                    }
-                }
-            }
+            let shrunk = self.counts[g] * w * self.method_mean[g] * id;
+            wk.shrunk[g] = shrunk;
+            h0 += shrunk;
         }
         wk.h[0] = self.prior_precision * self.prior_mean + itau2 * h0;
+        // gamma_c's linear term: sum_m k w (ybar - shrunk), column by column.
+        for i in 0..r {
+            let (k, y) = (&dd.k[i * m..(i + 1) * m], &dd.ybar[i * m..(i + 1) * m]);
+            wk.h[1 + i] = weighted_gaps(k, y, &wk.w, &wk.shrunk);
+        }
         let s = &mut wk.s;
         s.fill(0.0);
         s[0] = self.prior_precision;
@@ -207,19 +269,51 @@ impl CollapsedGaussian {
         true
     }
 
-    /// delta's conditional mean given theta (mu0, gamma): sum_c k w (ybar - mu0 - gamma_c) / d.
+    /// delta's conditional mean given theta (mu0, gamma): w sum_c k (ybar - mu0 - gamma_c) / d
+    /// = w (K (ybar_m - mu0) - sum_c k gamma_c) / d, the last sum once per row of counts.
     fn method_means(&self, dd: &DualData, theta: &[f64], wk: &mut DualWork) {
         let c = dd.cols;
+        for (p, kg) in wk.k_gamma.iter_mut().enumerate() {
+            *kg = if self.r > 0 { dot(&dd.rows[p * c..(p + 1) * c], &theta[1..]) } else { 0.0 };
+        }
         for g in 0..self.m {
-            let (k, y) = (&dd.k[g * c..(g + 1) * c], &dd.ybar[g * c..(g + 1) * c]);
-            let mut t = 0.0;
-            for i in 0..c {
-                if k[i] != 0.0 {
-                    let gamma = if self.r > 0 { theta[1 + i] } else { 0.0 };
-                    t += k[i] * (y[i] - theta[0] - gamma);
-                }
+            let t = self.counts[g] * (self.method_mean[g] - theta[0]) - wk.k_gamma[dd.row_of[g]];
+            wk.delta[g] = wk.w[g] * t * wk.id[g];
+        }
+    }
+
+    /// The columns' L^-1 (e0 + e_c) and the rows' L^-1 (K, k): the conditional variance of a
+    /// cell mean mu0 + delta_m + gamma_c is 1/d + |A_c - (w/d) D_row|^2, and that of delta_m
+    /// 1/d + (w/d)^2 |D_row|^2 (differences formed before squaring). Per row of counts
+    /// |D|^2, sum_c k |A_c|^2 and sum_c k A_c . D into `wk` (`r` realizations).
+    fn row_dots(dd: &DualData, wk: &mut DualWork, r: usize) {
+        let (n, c) = (r + 1, dd.cols);
+        for i in 0..c {
+            wk.tmp.fill(0.0);
+            wk.tmp[0] = 1.0;
+            if r > 0 {
+                wk.tmp[1 + i] = 1.0;
             }
-            wk.delta[g] = wk.w[g] * t / wk.d[g];
+            solve_lower(&wk.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
+        }
+        for p in 0..dd.row_total.len() {
+            wk.tmp[0] = dd.row_total[p];
+            for i in 0..r {
+                wk.tmp[1 + i] = dd.rows[p * c + i];
+            }
+            solve_lower(&wk.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
+        }
+        // |A_c - s D|^2 = |A_c|^2 - 2 s A_c . D + s^2 |D|^2 with the dots per column and row
+        // of counts computed once: O(M + P C) per evaluation, summed over a method's cells
+        // with their counts before the methods' factors s = w/d enter. A_c and s D differ in
+        // their gamma entries by e_c - k/K, so the expansion keeps its relative precision.
+        let p_rows = dd.row_total.len();
+        let a_sq: Vec<f64> = (0..c).map(|i| dot(&wk.a[i * n..(i + 1) * n], &wk.a[i * n..(i + 1) * n])).collect();
+        for p in 0..p_rows {
+            let (row, k) = (&wk.rows[p * n..(p + 1) * n], &dd.rows[p * c..(p + 1) * c]);
+            wk.d_sq[p] = dot(row, row);
+            wk.ka_sq[p] = dot(k, &a_sq);
+            wk.ka_dot_d[p] = (0..c).map(|i| k[i] * dot(&wk.a[i * n..(i + 1) * n], row)).sum();
         }
     }
 
@@ -234,6 +328,7 @@ impl CollapsedGaussian {
             if !self.condition_dual(dd, sc, wk) {
                 return None;
             }
+            Self::row_dots(dd, wk, r);
             let itau2 = 1.0 / (sc[0] * sc[0]);
             let theta = &wk.theta;
             let mut quad = (theta[0] - self.prior_mean).powi(2) * self.prior_precision;
@@ -241,9 +336,15 @@ impl CollapsedGaussian {
             // sum ln d as the logarithm of a product, renormalised when it leaves
             // [1e-150, 1e150]: a few logarithms instead of one per method.
             let mut product = 1.0;
+            let uniform = self.uniform(dd);
+            if uniform {
+                [delta2, ln_sigma] = lanes::delta_and_log_sigma(&wk.delta, &self.counts, &u[1..1 + m]);
+            }
             for g in 0..m {
-                delta2 += wk.delta[g] * wk.delta[g];
-                ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
+                if !uniform {
+                    delta2 += wk.delta[g] * wk.delta[g];
+                    ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
+                }
                 if (1e-100..=1e100).contains(&wk.d[g]) {
                     product *= wk.d[g];
                 } else {
@@ -259,57 +360,29 @@ impl CollapsedGaussian {
             for i in 0..r {
                 gamma2 += theta[1 + i] * theta[1 + i];
             }
-            // The columns' L^-1 (e0 + e_c) and the rows' L^-1 (K, k): the conditional variance
-            // of a cell mean mu0 + delta_m + gamma_c is 1/d + |A_c - (w/d) D_row|^2, and that
-            // of delta_m 1/d + (w/d)^2 |D_row|^2 (differences formed before squaring).
+            // Each method's sum of k e^2, e = ybar - mu0 - delta - gamma_c, column by column.
+            wk.wrss.fill(0.0);
             for i in 0..c {
-                wk.tmp.fill(0.0);
-                wk.tmp[0] = 1.0;
-                if r > 0 {
-                    wk.tmp[1 + i] = 1.0;
-                }
-                solve_lower(&wk.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
-            }
-            for p in 0..dd.row_total.len() {
-                wk.tmp[0] = dd.row_total[p];
-                for i in 0..r {
-                    wk.tmp[1 + i] = dd.rows[p * c + i];
-                }
-                solve_lower(&wk.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
-            }
-            // |A_c - s D|^2 = |A_c|^2 - 2 s A_c . D + s^2 |D|^2 with the dots per column and row
-            // of counts computed once: O(M C) per evaluation. A_c and s D differ in their gamma
-            // entries by e_c - k/K, so the expansion keeps its relative precision.
-            let p_rows = dd.row_total.len();
-            let a_sq: Vec<f64> = (0..c).map(|i| dot(&wk.a[i * n..(i + 1) * n], &wk.a[i * n..(i + 1) * n])).collect();
-            let mut a_dot_d = vec![0.0; p_rows * c];
-            let mut d_sq = vec![0.0; p_rows];
-            for p in 0..p_rows {
-                let row = &wk.rows[p * n..(p + 1) * n];
-                d_sq[p] = dot(row, row);
-                for i in 0..c {
-                    a_dot_d[p * c + i] = dot(&wk.a[i * n..(i + 1) * n], row);
-                }
+                let (k, y) = (&dd.k[i * m..(i + 1) * m], &dd.ybar[i * m..(i + 1) * m]);
+                let location = theta[0] + if r > 0 { theta[1 + i] } else { 0.0 };
+                add_weighted_squares(k, y, location, &wk.delta, &mut wk.wrss);
             }
             let mut e_delta2 = delta2;
-            for g in 0..m {
-                let (k, y) = (&dd.k[g * c..(g + 1) * c], &dd.ybar[g * c..(g + 1) * c]);
-                let (w, d, p) = (wk.w[g], wk.d[g], dd.row_of[g]);
-                let sg = w / d;
-                e_delta2 += 1.0 / d + sg * sg * d_sq[p];
-                let (mut wrss, mut var) = (0.0, 0.0);
-                for i in 0..c {
-                    if k[i] == 0.0 {
-                        continue;
-                    }
-                    let gamma = if r > 0 { theta[1 + i] } else { 0.0 };
-                    let e = y[i] - theta[0] - wk.delta[g] - gamma;
-                    wrss += k[i] * e * e;
-                    let spread = (a_sq[i] - 2.0 * sg * a_dot_d[p * c + i] + sg * sg * d_sq[p]).max(0.0);
-                    var += k[i] * (1.0 / d + spread);
-                }
-                quad += w * (self.ssw[g] + wrss);
-                grad[self.sigma_slot(g)] += -self.counts[g] + w * (self.ssw[g] + wrss + var);
+            if uniform {
+                let row = lanes::Row { d_sq: wk.d_sq[0], ka_sq: wk.ka_sq[0], ka_dot_d: wk.ka_dot_d[0] };
+                let [ev, q] =
+                    lanes::method_terms(row, &wk.w, &wk.id, &self.counts, [&self.ssw, &wk.wrss], &mut grad[1..1 + m]);
+                (e_delta2, quad) = (e_delta2 + ev, quad + q);
+            }
+            for g in (0..m).filter(|_| !uniform) {
+                let (w, id, p) = (wk.w[g], wk.id[g], dd.row_of[g]);
+                let sg = w * id;
+                let k_total = self.counts[g];
+                e_delta2 += id + sg * sg * wk.d_sq[p];
+                let spread = (wk.ka_sq[p] - 2.0 * sg * wk.ka_dot_d[p] + sg * sg * k_total * wk.d_sq[p]).max(0.0);
+                let var = k_total * id + spread;
+                quad += w * (self.ssw[g] + wk.wrss[g]);
+                grad[self.sigma_slot(g)] += -self.counts[g] + w * (self.ssw[g] + wk.wrss[g] + var);
             }
             grad[0] += -(m as f64) + itau2 * e_delta2;
             // ln |S'| from the product of the pivots, as in `likelihood`.

@@ -3,8 +3,13 @@
 //! exact conditional draws of the locations.
 
 use super::CollapsedGaussian;
+use super::lanes::half_normal_all;
 use super::work::{Work, leave_one_out, quadratic};
-use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::dense::{
+    cholesky, cholesky_wide, dot, inverse_transpose, inverse_transpose_wide, solve_lower, solve_upper,
+};
+use crate::compare::model::priors::ScalePrior;
+use crate::compare::model::scale_map::softplus_all;
 
 impl CollapsedGaussian {
     pub(super) fn sigma_slot(&self, g: usize) -> usize {
@@ -81,10 +86,20 @@ impl CollapsedGaussian {
         for g in 1..n {
             wk.s[g * n + g] += itau2;
         }
-        if !cholesky(&wk.s, &mut wk.l, n) {
+        // The many-method model comes here only where its dual form is too ill-conditioned, with
+        // M + 1 rows: dot products in lanes (no kernel repeats this model).
+        let (factor, invert) = if self.is_dual() {
+            (
+                cholesky_wide as fn(&[f64], &mut [f64], usize) -> bool,
+                inverse_transpose_wide as fn(&[f64], &mut [f64], usize),
+            )
+        } else {
+            (cholesky as fn(&[f64], &mut [f64], usize) -> bool, inverse_transpose as fn(&[f64], &mut [f64], usize))
+        };
+        if !factor(&wk.s, &mut wk.l, n) {
             return false;
         }
-        inverse_transpose(&wk.l, &mut wk.u_inv, n);
+        invert(&wk.l, &mut wk.u_inv, n);
         solve_lower(&wk.u_inv, &wk.h, &mut wk.tmp, n);
         solve_upper(&wk.u_inv, &wk.tmp, &mut wk.beta, n);
         true
@@ -171,8 +186,21 @@ impl CollapsedGaussian {
     pub(crate) fn scales(&self, v: &[f64], sc: &mut [f64], u: &mut [f64], wk: &mut Work) -> f64 {
         let mut ln_jac = 0.0;
         let paired = |k: usize| self.r > 0 && (k == 1 + self.pair_slot || k == self.dim - 1);
+        // Many sigmas under one softplus map: all in one vectorised pass (the paired one is
+        // overwritten below).
+        let batch = match self.sigma_softplus {
+            Some((scale, ln_scale)) => {
+                let all = 1..1 + self.n_sigma;
+                let (s, l) = (&mut sc[all.clone()], &mut u[all.clone()]);
+                let (du, dj, lj) = (&mut wk.du[all.clone()], &mut wk.dj[all.clone()], &mut wk.lj[all.clone()]);
+                softplus_all(&v[all.clone()], scale, ln_scale, [s, l, du, lj, dj]);
+                ln_jac += all.clone().filter(|&k| !paired(k)).map(|k| wk.lj[k]).sum::<f64>();
+                all
+            }
+            None => 0..0,
+        };
         for k in 0..self.dim {
-            if paired(k) {
+            if paired(k) || batch.contains(&k) {
                 continue;
             }
             let mapped = self.maps[k].eval(v[k]);
@@ -208,7 +236,16 @@ impl CollapsedGaussian {
         let pri = &self.opts.priors;
         let (mut sc, mut u) = (std::mem::take(&mut wk.sc), std::mem::take(&mut wk.u));
         let mut lp = self.scales(v, &mut sc, &mut u, wk);
-        for k in 0..self.dim {
+        // Many sigmas under a half-normal prior: one vectorised pass.
+        let batch = match pri.sigma {
+            ScalePrior::HalfNormal { scale } if self.sigma_softplus.is_some() => {
+                let all = 1..1 + self.n_sigma;
+                lp += half_normal_all(&sc[all.clone()], scale, &mut grad[all.clone()]);
+                all
+            }
+            _ => 0..0,
+        };
+        for k in (0..self.dim).filter(|k| !batch.contains(k)) {
             let prior = if k == 0 {
                 &pri.tau
             } else if k <= self.n_sigma {

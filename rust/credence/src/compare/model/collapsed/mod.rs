@@ -49,6 +49,7 @@ use work::WORK;
 
 mod device;
 mod dual;
+mod lanes;
 mod marginal;
 mod stats;
 #[cfg(test)]
@@ -111,6 +112,9 @@ pub(crate) struct CollapsedGaussian {
     /// With many methods and few realizations, the data of the dual form (`dual.rs`), which
     /// eliminates the method effects instead of the realization effects.
     dual: Option<dual::DualData>,
+    /// (scale, ln scale) when every sigma has the same softplus map and there are many of them
+    /// (the dual form): `scales` maps them in one vectorised pass.
+    sigma_softplus: Option<(f64, f64)>,
 }
 
 impl CollapsedGaussian {
@@ -190,7 +194,12 @@ impl CollapsedGaussian {
         // values.
         let pair_slot = (0..n_sigma).min_by(|&a, &b| data_sd(a).total_cmp(&data_sd(b))).unwrap_or(0);
         let pair_offset = 2.0 * data_sd(pair_slot).ln();
+        let sigma_softplus = match maps[1] {
+            ScaleMap::Softplus { scale, ln_scale } if dual.is_some() && n_sigma > 1 => Some((scale, ln_scale)),
+            _ => None,
+        };
         Self {
+            sigma_softplus,
             maps,
             pair_slot,
             pair_offset,

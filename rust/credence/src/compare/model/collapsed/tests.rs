@@ -37,8 +37,9 @@ fn designs() -> Vec<Design> {
         design(4, 5, &[(3, 4), (0, 1), (2, 1)], &[(1, 2)]),
         design(2, 3, &[], &[(0, 0), (1, 2)]),
         design(6, 10, &[(5, 0)], &[]),
-        // Many methods: the dual form by default.
+        // Many methods: the dual form by default; balanced, its vectorised loops (`lanes.rs`).
         design(26, 4, &[(3, 0), (20, 2), (20, 3)], &[(7, 1)]),
+        design(30, 3, &[], &[]),
     ]
 }
 

@@ -14,6 +14,8 @@ pub(crate) struct Work {
     pub(super) u: Vec<f64>,
     pub(super) du: Vec<f64>,
     pub(super) dj: Vec<f64>,
+    /// Per coordinate ln |ds/dv| (the vectorised sigma maps' scratch).
+    pub(super) lj: Vec<f64>,
     /// w = 1/sigma^2 per method.
     pub(super) w: Vec<f64>,
     /// Per pattern and method (P x M): k w, and the leave-one-out precision q - k w summed
@@ -67,6 +69,7 @@ impl Work {
             u: z(model.dim),
             du: z(model.dim),
             dj: z(model.dim),
+            lj: z(model.dim),
             w: z(m),
             a: z(p * m),
             loo: z(p * m),

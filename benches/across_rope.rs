@@ -3,7 +3,8 @@
 //! sets: against baycomp").
 //!
 //!   cargo run --release -p credence --example across_rope -- TABLE.csv EPS \
-//!       [--interaction normal|student] [--divide S] [--wide] [--draws N] [--seed S]
+//!       [--interaction normal|student|student-per-data-set] [--divide S] [--wide] [--baycomp]
+//!       [--draws N] [--seed S]
 //!
 //! TABLE.csv has the columns dataset,method,realization,y and the methods A and B; EPS is the
 //! ROPE half-width on the table's scale. `--divide S` centres every data set on its mean and
@@ -12,6 +13,11 @@
 //! unit prior of nu). The fit is on the values as given (`AcrossScale::AsGiven`), with sigma per
 //! (data set, method) and the realization effect. `--wide` puts half-normal(10) priors on
 //! tau_delta and tau_u (closer to baycomp's flat priors than the default half-normal(1)).
+//! `--baycomp` gives credence baycomp's model options (`AcrossOptions::baycomp()`: flat method
+//! effects and data-set levels, the per-data-set Student-t interaction, half-normal(1000) priors
+//! on tau_u and the sigmas, baycomp's prior of df); the new data set's difference is then
+//! Student-t(df, delta_A - delta_B, sqrt(2) tau_u) and the region probabilities are exact.
+//! `--level-sd S` replaces the levels' prior sd (1 is the default model's).
 //!
 //! Prints one JSON object: `AcrossFit::rope_new("A", "B", eps)` and, recomputed here from the
 //! draws of delta, tau_u (and df), the same per-draw region probabilities with Monte Carlo
@@ -23,11 +29,15 @@
 
 use std::collections::HashMap;
 
-use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossSigma, Interaction, ScalePrior, fit_across, mcse_mean};
+use credence::compare::{
+    AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSigma, Interaction, LocationPrior, ScalePrior, fit_across,
+    mcse_mean,
+};
 use credence::special::norm_cdf;
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Pairs (lambda_A, lambda_B) per posterior draw for the integrated Student-t probabilities.
 const LAMBDA_DRAWS: usize = 4000;
@@ -75,7 +85,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = args.get(1).ok_or("usage: across_rope TABLE.csv EPS [options]")?;
     let eps_raw: f64 = args.get(2).ok_or("missing EPS")?.parse()?;
     let divide: Option<f64> = flag("--divide").map(|s| s.parse()).transpose()?;
-    let student = flag("--interaction").is_some_and(|s| s.starts_with("student"));
+    let baycomp = args.iter().any(|a| a == "--baycomp");
+    let per_set = baycomp || flag("--interaction").is_some_and(|s| s == "student-per-data-set");
+    let student = per_set || flag("--interaction").is_some_and(|s| s.starts_with("student"));
     let wide = args.iter().any(|a| a == "--wide");
 
     let text = std::fs::read_to_string(path)?;
@@ -106,7 +118,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut o = AcrossFitOptions { higher_is_better: true, ..Default::default() };
     o.model.sigma = AcrossSigma::PerCell;
-    o.model.interaction = if student { Interaction::StudentT } else { Interaction::Normal };
+    o.model.interaction = match (per_set, student) {
+        (true, _) => Interaction::StudentTPerDataSet,
+        (false, true) => Interaction::StudentT,
+        _ => Interaction::Normal,
+    };
+    if baycomp {
+        o.model = AcrossOptions::baycomp();
+        // `--level-sd 1` shows what flat data-set levels do (the default's unit prior).
+        if let Some(p) = flag("--prior-sigma") {
+            o.model.priors.sigma = p.parse()?;
+        }
+        if let Some(sd) = flag("--level-sd") {
+            o.model.priors.level = LocationPrior::Normal { mean: 0.0, sd: sd.parse()? };
+        }
+    }
     if wide {
         o.model.priors.tau_delta = ScalePrior::HalfNormal { scale: 10.0 };
         o.model.priors.tau_u = ScalePrior::HalfNormal { scale: 10.0 };
@@ -133,6 +159,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let m = da[c][k] - db[c][k];
             let t = tau[c][k];
             match &df {
+                Some(df) if per_set => {
+                    // Exact: one lambda for the new data set, so the difference is t.
+                    let t = StudentsT::new(m, t * 2f64.sqrt(), df[c][k])?;
+                    let (left, right) = (t.cdf(-eps), 1.0 - t.cdf(eps));
+                    let r = [left, (1.0 - left - right).max(0.0), right];
+                    cc.push(r);
+                    ic.push(r);
+                }
                 None => {
                     let r = regions(m, t * 2f64.sqrt(), eps);
                     cc.push(r);
@@ -160,8 +194,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let diag = fit.diagnostics();
     let out = serde_json::json!({
         "eps": eps,
-        "interaction": if student { "student_t" } else { "normal" },
+        "interaction": if per_set { "student_t_per_data_set" } else if student { "student_t" } else { "normal" },
         "wide_priors": wide,
+        "baycomp_options": baycomp,
         "draws": da.iter().map(Vec::len).sum::<usize>(),
         "rope_new": rope,
         "conditional_on_lambda": summarise(&conditional),

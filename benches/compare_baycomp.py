@@ -87,12 +87,31 @@ def batch_mcse(chains, n_batches=20):
     return means.std(ddof=1) / np.sqrt(len(means))
 
 
-def run_baycomp(a, b, runs, nsamples, chains=4):
+def run_baycomp(a, b, runs, nsamples, chains=4, adapt_delta=None):
+    """baycomp's test; `adapt_delta` (Stan's target acceptance, default 0.8) is passed to Stan
+    through a wrapper of stan.model.Model.sample, which also counts the divergent transitions
+    (baycomp does not report them)."""
+    import stan
     from baycomp.multiple import HierarchicalTest
 
     no_build_timeout()
+    if os.path.exists("last-sample.pickle"):
+        os.remove("last-sample.pickle")  # keyed by the data, not by adapt_delta
+    original = stan.model.Model.sample
+    seen = {}
 
-    post = HierarchicalTest(b, a, ROPE, runs=runs, nsamples=nsamples, chains=chains)
+    def sample(self, **kw):
+        if adapt_delta is not None:
+            kw["delta"] = adapt_delta
+        fit = original(self, **kw)
+        seen["divergences"] = int(np.sum(fit["divergent__"]))
+        return fit
+
+    stan.model.Model.sample = sample
+    try:
+        post = HierarchicalTest(b, a, ROPE, runs=runs, nsamples=nsamples, chains=chains)
+    finally:
+        stan.model.Model.sample = original
     s = post.sample  # (chains * nsamples, 3), chain after chain (pystan 3 order "F")
     per_chain = np.split(s, chains)
     winners = np.argmax(s, axis=1)
@@ -107,12 +126,14 @@ def run_baycomp(a, b, runs, nsamples, chains=4):
         "predictive": pred.tolist(),
         "predictive_mcse": pred_mcse,
         "draws": len(s),
+        "divergences": seen.get("divergences"),
     }
 
 
-def run_credence(csv, scale, interaction, draws, seed, wide=False):
+def run_credence(csv, scale, interaction, draws, seed, wide=False, baycomp=False, level_sd=None):
     cmd = [EXAMPLE, csv, str(ROPE), "--divide", repr(scale), "--interaction", interaction,
-           "--draws", str(draws), "--seed", str(seed)] + (["--wide"] if wide else [])
+           "--draws", str(draws), "--seed", str(seed)] + (["--wide"] if wide else []) \
+        + (["--baycomp"] if baycomp else []) + (["--level-sd", str(level_sd)] if level_sd else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -147,22 +168,28 @@ def main():
                "mean_diff_per_dataset": (a - b).mean(axis=1).tolist()}
         res["baycomp_rho_1/R"] = run_baycomp(a, b, 1, args.nsamples)
         res["baycomp_rho_0"] = run_baycomp(a, b, 1e-6, args.nsamples)
+        res["baycomp_rho_0_delta_0.99"] = run_baycomp(a, b, 1e-6, args.nsamples, adapt_delta=0.99)
         for inter in ("normal", "student"):
             res[f"credence_{inter}"] = run_credence(csv, scale, inter, args.draws, args.seed)
         res["credence_normal_wide"] = run_credence(csv, scale, "normal", args.draws, args.seed, wide=True)
+        res["credence_baycomp"] = run_credence(csv, scale, "student-per-data-set", args.draws, args.seed,
+                                               baycomp=True)
+        res["credence_baycomp_unit_levels"] = run_credence(csv, scale, "student-per-data-set", args.draws,
+                                                           args.seed, baycomp=True, level_sd=1)
         results[name] = res
         print(f"\n== {name}: mean A-B {mean}, spread {spread}, rope {ROPE} "
               f"(scaled {ROPE / scale:.3f}); observed per-data-set means "
               f"{np.round((a - b).mean(axis=1), 4).tolist()}")
         print(f"{'':34s} {'most probable (left rope right)':42s} predictive (left rope right)")
-        for key in ("baycomp_rho_1/R", "baycomp_rho_0"):
+        for key in ("baycomp_rho_1/R", "baycomp_rho_0", "baycomp_rho_0_delta_0.99"):
             r = res[key]
             print(f"{key:34s} {fmt(r['most_probable'], r['most_probable_mcse']):42s} "
-                  f"{fmt(r['predictive'], r['predictive_mcse'])}")
-        for key in ("credence_normal", "credence_normal_wide", "credence_student"):
+                  f"{fmt(r['predictive'], r['predictive_mcse'])}; {r['divergences']} divergences")
+        for key in ("credence_normal", "credence_normal_wide", "credence_student", "credence_baycomp_unit_levels",
+                    "credence_baycomp"):
             r = res[key]
             for kind in ("conditional_on_lambda", "integrated_over_lambda"):
-                if kind == "integrated_over_lambda" and r["interaction"] == "normal":
+                if kind == "integrated_over_lambda" and r["interaction"] != "student_t":
                     continue
                 q = r[kind]
                 label = key + (" (rope_new)" if kind == "conditional_on_lambda" else " (lambda integrated)")

@@ -7,11 +7,12 @@
 //! them in release mode: `cargo test --release -p credence --test across`.
 
 use credence::compare::{
-    AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSigma, AcrossSummary, Interaction, SamplerSettings,
-    SbcOptions, SbcQuantity, fit_across, sbc_across,
+    AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossPriors, AcrossSigma, AcrossSummary, Interaction,
+    MethodEffects, SamplerSettings, SbcOptions, SbcQuantity, ScalePrior, fit_across, sbc_across,
 };
 use credence_testkit::across_data::{AcrossTruth, across_design, across_rows};
 use credence_testkit::sbc_cases::assert_calibrated;
+use rand::SeedableRng;
 
 fn template(datasets: usize, methods: usize, realizations: usize) -> AcrossDesign {
     across_design(&AcrossTruth::crps_like(methods), datasets, realizations, 1)
@@ -58,6 +59,23 @@ fn across_model_with_student_t_interaction_and_shared_sigma_is_calibrated() {
     q.push(SbcQuantity::Param("sigma[M1]".into()));
     let r = sbc_across(&t, &o, &q, &SbcOptions { n_sims: 100, ..Default::default() }).unwrap();
     assert_calibrated("across, Student-t interaction, sigma per method (3 x 3 x 4)", &r);
+}
+
+#[test]
+#[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test across")]
+fn across_model_with_student_t_per_data_set_and_baycomp_df_prior_is_calibrated() {
+    let t = template(3, 3, 4);
+    let o = AcrossOptions {
+        interaction: Interaction::StudentTPerDataSet,
+        priors: AcrossPriors { df: ScalePrior::BaycompNu, ..Default::default() },
+        ..Default::default()
+    };
+    let r = sbc_across(&t, &o, &sbc_quantities(true), &SbcOptions { n_sims: 100, ..Default::default() }).unwrap();
+    assert_calibrated("across, Student-t per data set, baycomp's df prior (3 x 3 x 4)", &r);
+    // A flat prior has no draws to calibrate against.
+    let flat = AcrossOptions { method_effects: MethodEffects::Flat, ..Default::default() };
+    let e = sbc_across(&t, &flat, &sbc_quantities(false), &SbcOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("flat"), "{e}");
 }
 
 /// Fixed truth (not drawn from the prior): over 100 simulated tables of 8 data sets x 4
@@ -157,6 +175,52 @@ fn answers_on_a_new_data_set_agree_with_monte_carlo_from_the_draws() {
     let (x, y) = (fit.draws("mu[D2,M0]").unwrap().concat(), fit.draws("mu[D2,M2]").unwrap().concat());
     let direct = x.iter().zip(&y).filter(|(a, b)| a < b).count() as f64 / x.len() as f64;
     assert_eq!(fit.prob_better_on("D2", "M0", "M2").unwrap(), direct);
+}
+
+/// baycomp's options (`AcrossOptions::baycomp()`: flat method effects and levels, Student-t
+/// per data set, baycomp's df prior): the new data set's
+/// difference is Student-t given a draw, and the exact answers agree with Monte Carlo that
+/// draws the new data set's one mixing variance and two interactions.
+#[test]
+fn baycomp_options_answers_agree_with_monte_carlo_from_the_draws() {
+    // Default sampler settings: baycomp's df prior has a long tail (mean about 40), which the
+    // chains need the default's draws to mix over.
+    let o = AcrossFitOptions { model: AcrossOptions::baycomp(), ..Default::default() };
+    let fit = fit_across(&across_design(&AcrossTruth::crps_like(3), 6, 8, 11), &o).unwrap();
+    assert!(fit.is_clean(), "{:?}", fit.diagnostics());
+    assert!(fit.draws("tau_delta").is_err(), "flat method effects have no tau_delta");
+    let (a, b, tau, df) = (
+        fit.draws("delta[M0]").unwrap().concat(),
+        fit.draws("delta[M1]").unwrap().concat(),
+        fit.draws("tau_u").unwrap().concat(),
+        fit.draws("df").unwrap().concat(),
+    );
+    let mut rng = credence::seeds::SplitMix64(5);
+    let (mut better, mut left, mut rope, n_rep) = (0.0, 0.0, 0.0, 50);
+    let eps = 0.05;
+    for k in 0..a.len() {
+        for _ in 0..n_rep {
+            // lambda ~ InvGamma(df/2, df/2): df / chi^2_df, the chi-square as a sum of squares
+            // when df is whole, else through the gamma draw of rand_distr.
+            let chi2 = rand_distr::Distribution::sample(
+                &rand_distr::ChiSquared::new(df[k]).unwrap(),
+                &mut rand::rngs::ChaCha8Rng::seed_from_u64(rng.next_u64()),
+            );
+            let lambda = df[k] / chi2;
+            let d = a[k] - b[k] + tau[k] * lambda.sqrt() * (rng.normal() - rng.normal());
+            better += f64::from(u8::from(d < 0.0));
+            left += f64::from(u8::from(d < -eps));
+            rope += f64::from(u8::from(d.abs() <= eps));
+        }
+    }
+    let n = (a.len() * n_rep) as f64;
+    let (p, mcse) = fit.prob_better_new("M0", "M1").unwrap();
+    assert!((p - better / n).abs() < 0.01 + 4.0 * mcse, "{p} against {}", better / n);
+    let r = fit.rope_new("M0", "M1", eps).unwrap();
+    assert!((r.left - left / n).abs() < 0.01 + 4.0 * mcse, "{} against {}", r.left, left / n);
+    assert!((r.rope - rope / n).abs() < 0.01 + 4.0 * mcse, "{} against {}", r.rope, rope / n);
+    // The exact per-draw answer does not depend on how many mixing variances one integrates.
+    assert_eq!(r, fit.rope_new_integrated("M0", "M1", eps, 3).unwrap());
 }
 
 #[test]

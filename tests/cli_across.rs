@@ -179,3 +179,33 @@ fn bad_tables_and_options_are_reported() {
     assert!(!ok && stderr.contains("--dataset-column"), "{stderr}");
     assert!(!stderr.contains("panicked"));
 }
+
+/// `--baycomp`: baycomp's model options. The JSON names them, tau_delta is gone (flat method
+/// effects), the deltas are reported relative to their average, a pair's ROPE answer is
+/// there, and the options it sets cannot be given beside it.
+#[test]
+fn baycomp_options_fit_and_exclude_what_they_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "across.csv", &rows());
+    let (ok, stdout, stderr) = credence(&quick(&path, &["--baycomp", "--rope", "0.01", "--json", "-"]));
+    assert!(ok, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["model"]["method_effects"], "flat");
+    assert_eq!(v["model"]["interaction"], "student_t_per_data_set");
+    assert_eq!(v["model"]["priors"]["df"]["family"], "baycomp_nu");
+    let mean = |name: &str| v["parameters"].get(name).map(|p| p["mean"].as_f64().unwrap());
+    assert_eq!(mean("tau_delta"), None);
+    assert!(mean("df").is_some());
+    let deltas: f64 = ["A", "B", "C"].iter().map(|m| mean(&format!("delta[{m}]")).unwrap()).sum();
+    assert!(deltas.abs() < 1e-9, "deltas sum to {deltas}");
+    // B is best everywhere: ahead of A on a new data set, outside the rope of 0.01.
+    assert!(mean("delta[B]").unwrap() < mean("delta[A]").unwrap());
+    let pair = &v["pairwise"];
+    assert!(pair.to_string().contains("most_probable"), "{pair}");
+    for clash in [&["--interaction", "normal"][..], &["--method-effects", "pooled"], &["--prior-df", "gamma(2, 0.1)"]] {
+        let mut args = quick(&path, &["--baycomp"]);
+        args.extend_from_slice(clash);
+        let (ok, _, stderr) = credence(&args);
+        assert!(!ok && stderr.contains("cannot be used with"), "{clash:?}: {stderr}");
+    }
+}

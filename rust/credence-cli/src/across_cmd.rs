@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use credence::backend::Backend;
 use credence::compare::{
     AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, AcrossSummary, Interaction,
-    fit_across_with_progress,
+    MethodEffects, ScalePrior, fit_across_with_progress,
 };
 
 use crate::fit_cmd::{FitArgs, SamplerKind, nuts_settings, with_progress};
@@ -29,10 +29,46 @@ pub struct AcrossArgs {
     /// Across data sets: residual sds per-cell (one per data set and method) or per-method.
     #[arg(long, value_enum, default_value = "per-cell", requires = "dataset_column")]
     pub across_sigma: SigmaArg,
-    /// Across data sets: the method-by-data-set interaction, normal or student-t (df
-    /// estimated; one data set far off pulls a method's effect less).
+    /// Across data sets: the method-by-data-set interaction, normal, student-t (df estimated;
+    /// one data set far off pulls a method's effect less) or student-t-per-data-set (one
+    /// mixing variance per data set: a data set on which the methods differ unusually pulls
+    /// less; baycomp's model for two methods).
     #[arg(long, value_enum, default_value = "normal", requires = "dataset_column")]
     pub interaction: InteractionArg,
+    /// Across data sets: the methods' population effects pooled (delta ~ normal(0, tau_delta),
+    /// the default) or flat (no shrinkage of the differences, baycomp's prior).
+    #[arg(long, value_enum, default_value = "pooled", requires = "dataset_column")]
+    pub method_effects: MethodEffectsArg,
+    /// Across data sets: prior of tau_delta, the sd of the method effects (default
+    /// half_normal(1)).
+    #[arg(long, value_name = "PRIOR", requires = "dataset_column")]
+    pub prior_tau_delta: Option<ScalePrior>,
+    /// Across data sets: prior of tau_u, the interaction's scale (default half_normal(1)).
+    #[arg(long, value_name = "PRIOR", requires = "dataset_column")]
+    pub prior_tau_u: Option<ScalePrior>,
+    /// Across data sets: prior of a Student-t interaction's df > 1 (default gamma(2, 0.1);
+    /// baycomp_nu() is baycomp's).
+    #[arg(long, value_name = "PRIOR", requires = "dataset_column")]
+    pub prior_df: Option<ScalePrior>,
+    /// Across data sets: baycomp's hierarchical test as this model's options (flat method
+    /// effects and data-set levels, Student-t per data set, baycomp's df prior, flat scales;
+    /// only differences of delta are identified). With --rope, the left/rope/right answer is
+    /// baycomp's for each pair.
+    #[arg(
+        long,
+        requires = "dataset_column",
+        conflicts_with_all = ["interaction", "method_effects", "prior_tau_delta", "prior_tau_u", "prior_df"]
+    )]
+    pub baycomp: bool,
+}
+
+/// `--method-effects`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MethodEffectsArg {
+    /// delta\[m\] ~ Normal(0, tau_delta).
+    Pooled,
+    /// A flat prior on each delta\[m\].
+    Flat,
 }
 
 /// `--across-scale`.
@@ -60,6 +96,8 @@ pub enum InteractionArg {
     Normal,
     /// Student-t(df, 0, tau_u).
     StudentT,
+    /// Student-t with one mixing variance per data set.
+    StudentTPerDataSet,
 }
 
 /// The single-data-set options that have no meaning here, as (given, flag).
@@ -90,28 +128,54 @@ fn unsupported(a: &FitArgs) -> Vec<&'static str> {
 fn options(a: &FitArgs) -> Result<AcrossFitOptions> {
     let d = AcrossPriors::default();
     let x = &a.across;
+    if x.baycomp {
+        let mut model = AcrossOptions::baycomp();
+        model.scale = scale(x.across_scale);
+        model.sigma = sigma(x.across_sigma);
+        model.no_realization_effect = a.model.no_realization_effect;
+        model.priors.sigma = a.model.prior_sigma.unwrap_or(model.priors.sigma);
+        model.priors.sigma_gamma = a.model.prior_sigma_gamma.unwrap_or(model.priors.sigma_gamma);
+        model.validate()?;
+        return Ok(AcrossFitOptions { model, sampler: nuts_settings(a)?, higher_is_better: a.model.higher_is_better });
+    }
     let model = AcrossOptions {
-        scale: match x.across_scale {
-            ScaleArg::AsGiven => AcrossScale::AsGiven,
-            ScaleArg::PerDataset => AcrossScale::PerDataSet,
-        },
-        sigma: match x.across_sigma {
-            SigmaArg::PerCell => AcrossSigma::PerCell,
-            SigmaArg::PerMethod => AcrossSigma::PerMethod,
-        },
+        scale: scale(x.across_scale),
+        sigma: sigma(x.across_sigma),
         interaction: match x.interaction {
             InteractionArg::Normal => Interaction::Normal,
             InteractionArg::StudentT => Interaction::StudentT,
+            InteractionArg::StudentTPerDataSet => Interaction::StudentTPerDataSet,
+        },
+        method_effects: match x.method_effects {
+            MethodEffectsArg::Pooled => MethodEffects::Pooled,
+            MethodEffectsArg::Flat => MethodEffects::Flat,
         },
         no_realization_effect: a.model.no_realization_effect,
         priors: AcrossPriors {
             sigma: a.model.prior_sigma.unwrap_or(d.sigma),
             sigma_gamma: a.model.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
+            tau_delta: x.prior_tau_delta.unwrap_or(d.tau_delta),
+            tau_u: x.prior_tau_u.unwrap_or(d.tau_u),
+            df: x.prior_df.unwrap_or(d.df),
             ..d
         },
     };
     model.validate()?;
     Ok(AcrossFitOptions { model, sampler: nuts_settings(a)?, higher_is_better: a.model.higher_is_better })
+}
+
+fn scale(x: ScaleArg) -> AcrossScale {
+    match x {
+        ScaleArg::AsGiven => AcrossScale::AsGiven,
+        ScaleArg::PerDataset => AcrossScale::PerDataSet,
+    }
+}
+
+fn sigma(x: SigmaArg) -> AcrossSigma {
+    match x {
+        SigmaArg::PerCell => AcrossSigma::PerCell,
+        SigmaArg::PerMethod => AcrossSigma::PerMethod,
+    }
 }
 
 /// Runs `credence fit --dataset-column COLUMN`.
@@ -147,9 +211,14 @@ pub fn run(a: &FitArgs, column: &str) -> Result<()> {
 fn print_header(s: &AcrossSummary, a: &FitArgs) {
     let m = &s.model;
     outln!(
-        "  Model: across data sets (sigma {}, {} interaction{})",
+        "  Model: across data sets (sigma {}, {} interaction{}{})",
         if m.sigma == AcrossSigma::PerCell { "per data set and method" } else { "per method" },
-        if m.interaction == Interaction::StudentT { "Student-t" } else { "normal" },
+        match m.interaction {
+            Interaction::Normal => "normal",
+            Interaction::StudentT => "Student-t",
+            Interaction::StudentTPerDataSet => "Student-t per data set",
+        },
+        if m.method_effects == MethodEffects::Flat { ", flat method effects" } else { "" },
         if s.data.realizations > 0 && !m.no_realization_effect { ", realization effect" } else { "" }
     );
     outln!("   Form: {}", s.form);

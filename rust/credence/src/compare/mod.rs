@@ -190,7 +190,7 @@ pub use fit::{
     ParamSummary, SamplerSummary, SummaryOptions, fit, fit_many, fit_with_progress,
 };
 pub use model::across::design::AcrossDesign;
-pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction};
+pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::{

@@ -35,12 +35,14 @@ pub(crate) fn map_code(m: &ScaleMap) -> [f64; 3] {
     }
 }
 
-/// A [`ScalePrior`] as the kernel reads it: family code and two parameters.
-pub(crate) fn scale_code(p: &ScalePrior) -> [f64; 3] {
-    match *p {
+/// A [`ScalePrior`] as the kernel reads it: family code and two parameters (an error for a
+/// prior the kernel does not have).
+pub(crate) fn scale_code(p: &ScalePrior) -> Result<[f64; 3], String> {
+    Ok(match *p {
         ScalePrior::HalfNormal { scale } => [0.0, scale, 0.0],
         ScalePrior::HalfStudentT { df, scale } => [1.0, df, scale],
         ScalePrior::Exponential { rate } => [2.0, rate, 0.0],
         ScalePrior::Gamma { shape, rate } => [3.0, shape, rate],
-    }
+        ScalePrior::BaycompNu => return Err(format!("the device kernel has no {p} prior (the CPU backend has)")),
+    })
 }

@@ -1,6 +1,7 @@
 //! What the sampler needs from a hierarchical model, and the families' options.
 
 pub(crate) mod across;
+pub(crate) mod baycomp_nu;
 pub(crate) mod beta_binomial;
 pub(crate) mod collapsed;
 pub(crate) mod dense;

@@ -75,6 +75,10 @@ pub enum ScalePrior {
         /// Rate (> 0).
         rate: f64,
     },
+    /// baycomp's prior of a Student-t's df: nu - 1 ~ Gamma(a, b) with a ~ Uniform(1, 2) and
+    /// the rate b ~ Uniform(0.01, 0.1), a and b integrated out (`baycomp_nu.rs`). For a df
+    /// only (it lives on (1, inf)).
+    BaycompNu,
 }
 
 impl ScalePrior {
@@ -92,6 +96,7 @@ impl ScalePrior {
             }
             ScalePrior::Exponential { rate } => (-rate * s, -rate),
             ScalePrior::Gamma { shape, rate } => ((shape - 1.0) * s.ln() - rate * s, (shape - 1.0) / s - rate),
+            ScalePrior::BaycompNu => super::baycomp_nu::logp_grad(s),
         }
     }
 
@@ -118,6 +123,7 @@ impl ScalePrior {
                 ScalePrior::Gamma { shape, rate } => {
                     rand_distr::Gamma::new(shape, 1.0 / rate).map(|d| d.sample(rng)).unwrap_or(f64::NAN)
                 }
+                ScalePrior::BaycompNu => super::baycomp_nu::sample(rng),
             };
             // Truncation by rejection; the priors here put most of their mass above `lower`.
             if s > lower && s.is_finite() {
@@ -132,8 +138,17 @@ impl ScalePrior {
             ScalePrior::HalfStudentT { df, scale } => df.is_finite() && df > 0.0 && scale.is_finite() && scale > 0.0,
             ScalePrior::Exponential { rate } => rate.is_finite() && rate > 0.0,
             ScalePrior::Gamma { shape, rate } => shape.is_finite() && shape > 0.0 && rate.is_finite() && rate > 0.0,
+            ScalePrior::BaycompNu => true,
         };
         if ok { Ok(()) } else { Err(Error::argument(name, format!("{self:?}"), "positive, finite parameters")) }
+    }
+
+    /// [`ScalePrior::validate`] for a scale on (0, inf): refuses the df-only priors.
+    pub(crate) fn validate_scale(&self, name: &str) -> Result<()> {
+        if *self == ScalePrior::BaycompNu {
+            return Err(Error::argument(name, self.to_string(), "a prior of a scale (baycomp_nu() is a df's)"));
+        }
+        self.validate(name)
     }
 }
 
@@ -178,6 +193,7 @@ impl std::str::FromStr for ScalePrior {
                 }
                 ("exponential", [r]) => ScalePrior::Exponential { rate: *r },
                 ("gamma", [shape, rate]) => ScalePrior::Gamma { shape: *shape, rate: *rate },
+                ("baycomp_nu", []) => ScalePrior::BaycompNu,
                 _ => return Err(Self::expected(text)),
             },
             None => return Err(Self::expected(text)),
@@ -192,7 +208,7 @@ impl ScalePrior {
         Error::argument(
             "scale prior",
             text,
-            "half_normal(s), half_student_t(df, s), exponential(rate) or gamma(shape, rate)",
+            "half_normal(s), half_student_t(df, s), exponential(rate), gamma(shape, rate) or baycomp_nu() (a df)",
         )
     }
 }
@@ -212,6 +228,7 @@ impl std::fmt::Display for ScalePrior {
             ScalePrior::HalfStudentT { df, scale } => write!(f, "half_student_t({df}, {scale})"),
             ScalePrior::Exponential { rate } => write!(f, "exponential({rate})"),
             ScalePrior::Gamma { shape, rate } => write!(f, "gamma({shape}, {rate})"),
+            ScalePrior::BaycompNu => write!(f, "baycomp_nu()"),
         }
     }
 }
@@ -254,9 +271,9 @@ impl GaussianPriors {
     /// Checks every parameter of every prior.
     pub fn validate(&self) -> Result<()> {
         self.mu0.validate("prior mu0")?;
-        self.tau.validate("prior tau")?;
-        self.sigma.validate("prior sigma")?;
-        self.sigma_gamma.validate("prior sigma_gamma")?;
+        self.tau.validate_scale("prior tau")?;
+        self.sigma.validate_scale("prior sigma")?;
+        self.sigma_gamma.validate_scale("prior sigma_gamma")?;
         self.nu.validate("prior nu")
     }
 }
@@ -290,9 +307,9 @@ impl BetaBinomialPriors {
     /// Checks every parameter of every prior.
     pub fn validate(&self) -> Result<()> {
         self.mu0.validate("prior mu0")?;
-        self.tau.validate("prior tau")?;
-        self.phi.validate("prior phi")?;
-        self.sigma_gamma.validate("prior sigma_gamma")
+        self.tau.validate_scale("prior tau")?;
+        self.phi.validate_scale("prior phi")?;
+        self.sigma_gamma.validate_scale("prior sigma_gamma")
     }
 }
 

@@ -64,6 +64,8 @@ impl ScaleMap {
             ScalePrior::Exponential { rate } => softplus(1.0 / rate),
             ScalePrior::Gamma { shape, rate } => softplus(shape.max(1.0) / rate),
             ScalePrior::HalfStudentT { .. } => ScaleMap::Log,
+            // The df prior's mean is about 40.
+            ScalePrior::BaycompNu => softplus(40.0),
         }
     }
 
@@ -86,7 +88,7 @@ impl ScaleMap {
             ScalePrior::HalfNormal { scale } => ScaleMap::mirrored(data, Some(scale)),
             ScalePrior::Exponential { rate } => ScaleMap::mirrored(data, Some(1.0 / rate)),
             ScalePrior::HalfStudentT { .. } => ScaleMap::mirrored(data, None),
-            ScalePrior::Gamma { .. } => Self::for_prior(prior),
+            ScalePrior::Gamma { .. } | ScalePrior::BaycompNu => Self::for_prior(prior),
         }
     }
 

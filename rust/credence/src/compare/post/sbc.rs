@@ -165,6 +165,13 @@ pub fn sbc_across(
     quantities: &[SbcQuantity],
     options: &SbcOptions,
 ) -> Result<SbcResult> {
+    if model_options.method_effects == crate::compare::MethodEffects::Flat {
+        return Err(Error::argument(
+            "method effects",
+            "flat",
+            "a proper prior (pooled): calibration draws the truth from the prior",
+        ));
+    }
     let model = AcrossModel::new(template, *model_options)?;
     calibrate(&model, quantities, options, |y, seed| {
         let mut sampler = options.sampler;

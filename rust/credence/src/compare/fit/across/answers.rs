@@ -7,7 +7,9 @@
 //! the difference of A and B there is delta_A - delta_B + u_new\[A\] - u_new\[B\]. Given a draw
 //! of the parameters (and, for the Student-t, of the two lambdas) that difference is Normal, so
 //! the pairwise answers average its Normal probabilities over the draws (no Monte Carlo error
-//! from the new data set beyond the lambdas); P(best) draws the new data set's u_new.
+//! from the new data set beyond the lambdas); P(best) draws the new data set's u_new. For the
+//! per-data-set Student-t the new data set has one lambda, so the difference given a draw is
+//! Student-t(df, delta_A - delta_B, sqrt(2) tau_u) and its probabilities are exact.
 
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -21,6 +23,7 @@ use crate::compare::model::priors::standard_normal;
 use crate::compare::sampler::nuts::stream_seed;
 use crate::error::{Error, Result};
 use crate::special::norm_cdf;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Stream of the new data sets' interaction draws (apart from the sampler's streams).
 const NEW_DATASET_STREAM: u64 = 0x6e65_775f_6473;
@@ -125,12 +128,13 @@ impl AcrossFit {
         Ok(mean_and_mcse(&ind))
     }
 
-    /// Per draw: (delta_A - delta_B, the sd of u_new\[A\] - u_new\[B\]) on a new data set.
-    fn new_difference(&self, a: &str, b: &str) -> Result<Vec<Vec<(f64, f64)>>> {
+    /// Per draw: the distribution of A - B on a new data set given the draw: Normal (for a
+    /// per-cell Student-t, given one draw of the two mixing variances) or Student-t.
+    fn new_difference(&self, a: &str, b: &str) -> Result<Vec<Vec<NewDifference>>> {
         let (da, db) = (self.index(&format!("delta[{a}]"))?, self.index(&format!("delta[{b}]"))?);
         let tau = self.index("tau_u")?;
         let df = self.index("df").ok();
-        let student = self.options.model.interaction == Interaction::StudentT;
+        let interaction = self.options.model.interaction;
         let n_out = self.outputs.len();
         let mut k = 0u64;
         Ok(self
@@ -140,14 +144,18 @@ impl AcrossFit {
                 c.chunks_exact(n_out)
                     .map(|r| {
                         k += 1;
-                        let spread = match (student, df) {
-                            (true, Some(df)) => {
+                        let (mean, scale) = (r[da] - r[db], r[tau] * 2f64.sqrt());
+                        match (interaction, df) {
+                            (Interaction::StudentT, Some(df)) => {
                                 let mut rng = self.new_rng(k, a, b);
-                                lambda(r[df], &mut rng) + lambda(r[df], &mut rng)
+                                let spread = lambda(r[df], &mut rng) + lambda(r[df], &mut rng);
+                                NewDifference { mean, scale: r[tau] * spread.sqrt(), df: None }
                             }
-                            _ => 2.0,
-                        };
-                        (r[da] - r[db], r[tau] * spread.sqrt())
+                            (Interaction::StudentTPerDataSet, Some(df)) => {
+                                NewDifference { mean, scale, df: Some(r[df]) }
+                            }
+                            _ => NewDifference { mean, scale, df: None },
+                        }
                     })
                     .collect()
             })
@@ -172,7 +180,7 @@ impl AcrossFit {
         let p: Vec<Vec<f64>> = self
             .new_difference(a, b)?
             .iter()
-            .map(|c| c.iter().map(|&(m, s)| norm_cdf(sign * m / s)).collect())
+            .map(|c| c.iter().map(|d| d.cdf(sign * d.mean / d.scale)).collect())
             .collect();
         Ok(mean_and_mcse(&p))
     }
@@ -204,13 +212,16 @@ impl AcrossFit {
         }
         let (da, db) = (self.index(&format!("delta[{a}]"))?, self.index(&format!("delta[{b}]"))?);
         let tau = self.index("tau_u")?;
-        let df = if self.options.model.interaction == Interaction::StudentT { self.index("df").ok() } else { None };
+        let interaction = self.options.model.interaction;
+        let df = if interaction == Interaction::Normal { None } else { Some(self.index("df")?) };
         let (mut sum, mut top, mut n) = ([0.0; 3], [0.0; 3], 0.0);
         for (k, r) in self.rows().enumerate() {
             let m = r[da] - r[db];
-            let regions = match df {
-                None => rope_regions(m, r[tau] * 2f64.sqrt(), eps),
-                Some(df) => {
+            let regions = match (interaction, df) {
+                (Interaction::StudentTPerDataSet, Some(df)) => {
+                    NewDifference { mean: m, scale: r[tau] * 2f64.sqrt(), df: Some(r[df]) }.regions(eps)
+                }
+                (Interaction::StudentT, Some(df)) => {
                     let mut rng = self.new_rng(k as u64, a, b);
                     let mut acc = [0.0; 3];
                     for _ in 0..lambda_draws {
@@ -221,6 +232,7 @@ impl AcrossFit {
                     }
                     acc
                 }
+                _ => rope_regions(m, r[tau] * 2f64.sqrt(), eps),
             };
             top[argmax3(&regions)] += 1.0;
             for (t, x) in sum.iter_mut().zip(regions) {
@@ -242,9 +254,12 @@ impl AcrossFit {
         let mut mu = vec![0.0; ms.len()];
         for (k, r) in self.rows().enumerate() {
             let mut rng = self.new_rng(k as u64, "", "");
+            let shared = self.options.model.interaction == Interaction::StudentTPerDataSet;
             for _ in 0..NEW_PER_DRAW {
+                // The per-data-set Student-t draws the new data set's one lambda first.
+                let set = if shared { df.map_or(1.0, |df| lambda(r[df], &mut rng)) } else { 1.0 };
                 for (x, &di) in mu.iter_mut().zip(&delta) {
-                    let l = df.map_or(1.0, |df| lambda(r[df], &mut rng));
+                    let l = if shared { set } else { df.map_or(1.0, |df| lambda(r[df], &mut rng)) };
                     *x = r[di] + r[tau] * l.sqrt() * standard_normal(&mut rng);
                 }
                 wins[self.best_of(&mu, 0..ms.len())] += 1.0;
@@ -296,6 +311,31 @@ impl AcrossFit {
         share.sort_unstable_by(f64::total_cmp);
         let q = |p: f64| crate::metrics::sample_quantile(&share, p);
         Ok(VarianceShare { mean: share.iter().sum::<f64>() / share.len() as f64, q2_5: q(0.025), q97_5: q(0.975) })
+    }
+}
+
+/// A new data set's A - B given a posterior draw: Normal(mean, scale), or Student-t(df, mean,
+/// scale) when `df` is set.
+struct NewDifference {
+    mean: f64,
+    scale: f64,
+    df: Option<f64>,
+}
+
+impl NewDifference {
+    /// The standardised distribution's cdf at z.
+    fn cdf(&self, z: f64) -> f64 {
+        match self.df {
+            None => norm_cdf(z),
+            Some(df) => StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.cdf(z)),
+        }
+    }
+
+    /// (P(D < -eps), P(|D| <= eps), P(D > eps)).
+    fn regions(&self, eps: f64) -> [f64; 3] {
+        let left = self.cdf((-eps - self.mean) / self.scale);
+        let right = 1.0 - self.cdf((eps - self.mean) / self.scale);
+        [left, (1.0 - left - right).max(0.0), right]
     }
 }
 

@@ -16,7 +16,8 @@ pub(super) struct Scales {
     d_ln_s: Vec<f64>,
     d_ln_jac: Vec<f64>,
     ln_jac: f64,
-    /// lambda per cell (1 for a Normal interaction) and df (Student-t only).
+    /// lambda per cell (1 for a Normal interaction; a data set's own for the per-data-set
+    /// Student-t) and df (Student-t only).
     pub(super) lambda: Vec<f64>,
     df: f64,
 }
@@ -63,7 +64,7 @@ impl AcrossModel {
         }
         if self.student() {
             for (c, l) in sc.lambda.iter_mut().enumerate() {
-                *l = v[self.n_scales + c].exp();
+                *l = v[self.n_scales + self.mix_of(c)].exp();
             }
             sc.df = 1.0 + v[self.dim - 1].exp();
         }
@@ -99,8 +100,10 @@ impl AcrossModel {
             add(self.nu_idx[d], self.nu_idx[d], self.prior_precision);
             h[self.nu_idx[d]] = self.prior_precision * self.prior_mean;
         }
+        // A flat prior adds no precision.
+        let delta_precision = if self.pooled() { sc.s[0].powi(-2) } else { 0.0 };
         for m in 0..self.n_m {
-            add(self.delta_idx(m), self.delta_idx(m), sc.s[0].powi(-2));
+            add(self.delta_idx(m), self.delta_idx(m), delta_precision);
         }
         for c in 0..self.cells.len() {
             add(self.u_idx[c], self.u_idx[c], prec_u[c]);
@@ -224,11 +227,11 @@ impl AcrossModel {
         let (lg, psi) = ln_gamma_digamma(h);
         let (mut lp, mut d_df) = self.opts.priors.df.logp_grad_log(v[self.dim - 1], 1.0);
         let mut per_df = 0.0;
-        for c in 0..self.cells.len() {
-            let l = v[self.n_scales + c];
+        for c in self.n_scales..self.dim - 1 {
+            let l = v[c];
             let e = (-l).exp();
             lp += h * h.ln() - lg - h * l - h * e;
-            grad[self.n_scales + c] += -h + h * e;
+            grad[c] += -h + h * e;
             per_df += 0.5 * h.ln() + 0.5 - 0.5 * psi - 0.5 * l - 0.5 * e;
         }
         // d df / dv = df - 1.
@@ -276,21 +279,24 @@ impl AcrossModel {
             }
         }
         let diag = |k: usize| self.env.diag_inverse(u, k);
-        let (mut e_delta2, mut ln_sd) = (0.0, 0.0);
-        for m in 0..self.n_m {
-            let b = beta[self.delta_idx(m)];
-            quad += b * b / (sc.s[0] * sc.s[0]);
-            e_delta2 += b * b + diag(self.delta_idx(m));
+        let mut ln_sd = 0.0;
+        if self.pooled() {
+            let mut e_delta2 = 0.0;
+            for m in 0..self.n_m {
+                let b = beta[self.delta_idx(m)];
+                quad += b * b / (sc.s[0] * sc.s[0]);
+                e_delta2 += b * b + diag(self.delta_idx(m));
+            }
+            ln_sd += self.n_m as f64 * sc.s[0].ln();
+            grad[0] += -(self.n_m as f64) + e_delta2 / (sc.s[0] * sc.s[0]);
         }
-        ln_sd += self.n_m as f64 * sc.s[0].ln();
-        grad[0] += -(self.n_m as f64) + e_delta2 / (sc.s[0] * sc.s[0]);
         for c in 0..n_cells {
             let b = beta[self.u_idx[c]];
             quad += b * b * cond.prec_u[c];
             let e = (b * b + diag(self.u_idx[c])) * cond.prec_u[c];
             grad[1] += -1.0 + e;
             if self.student() {
-                grad[self.n_scales + c] += -0.5 + 0.5 * e;
+                grad[self.n_scales + self.mix_of(c)] += -0.5 + 0.5 * e;
             }
             ln_sd += sc.s[1].ln() + 0.5 * sc.lambda[c].ln() + self.count[c] * sc.s[2 + self.slot[c]].ln();
         }
@@ -366,16 +372,25 @@ impl AcrossModel {
             *b += hat;
         }
         let k = self.layout();
-        out[0] = sc.s[0];
-        out[1] = sc.s[1];
-        if self.student() {
-            out[2] = sc.df;
+        if let Some(i) = k.tau_delta {
+            out[i] = sc.s[0];
         }
+        out[k.tau_u] = sc.s[1];
+        if let Some(i) = k.df {
+            out[i] = sc.df;
+        }
+        // Flat method effects: only their differences are identified (with flat levels, not
+        // even weakly), so they are reported relative to their average, which the levels take.
+        let centre = if self.pooled() {
+            0.0
+        } else {
+            (0..self.n_m).map(|m| beta[self.delta_idx(m)]).sum::<f64>() / self.n_m as f64
+        };
         for m in 0..self.n_m {
-            out[k.delta + m] = beta[self.delta_idx(m)];
+            out[k.delta + m] = beta[self.delta_idx(m)] - centre;
         }
         for d in 0..self.n_d {
-            out[k.nu + d] = beta[self.nu_idx[d]] + self.shift;
+            out[k.nu + d] = beta[self.nu_idx[d]] + centre + self.shift;
         }
         for c in 0..self.cells.len() {
             out[k.mu + c] = self.fitted(&beta, c) + self.shift;

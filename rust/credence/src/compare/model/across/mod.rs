@@ -14,7 +14,20 @@
 //! method-by-data-set interaction (how much better or worse it does on data set d than its
 //! population effect says), nu\[d\] the data set's level. The Student-t interaction is the
 //! scale mixture u\[d,m\] ~ Normal(0, tau_u^2 lambda\[d,m\]), lambda ~ InvGamma(df/2, df/2), with
-//! ln lambda and df sampled, so it stays collapsible.
+//! ln lambda and df sampled, so it stays collapsible; the per-data-set Student-t shares one
+//! lambda\[d\] among a data set's interactions (a multivariate t per data set).
+//!
+//! # baycomp's model as a special case
+//!
+//! baycomp's hierarchical test (Corani et al. 2017) models the two-method difference on data
+//! set d as delta\[d\] ~ t(nu, delta0, std0) with a flat prior on delta0, near-flat uniform
+//! priors on std0 and the sigmas, and nu - 1 ~ Gamma(a, b), a ~ U(1, 2), b ~ U(0.01, 0.1).
+//! With two methods this model gives the same difference under [`MethodEffects::Flat`] (delta_A -
+//! delta_B flat), [`Interaction::StudentTPerDataSet`] (u\[d,A\] - u\[d,B\] = sqrt(2 lambda\[d\])
+//! tau_u z: t(df, 0, sqrt(2) tau_u), so std0 = sqrt(2) tau_u), flat (wide) priors on the
+//! data-set levels and the scales and [`ScalePrior::BaycompNu`] on df: [`AcrossOptions::baycomp`]
+//! (benches/README.md, "Across data sets: against baycomp"). baycomp's correlation rho of cross-validation folds has no counterpart: credence's
+//! realizations are independent resamples given the realization effect.
 //!
 //! # Algebra
 //!
@@ -83,6 +96,29 @@ pub enum Interaction {
     /// Student-t(df, 0, tau_u) with df estimated: one data set where a method is far off its
     /// population effect pulls that effect less.
     StudentT,
+    /// Student-t per data set: u\[d,m\] = tau_u sqrt(lambda\[d\]) z\[d,m\] with one
+    /// lambda\[d\] ~ InvGamma(df/2, df/2) per data set, so a data set on which the methods
+    /// differ unusually (in either direction) pulls the method effects less. With two methods
+    /// u\[d,A\] - u\[d,B\] ~ Student-t(df, 0, sqrt(2) tau_u): baycomp's model of a data set's
+    /// mean difference.
+    StudentTPerDataSet,
+}
+
+/// The prior of the methods' population effects delta\[m\].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodEffects {
+    /// delta\[m\] ~ Normal(0, tau_delta), tau_delta estimated (default): partial pooling of
+    /// the methods, which keeps many-method comparisons honest.
+    #[default]
+    Pooled,
+    /// A flat (improper) prior on each delta\[m\] and no tau_delta: no shrinkage of the
+    /// differences between methods, as baycomp's flat prior on the mean difference. The
+    /// posterior is proper (each data set's level has its prior); simulation-based calibration
+    /// needs a proper prior and refuses it. Only differences of the deltas are identified by
+    /// the data, so delta\[m\] is reported relative to the methods' average (they sum to zero)
+    /// and nu\[d\] includes that average; mu\[d,m\] is unchanged.
+    Flat,
 }
 
 /// Priors of the across-data-sets model (defaults weakly informative on a unit scale).
@@ -125,6 +161,9 @@ pub struct AcrossOptions {
     pub sigma: AcrossSigma,
     /// Normal or Student-t interaction.
     pub interaction: Interaction,
+    /// The method effects' prior: pooled (default) or flat.
+    #[serde(default)]
+    pub method_effects: MethodEffects,
     /// Leave out the realization effect gamma\[d,i\] (an unpaired design has none).
     pub no_realization_effect: bool,
     /// Priors.
@@ -132,6 +171,31 @@ pub struct AcrossOptions {
 }
 
 impl AcrossOptions {
+    /// baycomp's hierarchical test as options of this model (module docs, "baycomp's model as
+    /// a special case"): flat method effects, the per-data-set Student-t interaction,
+    /// baycomp's df prior, a half-normal(1000) prior on tau_u and normal(0, 1000) on the
+    /// data-set levels (flat where the likelihood lives on a unit scale), and gamma(0.5,
+    /// 0.001) on the sigmas. Two choices carry the match, both measured against baycomp
+    /// (benches/README.md): the flat levels (a level with a unit prior cannot absorb all of
+    /// a data set's sum of the two methods, which then informs tau_u and lambda\[d\]; baycomp
+    /// models the difference only), and the sigmas' p(s) ~ s^(-1/2), which makes the prior of
+    /// the difference's sd sqrt(sigma_A^2 + sigma_B^2) flat as baycomp's (flat priors on each
+    /// sigma would make it grow like that sd).
+    pub fn baycomp() -> Self {
+        Self {
+            interaction: Interaction::StudentTPerDataSet,
+            method_effects: MethodEffects::Flat,
+            priors: AcrossPriors {
+                level: LocationPrior::Normal { mean: 0.0, sd: 1000.0 },
+                tau_u: ScalePrior::HalfNormal { scale: 1000.0 },
+                sigma: ScalePrior::Gamma { shape: 0.5, rate: 1e-3 },
+                df: ScalePrior::BaycompNu,
+                ..AcrossPriors::default()
+            },
+            ..Self::default()
+        }
+    }
+
     /// Checks the priors.
     pub fn validate(&self) -> Result<()> {
         let p = &self.priors;
@@ -141,11 +205,10 @@ impl AcrossOptions {
             ("prior tau_u", p.tau_u),
             ("prior sigma", p.sigma),
             ("prior sigma_gamma", p.sigma_gamma),
-            ("prior df", p.df),
         ] {
-            s.validate(name)?;
+            s.validate_scale(name)?;
         }
-        Ok(())
+        p.df.validate("prior df")
     }
 }
 
@@ -188,7 +251,8 @@ pub(crate) struct AcrossModel {
     pub(super) nu_idx: Vec<usize>,
     pub(super) n_beta: usize,
     /// Scale coordinates: tau_delta, tau_u, the sigma slots, sigma_gamma per data set; then, for
-    /// a Student-t interaction, ln lambda per cell and df.
+    /// a Student-t interaction, ln lambda per cell (per data set) and df. With flat method
+    /// effects tau_delta's coordinate stays, apart from the likelihood, and follows its prior.
     pub(super) maps: Vec<ScaleMap>,
     pub(super) n_scales: usize,
     pub(super) dim: usize,
@@ -280,8 +344,12 @@ impl AcrossModel {
             maps.extend((0..n_d).map(|_| ScaleMap::for_prior(&p.sigma_gamma)));
         }
         let n_scales = maps.len();
-        let student = opts.interaction == Interaction::StudentT;
-        let dim = n_scales + if student { n_cells + 1 } else { 0 };
+        let dim = n_scales
+            + match opts.interaction {
+                Interaction::Normal => 0,
+                Interaction::StudentT => n_cells + 1,
+                Interaction::StudentTPerDataSet => n_d + 1,
+            };
         let LocationPrior::Normal { mean: a, sd: b } = p.level;
         let outputs = outputs(design, &cells, opts, effect);
         Ok(Self {
@@ -322,7 +390,17 @@ impl AcrossModel {
     }
 
     pub(super) fn student(&self) -> bool {
-        self.opts.interaction == Interaction::StudentT
+        self.opts.interaction != Interaction::Normal
+    }
+
+    /// The mixing variance of cell c: its own, or its data set's.
+    pub(super) fn mix_of(&self, c: usize) -> usize {
+        if self.opts.interaction == Interaction::StudentTPerDataSet { self.cells[c].0 } else { c }
+    }
+
+    /// Whether the method effects have the pooled Normal(0, tau_delta) prior.
+    pub(super) fn pooled(&self) -> bool {
+        self.opts.method_effects == MethodEffects::Pooled
     }
 }
 
@@ -346,12 +424,16 @@ fn location_layout(cells: &[(usize, usize)], n_d: usize) -> (Vec<usize>, Vec<usi
     (u_idx, nu_idx, blocks)
 }
 
-/// The reported quantities: tau_delta, tau_u, (df), delta\[m\], nu\[d\], mu\[d,m\] of the observed
-/// cells, the sigmas, sigma_gamma\[d\], then gamma\[d:i\] (not summarised).
+/// The reported quantities: (tau_delta), tau_u, (df), delta\[m\], nu\[d\], mu\[d,m\] of the
+/// observed cells, the sigmas, sigma_gamma\[d\], then gamma\[d:i\] (not summarised).
 fn outputs(design: &AcrossDesign, cells: &[(usize, usize)], opts: AcrossOptions, effect: bool) -> Vec<Output> {
     let (ds, ms) = (design.datasets(), design.methods());
-    let mut out = vec![Output::new("tau_delta", OutputKind::Scale), Output::new("tau_u", OutputKind::Scale)];
-    if opts.interaction == Interaction::StudentT {
+    let mut out = Vec::new();
+    if opts.method_effects == MethodEffects::Pooled {
+        out.push(Output::new("tau_delta", OutputKind::Scale));
+    }
+    out.push(Output::new("tau_u", OutputKind::Scale));
+    if opts.interaction != Interaction::Normal {
         out.push(Output::new("df", OutputKind::Fixed));
     }
     out.extend(ms.iter().map(|m| Output::new(format!("delta[{m}]"), OutputKind::Scale)));
@@ -413,21 +495,32 @@ impl Posterior for AcrossModel {
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64> {
         let p = &self.opts.priors;
         let (td, tu) = (p.tau_delta.sample(rng, 0.0), p.tau_u.sample(rng, 0.0));
-        let mut out = vec![td, tu];
+        let mut out = Vec::new();
+        if self.pooled() {
+            out.push(td);
+        }
+        out.push(tu);
         let df = self.student().then(|| p.df.sample(rng, 1.0));
         out.extend(df);
-        let delta: Vec<f64> = (0..self.n_m).map(|_| td * standard_normal(rng)).collect();
+        // A flat prior has no draws (sbc_across refuses it): NaN, never a number.
+        let delta: Vec<f64> =
+            (0..self.n_m).map(|_| if self.pooled() { td * standard_normal(rng) } else { f64::NAN }).collect();
         let nu: Vec<f64> = (0..self.n_d).map(|_| p.level.sample(rng)).collect();
         out.extend(&delta);
         out.extend(&nu);
+        // lambda ~ InvGamma(df/2, df/2) = (df/2) / Gamma(df/2, 1), per cell or per data set.
+        let inv_gamma = |df: f64, rng: &mut dyn rand::Rng| {
+            use rand_distr::Distribution;
+            0.5 * df / rand_distr::Gamma::new(0.5 * df, 1.0).map(|g| g.sample(rng)).unwrap_or(f64::NAN)
+        };
+        let per_set: Vec<f64> = match (df, self.opts.interaction) {
+            (Some(df), Interaction::StudentTPerDataSet) => (0..self.n_d).map(|_| inv_gamma(df, rng)).collect(),
+            _ => vec![1.0; self.n_d],
+        };
         for &(d, m) in &self.cells {
-            let lambda = match df {
-                // lambda ~ InvGamma(df/2, df/2) = (df/2) / Gamma(df/2, 1).
-                Some(df) => {
-                    use rand_distr::Distribution;
-                    0.5 * df / rand_distr::Gamma::new(0.5 * df, 1.0).map(|g| g.sample(rng)).unwrap_or(f64::NAN)
-                }
-                None => 1.0,
+            let lambda = match (df, self.opts.interaction) {
+                (Some(df), Interaction::StudentT) => inv_gamma(df, rng),
+                _ => per_set[d],
             };
             out.push(nu[d] + delta[m] + tu * lambda.sqrt() * standard_normal(rng));
         }
@@ -443,6 +536,9 @@ impl Posterior for AcrossModel {
 
 /// Where each block of reported quantities starts.
 pub(super) struct Layout {
+    pub(super) tau_delta: Option<usize>,
+    pub(super) tau_u: usize,
+    pub(super) df: Option<usize>,
     pub(super) delta: usize,
     pub(super) nu: usize,
     pub(super) mu: usize,
@@ -453,12 +549,14 @@ pub(super) struct Layout {
 
 impl AcrossModel {
     pub(super) fn layout(&self) -> Layout {
-        let delta = 2 + usize::from(self.student());
+        let tau_u = usize::from(self.pooled());
+        let df = self.student().then_some(tau_u + 1);
+        let delta = tau_u + 1 + usize::from(self.student());
         let nu = delta + self.n_m;
         let mu = nu + self.n_d;
         let sigma = mu + self.cells.len();
         let sigma_gamma = sigma + self.n_slots;
         let gamma = sigma_gamma + if self.effect { self.n_d } else { 0 };
-        Layout { delta, nu, mu, sigma, sigma_gamma, gamma }
+        Layout { tau_delta: self.pooled().then_some(0), tau_u, df, delta, nu, mu, sigma, sigma_gamma, gamma }
     }
 }

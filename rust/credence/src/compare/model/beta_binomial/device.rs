@@ -56,7 +56,7 @@ impl BetaBinomialModel {
         let LocationPrior::Normal { mean, sd } = pri.mu0;
         let mut doubles = vec![mean, sd];
         for s in [&pri.tau, &pri.phi, &pri.sigma_gamma] {
-            doubles.extend(scale_code(s));
+            doubles.extend(scale_code(s)?);
         }
         for m in [&self.tau_map, &self.phi_map, &self.sg_map] {
             doubles.extend(map_code(m));

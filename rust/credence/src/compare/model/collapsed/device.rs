@@ -56,7 +56,7 @@ impl CollapsedGaussian {
         let pri = &self.opts.priors;
         let mut doubles = vec![self.prior_mean, self.prior_precision];
         for s in [&pri.tau, &pri.sigma, &pri.sigma_gamma] {
-            doubles.extend(scale_code(s));
+            doubles.extend(scale_code(s)?);
         }
         doubles.extend([self.constant, self.pair_offset]);
         debug_assert_eq!(self.maps.len(), self.dim);

@@ -54,7 +54,7 @@ impl GaussianModel {
         let LocationPrior::Normal { mean, sd } = pri.mu0;
         let mut doubles = vec![mean, sd];
         for s in [&pri.tau, &pri.sigma, &pri.sigma_gamma] {
-            doubles.extend(scale_code(s));
+            doubles.extend(scale_code(s)?);
         }
         doubles.extend(&self.counts);
         doubles.extend(&self.cells.k);

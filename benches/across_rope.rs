@@ -79,17 +79,8 @@ fn summarise(per_draw: &[Vec<[f64; 3]>]) -> serde_json::Value {
     })
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let path = args.get(1).ok_or("usage: across_rope TABLE.csv EPS [options]")?;
-    let eps_raw: f64 = args.get(2).ok_or("missing EPS")?.parse()?;
-    let divide: Option<f64> = flag("--divide").map(|s| s.parse()).transpose()?;
-    let baycomp = args.iter().any(|a| a == "--baycomp");
-    let per_set = baycomp || flag("--interaction").is_some_and(|s| s == "student-per-data-set");
-    let student = per_set || flag("--interaction").is_some_and(|s| s.starts_with("student"));
-    let wide = args.iter().any(|a| a == "--wide");
-
+/// The table at `path` (centred per data set and divided by `divide`, with EPS, when given).
+fn load(path: &str, divide: Option<f64>, eps_raw: f64) -> Result<(AcrossDesign, f64), Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path)?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().ok_or("empty table")?.split(',').collect();
@@ -114,7 +105,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         y = ds.iter().zip(&y).map(|(d, v)| (v - sums[d.as_str()].0 / sums[d.as_str()].1) / s).collect();
         eps /= s;
     }
-    let design = AcrossDesign::new(ds, ms, Some(rs), y)?;
+    Ok((AcrossDesign::new(ds, ms, Some(rs), y)?, eps))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let path = args.get(1).ok_or("usage: across_rope TABLE.csv EPS [options]")?;
+    let eps_raw: f64 = args.get(2).ok_or("missing EPS")?.parse()?;
+    let divide: Option<f64> = flag("--divide").map(|s| s.parse()).transpose()?;
+    let baycomp = args.iter().any(|a| a == "--baycomp");
+    let per_set = baycomp || flag("--interaction").is_some_and(|s| s == "student-per-data-set");
+    let student = per_set || flag("--interaction").is_some_and(|s| s.starts_with("student"));
+    let wide = args.iter().any(|a| a == "--wide");
+
+    let (design, eps) = load(path, divide, eps_raw)?;
 
     let mut o = AcrossFitOptions { higher_is_better: true, ..Default::default() };
     o.model.sigma = AcrossSigma::PerCell;

@@ -139,3 +139,72 @@ fn chees_cells(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::backend::Backend;
+    use crate::io::Table;
+    use crate::report::build_report_with_progress;
+
+    /// Three data sets x n in {30, 100} x 3 methods x 10 realizations (tests/data).
+    fn across_table() -> Table {
+        Table::read(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/across_table.csv")))
+            .unwrap()
+    }
+
+    fn quick() -> ReportOptions {
+        let mut o = ReportOptions { plan_sims: 0, ..ReportOptions::default() };
+        (o.fit.sampler.warmup, o.fit.sampler.draws, o.fit.sampler.max_draws) = (200, 200, None);
+        o
+    }
+
+    /// The report's calls of the progress callback: (done, total) in order.
+    fn counted(options: &ReportOptions) -> (crate::report::Report, Vec<(usize, usize)>) {
+        let calls = Mutex::new(Vec::new());
+        let progress = |d: usize, t: usize| calls.lock().unwrap().push((d, t));
+        let report = build_report_with_progress(&across_table(), options, &progress).unwrap();
+        (report, calls.into_inner().unwrap())
+    }
+
+    /// One count over the 6 cells and the across fit, from 0 to all, one step per fit; every
+    /// cell's fit is the one a fit of its design alone gives (the schedule changes no number).
+    #[test]
+    fn one_run_counts_every_fit_and_changes_no_number() {
+        let options = quick();
+        let (report, calls) = counted(&options);
+        let steps: Vec<usize> = calls.iter().map(|c| c.0).collect();
+        assert_eq!(steps, (0..=7).collect::<Vec<_>>());
+        assert!(calls.iter().all(|c| c.1 == 7), "{calls:?}");
+        assert_eq!(report.fits.len(), 6);
+        assert!(report.across[0].summary.is_ok(), "{:?}", report.across[0].summary);
+        for cell in &report.fits {
+            let f = cell.fit.as_ref().unwrap();
+            let alone = fit(f.design(), &options.fit).unwrap();
+            for (a, b) in [("A", "B"), ("B", "C")] {
+                assert_eq!(
+                    f.prob_better(a, b).unwrap(),
+                    alone.prob_better(a, b).unwrap(),
+                    "{} n={}",
+                    cell.dataset,
+                    cell.n
+                );
+            }
+        }
+    }
+
+    /// With ChEES the cells run as one batch beside the across fit (NUTS), counted together.
+    #[test]
+    fn chees_cells_and_the_across_fit_run_together() {
+        let chees = CheesSettings { warmup: 60, draws: 40, max_draws: None, ..CheesSettings::default() };
+        let options = ReportOptions { chees: Some(chees), backend: Backend::Cpu, ..quick() };
+        let (report, calls) = counted(&options);
+        assert_eq!(calls.first(), Some(&(0, 7)));
+        assert_eq!(calls.last(), Some(&(7, 7)));
+        assert!(report.fits.iter().all(|c| c.fit.is_some()), "every cell fitted");
+        let s = report.across[0].summary.as_ref().unwrap();
+        assert_eq!(s.data.datasets, ["concrete", "energy", "yacht"]);
+    }
+}

@@ -1,7 +1,7 @@
 //! `credence report`: a self-contained HTML (or JSON) report from a long metric table, and
 //! `credence demo`: a reduced synthetic study followed by its report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -9,7 +9,7 @@ use credence::backend::Backend;
 use credence::compare::CheesSettings;
 use credence::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
 use credence::study::data::Dataset;
-use indicatif::ProgressBar;
+use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::fit_cmd::SamplerKind;
 
@@ -66,6 +66,9 @@ pub struct ReportArgs {
     /// table with more than one data set), in metric units, or `none`.
     #[arg(long, default_value = "0.01", value_name = "EPS|none")]
     rope: String,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
 }
 
 /// Arguments of `credence demo`.
@@ -92,6 +95,28 @@ fn write_report(report: &Report, out: &PathBuf, format: Format) -> Result<()> {
         Format::Json => serde_json::to_string_pretty(&report.to_json())? + "\n",
     };
     std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
+}
+
+/// Builds the report with one progress bar (stderr, hidden when `quiet`) over all its fits:
+/// the per-data-set cells and the across-data-sets fits, which run together.
+fn report_with_bar(results: &Path, options: &ReportOptions, quiet: bool) -> Result<Report> {
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} fits, ETA {eta}")?);
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let report = Report::from_path_with_progress(results, options, &progress);
+    bar.finish_and_clear();
+    Ok(report?)
+}
+
+/// The fits of a report in words: "12 fits" or "10 fits and 2 across-data-sets fits".
+fn fits_done(report: &Report) -> String {
+    match report.across.len() {
+        0 => format!("{} fits", report.fits.len()),
+        k => format!("{} fits and {k} across-data-sets fit(s)", report.fits.len()),
+    }
 }
 
 fn print_flagged(report: &Report) {
@@ -157,10 +182,10 @@ pub fn run(a: ReportArgs) -> Result<()> {
             }
         }
     }
-    let report = Report::from_path(&a.results, &options)?;
+    let report = report_with_bar(&a.results, &options, a.quiet)?;
     write_report(&report, &a.out, a.format)?;
     print_flagged(&report);
-    outln!("{} fits in {:.1} s; report written to {}", report.fits.len(), report.fit_seconds, a.out.display());
+    outln!("{} in {:.1} s; report written to {}", fits_done(&report), report.fit_seconds, a.out.display());
     Ok(())
 }
 
@@ -188,23 +213,17 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         s.not_converged,
         results.display()
     );
-    let spinner = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new_spinner() };
-    spinner.set_message("fitting the hierarchical model to every (n, metric) cell");
-    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    if !a.quiet {
+        eprintln!("fitting the hierarchical model to every (n, metric) cell");
+    }
     let options = ReportOptions {
         metrics: DEMO_METRICS.iter().map(|m| m.to_string()).collect(),
         command_line: Some(command_line()),
         ..ReportOptions::default()
     };
-    let report = Report::from_path(&results, &options)?;
-    spinner.finish_and_clear();
+    let report = report_with_bar(&results, &options, a.quiet)?;
     write_report(&report, &html, Format::Html)?;
     print_flagged(&report);
-    outln!(
-        "report: {} ({} fits in {:.1} s); open it in a browser",
-        html.display(),
-        report.fits.len(),
-        report.fit_seconds
-    );
+    outln!("report: {} ({} in {:.1} s); open it in a browser", html.display(), fits_done(&report), report.fit_seconds);
     Ok(())
 }

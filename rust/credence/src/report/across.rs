@@ -86,38 +86,65 @@ fn design(table: &Table, sizes: &[(String, f64)], metric: &str) -> Result<(Acros
     Ok((design, notes))
 }
 
-/// The across fits of a report's table: one per fitted metric when the table has more than one
-/// data set (none for a dataset-shift table). A metric compared by a target, or a fit that
-/// fails, keeps its error.
-pub(super) fn across_cells(
+/// One across-data-sets fit of a report, before it runs: the metric's design at the chosen
+/// sizes and the notes on the table, or why there is no fit (a metric compared by a target, a
+/// design that cannot be built).
+pub(super) struct AcrossJob {
+    metric: String,
+    sizes: Vec<(String, f64)>,
+    prepared: std::result::Result<(AcrossDesign, Vec<String>), String>,
+}
+
+impl AcrossJob {
+    /// Whether the job has a design to fit (else [`AcrossJob::run`] only reports its error).
+    pub(super) fn fits(&self) -> bool {
+        self.prepared.is_ok()
+    }
+
+    /// Fits the design (NUTS with the report's sampler settings and the metric's direction)
+    /// and summarises it, the table's notes ahead of the fit's warnings.
+    pub(super) fn run(&self, options: &ReportOptions) -> AcrossCell {
+        let summary = self.prepared.as_ref().map_err(Clone::clone).and_then(|(design, notes)| {
+            let o = AcrossFitOptions {
+                model: AcrossOptions::default(),
+                sampler: options.fit.sampler,
+                higher_is_better: higher_is_better(&self.metric),
+            };
+            let fit = fit_across(design, &o).map_err(|e| e.to_string())?;
+            let mut s = AcrossSummary::new(&fit, options.across_rope).map_err(|e| e.to_string())?;
+            s.warnings = notes.iter().cloned().chain(s.warnings).collect();
+            Ok(s)
+        });
+        AcrossCell { metric: self.metric.clone(), sizes: self.sizes.clone(), summary }
+    }
+}
+
+/// The across fits of a report's table, to run: one per fitted metric when the table has more
+/// than one data set (none for a dataset-shift table). A metric compared by a target, or a
+/// design that cannot be built, keeps its error.
+pub(super) fn across_jobs(
     table: &Table,
     sizes: &[(String, Vec<f64>)],
     options: &ReportOptions,
     shift: bool,
-) -> Vec<AcrossCell> {
+) -> Vec<AcrossJob> {
     if shift || sizes.len() < 2 || sizes.iter().any(|(d, _)| d.is_empty()) {
         return Vec::new();
     }
     let chosen = chosen_sizes(sizes);
-    let cell = |metric: &String| -> std::result::Result<AcrossSummary, String> {
+    let prepare = |metric: &String| -> std::result::Result<(AcrossDesign, Vec<String>), String> {
         if let Some(t) = options.targets.get(metric) {
             return Err(format!(
                 "{metric} is compared by its distance to {t}, which the across-data-sets model does not do"
             ));
         }
-        let (design, mut notes) = design(table, &chosen, metric).map_err(|e| e.to_string())?;
-        let o = AcrossFitOptions {
-            model: AcrossOptions::default(),
-            sampler: options.fit.sampler,
-            higher_is_better: higher_is_better(metric),
-        };
-        let fit = fit_across(&design, &o).map_err(|e| e.to_string())?;
-        let mut s = AcrossSummary::new(&fit, options.across_rope).map_err(|e| e.to_string())?;
-        notes.append(&mut s.warnings);
-        s.warnings = notes;
-        Ok(s)
+        design(table, &chosen, metric).map_err(|e| e.to_string())
     };
-    options.metrics.iter().map(|m| AcrossCell { metric: m.clone(), sizes: chosen.clone(), summary: cell(m) }).collect()
+    options
+        .metrics
+        .iter()
+        .map(|m| AcrossJob { metric: m.clone(), sizes: chosen.clone(), prepared: prepare(m) })
+        .collect()
 }
 
 impl Report {

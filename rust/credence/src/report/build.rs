@@ -1,4 +1,5 @@
-//! Building a report: reading the cells of the table and fitting them in one batch.
+//! Building a report: reading the cells of the table and fitting them, with the across-data-sets
+//! fits, in one run ([`super::batch`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -6,15 +7,15 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Backend, Batched, fit_many_chees_on};
+use crate::backend::{Backend, Batched};
 use crate::compare::{
-    CheesOptions, CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource,
-    fit_many, plan,
+    CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource, plan,
 };
 use crate::error::{Error, Result};
 use crate::io::{Table, natural_cmp};
 use crate::quantiles::{CiOptions, QuantileTable, quantile_table};
-use crate::report::across::{AcrossCell, across_cells};
+use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
+use crate::report::batch::{CellJob, fit_all};
 use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
 use crate::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
@@ -66,7 +67,7 @@ pub struct ReportOptions {
     /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
     #[serde(default)]
     pub chees: Option<CheesSettings>,
-    /// Where the ChEES fits run ([`fit_many_chees_on`]; NUTS always runs on the CPU).
+    /// Where the ChEES fits run ([`crate::backend::fit_many_chees_on`]; NUTS always runs on the CPU).
     #[serde(default)]
     pub backend: Backend,
     /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
@@ -369,48 +370,54 @@ impl Collected {
         Ok(())
     }
 
-    /// Fits every cell's design, one batch per direction of "better" (fit_many shares its
-    /// options across the batch), keeping each fit or its error with its cell.
-    fn fit(&mut self, options: &ReportOptions) -> Result<()> {
-        for higher in [false, true] {
-            let batch: Vec<&(usize, Design)> =
-                self.designs.iter().filter(|(i, _)| higher_is_better(&self.cells[*i].metric) == higher).collect();
-            if batch.is_empty() {
-                continue;
-            }
-            let opts = FitOptions { higher_is_better: higher, ..options.fit };
-            let ds: Vec<Design> = batch.iter().map(|(_, d)| d.clone()).collect();
-            let results: Vec<Result<Fit>> = match options.chees {
-                None => fit_many(&ds, &opts),
-                Some(sampler) => {
-                    let o = CheesOptions { family: opts.family, sampler, higher_is_better: higher };
-                    fit_many_chees_on(options.backend, &ds, &o)?.into_iter().map(|r| r.map(|c| c.fit)).collect()
-                }
+    /// Fits every cell's design and the across jobs in one run ([`fit_all`]), keeping each
+    /// cell's fit or its error with the cell; returns the across cells.
+    fn fit(
+        &mut self,
+        across: &[AcrossJob],
+        options: &ReportOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Vec<AcrossCell>> {
+        let jobs: Vec<CellJob> = self
+            .designs
+            .iter()
+            .map(|(i, design)| CellJob { index: *i, metric: &self.cells[*i].metric, design })
+            .collect();
+        let fitted = fit_all(&jobs, across, options, progress)?;
+        for (i, result) in fitted.cells {
+            let cell = &mut self.cells[i];
+            let result = match options.targets.get(&cell.metric) {
+                Some(&t) => result.and_then(|f| f.with_target(t)),
+                None => result,
             };
-            let indices: Vec<usize> = batch.iter().map(|(i, _)| *i).collect();
-            for (i, result) in indices.into_iter().zip(results) {
-                let cell = &mut self.cells[i];
-                let result = match options.targets.get(&cell.metric) {
-                    Some(&t) => result.and_then(|f| f.with_target(t)),
-                    None => result,
-                };
-                match result {
-                    Ok(f) => {
-                        cell.warnings.extend(f.warnings().iter().cloned());
-                        cell.fit = Some(f);
-                    }
-                    Err(e) => cell.error = Some(e.to_string()),
+            match result {
+                Ok(f) => {
+                    cell.warnings.extend(f.warnings().iter().cloned());
+                    cell.fit = Some(f);
                 }
+                Err(e) => cell.error = Some(e.to_string()),
             }
         }
-        Ok(())
+        Ok(fitted.across)
     }
 }
 
-/// Reads the table's cells, fits every (dataset, n, metric) cell in one batch and collects
-/// the summaries. Errors name the file and column (a missing column, a non-numeric value, an
-/// empty table); a cell whose fit fails is kept with its error and listed in the diagnostics.
+/// Reads the table's cells, fits every (dataset, n, metric) cell and, with more than one data
+/// set, every across-data-sets fit in one run, and collects the summaries. Errors name the file
+/// and column (a missing column, a non-numeric value, an empty table); a cell whose fit fails is
+/// kept with its error and listed in the diagnostics.
 pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
+    build_report_with_progress(table, options, &|_, _| {})
+}
+
+/// [`build_report`], calling `progress(done, total)` as the fits finish (`total`: the cells
+/// with a design and the across fits; the planning section's simulated fits come after and are
+/// not counted).
+pub fn build_report_with_progress(
+    table: &Table,
+    options: &ReportOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Report> {
     let source = table.source().display().to_string();
     // A dataset-shift table (the shift benchmark's layout): shift types are the paired
     // realizations and intensities take the place of training sizes.
@@ -440,9 +447,9 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
         let all = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
         c.dataset(all, dataset, options, &summary_metrics, &methods, shift)?;
     }
+    let across_jobs = across_jobs(table, &c.sizes, options, shift);
     let start = Instant::now();
-    c.fit(options)?;
-    let across = across_cells(table, &c.sizes, options, shift);
+    let across = c.fit(&across_jobs, options, progress)?;
     let fit_seconds = start.elapsed().as_secs_f64();
     let mut report = Report {
         source,
@@ -512,6 +519,15 @@ impl Report {
     /// Reads a table from disk and builds its report.
     pub fn from_path(path: &Path, options: &ReportOptions) -> Result<Self> {
         build_report(&Table::read(path)?, options)
+    }
+
+    /// [`Report::from_path`] with [`build_report_with_progress`]'s callback.
+    pub fn from_path_with_progress(
+        path: &Path,
+        options: &ReportOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Self> {
+        build_report_with_progress(&Table::read(path)?, options, progress)
     }
 
     /// The fits of one data set and metric, ordered by n.

@@ -2,7 +2,9 @@
 //! self-contained HTML page or a JSON document.
 //!
 //! [`build_report`] reads the cells of the table (data set x training size x fitted metric),
-//! fits the hierarchical model to every cell at once ([`crate::compare::fit_many`]), and keeps
+//! fits the hierarchical model to every cell, and with several data sets the across-data-sets
+//! model to each fitted metric, all in one parallel run ([`build_report_with_progress`] counts
+//! the finished fits for a progress bar), and keeps
 //! the metric summaries, fits and their diagnostics in a [`Report`]. [`Report::to_html`] renders
 //! the page (overview, per-dataset metric tables, quantiles over realizations with exact
 //! order-statistic intervals ([`QUANTILE_LEVELS`]), P(A better than B) against n, heatmaps, MDD
@@ -33,6 +35,7 @@
 //! and the [`crate::compare::AcrossSummary`] JSON.
 
 mod across;
+mod batch;
 mod build;
 pub(crate) mod html;
 mod page;
@@ -46,7 +49,8 @@ pub use crate::summary::{
 };
 pub use across::AcrossCell;
 pub use build::{
-    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, higher_is_better,
+    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, build_report_with_progress,
+    higher_is_better,
 };
 pub use ranking::BestAtSize;
 

@@ -7,8 +7,9 @@
 //! `credence fit --dataset-column`.
 //!
 //! The UCI files are read from `$CREDENCE_DATA`, else `../shared/data/uci` next to the
-//! repository; without them the test fails under `CREDENCE_STRICT=1` (scripts/test-all) and is
-//! skipped with a message otherwise.
+//! repository; where they were promised (`CREDENCE_DATA` set or that directory present) but are
+//! incomplete the test fails under `CREDENCE_STRICT=1` (scripts/test-all); a clone with no data
+//! directory at all skips it with a message.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +45,10 @@ fn uci_dir() -> Option<PathBuf> {
         "{} lacks energy.txt, concrete.txt, kin8nm.txt or yacht.txt (set CREDENCE_DATA to the UCI directory)",
         dir.display()
     );
-    assert!(std::env::var("CREDENCE_STRICT").as_deref() != Ok("1"), "{message}");
+    // A strict run fails where the data were promised (CREDENCE_DATA given, or the shared
+    // directory present) but are incomplete; a clone without any data directory skips loudly.
+    let promised = std::env::var_os("CREDENCE_DATA").is_some() || dir.is_dir();
+    assert!(!promised || std::env::var("CREDENCE_STRICT").as_deref() != Ok("1"), "{message}");
     eprintln!("skipped: {message}");
     None
 }

@@ -65,10 +65,12 @@ fn gamma_pdf(s: f64, z: f64) -> f64 {
     ((s - 1.0) * z.ln() - z - ln_gamma(s)).exp()
 }
 
-/// ln p(nu) and d ln p / d nu (nu > 1; minus infinity at or below 1).
+/// ln p(nu) and d ln p / d nu (nu > 1; minus infinity at or below 1, at infinity, which a
+/// sampler's trajectory can reach, and at NaN, so that the incomplete gamma functions, which
+/// panic on a NaN argument, only see finite ones).
 pub(crate) fn logp_grad(nu: f64) -> (f64, f64) {
     let x = nu - 1.0;
-    if x.is_nan() || x <= 0.0 {
+    if x.is_nan() || x <= 0.0 || x.is_infinite() {
         return (f64::NEG_INFINITY, 0.0);
     }
     let (half, mid) = (0.5 * (SHAPE.1 - SHAPE.0), 0.5 * (SHAPE.1 + SHAPE.0));
@@ -126,6 +128,9 @@ mod tests {
             assert!((d - fd).abs() < 1e-6 * (1.0 + fd.abs()), "nu {nu}: {d} vs {fd}");
         }
         assert_eq!(logp_grad(1.0).0, f64::NEG_INFINITY);
+        for nu in [f64::INFINITY, f64::NAN, 0.5] {
+            assert_eq!(logp_grad(nu), (f64::NEG_INFINITY, 0.0), "nu {nu}");
+        }
     }
 
     #[test]

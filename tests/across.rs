@@ -133,6 +133,22 @@ fn small_fit() -> credence::compare::AcrossFit {
     fit_across(&across_design(&AcrossTruth::crps_like(3), 4, 8, 7), &o).unwrap()
 }
 
+/// Plain Monte Carlo on a new data set: `new_difference(k)` draws A - B there from posterior
+/// draw k, 50 times per draw; returns the shares of A better (lower), A - B < -eps and
+/// |A - B| <= eps.
+fn monte_carlo_new(draws: usize, eps: f64, mut new_difference: impl FnMut(usize) -> f64) -> [f64; 3] {
+    let (mut counts, n_rep) = ([0.0; 3], 50);
+    for k in 0..draws {
+        for _ in 0..n_rep {
+            let d = new_difference(k);
+            for (c, hit) in counts.iter_mut().zip([d < 0.0, d < -eps, d.abs() <= eps]) {
+                *c += f64::from(u8::from(hit));
+            }
+        }
+    }
+    counts.map(|c| c / (draws * n_rep) as f64)
+}
+
 /// The Normal probabilities on a new data set against plain Monte Carlo: draw u_new for A and
 /// B from each posterior draw's tau_u and count.
 #[test]
@@ -144,22 +160,13 @@ fn answers_on_a_new_data_set_agree_with_monte_carlo_from_the_draws() {
         fit.draws("tau_u").unwrap().concat(),
     );
     let mut rng = credence::seeds::SplitMix64(99);
-    let (mut better, mut left, mut rope, n_rep) = (0.0, 0.0, 0.0, 50);
     let eps = 0.02;
-    for k in 0..a.len() {
-        for _ in 0..n_rep {
-            let d = a[k] - b[k] + tau[k] * (rng.normal() - rng.normal());
-            better += f64::from(u8::from(d < 0.0));
-            left += f64::from(u8::from(d < -eps));
-            rope += f64::from(u8::from(d.abs() <= eps));
-        }
-    }
-    let n = (a.len() * n_rep) as f64;
+    let [better, left, rope] = monte_carlo_new(a.len(), eps, |k| a[k] - b[k] + tau[k] * (rng.normal() - rng.normal()));
     let (p, mcse) = fit.prob_better_new("M0", "M1").unwrap();
-    assert!((p - better / n).abs() < 0.01 + 4.0 * mcse, "{p} against {}", better / n);
+    assert!((p - better).abs() < 0.01 + 4.0 * mcse, "{p} against {}", better);
     let r = fit.rope_new("M0", "M1", eps).unwrap();
-    assert!((r.left - left / n).abs() < 0.01 + 4.0 * mcse);
-    assert!((r.rope - rope / n).abs() < 0.01 + 4.0 * mcse);
+    assert!((r.left - left).abs() < 0.01 + 4.0 * mcse);
+    assert!((r.rope - rope).abs() < 0.01 + 4.0 * mcse);
     assert!((r.left + r.rope + r.right - 1.0).abs() < 1e-12);
     assert!((r.most_probable.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     let q = fit.prob_better_new("M1", "M0").unwrap().0;
@@ -196,29 +203,21 @@ fn baycomp_options_answers_agree_with_monte_carlo_from_the_draws() {
         fit.draws("df").unwrap().concat(),
     );
     let mut rng = credence::seeds::SplitMix64(5);
-    let (mut better, mut left, mut rope, n_rep) = (0.0, 0.0, 0.0, 50);
     let eps = 0.05;
-    for k in 0..a.len() {
-        for _ in 0..n_rep {
-            // lambda ~ InvGamma(df/2, df/2): df / chi^2_df, the chi-square as a sum of squares
-            // when df is whole, else through the gamma draw of rand_distr.
-            let chi2 = rand_distr::Distribution::sample(
-                &rand_distr::ChiSquared::new(df[k]).unwrap(),
-                &mut rand::rngs::ChaCha8Rng::seed_from_u64(rng.next_u64()),
-            );
-            let lambda = df[k] / chi2;
-            let d = a[k] - b[k] + tau[k] * lambda.sqrt() * (rng.normal() - rng.normal());
-            better += f64::from(u8::from(d < 0.0));
-            left += f64::from(u8::from(d < -eps));
-            rope += f64::from(u8::from(d.abs() <= eps));
-        }
-    }
-    let n = (a.len() * n_rep) as f64;
+    let [better, left, rope] = monte_carlo_new(a.len(), eps, |k| {
+        // The new data set's one mixing variance lambda ~ InvGamma(df/2, df/2) = df / chi^2_df
+        // (rand_distr's chi-square, on its own stream), then its two interactions.
+        let chi2 = rand_distr::Distribution::sample(
+            &rand_distr::ChiSquared::new(df[k]).unwrap(),
+            &mut rand::rngs::ChaCha8Rng::seed_from_u64(rng.next_u64()),
+        );
+        a[k] - b[k] + tau[k] * (df[k] / chi2).sqrt() * (rng.normal() - rng.normal())
+    });
     let (p, mcse) = fit.prob_better_new("M0", "M1").unwrap();
-    assert!((p - better / n).abs() < 0.01 + 4.0 * mcse, "{p} against {}", better / n);
+    assert!((p - better).abs() < 0.01 + 4.0 * mcse, "{p} against {}", better);
     let r = fit.rope_new("M0", "M1", eps).unwrap();
-    assert!((r.left - left / n).abs() < 0.01 + 4.0 * mcse, "{} against {}", r.left, left / n);
-    assert!((r.rope - rope / n).abs() < 0.01 + 4.0 * mcse, "{} against {}", r.rope, rope / n);
+    assert!((r.left - left).abs() < 0.01 + 4.0 * mcse, "{} against {}", r.left, left);
+    assert!((r.rope - rope).abs() < 0.01 + 4.0 * mcse, "{} against {}", r.rope, rope);
     // The exact per-draw answer does not depend on how many mixing variances one integrates.
     assert_eq!(r, fit.rope_new_integrated("M0", "M1", eps, 3).unwrap());
 }

@@ -233,6 +233,13 @@ impl std::fmt::Display for ScalePrior {
     }
 }
 
+/// A Student-t's mixing variance lambda ~ InvGamma(df/2, df/2) = (df/2) / Gamma(df/2, 1) (NaN
+/// for an invalid df).
+pub(crate) fn mixing_variance(df: f64, rng: &mut (impl rand::Rng + ?Sized)) -> f64 {
+    use rand_distr::Distribution;
+    rand_distr::Gamma::new(0.5 * df, 1.0).map_or(f64::NAN, |g| 0.5 * df / g.sample(rng))
+}
+
 /// A standard normal draw (Box-Muller on the chain's own generator, so streams stay portable).
 pub(crate) fn standard_normal(rng: &mut (impl rand::Rng + ?Sized)) -> f64 {
     let u = 1.0 - rng.random::<f64>();

@@ -13,13 +13,12 @@
 
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use rand_distr::Distribution;
 use serde::{Deserialize, Serialize};
 
 use super::AcrossFit;
 use crate::compare::diagnostics::mcse_mean;
 use crate::compare::model::across::Interaction;
-use crate::compare::model::priors::standard_normal;
+use crate::compare::model::priors::{mixing_variance as lambda, standard_normal};
 use crate::compare::sampler::nuts::stream_seed;
 use crate::error::{Error, Result};
 use crate::special::norm_cdf;
@@ -252,9 +251,9 @@ impl AcrossFit {
         let df = self.index("df").ok();
         let mut wins = vec![0.0; ms.len()];
         let mut mu = vec![0.0; ms.len()];
+        let shared = self.options.model.interaction == Interaction::StudentTPerDataSet;
         for (k, r) in self.rows().enumerate() {
             let mut rng = self.new_rng(k as u64, "", "");
-            let shared = self.options.model.interaction == Interaction::StudentTPerDataSet;
             for _ in 0..NEW_PER_DRAW {
                 // The per-data-set Student-t draws the new data set's one lambda first.
                 let set = if shared { df.map_or(1.0, |df| lambda(r[df], &mut rng)) } else { 1.0 };
@@ -341,19 +340,12 @@ impl NewDifference {
 
 /// (P(D < -eps), P(|D| <= eps), P(D > eps)) for D ~ Normal(m, s), as in `rope_new`.
 fn rope_regions(m: f64, s: f64, eps: f64) -> [f64; 3] {
-    let left = norm_cdf((-eps - m) / s);
-    let right = 1.0 - norm_cdf((eps - m) / s);
-    [left, (1.0 - left - right).max(0.0), right]
+    NewDifference { mean: m, scale: s, df: None }.regions(eps)
 }
 
 /// The first index of the largest of three (numpy's argmax, as baycomp and `rope_new`).
 fn argmax3(r: &[f64; 3]) -> usize {
     (0..3).fold(0, |k, j| if r[j] > r[k] { j } else { k })
-}
-
-/// lambda ~ InvGamma(df/2, df/2): the Student-t's scale mixture.
-fn lambda(df: f64, rng: &mut ChaCha8Rng) -> f64 {
-    rand_distr::Gamma::new(0.5 * df, 1.0).map_or(f64::NAN, |g| 0.5 * df / g.sample(rng))
 }
 
 fn variance(v: &[f64]) -> f64 {

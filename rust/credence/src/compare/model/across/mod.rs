@@ -54,7 +54,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compare::model::priors::{LocationPrior, ScalePrior, standard_normal};
+use crate::compare::model::priors::{LocationPrior, ScalePrior, mixing_variance, standard_normal};
 use crate::compare::model::scale_map::ScaleMap;
 use crate::compare::model::{Output, OutputKind, Posterior};
 use crate::error::Result;
@@ -508,18 +508,14 @@ impl Posterior for AcrossModel {
         let nu: Vec<f64> = (0..self.n_d).map(|_| p.level.sample(rng)).collect();
         out.extend(&delta);
         out.extend(&nu);
-        // lambda ~ InvGamma(df/2, df/2) = (df/2) / Gamma(df/2, 1), per cell or per data set.
-        let inv_gamma = |df: f64, rng: &mut dyn rand::Rng| {
-            use rand_distr::Distribution;
-            0.5 * df / rand_distr::Gamma::new(0.5 * df, 1.0).map(|g| g.sample(rng)).unwrap_or(f64::NAN)
-        };
+        // The mixing variances, per cell or per data set.
         let per_set: Vec<f64> = match (df, self.opts.interaction) {
-            (Some(df), Interaction::StudentTPerDataSet) => (0..self.n_d).map(|_| inv_gamma(df, rng)).collect(),
+            (Some(df), Interaction::StudentTPerDataSet) => (0..self.n_d).map(|_| mixing_variance(df, rng)).collect(),
             _ => vec![1.0; self.n_d],
         };
         for &(d, m) in &self.cells {
             let lambda = match (df, self.opts.interaction) {
-                (Some(df), Interaction::StudentT) => inv_gamma(df, rng),
+                (Some(df), Interaction::StudentT) => mixing_variance(df, rng),
                 _ => per_set[d],
             };
             out.push(nu[d] + delta[m] + tu * lambda.sqrt() * standard_normal(rng));

@@ -128,54 +128,42 @@ fn unsupported(a: &FitArgs) -> Vec<&'static str> {
 fn options(a: &FitArgs) -> Result<AcrossFitOptions> {
     let d = AcrossPriors::default();
     let x = &a.across;
-    if x.baycomp {
-        let mut model = AcrossOptions::baycomp();
-        model.scale = scale(x.across_scale);
-        model.sigma = sigma(x.across_sigma);
-        model.no_realization_effect = a.model.no_realization_effect;
-        model.priors.sigma = a.model.prior_sigma.unwrap_or(model.priors.sigma);
-        model.priors.sigma_gamma = a.model.prior_sigma_gamma.unwrap_or(model.priors.sigma_gamma);
-        model.validate()?;
-        return Ok(AcrossFitOptions { model, sampler: nuts_settings(a)?, higher_is_better: a.model.higher_is_better });
-    }
-    let model = AcrossOptions {
-        scale: scale(x.across_scale),
-        sigma: sigma(x.across_sigma),
-        interaction: match x.interaction {
-            InteractionArg::Normal => Interaction::Normal,
-            InteractionArg::StudentT => Interaction::StudentT,
-            InteractionArg::StudentTPerDataSet => Interaction::StudentTPerDataSet,
-        },
-        method_effects: match x.method_effects {
-            MethodEffectsArg::Pooled => MethodEffects::Pooled,
-            MethodEffectsArg::Flat => MethodEffects::Flat,
-        },
-        no_realization_effect: a.model.no_realization_effect,
-        priors: AcrossPriors {
-            sigma: a.model.prior_sigma.unwrap_or(d.sigma),
-            sigma_gamma: a.model.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
-            tau_delta: x.prior_tau_delta.unwrap_or(d.tau_delta),
-            tau_u: x.prior_tau_u.unwrap_or(d.tau_u),
-            df: x.prior_df.unwrap_or(d.df),
-            ..d
-        },
+    // --baycomp sets what the options below it would (clap refuses them beside it).
+    let mut model = if x.baycomp {
+        AcrossOptions::baycomp()
+    } else {
+        AcrossOptions {
+            interaction: match x.interaction {
+                InteractionArg::Normal => Interaction::Normal,
+                InteractionArg::StudentT => Interaction::StudentT,
+                InteractionArg::StudentTPerDataSet => Interaction::StudentTPerDataSet,
+            },
+            method_effects: match x.method_effects {
+                MethodEffectsArg::Pooled => MethodEffects::Pooled,
+                MethodEffectsArg::Flat => MethodEffects::Flat,
+            },
+            priors: AcrossPriors {
+                tau_delta: x.prior_tau_delta.unwrap_or(d.tau_delta),
+                tau_u: x.prior_tau_u.unwrap_or(d.tau_u),
+                df: x.prior_df.unwrap_or(d.df),
+                ..d
+            },
+            ..AcrossOptions::default()
+        }
     };
-    model.validate()?;
-    Ok(AcrossFitOptions { model, sampler: nuts_settings(a)?, higher_is_better: a.model.higher_is_better })
-}
-
-fn scale(x: ScaleArg) -> AcrossScale {
-    match x {
+    model.scale = match x.across_scale {
         ScaleArg::AsGiven => AcrossScale::AsGiven,
         ScaleArg::PerDataset => AcrossScale::PerDataSet,
-    }
-}
-
-fn sigma(x: SigmaArg) -> AcrossSigma {
-    match x {
+    };
+    model.sigma = match x.across_sigma {
         SigmaArg::PerCell => AcrossSigma::PerCell,
         SigmaArg::PerMethod => AcrossSigma::PerMethod,
-    }
+    };
+    model.no_realization_effect = a.model.no_realization_effect;
+    model.priors.sigma = a.model.prior_sigma.unwrap_or(model.priors.sigma);
+    model.priors.sigma_gamma = a.model.prior_sigma_gamma.unwrap_or(model.priors.sigma_gamma);
+    model.validate()?;
+    Ok(AcrossFitOptions { model, sampler: nuts_settings(a)?, higher_is_better: a.model.higher_is_better })
 }
 
 /// Runs `credence fit --dataset-column COLUMN`.
@@ -195,16 +183,7 @@ pub fn run(a: &FitArgs, column: &str) -> Result<()> {
     // The table's notes first, then the fit's own warnings.
     notes.append(&mut summary.warnings);
     summary.warnings = notes;
-    match a.json.as_deref() {
-        Some("-") => outln!("{}", serde_json::to_string_pretty(&summary)?),
-        Some(path) => {
-            std::fs::write(path, serde_json::to_string_pretty(&summary)?)
-                .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            print_tables(&summary, a);
-        }
-        None => print_tables(&summary, a),
-    }
-    Ok(())
+    crate::fit_cmd::emit(a.json.as_deref(), &summary, || print_tables(&summary, a))
 }
 
 /// The header: model, form, data, draws and sampler, as brms prints them.

@@ -192,14 +192,19 @@ pub fn run(a: FitArgs) -> Result<()> {
     // The table's notes first, then the fit's own warnings.
     notes.append(&mut summary.warnings);
     summary.warnings = notes;
-    match a.json.as_deref() {
-        Some("-") => outln!("{}", serde_json::to_string_pretty(&summary)?),
+    emit(a.json.as_deref(), &summary, || print_tables(&summary, &a))
+}
+
+/// `--json -` prints the summary's JSON instead of the tables; `--json FILE` writes it and
+/// prints the tables; no `--json` prints the tables.
+pub(crate) fn emit(json: Option<&str>, summary: &impl serde::Serialize, print: impl FnOnce()) -> Result<()> {
+    match json {
+        Some("-") => outln!("{}", serde_json::to_string_pretty(summary)?),
         Some(path) => {
-            std::fs::write(path, serde_json::to_string_pretty(&summary)?)
-                .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            print_tables(&summary, &a);
+            std::fs::write(path, serde_json::to_string_pretty(summary)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            print();
         }
-        None => print_tables(&summary, &a),
+        None => print(),
     }
     Ok(())
 }

@@ -167,15 +167,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
     bar.finish_and_clear();
     notes.extend(p.warnings.iter().cloned());
     let out = json!({ "plan": p, "source": what, "warnings": notes });
-    match a.json.as_deref() {
-        Some("-") => outln!("{}", serde_json::to_string_pretty(&out)?),
-        Some(path) => {
-            std::fs::write(path, serde_json::to_string_pretty(&out)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            print(&p, &what, &notes);
-        }
-        None => print(&p, &what, &notes),
-    }
-    Ok(())
+    crate::fit_cmd::emit(a.json.as_deref(), &out, || print(&p, &what, &notes))
 }
 
 fn print(p: &Plan, what: &str, notes: &[String]) {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use credence::RegressionPredictive;
 use credence::ndarray::Array2;
-use credence::study::methods::{Method, MethodConfig, Precision, Prediction, train_and_predict};
+use credence_study::methods::{Method, MethodConfig, Precision, Prediction, train_and_predict};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};

@@ -18,9 +18,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use credence::study::data::Dataset;
-use credence::study::grid::{Shard, jobs};
-use credence::study::methods::Method;
+use credence_study::data::Dataset;
+use credence_study::grid::{Shard, jobs};
+use credence_study::methods::Method;
 
 /// The repository's root (scripts/slurm lives there).
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use credence::study::data::{Dataset, Realization, load_uci, read_whitespace_table, synthetic};
-use credence::study::grid::Shard;
-use credence::study::merge::merge;
-use credence::study::methods::{Method, MethodConfig};
-use credence::study::results::{Row, read_results};
-use credence::study::runner::{Progress, Silent, StudyPlan, Units, run_study};
+use credence_study::data::{Dataset, Realization, load_uci, read_whitespace_table, synthetic};
+use credence_study::grid::Shard;
+use credence_study::merge::merge;
+use credence_study::methods::{Method, MethodConfig};
+use credence_study::results::{Row, read_results};
+use credence_study::runner::{Progress, Silent, StudyPlan, Units, run_study};
 
 fn plan() -> StudyPlan {
     StudyPlan {

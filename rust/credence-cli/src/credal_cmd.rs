@@ -161,9 +161,12 @@ pub fn run(a: CredalArgs) -> Result<()> {
     if let Some(page) = &a.html {
         let name = a.beliefs.as_deref().or(a.probs.as_deref()).or(a.samples.as_deref()).or(a.dirichlet.as_deref());
         let name = name.unwrap_or("predictions");
-        let figure = credence::plots::credal::set_size_histogram(&[(name, &r)]);
-        std::fs::write(page, credence::plots::html::standalone_html(&format!("credence credal: {name}"), &[figure]))
-            .with_context(|| format!("writing {page}"))?;
+        let figure = credence_report::plots::credal::set_size_histogram(&[(name, &r)]);
+        std::fs::write(
+            page,
+            credence_report::plots::html::standalone_html(&format!("credence credal: {name}"), &[figure]),
+        )
+        .with_context(|| format!("writing {page}"))?;
     }
     if a.json {
         let mut out = match group(&r.overall) {

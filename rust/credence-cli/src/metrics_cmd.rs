@@ -181,9 +181,12 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         ProbArray::F64(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
     };
     if let Some(page) = &a.html {
-        let figures = credence::plots::classification::report_figures(path, &report);
-        std::fs::write(page, credence::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures))
-            .with_context(|| format!("writing {page}"))?;
+        let figures = credence_report::plots::classification::report_figures(path, &report);
+        std::fs::write(
+            page,
+            credence_report::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures),
+        )
+        .with_context(|| format!("writing {page}"))?;
     }
     let mut out = serde_json::to_value(&report.metrics)?;
     out["reliability"] = serde_json::to_value(&report.calibration.bins)?;

@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::Backend;
 use credence::compare::CheesSettings;
-use credence::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
-use credence::study::data::Dataset;
+use credence_report::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
+use credence_study::data::Dataset;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::fit_cmd::SamplerKind;

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use credence::backend::Backend;
-use credence::study::data::{DataSplit, Dataset};
-use credence::study::grid::Shard;
-use credence::study::merge::merge;
-use credence::study::methods::{Method, MethodConfig};
-use credence::study::results::Row;
-use credence::study::runner::{Progress, StudyPlan, StudySummary, Units, run_study};
+use credence_study::data::{DataSplit, Dataset};
+use credence_study::grid::Shard;
+use credence_study::merge::merge;
+use credence_study::methods::{Method, MethodConfig};
+use credence_study::results::Row;
+use credence_study::runner::{Progress, StudyPlan, StudySummary, Units, run_study};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `credence study`: either a run (the options) or `merge`.

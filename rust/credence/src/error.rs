@@ -101,21 +101,19 @@ impl Error {
         Error::InFile { path: path.into(), source: Box::new(self) }
     }
 
-    pub(crate) fn shape(array: &str, found: &[usize], expected: impl Into<String>) -> Self {
+    /// An [`Error::Shape`]: `array` has shape `found`, not what was `expected`.
+    pub fn shape(array: &str, found: &[usize], expected: impl Into<String>) -> Self {
         Error::Shape { array: array.to_owned(), found: found.to_vec(), expected: expected.into() }
     }
 
-    pub(crate) fn value(
-        array: &str,
-        index: &[usize],
-        value: impl std::fmt::Display,
-        expected: impl Into<String>,
-    ) -> Self {
+    /// An [`Error::Value`]: `array`'s element at `index` is `value`, not what was `expected`.
+    pub fn value(array: &str, index: &[usize], value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
         let index = index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
         Error::Value { array: array.to_owned(), index, value: value.to_string(), expected: expected.into() }
     }
 
-    pub(crate) fn argument(name: &str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
+    /// An [`Error::Argument`]: option `name` is `value`, not what was `expected`.
+    pub fn argument(name: &str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
         Error::Argument { name: name.to_owned(), value: value.to_string(), expected: expected.into() }
     }
 }
@@ -123,7 +121,7 @@ impl Error {
 /// Parses `value` as one of the snake_case `choices` (for option enums parsed from strings by
 /// the CLI and the R package); `-` is read as `_`, so kebab-case works too. The error lists the
 /// valid names.
-pub(crate) fn parse_choice<T: Copy>(option: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
+pub fn parse_choice<T: Copy>(option: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
     let wanted = value.replace('-', "_");
     choices.iter().find(|(name, _)| *name == wanted).map(|&(_, v)| v).ok_or_else(|| {
         let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();

@@ -11,8 +11,10 @@
 //! | metrics | [`metrics`], [`quantiles`], [`credal`], [`summary`] | uncertainty metrics, distribution-free quantile intervals, credal sets, summaries of a metric table |
 //! | comparison | [`compare`], [`nn`] | the hierarchical models, their samplers, fits ([`compare::FitSummary`]) and plans; the study's small network |
 //! | devices | [`backend`] | the same computations on a GPU (CUDA kernels in `kernels/`), the CPU as reference |
-//! | the experiment | [`study`] | datasets, six BDL methods, the resumable, shardable grid of jobs |
-//! | output | [`plots`], [`report`], [`notebook`] | figures, the HTML/JSON report, rich display in evcxr notebooks |
+//!
+//! The layers above the core are crates of their own: `credence-study` (the experiment:
+//! datasets, six BDL methods, the resumable, shardable grid of jobs) and `credence-report`
+//! (figures, the HTML/JSON report, rich display in evcxr notebooks), then the `credence` CLI.
 //!
 //! Inside [`compare`], the folders follow the same rule: `model/` (designs, priors, the
 //! Gaussian, collapsed and beta-binomial models) -> `diagnostics/` -> `sampler/` (NUTS,
@@ -52,19 +54,15 @@ pub mod backend;
 pub mod compare;
 pub mod credal;
 pub mod error;
-mod format;
 pub mod io;
 pub mod metrics;
 pub mod nn;
-pub mod notebook;
-pub mod plots;
 pub mod predictive;
 pub mod quantiles;
-pub mod report;
 pub mod seeds;
-mod simd;
+#[doc(hidden)]
+pub mod simd;
 pub mod special;
-pub mod study;
 pub mod summary;
 
 pub use error::{Error, Result};
@@ -75,6 +73,4 @@ pub use error::{Error, Result};
 pub struct ReadmeDoctests;
 /// The array crate used in the public API, re-exported so callers need not match versions.
 pub use ndarray;
-/// The plotting crate of [`plots`], re-exported so callers can adjust figures without matching versions.
-pub use plotly;
 pub use predictive::{ClassProbs, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};

@@ -42,7 +42,7 @@ impl SplitMix64 {
 }
 
 /// Mixes a seed and a stream index into an independent stream seed (SplitMix64 finaliser).
-pub(crate) fn stream_seed(seed: u64, stream: u64) -> u64 {
+pub fn stream_seed(seed: u64, stream: u64) -> u64 {
     let mut z = seed ^ stream.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -50,7 +50,7 @@ pub(crate) fn stream_seed(seed: u64, stream: u64) -> u64 {
 }
 
 /// [`stream_seed`] applied along a path of stream tags (e.g. member, then consumer).
-pub(crate) fn stream_seed_path(seed: u64, tags: &[u64]) -> u64 {
+pub fn stream_seed_path(seed: u64, tags: &[u64]) -> u64 {
     tags.iter().fold(seed, |z, &tag| stream_seed(z, tag))
 }
 

@@ -8,7 +8,7 @@
 
 /// Whether the CPU running us has AVX2 (cached by std after the first call).
 #[inline]
-pub(crate) fn avx2() -> bool {
+pub fn avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::is_x86_feature_detected!("avx2")
@@ -21,6 +21,8 @@ pub(crate) fn avx2() -> bool {
 
 /// Defines `fn $name` that runs the `#[inline(always)]` function `$portable` with the same
 /// arguments, compiled for AVX2 when [`avx2`] says the CPU has it.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! avx2_dispatch {
     ($(#[$doc:meta])* $vis:vis fn $name:ident $(<$T:ident: $bound:path>)? ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty => $portable:ident) => {
         $(#[$doc])*
@@ -41,4 +43,4 @@ macro_rules! avx2_dispatch {
         }
     };
 }
-pub(crate) use avx2_dispatch;
+pub use crate::avx2_dispatch;

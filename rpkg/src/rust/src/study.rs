@@ -17,7 +17,7 @@ fn glue_convergence(n: Vec<String>, method: Vec<String>, converged: Vec<String>)
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
     let methods = table.levels("method").map_err(msg)?;
-    let rates = credence::report::convergence(&table, "", &sizes, &methods).map_err(msg)?;
+    let rates = credence::summary::convergence(&table, "", &sizes, &methods).map_err(msg)?;
     Ok(list!(
         method = rates.iter().map(|r| r.method.clone()).collect::<Vec<_>>(),
         n = rates.iter().map(|r| r.n).collect::<Vec<_>>(),
@@ -51,7 +51,7 @@ fn glue_variance_decomposition(
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
     let methods = table.levels("method").map_err(msg)?;
-    let s = credence::report::variance_decomposition(&table, "", "value", &sizes, &methods).map_err(msg)?;
+    let s = credence::summary::variance_decomposition(&table, "", "value", &sizes, &methods).map_err(msg)?;
     Ok(list!(
         method = s.iter().map(|r| r.method.clone()).collect::<Vec<_>>(),
         n = s.iter().map(|r| r.n).collect::<Vec<_>>(),

@@ -156,7 +156,7 @@ impl MlpForward {
     /// `pool = false` the CPU reference runs on the calling thread only (see
     /// [`MlpForward::networks`]).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn dropout(
+    pub fn dropout(
         backend: Backend,
         d: usize,
         params: &[f64],

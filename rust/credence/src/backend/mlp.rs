@@ -49,7 +49,7 @@ impl MlpForward {
     /// thread; a job that split its prediction over rayon's pool could, while waiting for a
     /// stolen half, pick up another whole job on its own stack (rayon's work stealing), which
     /// would delay it and inflate its `train_seconds`.
-    pub(crate) fn networks(backend: Backend, d: usize, params: &[f64], x: &[f64], pool: bool) -> Result<Self> {
+    pub fn networks(backend: Backend, d: usize, params: &[f64], x: &[f64], pool: bool) -> Result<Self> {
         forward_networks(backend, d, params, x, pool)
     }
 }

@@ -254,7 +254,7 @@ impl GaussianWeights {
     /// [`gaussian_weight_forward`] for the study's test-time passes: the same numbers, but
     /// with `pool = false` the CPU reference runs on the calling thread only (see
     /// [`MlpForward::networks`]).
-    pub(crate) fn forward(
+    pub fn forward(
         &self,
         backend: Backend,
         d: usize,

@@ -144,11 +144,13 @@ fn split_spec(spec: &str) -> (PathBuf, Option<String>) {
     (PathBuf::from(spec), None)
 }
 
-pub(crate) fn format_error(path: &Path, message: impl Into<String>) -> Error {
+/// An [`Error::Format`] naming the file and what is wrong in it.
+pub fn format_error(path: &Path, message: impl Into<String>) -> Error {
     Error::Format { path: path.to_owned(), message: message.into() }
 }
 
-pub(crate) fn io_error(path: &Path, source: std::io::Error) -> Error {
+/// An [`Error::Io`] naming the file.
+pub fn io_error(path: &Path, source: std::io::Error) -> Error {
     Error::Io { path: path.to_owned(), source }
 }
 

@@ -19,8 +19,9 @@ use crate::error::{Error, Result};
 pub const HIDDEN: usize = 64;
 /// Bounds of the predicted variance; the gradient of the log-variance head is zero outside them
 /// (as for `torch.clamp`).
-pub(crate) const VAR_MIN: f64 = 1e-3;
-pub(crate) const VAR_MAX: f64 = 1e3;
+pub const VAR_MIN: f64 = 1e-3;
+/// Upper bound of the predicted variance (see [`VAR_MIN`]).
+pub const VAR_MAX: f64 = 1e3;
 const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// The parameter layout the study's training and the GPU kernels (`kernels/mlp.cu`) share.
@@ -83,7 +84,7 @@ impl Layout {
     /// PyTorch's default `nn.Linear` initialisation (Kaiming-uniform with a = sqrt(5), which is
     /// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights, and the same bound for biases): the
     /// framework baseline of the bench and of most published BDL code starts from it.
-    pub(crate) fn init<R: Real, G: Rng + ?Sized>(&self, rng: &mut G, out: &mut [R]) {
+    pub fn init<R: Real, G: Rng + ?Sized>(&self, rng: &mut G, out: &mut [R]) {
         for (i, p) in out.iter_mut().enumerate().take(self.len) {
             let bound = 1.0 / (self.fan_in(i) as f64).sqrt();
             *p = R::from_f64(rng.random_range(-bound..bound));
@@ -118,7 +119,7 @@ fn col_sums<R: Real>(m: &[R], cols: usize, out: &mut [R]) {
 
 /// Activation buffers and the current batch for one network layout; reused for every step.
 #[derive(Debug, Clone)]
-pub(crate) struct Net<R> {
+pub struct Net<R> {
     layout: Layout,
     cap: usize,
     x: Vec<R>,
@@ -137,7 +138,7 @@ pub(crate) struct Net<R> {
 
 impl<R: Real> Net<R> {
     /// Buffers for batches of up to `cap` rows of a `d`-input network.
-    pub(crate) fn new(d: usize, cap: usize) -> Self {
+    pub fn new(d: usize, cap: usize) -> Self {
         let cap = cap.max(1);
         let z = |n: usize| vec![R::zero(); n];
         Net {
@@ -157,17 +158,18 @@ impl<R: Real> Net<R> {
         }
     }
 
-    pub(crate) fn layout(&self) -> Layout {
+    /// The network's parameter layout.
+    pub fn layout(&self) -> Layout {
         self.layout
     }
 
     /// The largest batch the buffers hold.
-    pub(crate) fn capacity(&self) -> usize {
+    pub fn capacity(&self) -> usize {
         self.cap
     }
 
     /// Copies the rows `idx` of (x, y) (row-major, d columns) into the batch; returns its size.
-    pub(crate) fn load(&mut self, x: &[R], y: &[R], idx: &[usize]) -> usize {
+    pub fn load(&mut self, x: &[R], y: &[R], idx: &[usize]) -> usize {
         let d = self.layout.d;
         let b = idx.len().min(self.cap);
         for (k, &i) in idx[..b].iter().enumerate() {
@@ -178,7 +180,7 @@ impl<R: Real> Net<R> {
     }
 
     /// Copies `b` consecutive rows starting at `first` (prediction, no targets).
-    pub(crate) fn load_rows(&mut self, x: &[R], first: usize, b: usize) -> usize {
+    pub fn load_rows(&mut self, x: &[R], first: usize, b: usize) -> usize {
         let d = self.layout.d;
         let b = b.min(self.cap);
         self.x[..b * d].copy_from_slice(&x[first * d..(first + b) * d]);
@@ -187,7 +189,7 @@ impl<R: Real> Net<R> {
 
     /// Draws fresh inverted-dropout masks (drop probability `p`) for `b` rows and switches them
     /// on; `p = 0` switches them off.
-    pub(crate) fn sample_masks<G: Rng + ?Sized>(&mut self, rng: &mut G, p: f64, b: usize) {
+    pub fn sample_masks<G: Rng + ?Sized>(&mut self, rng: &mut G, p: f64, b: usize) {
         self.masked = p > 0.0;
         if !self.masked {
             return;
@@ -201,12 +203,12 @@ impl<R: Real> Net<R> {
     }
 
     /// Switches dropout masks off (deterministic forward passes).
-    pub(crate) fn unmask(&mut self) {
+    pub fn unmask(&mut self) {
         self.masked = false;
     }
 
     /// Forward pass of the first `b` loaded rows with parameters `p`.
-    pub(crate) fn forward(&mut self, p: &[R], b: usize) -> Result<()> {
+    pub fn forward(&mut self, p: &[R], b: usize) -> Result<()> {
         let l = self.layout;
         let w = l.split(p)?;
         let x = mat(&self.x, b, l.d)?;
@@ -227,14 +229,14 @@ impl<R: Real> Net<R> {
     }
 
     /// Mean and standard deviation (variance clamped) of row `i` after [`Net::forward`].
-    pub(crate) fn gaussian(&self, i: usize) -> (f64, f64) {
+    pub fn gaussian(&self, i: usize) -> (f64, f64) {
         let (mu, s) = (self.out[2 * i].to_f64(), self.out[2 * i + 1].to_f64());
         (mu, s.exp().clamp(VAR_MIN, VAR_MAX).sqrt())
     }
 
     /// Forward and backward pass over the first `b` loaded rows: writes the gradient of the
     /// batch-mean Gaussian NLL into `grad` (overwritten) and returns that mean NLL.
-    pub(crate) fn loss_grad(&mut self, p: &[R], b: usize, grad: &mut [R]) -> Result<f64> {
+    pub fn loss_grad(&mut self, p: &[R], b: usize, grad: &mut [R]) -> Result<f64> {
         self.forward(p, b)?;
         let l = self.layout;
         let w = l.split(p)?;
@@ -318,8 +320,7 @@ impl<R: Real> Net<R> {
     }
 
     /// Mean Gaussian NLL of all rows of (x, y) at parameters `p`, without dropout.
-    #[cfg(test)]
-    pub(crate) fn mean_loss(&mut self, p: &[R], x: &[R], y: &[R]) -> Result<f64> {
+    pub fn mean_loss(&mut self, p: &[R], x: &[R], y: &[R]) -> Result<f64> {
         let n = y.len();
         let masked = std::mem::replace(&mut self.masked, false);
         let mut total = 0.0;

@@ -7,7 +7,7 @@
 //! gradient checks run in `f64`.
 
 pub mod mlp;
-pub(crate) mod optim;
+pub mod optim;
 
 use std::fmt::Debug;
 use std::ops::{AddAssign, MulAssign, Neg, SubAssign};
@@ -17,13 +17,18 @@ use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 /// The float type a network computes in (`f32` or `f64`).
-pub(crate) trait Real:
+pub trait Real:
     LinalgScalar + PartialOrd + AddAssign + SubAssign + MulAssign + Neg<Output = Self> + Debug + Send + Sync
 {
+    /// From an `f64` (rounded for `f32`).
     fn from_f64(v: f64) -> Self;
+    /// As an `f64`.
     fn to_f64(self) -> f64;
+    /// e^self.
     fn exp(self) -> Self;
+    /// The square root.
     fn sqrt(self) -> Self;
+    /// Neither infinite nor NaN.
     fn is_finite(self) -> bool;
     /// One standard normal draw.
     fn normal<G: Rng + ?Sized>(rng: &mut G) -> Self;
@@ -66,7 +71,7 @@ impl_real!(f64);
 /// applied per tag), so every consumer of randomness (initialisation, batch order, dropout masks,
 /// weight noise, test-time draws, the conformal split; per ensemble member) has its own ChaCha
 /// stream: changing how many draws one consumer makes never shifts another.
-pub(crate) fn stream_seed(seed: u64, tags: &[u64]) -> u64 {
+pub fn stream_seed(seed: u64, tags: &[u64]) -> u64 {
     crate::seeds::stream_seed_path(seed, tags)
 }
 

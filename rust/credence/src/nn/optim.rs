@@ -6,7 +6,7 @@ use super::Real;
 
 /// Adam (Kingma & Ba 2015) with L2 weight decay added to the gradient.
 #[derive(Debug, Clone)]
-pub(crate) struct Adam<R> {
+pub struct Adam<R> {
     lr: f64,
     weight_decay: f64,
     m: Vec<R>,
@@ -19,12 +19,13 @@ const BETA2: f64 = 0.999;
 const EPS: f64 = 1e-8;
 
 impl<R: Real> Adam<R> {
-    pub(crate) fn new(len: usize, lr: f64, weight_decay: f64) -> Self {
+    /// Adam over `len` parameters with learning rate `lr` and L2 `weight_decay` (added to the gradient, as `torch.optim.Adam`).
+    pub fn new(len: usize, lr: f64, weight_decay: f64) -> Self {
         Adam { lr, weight_decay, m: vec![R::zero(); len], v: vec![R::zero(); len], t: 0 }
     }
 
     /// One step: `p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)`.
-    pub(crate) fn step(&mut self, params: &mut [R], grad: &[R]) {
+    pub fn step(&mut self, params: &mut [R], grad: &[R]) {
         self.t = self.t.saturating_add(1);
         let bc1 = 1.0 - BETA1.powi(self.t);
         let bc2 = 1.0 - BETA2.powi(self.t);
@@ -45,7 +46,7 @@ impl<R: Real> Adam<R> {
 /// SGD with momentum (`buf = momentum buf + g`, the first buffer being `g`) and L2 weight decay;
 /// the learning rate is given per step so a schedule can drive it.
 #[derive(Debug, Clone)]
-pub(crate) struct Sgd<R> {
+pub struct Sgd<R> {
     momentum: f64,
     weight_decay: f64,
     buf: Vec<R>,
@@ -53,11 +54,13 @@ pub(crate) struct Sgd<R> {
 }
 
 impl<R: Real> Sgd<R> {
-    pub(crate) fn new(len: usize, momentum: f64, weight_decay: f64) -> Self {
+    /// SGD over `len` parameters with `momentum` and L2 `weight_decay`.
+    pub fn new(len: usize, momentum: f64, weight_decay: f64) -> Self {
         Sgd { momentum, weight_decay, buf: vec![R::zero(); len], started: false }
     }
 
-    pub(crate) fn step(&mut self, params: &mut [R], grad: &[R], lr: f64) {
+    /// One step at learning rate `lr`.
+    pub fn step(&mut self, params: &mut [R], grad: &[R], lr: f64) {
         let (mom, wd, lr) = (R::from_f64(self.momentum), R::from_f64(self.weight_decay), R::from_f64(lr));
         let keep = if self.started { mom } else { R::zero() };
         self.started = true;
@@ -70,7 +73,7 @@ impl<R: Real> Sgd<R> {
 
 /// `torch.optim.lr_scheduler.CosineAnnealingLR` with `eta_min = 0`, stepped once per epoch:
 /// the learning rate of epoch `epoch` (0-based) of `total`.
-pub(crate) fn cosine_lr(base: f64, epoch: usize, total: usize) -> f64 {
+pub fn cosine_lr(base: f64, epoch: usize, total: usize) -> f64 {
     0.5 * base * (1.0 + (std::f64::consts::PI * epoch as f64 / total.max(1) as f64).cos())
 }
 

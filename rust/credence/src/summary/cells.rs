@@ -40,7 +40,7 @@ pub fn mean_sd(v: &[f64]) -> (f64, f64) {
 
 /// The rows of every (method, n) cell of a table of one data set that has rows: methods in
 /// `methods` order, sizes in `sizes` order, rows in table order.
-pub(crate) fn cell_rows<'a>(
+pub fn cell_rows<'a>(
     table: &Table,
     sizes: &[f64],
     methods: &'a [String],

@@ -7,7 +7,7 @@ mod cells;
 mod shift;
 mod variance;
 
-pub(crate) use cells::cell_rows;
+pub use cells::cell_rows;
 pub use cells::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
 pub use shift::{ShiftCell, is_shift_table};
 pub use variance::{VarianceSplit, split_variance, variance_decomposition};

@@ -1,0 +1,572 @@
+//! Building a report: reading the cells of the table and fitting them, with the across-data-sets
+//! fits, in one run ([`super::batch`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
+use crate::report::batch::{CellJob, fit_all};
+use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
+use credence::backend::{Backend, Batched};
+use credence::compare::{
+    CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource, plan,
+};
+use credence::error::{Error, Result};
+use credence::io::{Table, natural_cmp};
+use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
+use credence::summary::{
+    ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
+    variance_decomposition,
+};
+
+/// The metrics of a `credence study` table, summarised in the report's tables when present.
+pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
+
+/// Whether a higher value of the metric is better. Lower is better for the error metrics
+/// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC and the
+/// raw coverage columns (`picp`, `covered`). A metric with a target in
+/// [`ReportOptions::targets`] (by default `picp`, the coverage of the study's 90% intervals) is
+/// compared by its distance to the target instead.
+pub fn higher_is_better(metric: &str) -> bool {
+    matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
+}
+
+/// Quantile levels of the report's per-cell quantile tables: the quartiles and the median,
+/// whose exact order-statistic intervals at level 0.9 exist from 9 realizations on (the 0.1 and
+/// 0.9 quantiles would need 22).
+pub const QUANTILE_LEVELS: [f64; 3] = [0.25, 0.5, 0.75];
+
+/// Quantiles of one fitted metric over the realizations of each (method, n) of a data set, or
+/// why there are none.
+#[derive(Debug, Clone)]
+pub struct QuantileCell {
+    /// Data set.
+    pub dataset: String,
+    /// Metric.
+    pub metric: String,
+    /// Exact order-statistic intervals at level 0.9 (grouped by method, n), or the error.
+    pub table: std::result::Result<QuantileTable, String>,
+}
+
+/// Options of [`build_report`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportOptions {
+    /// Metrics to fit the hierarchical model to (default `crps`).
+    pub metrics: Vec<String>,
+    /// Power of the minimum detectable difference (default 0.8).
+    pub power: f64,
+    /// Sampler settings, family options and seed of every fit (the direction of "better" is
+    /// set per metric by [`higher_is_better`]).
+    pub fit: FitOptions,
+    /// The command that made the report, for the reproducibility footer.
+    pub command_line: Option<String>,
+    /// Fit every cell by batched ChEES-HMC with these settings (one batch of designs, nested
+    /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
+    #[serde(default)]
+    pub chees: Option<CheesSettings>,
+    /// Where the ChEES fits run ([`credence::backend::fit_many_chees_on`]; NUTS always runs on the CPU).
+    #[serde(default)]
+    pub backend: Backend,
+    /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
+    /// direction, e.g. `picp` -> 0.9 (the default: `credence study` scores central 90%
+    /// intervals, [`credence_study::score::LEVEL`]); they are also ranked by |mean - target|.
+    #[serde(default = "default_targets")]
+    pub targets: BTreeMap<String, f64>,
+    /// Simulated experiments per R of the planning section (the best two methods of each data
+    /// set at the largest n, for the first fitted metric, [`credence::compare::plan`]); 0 leaves
+    /// it out.
+    #[serde(default = "default_plan_sims")]
+    pub plan_sims: usize,
+    /// Numbers of realizations the planning section tries.
+    #[serde(default = "default_plan_realizations")]
+    pub plan_realizations: Vec<usize>,
+    /// Half-width of the region of practical equivalence of the "Across data sets" section's
+    /// decisions (metric units; default 0.01), `None` for none.
+    #[serde(default = "default_across_rope")]
+    pub across_rope: Option<f64>,
+}
+
+fn default_across_rope() -> Option<f64> {
+    Some(0.01)
+}
+
+fn default_plan_sims() -> usize {
+    100
+}
+
+fn default_plan_realizations() -> Vec<usize> {
+    vec![5, 10, 20, 50]
+}
+
+/// The default targets: PICP at the study's nominal level.
+fn default_targets() -> BTreeMap<String, f64> {
+    BTreeMap::from([("picp".to_string(), credence_study::score::LEVEL)])
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        Self {
+            metrics: vec!["crps".to_string()],
+            power: 0.8,
+            fit: FitOptions::default(),
+            command_line: None,
+            chees: None,
+            backend: Backend::default(),
+            targets: default_targets(),
+            plan_sims: default_plan_sims(),
+            plan_realizations: default_plan_realizations(),
+            across_rope: default_across_rope(),
+        }
+    }
+}
+
+/// The fit of one (dataset, n, metric) cell, or why there is none.
+#[derive(Debug, Clone)]
+pub struct CellFit {
+    /// Data set.
+    pub dataset: String,
+    /// Training size.
+    pub n: f64,
+    /// Metric.
+    pub metric: String,
+    /// The fit (None when it failed).
+    pub fit: Option<Fit>,
+    /// The error of a failed fit.
+    pub error: Option<String>,
+    /// Notes from reading the cell (dropped rows) and the fit's own warnings.
+    pub warnings: Vec<String>,
+}
+
+impl CellFit {
+    /// Sampler diagnostics of the fit.
+    pub fn diagnostics(&self) -> Option<FitDiagnostics> {
+        self.fit.as_ref().map(Fit::diagnostics)
+    }
+
+    /// Reasons to distrust the fit: R-hat > 1.01, bulk-ESS < 400, divergences, or a failure.
+    pub fn problems(&self) -> Vec<String> {
+        problems_of(self.error.as_deref(), self.diagnostics())
+    }
+}
+
+/// A fit's problems from its error and diagnostics, each number printed with the digits that
+/// make its comparison visible ("max R-hat 1.0104 > 1.01", not "1.010 > 1.01").
+pub(super) fn problems_of(error: Option<&str>, diagnostics: Option<FitDiagnostics>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(e) = error {
+        out.push(format!("fit failed: {e}"));
+    }
+    if let Some(d) = diagnostics {
+        if d.max_rhat > RHAT_LIMIT || d.max_rhat.is_nan() {
+            out.push(format!("max R-hat {} > {RHAT_LIMIT}", beside(d.max_rhat, RHAT_LIMIT, 3)));
+        }
+        if d.min_ess_bulk < ESS_LIMIT || d.min_ess_bulk.is_nan() {
+            out.push(format!("min bulk-ESS {} < {ESS_LIMIT}", beside(d.min_ess_bulk, ESS_LIMIT, 0)));
+        }
+        if d.divergences > 0 {
+            out.push(format!("{} divergent transition(s)", d.divergences));
+        }
+    }
+    out
+}
+
+/// Everything the report shows ([`Report::to_html`], [`Report::to_json`]).
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The table the report was made from.
+    pub source: String,
+    /// Options used.
+    pub options: ReportOptions,
+    /// Data sets in order of first appearance.
+    pub datasets: Vec<String>,
+    /// Methods in order of first appearance.
+    pub methods: Vec<String>,
+    /// Training sizes per data set (ascending).
+    pub sizes: Vec<(String, Vec<f64>)>,
+    /// Rows of the table.
+    pub rows: usize,
+    /// Summaries of every fitted metric and every study metric present.
+    pub summaries: Vec<MethodSummary>,
+    /// One fit per (dataset, n, fitted metric), in that order.
+    pub fits: Vec<CellFit>,
+    /// Distribution-free quantile intervals per (dataset, fitted metric).
+    pub quantiles: Vec<QuantileCell>,
+    /// Runs converged per (dataset, method, n), when the table has a `converged` column.
+    pub convergence: Vec<ConvergenceRate>,
+    /// Data and algorithm variance per (dataset, fitted metric, method, n), when the table has
+    /// repeated trainings (a `train_rep` column with more than one value).
+    pub variance: Vec<VarianceSplit>,
+    /// A dataset-shift table: `n` holds the shift intensity and `realization` the shift type.
+    pub shift: bool,
+    /// The values over shift types per (dataset, metric, method, intensity) of a shift table,
+    /// for its box plots (empty otherwise).
+    pub shift_cells: Vec<ShiftCell>,
+    /// The credence version that made the report.
+    pub version: String,
+    /// Seconds spent fitting.
+    pub fit_seconds: f64,
+    /// The planning section: per data set (first fitted metric), how many realizations settle the
+    /// best two methods at the largest n (empty for shift tables or `plan_sims` 0).
+    pub plans: Vec<PlanCell>,
+    /// With more than one data set, each fitted metric compared across them (the
+    /// across-data-sets model at one training size per data set; empty otherwise).
+    pub across: Vec<AcrossCell>,
+}
+
+/// The plan of one data set and metric: assurance of "best better than runner-up" by R, from
+/// the fit at the largest n as the pilot.
+#[derive(Debug, Clone)]
+pub struct PlanCell {
+    /// Data set.
+    pub dataset: String,
+    /// Metric.
+    pub metric: String,
+    /// Training size of the pilot fit.
+    pub n: f64,
+    /// The plan, or why there is none.
+    pub plan: std::result::Result<Plan, String>,
+}
+
+fn numeric_levels(table: &Table, column: &str) -> Result<Vec<f64>> {
+    let mut v: Vec<f64> = table.numbers(column)?.into_iter().flatten().collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    Ok(v)
+}
+
+/// The columns a report needs, a power in (0, 1), at least one metric and one row; errors name
+/// the file and what is missing.
+fn check_table(table: &Table, options: &ReportOptions) -> Result<()> {
+    if options.metrics.is_empty() {
+        return Err(Error::argument("metrics", "(none)", "at least one metric column to fit"));
+    }
+    if !(options.power > 0.0 && options.power < 1.0) {
+        return Err(Error::argument("power", options.power, "a probability in (0, 1)"));
+    }
+    for column in ["n", "method", "realization"].iter().copied().chain(options.metrics.iter().map(String::as_str)) {
+        if !table.has_column(column) {
+            return Err(credence::io::format_error(
+                table.source(),
+                format!(
+                    "no column '{column}' (a report needs n, method, realization and each fitted metric, or for \
+                     dataset shift intensity, shift, method and the metrics; columns are {})",
+                    table.columns().join(", ")
+                ),
+            ));
+        }
+    }
+    if table.n_rows() == 0 {
+        return Err(credence::io::format_error(table.source(), "the table has no rows"));
+    }
+    Ok(())
+}
+
+/// The values of each (method, intensity) of a dataset-shift table over its shift types.
+fn shift_cells_of(
+    part: &Table,
+    dataset: &str,
+    metrics: &[String],
+    ns: &[f64],
+    methods: &[String],
+) -> Result<Vec<ShiftCell>> {
+    let cells = cell_rows(part, ns, methods)?;
+    let mut out = Vec::new();
+    for metric in metrics {
+        let y = part.numbers(metric)?;
+        for (method, intensity, rows) in &cells {
+            let values: Vec<f64> = rows.iter().filter_map(|&i| y[i]).collect();
+            if !values.is_empty() {
+                out.push(ShiftCell {
+                    dataset: dataset.to_owned(),
+                    metric: metric.clone(),
+                    method: (*method).clone(),
+                    intensity: *intensity,
+                    values,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a report reads from its table before fitting.
+#[derive(Default)]
+struct Collected {
+    sizes: Vec<(String, Vec<f64>)>,
+    summaries: Vec<MethodSummary>,
+    cells: Vec<CellFit>,
+    quantiles: Vec<QuantileCell>,
+    convergence: Vec<ConvergenceRate>,
+    variance: Vec<VarianceSplit>,
+    shift_cells: Vec<ShiftCell>,
+    /// The design of each cell that has one (by index into `cells`).
+    designs: Vec<(usize, Design)>,
+}
+
+impl Collected {
+    /// One data set's summaries, quantile tables and the designs of its (n, metric) cells.
+    #[allow(clippy::too_many_arguments)] // the report's reading context, passed through
+    fn dataset(
+        &mut self,
+        all: Table,
+        dataset: &str,
+        options: &ReportOptions,
+        summary_metrics: &[String],
+        methods: &[String],
+        shift: bool,
+    ) -> Result<()> {
+        let ns = numeric_levels(&all, "n")?;
+        for metric in &options.metrics {
+            self.variance.extend(variance_decomposition(&all, dataset, metric, &ns, methods)?);
+        }
+        // Repeated trainings feed the decomposition only; everything else reads repeat 0, the
+        // table a run without repeats would have written.
+        let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
+        if shift {
+            self.shift_cells.extend(shift_cells_of(&part, dataset, &options.metrics, &ns, methods)?);
+        }
+        self.convergence.extend(convergence(&part, dataset, &ns, methods)?);
+        for metric in summary_metrics {
+            self.summaries.extend(summarize(&part, dataset, metric, &ns, methods)?);
+        }
+        for metric in &options.metrics {
+            let by = ["method".to_string(), "n".to_string()];
+            self.quantiles.push(QuantileCell {
+                dataset: dataset.to_owned(),
+                metric: metric.clone(),
+                table: quantile_table(&part, metric, &by, &QUANTILE_LEVELS, &CiOptions::default())
+                    .map(|mut q| {
+                        if shift {
+                            q.by[1] = "intensity".into();
+                        }
+                        q
+                    })
+                    .map_err(|e| e.to_string()),
+            });
+            for &n in &ns {
+                let slice = part.filter_equal("n", &n.to_string())?;
+                let mut cell = CellFit {
+                    dataset: dataset.to_owned(),
+                    n,
+                    metric: metric.clone(),
+                    fit: None,
+                    error: None,
+                    warnings: Vec::new(),
+                };
+                match Design::from_table(&slice, metric, "method", Some("realization"), None) {
+                    Ok((design, warnings)) => {
+                        cell.warnings = warnings;
+                        self.designs.push((self.cells.len(), design));
+                    }
+                    Err(e) => cell.error = Some(e.to_string()),
+                }
+                self.cells.push(cell);
+            }
+        }
+        self.sizes.push((dataset.to_owned(), ns));
+        Ok(())
+    }
+
+    /// Fits every cell's design and the across jobs in one run ([`fit_all`]), keeping each
+    /// cell's fit or its error with the cell; returns the across cells.
+    fn fit(
+        &mut self,
+        across: &[AcrossJob],
+        options: &ReportOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Vec<AcrossCell>> {
+        let jobs: Vec<CellJob> = self
+            .designs
+            .iter()
+            .map(|(i, design)| CellJob { index: *i, metric: &self.cells[*i].metric, design })
+            .collect();
+        let fitted = fit_all(&jobs, across, options, progress)?;
+        for (i, result) in fitted.cells {
+            let cell = &mut self.cells[i];
+            let result = match options.targets.get(&cell.metric) {
+                Some(&t) => result.and_then(|f| f.with_target(t)),
+                None => result,
+            };
+            match result {
+                Ok(f) => {
+                    cell.warnings.extend(f.warnings().iter().cloned());
+                    cell.fit = Some(f);
+                }
+                Err(e) => cell.error = Some(e.to_string()),
+            }
+        }
+        Ok(fitted.across)
+    }
+}
+
+/// Reads the table's cells, fits every (dataset, n, metric) cell and, with more than one data
+/// set, every across-data-sets fit in one run, and collects the summaries. Errors name the file
+/// and column (a missing column, a non-numeric value, an empty table); a cell whose fit fails is
+/// kept with its error and listed in the diagnostics.
+pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
+    build_report_with_progress(table, options, &|_, _| {})
+}
+
+/// [`build_report`], calling `progress(done, total)` as the fits finish (`total`: the cells
+/// with a design and the across fits; the planning section's simulated fits come after and are
+/// not counted).
+pub fn build_report_with_progress(
+    table: &Table,
+    options: &ReportOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Report> {
+    let source = table.source().display().to_string();
+    // A dataset-shift table (the shift benchmark's layout): shift types are the paired
+    // realizations and intensities take the place of training sizes.
+    let shift = is_shift_table(table);
+    let renamed;
+    let table = if shift {
+        renamed = table.renamed(&[("intensity", "n"), ("shift", "realization")]);
+        &renamed
+    } else {
+        table
+    };
+    check_table(table, options)?;
+    // Data sets and methods in the natural order of their labels, not the table's row order
+    // (a study writes rows as jobs complete): the same table gives the same report.
+    let mut datasets = if table.has_column("dataset") { table.levels("dataset")? } else { vec![String::new()] };
+    datasets.sort_by(|a, b| natural_cmp(a, b));
+    let mut methods = table.levels("method")?;
+    methods.sort_by(|a, b| natural_cmp(a, b));
+    let mut summary_metrics: Vec<String> = options.metrics.clone();
+    for m in STUDY_METRICS {
+        if table.has_column(m) && !summary_metrics.iter().any(|x| x == m) {
+            summary_metrics.push(m.to_string());
+        }
+    }
+    let mut c = Collected::default();
+    for dataset in &datasets {
+        let all = if dataset.is_empty() { table.clone() } else { table.filter_equal("dataset", dataset)? };
+        c.dataset(all, dataset, options, &summary_metrics, &methods, shift)?;
+    }
+    let across_jobs = across_jobs(table, &c.sizes, options, shift);
+    let start = Instant::now();
+    let across = c.fit(&across_jobs, options, progress)?;
+    let fit_seconds = start.elapsed().as_secs_f64();
+    let mut report = Report {
+        source,
+        options: options.clone(),
+        datasets,
+        methods,
+        sizes: c.sizes,
+        rows: table.n_rows(),
+        summaries: c.summaries,
+        fits: c.cells,
+        quantiles: c.quantiles,
+        convergence: c.convergence,
+        variance: c.variance,
+        shift,
+        shift_cells: c.shift_cells,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        fit_seconds,
+        plans: Vec::new(),
+        across,
+    };
+    if !shift && options.plan_sims > 0 {
+        report.plans = report.plan_cells();
+    }
+    Ok(report)
+}
+
+impl Report {
+    /// Plans per data set for the first fitted metric: the fit at the largest n as the pilot, the best
+    /// two methods of the ranking, the decision P(best better than runner-up) >= 0.95 at the
+    /// report's power.
+    fn plan_cells(&self) -> Vec<PlanCell> {
+        let mut out = Vec::new();
+        for d in &self.datasets {
+            // The first fitted metric only: a plan costs hundreds of fits (`credence plan` plans
+            // any other).
+            for m in self.options.metrics.iter().take(1) {
+                let Some(cell) = self.fits_of(d, m).into_iter().rev().find(|c| c.fit.is_some()) else { continue };
+                let Some(fit) = cell.fit.as_ref() else { continue };
+                let known: Vec<String> =
+                    self.ranking(d, m).into_iter().filter(|x| fit.design().groups().contains(x)).collect();
+                let [a, b, ..] = known.as_slice() else { continue };
+                let options = PlanOptions {
+                    a: a.clone(),
+                    b: b.clone(),
+                    realizations: self.options.plan_realizations.clone(),
+                    sims: self.options.plan_sims,
+                    decision: Decision::default(),
+                    power: self.options.power,
+                    methods: Some(vec![a.clone(), b.clone()]),
+                    seed: self.options.fit.sampler.seed,
+                    ..Default::default()
+                };
+                let plan = Batched::new(self.options.backend)
+                    .and_then(|fitter| plan(PlanSource::Pilot(fit), &options, &fitter))
+                    .map_err(|e| e.to_string());
+                out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n: cell.n, plan });
+            }
+        }
+        out
+    }
+
+    /// The plan of one data set and metric.
+    pub fn plan_of(&self, dataset: &str, metric: &str) -> Option<&PlanCell> {
+        self.plans.iter().find(|p| p.dataset == dataset && p.metric == metric)
+    }
+
+    /// Reads a table from disk and builds its report.
+    pub fn from_path(path: &Path, options: &ReportOptions) -> Result<Self> {
+        build_report(&Table::read(path)?, options)
+    }
+
+    /// [`Report::from_path`] with [`build_report_with_progress`]'s callback.
+    pub fn from_path_with_progress(
+        path: &Path,
+        options: &ReportOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Self> {
+        build_report_with_progress(&Table::read(path)?, options, progress)
+    }
+
+    /// The fits of one data set and metric, ordered by n.
+    pub fn fits_of(&self, dataset: &str, metric: &str) -> Vec<&CellFit> {
+        let mut v: Vec<&CellFit> = self.fits.iter().filter(|c| c.dataset == dataset && c.metric == metric).collect();
+        v.sort_by(|a, b| a.n.total_cmp(&b.n));
+        v
+    }
+
+    /// The quantile table of one data set and metric.
+    pub fn quantiles_of(&self, dataset: &str, metric: &str) -> Option<&QuantileCell> {
+        self.quantiles.iter().find(|q| q.dataset == dataset && q.metric == metric)
+    }
+
+    /// The summaries of one data set and metric.
+    pub fn summaries_of(&self, dataset: &str, metric: &str) -> Vec<MethodSummary> {
+        self.summaries.iter().filter(|s| s.dataset == dataset && s.metric == metric).cloned().collect()
+    }
+
+    /// Every fit with a problem (R-hat > 1.01, bulk-ESS < 400, divergences or a failure).
+    pub fn flagged(&self) -> Vec<(&CellFit, Vec<String>)> {
+        self.fits.iter().map(|c| (c, c.problems())).filter(|(_, p)| !p.is_empty()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diagnostics(max_rhat: f64, min_ess_bulk: f64) -> Option<FitDiagnostics> {
+        Some(FitDiagnostics { divergences: 0, treedepth_hits: 0, max_rhat, min_ess_bulk })
+    }
+
+    /// The problems print the digit that makes each comparison visible.
+    #[test]
+    fn problems_show_the_digit_that_crosses_the_limit() {
+        assert_eq!(problems_of(None, diagnostics(1.0104, 1000.0)), ["max R-hat 1.0104 > 1.01"]);
+        assert_eq!(problems_of(None, diagnostics(1.2, 399.6)), ["max R-hat 1.200 > 1.01", "min bulk-ESS 399.6 < 400"]);
+        assert_eq!(problems_of(None, diagnostics(1.0099, 400.0)), Vec::<String>::new());
+        assert_eq!(problems_of(Some("no data"), None), ["fit failed: no data"]);
+    }
+}

@@ -1,0 +1,24 @@
+//! The low-data evaluation study itself: datasets, six Bayesian deep-learning regression
+//! methods on small MLPs, and a resumable, shardable grid of (dataset, n, method, realization)
+//! jobs that writes the long metric table [`credence::compare`] consumes.
+//!
+//! Data flow: [`data`] (pool, test set, realizations) -> [`grid`] (jobs, seeds, shards) ->
+//! [`methods`] (training and prediction) -> [`score`] (metrics) -> [`results`] (the
+//! append-only table, its settings in [`settings`]) with [`runner`] driving it and [`merge`]
+//! joining shard tables. The `credence study` command is a thin face over
+//! [`runner::run_study`] and [`merge::merge`].
+//!
+//! Training runs on the CPU; the methods' test-time forward passes (ensemble members,
+//! MC-dropout passes, SWAG and BBB weight draws) run through kernel 4 of [`credence::backend`] on
+//! [`methods::MethodConfig::backend`] (`credence study --backend auto|cpu|cuda`; auto, the
+//! default, is the GPU when CUDA is usable, else the CPU), with the same numbers on both up to
+//! the GPU's rounding.
+
+pub mod data;
+pub mod grid;
+pub mod merge;
+pub mod methods;
+pub mod results;
+pub mod runner;
+pub mod score;
+pub mod settings;

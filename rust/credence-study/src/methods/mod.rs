@@ -1,0 +1,501 @@
+//! Six BDL regression methods sharing one heteroscedastic MLP: 2 hidden layers x 64 units,
+//! ReLU, outputs mean and log variance, variance clamped to [1e-3, 1e3], Gaussian NLL loss.
+//!
+//! | method | training | predictive |
+//! | --- | --- | --- |
+//! | MAP | Adam, lr 1e-3, weight decay 1e-5, 500 epochs | one Gaussian |
+//! | MCD | as MAP, dropout on both hidden layers | mixture of T = 50 dropout passes |
+//! | Ensemble | M = 5 MAP networks, independent seeds | mixture of the M heads |
+//! | SWAG | SGD momentum 0.9, lr 1e-2, cosine annealing, 500 epochs, snapshots from epoch 300 | mixture of T = 50 weight draws |
+//! | BBB | mean-field Gaussian weights, ELBO with KL weight 1e-4, Adam lr 1e-3, 1000 epochs | mixture of T = 50 weight draws |
+//! | CP | MAP network on 80% of the data, 20% calibrates | 90% split-conformal interval (+ matching Gaussian) |
+//!
+//! # Choices the study description leaves open
+//!
+//! - **Batch size 32**, reshuffled every epoch, the last batch smaller (`drop_last = False`):
+//!   the common default of the BDL literature's UCI code; with n = 30 it is full-batch. The
+//!   loss is the batch mean, so the last small batch gets a full step (as in PyTorch).
+//! - **Initialisation**: PyTorch's `nn.Linear` default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for
+//!   weights and biases, so runs start where a PyTorch reimplementation would.
+//! - **Optimisers** follow PyTorch's formulas: Adam's weight decay is the coupled L2 term of
+//!   `torch.optim.Adam` (on all parameters, biases included), eps 1e-8, betas (0.9, 0.999).
+//!   MCD uses the MAP optimiser unchanged (its weight decay is the same 1e-5). SWAG's SGD has
+//!   the same weight decay 1e-5 (the prior SWAG approximates is then MAP's).
+//! - **Dropout rate 0.1** (inverted dropout after each hidden ReLU, on in training and in the
+//!   T test passes): the usual rate for small UCI regressions (Gal & Ghahramani used 0.05 to
+//!   0.1); with 64 units, 0.1 keeps the network trainable at n = 30.
+//! - **SWAG**: CosineAnnealingLR over all 500 epochs (eta_min 0, stepped per epoch) exactly as
+//!   the description reads, so snapshots (one per epoch at its end, epochs 300..499: 200 of
+//!   them) see a decaying rate; deviation rank K = 20 (the SWAG paper's), the last K
+//!   deviations from the running mean; moments kept in f64 (mean of squares minus squared mean
+//!   cancels badly in f32); draws `mean + (diag^(1/2) z1 + D z2 / sqrt(K - 1)) / sqrt(2)`
+//!   (Maddox et al. 2019, scale 0.5). With fewer than two snapshots or a non-finite loss the
+//!   run is `converged = false` and predicts with the snapshot mean (one snapshot) or the last
+//!   finite weights. **Failed runs** ([`swag::SwagFailure`]): the low-data study excludes runs
+//!   whose SGD fails (convergence about 58% at n = 30, 88% at n = 50, 98% at n = 100) without
+//!   saying how it tells; credence's rule is (1) a non-finite loss, (2) the last epoch's mean
+//!   training loss not below the first epoch's, or (3) a degenerate snapshot covariance,
+//!   ||sd|| < 1e-3 ||mean||. Rule (2) is the one that fires: on the synthetic study's
+//!   realizations 26 of 50 runs at n = 30 end in a dead network (all snapshots equal, loss
+//!   about 4.4 against 1.4 untrained; test CRPS 7-11 on the standardised scale), others
+//!   oscillate with loss spikes up to 100 and end above where they started; healthy runs end
+//!   near -1 to -2. The last epochs run at a learning rate near zero, so the final loss is
+//!   stable and the rule needs no threshold. Rule (3) never fired without (2) on those runs; it
+//!   stays as the direct test of "SWAG has no spread". Measured rates are in benches/README.md.
+//! - **BBB**: prior N(0, 1) on every weight and bias; posterior sd = softplus(rho), rho
+//!   initialised at -5 (sd 0.0067) and means at the PyTorch initialisation, so training starts
+//!   near a deterministic network; one weight draw per mini-batch (the reparameterisation
+//!   trick, no local reparameterisation); loss per batch = batch-mean NLL + 1e-4 x KL(q || p)
+//!   summed over all weights (the "KL weight" multiplies the whole KL, not KL / n); Adam lr
+//!   1e-3 without weight decay.
+//! - **CP**: calibration set = round(0.2 n) points drawn by a seeded permutation (at least one,
+//!   at least two left to fit; n < 5 is an error naming n); scores |y - mu| / sd; the quantile
+//!   is the k-th smallest score, k = ceil((n_cal + 1)(1 - alpha)). When k > n_cal (n_cal < 9 at
+//!   90%, i.e. n = 30 whose n_cal = 6) the finite-sample quantile would be infinite; we use the
+//!   largest score instead (k = n_cal), whose coverage guarantee is n_cal / (n_cal + 1) rather
+//!   than 90%. The Gaussian for CRPS/NLL is [`Intervals::to_gaussian`]: mean mu, sd = q sd / z.
+//! - **Epoch scaling**: every epoch count (500, 1000, SWAG's start at 300) is multiplied by
+//!   `epoch_scale` and rounded, each at least 1 (SWAG's start may round to 0).
+//! - **Precision**: f32 by default ([`Precision`]); one MAP training takes 0.060 s in f32 and
+//!   0.084 s in f64 (median of 5, benches/README.md), and f32 is what the frameworks use.
+//!   Losses are accumulated in f64.
+//! - **Seeds**: each training consumer has its own ChaCha8 stream derived from the job seed
+//!   (SplitMix mixing of a tag path): network `k` (MAP and CP are network 0, ensemble member k
+//!   is network k, so the ensemble's first member is the MAP network of the same seed) has
+//!   separate streams for initialisation, batch order and noise (dropout masks, BBB weight
+//!   noise); the conformal split has one stream. The test-time draws (the T MC-dropout masks,
+//!   the T SWAG or BBB weight samples) come from Philox4x32-10 keyed by the job's test-time
+//!   stream seed, in the counter layout of the backend's kernel 4 (below). The same seed gives
+//!   bit-identical output on any machine thread count: training is single-threaded, the matrix
+//!   products are not threaded, and the test-time passes are a function of the seed alone.
+//! - **Test-time passes** (every method's predictions at the test inputs, and CP's at its
+//!   calibration points) run through kernel 4 of [`credence::backend`] ([`MethodConfig::backend`]:
+//!   the CPU, or the GPU when one is usable): [`credence::backend::mlp_forward`] for MAP, the
+//!   ensemble's members and CP; [`credence::backend::mlp_dropout_forward`] for MC dropout;
+//!   [`credence::backend::gaussian_weight_forward`] with [`credence::backend::GaussianWeights::swag`]
+//!   and [`credence::backend::GaussianWeights::bbb`] for SWAG and BBB. They run in f64 on the test
+//!   inputs as given, whatever the training precision (the trained f32 weights are widened), so
+//!   both backends compute the same numbers, the GPU's differing from the CPU's by rounding
+//!   only (1e-10 relative in the backend's tests). Training always runs on the CPU.
+
+mod bbb;
+mod common;
+mod conformal;
+mod ensemble;
+mod map;
+mod mcd;
+mod predict;
+pub mod swag;
+
+use std::str::FromStr;
+
+use ndarray::{Array2, ArrayView2};
+
+use credence::backend::{Backend, MAX_LOW_RANK};
+use credence::error::{Error, Result};
+use credence::predictive::{Gaussian, GaussianMixture, Intervals};
+
+/// One of the six methods of the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Method {
+    /// Maximum a posteriori: one network, Adam.
+    Map,
+    /// Monte Carlo dropout.
+    Mcd,
+    /// Deep ensemble of independently initialised MAP networks.
+    Ensemble,
+    /// Stochastic weight averaging Gaussian.
+    Swag,
+    /// Bayes by Backprop (mean-field Gaussian weights).
+    Bbb,
+    /// Split conformal prediction around a heteroscedastic network.
+    Cp,
+}
+
+impl Method {
+    /// All six, in the canonical order.
+    pub const ALL: [Method; 6] = [Method::Map, Method::Mcd, Method::Ensemble, Method::Swag, Method::Bbb, Method::Cp];
+
+    /// The lower-case name used in tables and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Map => "map",
+            Method::Mcd => "mcd",
+            Method::Ensemble => "ensemble",
+            Method::Swag => "swag",
+            Method::Bbb => "bbb",
+            Method::Cp => "cp",
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Method {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        credence::error::parse_choice("method", &s.to_ascii_lowercase(), &Method::ALL.map(|m| (m.name(), m)))
+    }
+}
+
+/// Float precision the networks train in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// Single precision (the default: about 1.4x faster here, as in the frameworks).
+    #[default]
+    F32,
+    /// Double precision.
+    F64,
+}
+
+/// Hyperparameters of the methods (defaults from the study description; the open ones are
+/// documented in the [module docs](self) with their reasons).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MethodConfig {
+    /// Multiplies every epoch count (1.0 = the study's; tests use less).
+    pub epoch_scale: f64,
+    /// Mini-batch size (32).
+    pub batch_size: usize,
+    /// Deep-ensemble size M (5).
+    pub ensemble_size: usize,
+    /// Test-time draws T of MC dropout, SWAG and BBB (50).
+    pub samples: usize,
+    /// MC dropout rate (0.1).
+    pub dropout: f64,
+    /// Maximum rank K of SWAG's low-rank covariance (20, at least 2).
+    pub swag_rank: usize,
+    /// Weight of the KL term in BBB's loss (1e-4).
+    pub kl_weight: f64,
+    /// Central probability of the conformal interval (0.9).
+    pub level: f64,
+    /// Fraction of the training points that calibrates conformal prediction (0.2).
+    pub calibration_fraction: f64,
+    /// Float precision of training (f32).
+    pub precision: Precision,
+    /// Where the test-time forward passes run ([`Backend::Auto`]: the GPU when CUDA is usable,
+    /// else the CPU; the same numbers up to the device's rounding). Training runs on the CPU.
+    /// Not a hyperparameter: it is left out of a study table's settings file, so a table
+    /// started on one backend can be resumed on another.
+    pub backend: Backend,
+}
+
+impl Default for MethodConfig {
+    fn default() -> Self {
+        MethodConfig {
+            epoch_scale: 1.0,
+            batch_size: 32,
+            ensemble_size: 5,
+            samples: 50,
+            dropout: 0.1,
+            swag_rank: 20,
+            kl_weight: 1e-4,
+            level: 0.9,
+            calibration_fraction: 0.2,
+            precision: Precision::F32,
+            backend: Backend::Auto,
+        }
+    }
+}
+
+impl MethodConfig {
+    /// Checks every field's domain.
+    pub fn validate(&self) -> Result<()> {
+        let c = self;
+        if !(c.epoch_scale.is_finite() && c.epoch_scale > 0.0) {
+            return Err(Error::argument("epoch_scale", c.epoch_scale, "a finite number > 0"));
+        }
+        for (name, v) in [("batch_size", c.batch_size), ("ensemble_size", c.ensemble_size), ("samples", c.samples)] {
+            if v == 0 {
+                return Err(Error::argument(name, v, "an integer >= 1"));
+            }
+        }
+        if !(2..=MAX_LOW_RANK).contains(&c.swag_rank) {
+            return Err(Error::argument(
+                "swag_rank",
+                c.swag_rank,
+                format!("an integer from 2 to {MAX_LOW_RANK} (the low rank the backend's kernel holds)"),
+            ));
+        }
+        if !(0.0..1.0).contains(&c.dropout) {
+            return Err(Error::argument("dropout", c.dropout, "a probability in [0, 1)"));
+        }
+        if !(c.kl_weight.is_finite() && c.kl_weight >= 0.0) {
+            return Err(Error::argument("kl_weight", c.kl_weight, "a finite number >= 0"));
+        }
+        for (name, v) in [("level", c.level), ("calibration_fraction", c.calibration_fraction)] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(Error::argument(name, v, "a number in (0, 1)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The predictive distribution a method gives on the test inputs (standardised target scale
+/// unless rescaled).
+#[derive(Debug, Clone)]
+pub enum Prediction {
+    /// A Gaussian mixture (one member per network, MC pass or weight sample); MAP has one.
+    Mixture(GaussianMixture),
+    /// Conformal prediction: its intervals, and the Gaussian whose central interval at the
+    /// same level matches them (for CRPS and NLL).
+    Conformal {
+        /// The calibrated central intervals.
+        intervals: Intervals,
+        /// The matching Gaussian.
+        gaussian: Gaussian,
+    },
+}
+
+impl Prediction {
+    /// The same prediction for the target `shift + scale * y` (back to original units): means
+    /// and bounds map affinely, sds multiply by |scale| (a negative scale swaps the bounds).
+    /// `scale` must be finite and non-zero, `shift` finite.
+    pub fn rescale(&self, shift: f64, scale: f64) -> Result<Prediction> {
+        if !shift.is_finite() {
+            return Err(Error::argument("shift", shift, "a finite number"));
+        }
+        if !(scale.is_finite() && scale != 0.0) {
+            return Err(Error::argument("scale", scale, "a finite non-zero number"));
+        }
+        let map = |v: f64| shift + scale * v;
+        match self {
+            Prediction::Mixture(mix) => {
+                let (m, n) = (mix.n_members(), credence::RegressionPredictive::n_points(mix));
+                let (mut means, mut sds) = (Array2::zeros((m, n)), Array2::zeros((m, n)));
+                for i in 0..n {
+                    for (k, (mu, sd)) in mix.point_means(i).iter().zip(mix.point_sds(i)).enumerate() {
+                        means[[k, i]] = map(*mu);
+                        sds[[k, i]] = scale.abs() * sd;
+                    }
+                }
+                Ok(Prediction::Mixture(GaussianMixture::new(means, sds, Some(mix.weights().to_vec()))?))
+            }
+            Prediction::Conformal { intervals, gaussian } => {
+                let (lo, hi): (Vec<f64>, Vec<f64>) = intervals
+                    .lower()
+                    .iter()
+                    .zip(intervals.upper())
+                    .map(|(&l, &u)| if scale > 0.0 { (map(l), map(u)) } else { (map(u), map(l)) })
+                    .unzip();
+                let mean = gaussian.mean().iter().map(|&v| map(v)).collect();
+                let sd = gaussian.sd().iter().map(|&s| scale.abs() * s).collect();
+                Ok(Prediction::Conformal {
+                    intervals: Intervals::new(lo, hi, intervals.level())?,
+                    gaussian: Gaussian::new(mean, sd)?,
+                })
+            }
+        }
+    }
+}
+
+/// What one training run returns.
+#[derive(Debug, Clone)]
+pub struct MethodOutput {
+    /// Predictive distribution at the test inputs.
+    pub prediction: Prediction,
+    /// False when training failed (NaN loss, too few SWAG snapshots, a failed SWAG run by
+    /// [`swag::SwagFailure`]); the row is kept but flagged.
+    pub converged: bool,
+}
+
+/// Trains `method` on (x, y) (standardised, n x d and n) and predicts at `test_x` (m x d), the
+/// predictions on `config.backend` (see the [module docs](self)). Deterministic for a given
+/// `seed` (on the GPU up to rounding), single-threaded on the CPU (parallelism is across
+/// jobs).
+///
+/// Errors (typed, never a panic): shape mismatches, non-finite inputs, an invalid `config`,
+/// too few points for the conformal split, a trained network whose predictions are not
+/// finite, and [`Error::Backend`] when `config.backend` is [`Backend::Cuda`] and CUDA cannot
+/// run (or a CUDA call fails).
+pub fn train_and_predict(
+    method: Method,
+    config: &MethodConfig,
+    x: ArrayView2<'_, f64>,
+    y: &[f64],
+    test_x: ArrayView2<'_, f64>,
+    seed: u64,
+) -> Result<MethodOutput> {
+    config.validate()?;
+    common::check_inputs(x, y, test_x)?;
+    match config.precision {
+        Precision::F32 => run::<f32>(method, config, x, y, test_x, seed),
+        Precision::F64 => run::<f64>(method, config, x, y, test_x, seed),
+    }
+}
+
+fn run<R: credence::nn::Real>(
+    method: Method,
+    config: &MethodConfig,
+    x: ArrayView2<'_, f64>,
+    y: &[f64],
+    test_x: ArrayView2<'_, f64>,
+    seed: u64,
+) -> Result<MethodOutput> {
+    let data = common::Data::<R>::new(x, y);
+    let test_rows = common::rows::<f64>(test_x);
+    let test = predict::TestSet { x: &test_rows, d: data.d, backend: config.backend };
+    match method {
+        Method::Map => map::run(&data, &test, config, seed),
+        Method::Mcd => mcd::run(&data, &test, config, seed),
+        Method::Ensemble => ensemble::run(&data, &test, config, seed),
+        Method::Swag => swag::run(&data, &test, config, seed),
+        Method::Bbb => bbb::run(&data, &test, config, seed),
+        Method::Cp => conformal::run(&data, &test, config, seed),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! A small heteroscedastic problem for the method tests.
+    use ndarray::Array2;
+    use rand::SeedableRng;
+    use rand::rngs::ChaCha8Rng;
+
+    use credence::nn::Real;
+
+    /// n points of y = x . w + (0.3 + 0.5 |x_1|) eps in d = 3 (standardised-ish scale).
+    pub(crate) fn problem(n: usize, seed: u64) -> (Array2<f64>, Vec<f64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let w = [1.0, -0.7, 0.4];
+        let x = Array2::from_shape_fn((n, 3), |_| f64::normal(&mut rng));
+        let y = (0..n)
+            .map(|i| {
+                let row = x.row(i);
+                row.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() + (0.3 + 0.5 * row[0].abs()) * f64::normal(&mut rng)
+            })
+            .collect();
+        (x, y)
+    }
+
+    /// Test-speed settings: 10% of the epochs, 10 test draws.
+    pub(crate) fn quick() -> super::MethodConfig {
+        super::MethodConfig { epoch_scale: 0.1, samples: 10, ..Default::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{problem, quick};
+    use super::*;
+    use credence::RegressionPredictive;
+    use credence::metrics::crps::CrpsEstimator;
+
+    fn shape_and_finite(p: &Prediction, m: usize, members: usize) {
+        match p {
+            Prediction::Mixture(mix) => {
+                assert_eq!((mix.n_members(), mix.n_points()), (members, m));
+                for i in 0..m {
+                    assert!(mix.point_means(i).iter().all(|v| v.is_finite()));
+                    assert!(mix.point_sds(i).iter().all(|&s| s.is_finite() && s >= 1e-3f64.sqrt() * 0.999));
+                }
+            }
+            Prediction::Conformal { intervals, gaussian } => {
+                assert_eq!((intervals.n_points(), gaussian.n_points(), members), (m, m, 1));
+            }
+        }
+    }
+
+    /// Every method through the public entry: right shapes, finite values, converged, and the
+    /// same seed gives bit-identical predictions (a different seed does not).
+    #[test]
+    fn all_methods_shapes_finiteness_and_determinism() {
+        let (x, y) = problem(40, 1);
+        let (tx, _) = problem(13, 2);
+        let cfg = MethodConfig { epoch_scale: 0.02, samples: 4, ensemble_size: 3, ..Default::default() };
+        for method in Method::ALL {
+            let a = train_and_predict(method, &cfg, x.view(), &y, tx.view(), 9).unwrap();
+            let members = match method {
+                Method::Map | Method::Cp => 1,
+                Method::Ensemble => 3,
+                _ => 4,
+            };
+            shape_and_finite(&a.prediction, 13, members);
+            assert!(a.converged, "{method}");
+            let b = train_and_predict(method, &cfg, x.view(), &y, tx.view(), 9).unwrap();
+            let c = train_and_predict(method, &cfg, x.view(), &y, tx.view(), 10).unwrap();
+            let key = |p: &Prediction| match p {
+                Prediction::Mixture(m) => (0..13).map(|i| m.point_mean(i)).collect::<Vec<_>>(),
+                Prediction::Conformal { intervals, .. } => intervals.upper().to_vec(),
+            };
+            assert_eq!(key(&a.prediction), key(&b.prediction), "{method}");
+            assert_ne!(key(&a.prediction), key(&c.prediction), "{method}");
+        }
+        let f64cfg = MethodConfig { precision: Precision::F64, ..cfg };
+        let p = train_and_predict(Method::Map, &f64cfg, x.view(), &y, tx.view(), 9).unwrap();
+        shape_and_finite(&p.prediction, 13, 1);
+    }
+
+    #[test]
+    fn bad_inputs_are_typed_errors() {
+        let (x, y) = problem(20, 1);
+        let cfg = quick();
+        let run = |x: ArrayView2<'_, f64>, y: &[f64], t: ArrayView2<'_, f64>, c: &MethodConfig| {
+            train_and_predict(Method::Map, c, x, y, t, 0).unwrap_err().to_string()
+        };
+        assert_eq!(run(x.view(), &y[..19], x.view(), &cfg), "y: shape [19], expected [20], the rows of x");
+        let t = Array2::<f64>::zeros((3, 2));
+        assert!(run(x.view(), &y, t.view(), &cfg).starts_with("test_x: shape [3, 2]"));
+        let mut bad = x.clone();
+        bad[[4, 1]] = f64::NAN;
+        assert_eq!(run(bad.view(), &y, x.view(), &cfg), "x[4, 1] = NaN: expected a finite number");
+        let mut yb = y.clone();
+        yb[7] = f64::INFINITY;
+        assert_eq!(run(x.view(), &yb, x.view(), &cfg), "y[7] = inf: expected a finite number");
+        let c = MethodConfig { dropout: 1.0, ..quick() };
+        assert!(run(x.view(), &y, x.view(), &c).contains("dropout"));
+        let c = MethodConfig { epoch_scale: f64::NAN, ..quick() };
+        assert!(run(x.view(), &y, x.view(), &c).contains("epoch_scale"));
+        let e = train_and_predict(Method::Cp, &cfg, x.slice(ndarray::s![..4, ..]), &y[..4], x.view(), 0);
+        assert!(e.unwrap_err().to_string().contains("n = 4"));
+        assert_eq!("SWAG".parse::<Method>().unwrap(), Method::Swag);
+        assert!("laplace".parse::<Method>().is_err());
+    }
+
+    /// Rescaling against the closed forms: CRPS scales by |scale|, the density picks up
+    /// -ln|scale|, intervals map affinely (bounds swap for a negative scale).
+    #[test]
+    fn rescale_matches_closed_form() {
+        let mix = GaussianMixture::new(
+            ndarray::array![[0.0, 1.0, -0.5], [0.4, 0.7, 0.2]],
+            ndarray::array![[1.0, 0.5, 0.3], [0.8, 0.9, 1.1]],
+            Some(vec![0.3, 0.7]),
+        )
+        .unwrap();
+        let y = [0.2, 0.9, -1.0];
+        for (shift, scale) in [(3.0, 2.5), (-1.0, -0.4)] {
+            let r = match Prediction::Mixture(mix.clone()).rescale(shift, scale).unwrap() {
+                Prediction::Mixture(r) => r,
+                _ => unreachable!(),
+            };
+            let y2: Vec<f64> = y.iter().map(|v| shift + scale * v).collect();
+            let (c0, c1) =
+                (mix.crps_all(&y, CrpsEstimator::Standard).unwrap(), r.crps_all(&y2, CrpsEstimator::Standard).unwrap());
+            let (n0, n1) = (mix.nll_all(&y, 0.0).unwrap(), r.nll_all(&y2, 0.0).unwrap());
+            for i in 0..3 {
+                assert!((c1[i] - scale.abs() * c0[i]).abs() < 1e-12);
+                assert!((n1[i] - (n0[i] + scale.abs().ln())).abs() < 1e-12);
+                let ((l0, u0), (l1, u1)) = (mix.central_interval(i, 0.9), r.central_interval(i, 0.9));
+                let (a, b) = (shift + scale * l0, shift + scale * u0);
+                assert!((l1 - a.min(b)).abs() < 1e-8 && (u1 - a.max(b)).abs() < 1e-8);
+            }
+            assert_eq!(r.weights(), mix.weights());
+        }
+        let iv = Intervals::new(vec![-1.0, 0.0], vec![1.0, 3.0], 0.9).unwrap();
+        let g = iv.to_gaussian().unwrap();
+        let p = Prediction::Conformal { intervals: iv, gaussian: g }.rescale(1.0, -2.0).unwrap();
+        let Prediction::Conformal { intervals, gaussian } = p else { unreachable!() };
+        assert_eq!((intervals.lower(), intervals.upper()), (&[-1.0, -5.0][..], &[3.0, 1.0][..]));
+        // The rescaled Gaussian still matches the rescaled interval.
+        let g2 = intervals.to_gaussian().unwrap();
+        for i in 0..2 {
+            assert!((g2.mean()[i] - gaussian.mean()[i]).abs() < 1e-12);
+            assert!((g2.sd()[i] - gaussian.sd()[i]).abs() < 1e-12);
+        }
+        assert!(Prediction::Mixture(mix).rescale(0.0, 0.0).is_err());
+    }
+}

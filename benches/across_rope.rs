@@ -144,7 +144,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(n) = flag("--draws") {
         o.sampler.draws = n.parse()?;
-        // A fit that is not clean (R-hat > 1.01 or bulk-ESS < 400) goes on, up to 4 x draws.
+        // A fit that is not clean goes on, up to 4 x draws.
         o.sampler.max_draws = Some(4 * o.sampler.draws);
     }
     if let Some(s) = flag("--seed") {

@@ -23,8 +23,8 @@
 use std::time::Instant;
 
 use credence::compare::{
-    BetaBinomialOptions, CheesOptions, CheesSettings, Design, Family, Fit, FitOptions, GaussianOptions, Likelihood,
-    Parameterization, SamplerSettings, fit_many_chees,
+    BetaBinomialOptions, CLEAN, CheesSettings, Design, Family, Fit, FitOptions, GaussianOptions, Likelihood,
+    NutsSettings, Parameterization, Sampler, fit_many,
 };
 
 use credence_testkit::design_families;
@@ -105,19 +105,22 @@ fn args() -> Args {
     a
 }
 
-/// Whether a fit meets the standard, and why not.
+/// Whether a fit meets the clean standard (`Fit::is_clean`), and why not.
 fn verdict(f: &Fit) -> Option<String> {
+    if f.is_clean() {
+        return None;
+    }
     let d = f.diagnostics();
     let mut why = Vec::new();
-    if d.divergences > 0 {
+    if d.divergences > CLEAN.max_divergences {
         why.push(format!("{} divergences", d.divergences));
     }
-    // A NaN diagnostic fails the standard.
-    if d.max_rhat.is_nan() || d.max_rhat > 1.01 {
+    // The sampler's own R-hat (nested for ChEES); a NaN fails the standard.
+    if f.sampler_rhat().is_nan() || f.sampler_rhat() > CLEAN.rhat_max {
         let worst = f.summary().iter().max_by(|a, b| a.rhat.total_cmp(&b.rhat)).map(|s| s.name.clone());
-        why.push(format!("R-hat {:.3} ({})", d.max_rhat, worst.unwrap_or_default()));
+        why.push(format!("R-hat {:.3} ({})", f.sampler_rhat(), worst.unwrap_or_default()));
     }
-    if d.min_ess_bulk.is_nan() || d.min_ess_bulk < 400.0 {
+    if d.min_ess_bulk.is_nan() || d.min_ess_bulk < CLEAN.ess_bulk_min {
         let worst = f.summary().iter().min_by(|a, b| a.ess_bulk.total_cmp(&b.ess_bulk)).map(|s| s.name.clone());
         why.push(format!("bulk-ESS {:.0} ({})", d.min_ess_bulk, worst.unwrap_or_default()));
     }
@@ -185,17 +188,17 @@ fn fit_all(a: &Args, family: Family, designs: &[Design]) -> (Vec<Fit>, Vec<f64>)
         }
         sampler.superchains = a.superchains.unwrap_or(sampler.superchains);
         sampler.chains_per_superchain = a.per_superchain.unwrap_or(sampler.chains_per_superchain);
-        let o = CheesOptions { family, sampler, ..Default::default() };
-        fit_many_chees(designs, &o)
+        let o = FitOptions { family, sampler: Sampler::Chees(sampler), ..Default::default() };
+        fit_many(designs, &o)
             .into_iter()
             .map(|f| {
                 let f = f.expect("ChEES fit");
-                nested.push(f.max_nested_rhat());
-                f.fit
+                nested.push(f.sampler_rhat());
+                f
             })
             .collect()
     } else {
-        let mut sampler = SamplerSettings::default();
+        let mut sampler = NutsSettings::default();
         if let Some(t) = a.target_accept {
             sampler.target_accept = t;
         }
@@ -205,7 +208,7 @@ fn fit_all(a: &Args, family: Family, designs: &[Design]) -> (Vec<Fit>, Vec<f64>)
             sampler.max_draws = (m > 0).then_some(m);
         }
         sampler.chains = a.chains.unwrap_or(sampler.chains);
-        let o = FitOptions { family, sampler, ..Default::default() };
+        let o = FitOptions { family, sampler: Sampler::Nuts(sampler), ..Default::default() };
         // One fit at a time, its chains in parallel: the time per fit is a user's wait.
         designs.iter().map(|d| credence::compare::fit(d, &o).expect("NUTS fit")).collect()
     };
@@ -259,8 +262,8 @@ fn report_family(a: &Args, name: &str, fits: &[Fit], nested: &[f64]) -> usize {
     for (t, f) in fits.iter().enumerate() {
         let d = f.diagnostics();
         no_div += usize::from(d.divergences == 0);
-        rhat_ok += usize::from(d.max_rhat <= 1.01);
-        ess_ok += usize::from(d.min_ess_bulk >= 400.0);
+        rhat_ok += usize::from(d.max_rhat <= CLEAN.rhat_max);
+        ess_ok += usize::from(d.min_ess_bulk >= CLEAN.ess_bulk_min);
         divs.push(d.divergences as f64);
         secs.push(f.seconds());
         grads.push(f.gradient_evals() as f64);
@@ -278,7 +281,7 @@ fn report_family(a: &Args, name: &str, fits: &[Fit], nested: &[f64]) -> usize {
     }
     let n = fits.len();
     if a.chees {
-        let ok = nested.iter().filter(|&&r| r <= 1.01).count();
+        let ok = nested.iter().filter(|&&r| r <= CLEAN.rhat_max).count();
         let worst = nested.iter().copied().fold(1.0, f64::max);
         println!("    {name}: nested R-hat <= 1.01 in {ok} of {n} fits (worst {worst:.3})");
     }

@@ -1,5 +1,5 @@
 //! Times kernel 3 of issue #7 (batched ChEES-HMC, `kernels/chees.cu`) end to end through
-//! `credence::backend::fit_many_chees_on` on the GPU against the CPU (rayon) on the same
+//! `credence::backend::fit_many_on` on the GPU against the CPU (rayon) on the same
 //! designs, and prints the floors of the `credence::backend` docs. Needs a CUDA device; run
 //! through `benches/gpu.sh`.
 //!
@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use credence::backend::{Backend, fit_many_chees_on};
-use credence::compare::{CheesOptions, Design};
+use credence::backend::{Backend, fit_many_on};
+use credence::compare::{CheesSettings, Design, FitOptions, Sampler};
 use credence::seeds::SplitMix64;
 
 fn arg(i: usize, default: usize) -> usize {
@@ -34,19 +34,21 @@ fn main() -> credence::Result<()> {
             Design::new(g, Some(p), y, None)
         })
         .collect::<credence::Result<_>>()?;
-    let options = CheesOptions::default();
+    let settings = CheesSettings::default();
+    let options = FitOptions { sampler: Sampler::Chees(settings), ..Default::default() };
     println!(
         "kernel 3: {designs} designs x {} chains, {methods} methods x {reals} realizations, {} + {} iterations",
-        options.sampler.chains(),
-        options.sampler.warmup,
-        options.sampler.draws
+        settings.chains(),
+        settings.warmup,
+        settings.draws
     );
     for backend in [Backend::Cuda, Backend::Cpu] {
         let t = Instant::now();
-        let fits = fit_many_chees_on(backend, &data, &options)?;
+        let fits = fit_many_on(backend, &data, &options)?;
         let secs = t.elapsed().as_secs_f64();
         let ok = fits.iter().filter(|f| f.is_ok()).count();
-        let steps: f64 = fits.iter().flatten().map(|f| f.mean_leapfrog_steps).sum::<f64>() / ok.max(1) as f64;
+        let steps: f64 = fits.iter().flatten().filter_map(|f| f.chees()).map(|c| c.mean_leapfrog_steps).sum::<f64>()
+            / ok.max(1) as f64;
         println!("{backend:?}: {secs:.2} s ({ok} fits, mean {steps:.1} leapfrog steps per iteration after warmup)");
     }
     Ok(())

@@ -8,7 +8,7 @@
 
 use credence::compare::{
     AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossPriors, AcrossSigma, AcrossSummary, Interaction,
-    MethodEffects, SamplerSettings, SbcOptions, SbcQuantity, ScalePrior, fit_across, sbc_across,
+    MethodEffects, NutsSettings, SbcOptions, SbcQuantity, ScalePrior, fit_across, sbc_across,
 };
 use credence_testkit::across_data::{AcrossTruth, across_design, across_rows};
 use credence_testkit::sbc_cases::assert_calibrated;
@@ -86,7 +86,7 @@ fn across_model_with_student_t_per_data_set_and_baycomp_df_prior_is_calibrated()
 fn posterior_recovers_known_method_effects_and_interaction_sd() {
     let truth = AcrossTruth::crps_like(4);
     let (true_diff, true_tau) = (truth.delta[0] - truth.delta[3], truth.tau_u);
-    let sampler = SamplerSettings { chains: 2, warmup: 300, draws: 500, ..Default::default() };
+    let sampler = NutsSettings { chains: 2, warmup: 300, draws: 500, ..Default::default() };
     let o = AcrossFitOptions { sampler, ..Default::default() };
     let (mut diff_in, mut tau_in, mut divergences) = (0, 0, 0);
     for seed in 0..100 {
@@ -127,7 +127,7 @@ fn default_fits_of_the_speed_design_are_clean() {
 
 fn small_fit() -> credence::compare::AcrossFit {
     let o = AcrossFitOptions {
-        sampler: SamplerSettings { warmup: 400, draws: 500, ..Default::default() },
+        sampler: NutsSettings { warmup: 400, draws: 500, ..Default::default() },
         ..Default::default()
     };
     fit_across(&across_design(&AcrossTruth::crps_like(3), 4, 8, 7), &o).unwrap()
@@ -226,7 +226,7 @@ fn baycomp_options_answers_agree_with_monte_carlo_from_the_draws() {
 fn same_rows_in_any_order_give_the_same_summary() {
     let (d, m, r, y) = across_rows(&AcrossTruth::crps_like(3), 3, 6, 3);
     let o = AcrossFitOptions {
-        sampler: SamplerSettings { warmup: 200, draws: 200, ..Default::default() },
+        sampler: NutsSettings { warmup: 200, draws: 200, ..Default::default() },
         ..Default::default()
     };
     let json = |order: &[usize]| {

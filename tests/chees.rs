@@ -5,8 +5,8 @@
 //! Slow in debug builds; run in release: `cargo test --release -p credence --test chees`.
 
 use credence::compare::{
-    BetaBinomialOptions, CheesOptions, CheesSettings, Design, Family, FitOptions, SamplerSettings, SbcOptions, fit,
-    fit_many_chees, sbc_chees,
+    BetaBinomialOptions, CheesSettings, Design, Family, FitOptions, NutsSettings, Sampler, SbcOptions, fit, fit_many,
+    sbc,
 };
 
 use credence_testkit::fit_data;
@@ -21,26 +21,26 @@ use credence_testkit::sbc_cases;
 /// standard errors and a correct sampler fails with probability below 1e-4 per quantity (about
 /// 30 quantities here), while a bias of 0.1 sd or more is caught.
 fn agree(designs: &[Design], family: Family) {
-    let nuts =
-        FitOptions { family, sampler: SamplerSettings { draws: 4000, ..Default::default() }, ..Default::default() };
-    let chees =
-        CheesOptions { family, sampler: CheesSettings { draws: 400, ..Default::default() }, ..Default::default() };
-    let batched = fit_many_chees(designs, &chees);
+    let sampler = Sampler::Nuts(NutsSettings { draws: 4000, ..Default::default() });
+    let nuts = FitOptions { family, sampler, ..Default::default() };
+    let sampler = Sampler::Chees(CheesSettings { draws: 400, ..Default::default() });
+    let batched = fit_many(designs, &FitOptions { family, sampler, ..Default::default() });
     for (d, c) in designs.iter().zip(batched) {
         let c = c.unwrap();
         let n = fit(d, &nuts).unwrap();
-        assert_eq!(c.fit.n_chains(), CheesSettings::default().chains());
-        assert_eq!(c.fit.n_draws(), 400);
+        let record = c.chees().expect("a ChEES fit's record");
+        assert_eq!(c.n_chains(), CheesSettings::default().chains());
+        assert_eq!(c.n_draws(), 400);
         eprintln!(
             "nested R-hat {:.4}, divergences ChEES {} / NUTS {}, eps {:.3}, T {:.3}, steps {:.1}",
-            c.max_nested_rhat(),
-            c.fit.diagnostics().divergences,
+            record.max_nested_rhat,
+            c.diagnostics().divergences,
             n.diagnostics().divergences,
-            c.step_size,
-            c.trajectory_length,
-            c.mean_leapfrog_steps
+            record.step_size,
+            record.trajectory_length,
+            record.mean_leapfrog_steps
         );
-        for (a, b) in n.summary().iter().zip(c.fit.summary()) {
+        for (a, b) in n.summary().iter().zip(c.summary()) {
             assert_eq!(a.name, b.name);
             let se = (1.0 / a.ess_bulk + 1.0 / b.ess_bulk).sqrt();
             let gap = (a.mean - b.mean).abs() / a.sd;
@@ -55,8 +55,8 @@ fn agree(designs: &[Design], family: Family) {
         // was measured on the first Gaussian design with 250 draws per chain) and divergences
         // stay rare, as for NUTS at the same target acceptance 0.8 (0.2% of 25 600 draws;
         // NUTS showed 6-14 in 8000 draws on these designs).
-        assert!(c.max_nested_rhat() < 1.02, "nested R-hat {}", c.max_nested_rhat());
-        assert!(c.fit.diagnostics().divergences <= 51, "{:?}", c.fit.warnings());
+        assert!(record.max_nested_rhat < 1.02, "nested R-hat {}", record.max_nested_rhat);
+        assert!(c.diagnostics().divergences <= 51, "{:?}", c.warnings());
     }
 }
 
@@ -76,15 +76,18 @@ fn beta_binomial_fits_agree_with_nuts() {
 
 /// The default chains (10 superchains x 4) and extension rule, 300 warmup and 50 draws per
 /// chain (more when the fit is not clean): at least 2000 draws, thinned to 99.
-fn sbc_settings() -> CheesSettings {
-    CheesSettings { warmup: 300, draws: 50, ..Default::default() }
+fn sbc_settings() -> SbcOptions {
+    SbcOptions {
+        sampler: Sampler::Chees(CheesSettings { warmup: 300, draws: 50, ..Default::default() }),
+        ..Default::default()
+    }
 }
 
 #[test]
 #[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test chees")]
 fn gaussian_model_is_calibrated_under_chees() {
     let case = sbc_cases::gaussian();
-    let r = sbc_chees(&case.template, &case.family, &case.quantities, &SbcOptions::default(), &sbc_settings()).unwrap();
+    let r = sbc(&case.template, &case.family, &case.quantities, &sbc_settings()).unwrap();
     assert_eq!(r.ranks[0].len(), 200);
     sbc_cases::assert_calibrated(&format!("{} (ChEES)", case.name), &r);
 }
@@ -93,6 +96,6 @@ fn gaussian_model_is_calibrated_under_chees() {
 #[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test chees")]
 fn beta_binomial_model_is_calibrated_under_chees() {
     let case = sbc_cases::beta_binomial();
-    let r = sbc_chees(&case.template, &case.family, &case.quantities, &SbcOptions::default(), &sbc_settings()).unwrap();
+    let r = sbc(&case.template, &case.family, &case.quantities, &sbc_settings()).unwrap();
     sbc_cases::assert_calibrated(&format!("{} (ChEES)", case.name), &r);
 }

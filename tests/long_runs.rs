@@ -8,7 +8,7 @@
 //! Slow in debug builds; the full test run executes it in release mode:
 //! `cargo test --release -p credence --test long_runs`.
 
-use credence::compare::{Design, FitOptions, SamplerSettings, fit};
+use credence::compare::{Design, FitOptions, NutsSettings, Sampler, fit};
 use credence::io::Table;
 
 fn root() -> std::path::PathBuf {
@@ -25,8 +25,10 @@ fn collapsed_fits_agree_with_independent_long_runs() {
     assert!(tables.len() >= 3, "at least three reference tables");
     // Long credence runs too, so that its Monte Carlo error (sd / sqrt(ESS), ESS >= 5000 here)
     // stays near 0.01 sd, a tenth of the tolerance.
-    let options =
-        FitOptions { sampler: SamplerSettings { draws: 6000, seed: 7, ..Default::default() }, ..Default::default() };
+    let options = FitOptions {
+        sampler: Sampler::Nuts(NutsSettings { draws: 6000, seed: 7, ..Default::default() }),
+        ..Default::default()
+    };
     let mut worst = (0.0f64, 0.0f64);
     for (name, run) in tables {
         assert_eq!(run["divergences"].as_u64(), Some(0), "{name}: the reference run diverged");

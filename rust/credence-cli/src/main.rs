@@ -14,12 +14,14 @@ macro_rules! out {
     ($($t:tt)*) => { $crate::emit(&format!($($t)*)) };
 }
 
-mod across_cmd;
+mod across_print;
 mod credal_cmd;
 mod diagnostics_cmd;
 mod fit_cmd;
+mod fit_print;
 mod metrics_cmd;
 mod model_args;
+mod output;
 mod plan_cmd;
 mod quantiles_cmd;
 mod report_cmd;
@@ -78,12 +80,29 @@ pub(crate) fn emit(text: &str) {
     }
 }
 
+/// A request option as its flag: `student_t` -> `--student-t`.
+fn flag(option: &str) -> String {
+    format!("--{}", option.replace('_', "-"))
+}
+
+/// A value as a flag takes it: a name (`student_t`) in kebab case, anything else as is.
+fn flag_value(v: &str) -> String {
+    if v.chars().all(|c| c.is_ascii_lowercase() || c == '_') { v.replace('_', "-") } else { v.to_owned() }
+}
+
 /// The error with its causes, leaving out a cause whose text the message already holds
-/// (credence's errors quote their source, which `{:#}` would print twice).
+/// (credence's errors quote their source, which `{:#}` would print twice). A refused request
+/// option is named by its flag.
 fn message(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
-        let text = cause.to_string();
+        let text = match cause.downcast_ref::<credence::Error>() {
+            Some(credence::Error::Refused { option, value, reason, instead }) => {
+                let r = credence::error::Refusal { option, value, reason, instead: instead.as_ref() };
+                r.render(flag, |o, v| format!("{} {}", flag(o), flag_value(v)))
+            }
+            _ => cause.to_string(),
+        };
         if !out.contains(&text) {
             if !out.is_empty() {
                 out.push_str(": ");

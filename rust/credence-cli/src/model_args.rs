@@ -1,14 +1,13 @@
-//! The table and model options `credence fit` and `credence plan` share.
+//! The table and model options `credence fit` and `credence plan` share: which columns hold
+//! what, which rows to keep, and the model's part of the [`FitRequest`].
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use credence::compare::{
-    BetaBinomialOptions, BetaBinomialPriors, Design, Family, GaussianOptions, GaussianPriors, Likelihood,
-    LocationPrior, ScalePrior, SigmaStructure,
-};
+use credence::compare::Design;
 use credence::io::Table;
+use credence::request::{FamilyName, FitRequest};
 
 /// Which columns of a long metric table hold what, which rows to keep, and the model.
 #[derive(Debug, Args)]
@@ -26,9 +25,9 @@ pub struct ModelArgs {
     /// Column naming the data realization that pairs methods (omit for an unpaired design).
     #[arg(long)]
     pub pair: Option<String>,
-    /// Model family: gaussian or beta-binomial.
-    #[arg(long, default_value = "gaussian")]
-    pub family: String,
+    /// Model family: gaussian (default) or beta-binomial.
+    #[arg(long)]
+    pub family: Option<FamilyName>,
     /// Column with the number of test points behind each count (beta-binomial).
     #[arg(long)]
     pub trials: Option<String>,
@@ -42,8 +41,8 @@ pub struct ModelArgs {
     /// Gaussian: one sigma shared by all methods instead of one per method.
     #[arg(long)]
     pub shared_sigma: bool,
-    /// Gaussian: leave out the realization effect.
-    #[arg(long)]
+    /// Leave out the realization effect (Gaussian and across data sets).
+    #[arg(long, conflicts_with = "realization_effect")]
     pub no_realization_effect: bool,
     /// Gaussian: Student-t likelihood (robust to heavy tails).
     #[arg(long)]
@@ -59,66 +58,50 @@ pub struct ModelArgs {
     pub realization_effect: bool,
     /// Prior of mu0, e.g. "normal(0, 1)".
     #[arg(long)]
-    pub prior_mu0: Option<LocationPrior>,
+    pub prior_mu0: Option<String>,
     /// Prior of tau, e.g. "half_normal(1)" or "half_student_t(3, 2.5)".
     #[arg(long)]
-    pub prior_tau: Option<ScalePrior>,
-    /// Prior of sigma (Gaussian).
+    pub prior_tau: Option<String>,
+    /// Prior of sigma (Gaussian and across data sets).
     #[arg(long)]
-    pub prior_sigma: Option<ScalePrior>,
+    pub prior_sigma: Option<String>,
     /// Prior of sigma_gamma.
     #[arg(long)]
-    pub prior_sigma_gamma: Option<ScalePrior>,
+    pub prior_sigma_gamma: Option<String>,
     /// Prior of phi (beta-binomial), e.g. "exponential(0.01)".
     #[arg(long)]
-    pub prior_phi: Option<ScalePrior>,
+    pub prior_phi: Option<String>,
 }
 
 impl ModelArgs {
-    /// The model family with its options and priors.
-    pub fn family(&self) -> Result<Family> {
-        let a = self;
-        Ok(match a.family.replace('_', "-").as_str() {
-            "gaussian" => {
-                let d = GaussianPriors::default();
-                Family::Gaussian(GaussianOptions {
-                    sigma: if a.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
-                    realization_effect: !a.no_realization_effect,
-                    likelihood: if a.student_t { Likelihood::StudentT } else { Likelihood::Normal },
-                    standardize: a.standardize,
-                    priors: GaussianPriors {
-                        mu0: a.prior_mu0.unwrap_or(d.mu0),
-                        tau: a.prior_tau.unwrap_or(d.tau),
-                        sigma: a.prior_sigma.unwrap_or(d.sigma),
-                        sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
-                        nu: d.nu,
-                    },
-                    ..Default::default()
-                })
-            }
-            "beta-binomial" => {
-                let d = BetaBinomialPriors::default();
-                Family::BetaBinomial(BetaBinomialOptions {
-                    phi_per_method: a.phi_per_method,
-                    realization_effect: a.realization_effect,
-                    priors: BetaBinomialPriors {
-                        mu0: a.prior_mu0.unwrap_or(d.mu0),
-                        tau: a.prior_tau.unwrap_or(d.tau),
-                        phi: a.prior_phi.unwrap_or(d.phi),
-                        sigma_gamma: a.prior_sigma_gamma.unwrap_or(d.sigma_gamma),
-                    },
-                    ..Default::default()
-                })
-            }
-            other => bail!("unknown family '{other}': expected gaussian or beta-binomial"),
-        })
+    /// The model's part of the request (the core resolves and checks it).
+    pub fn request(&self) -> FitRequest {
+        FitRequest {
+            family: self.family.unwrap_or_default(),
+            shared_sigma: self.shared_sigma,
+            realization_effect: if self.no_realization_effect {
+                Some(false)
+            } else {
+                self.realization_effect.then_some(true)
+            },
+            student_t: self.student_t,
+            standardize: self.standardize,
+            phi_per_method: self.phi_per_method,
+            higher_is_better: self.higher_is_better,
+            target: self.target,
+            prior_mu0: self.prior_mu0.clone(),
+            prior_tau: self.prior_tau.clone(),
+            prior_sigma: self.prior_sigma.clone(),
+            prior_sigma_gamma: self.prior_sigma_gamma.clone(),
+            prior_phi: self.prior_phi.clone(),
+            ..FitRequest::default()
+        }
     }
 
     /// Reads the table, keeps the rows of `--where`, and builds the design; the notes say
     /// which rows were dropped.
     pub fn load_design(&self, data: &Path) -> Result<(Design, Vec<String>)> {
-        let family = self.family()?;
-        if matches!(family, Family::BetaBinomial(_)) && self.trials.is_none() {
+        if self.family == Some(FamilyName::BetaBinomial) && self.trials.is_none() {
             bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
         }
         let response = self.response()?;

@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Args;
 use credence::backend::{Backend, Batched};
-use credence::compare::{
-    CheesSettings, Decision, FitOptions, Plan, PlanOptions, PlanSource, Stated, fit, plan_with_progress,
-};
+use credence::compare::{CheesSettings, Decision, Plan, PlanOptions, PlanSource, Stated, plan_with_progress};
+use credence::request::FitRequest;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -121,23 +120,8 @@ pub fn run(a: PlanArgs) -> Result<()> {
         (Some(_), Some(_)) => bail!("give either a pilot TABLE or --effect (a plan from stated values), not both"),
         (None, None) => bail!("give a pilot TABLE, or --effect, --sigma-a and --sigma-b to plan from stated values"),
         (Some(path), None) => {
-            let family = a.model.family()?;
             let (design, mut notes) = a.model.load_design(path)?;
-            let pilot_options = FitOptions { family, higher_is_better: a.model.higher_is_better, ..Default::default() };
-            let mut pilot = fit(
-                &design,
-                &FitOptions {
-                    sampler: {
-                        let mut s = pilot_options.sampler;
-                        s.seed = a.seed;
-                        s
-                    },
-                    ..pilot_options
-                },
-            )?;
-            if let Some(t) = a.model.target {
-                pilot = pilot.with_target(t)?;
-            }
+            let pilot = FitRequest { seed: Some(a.seed), ..a.model.request() }.fit(&design, &|_, _| {})?;
             notes.extend(pilot.warnings().iter().map(|w| format!("pilot fit: {w}")));
             let what = format!(
                 "pilot {} ({} methods x {} realizations, {})",
@@ -155,7 +139,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
                 sigma_b: a.sigma_b.unwrap_or(f64::NAN),
                 sigma_gamma: a.sigma_gamma,
                 higher_is_better: a.model.higher_is_better,
-                family: a.model.family()?,
+                family: a.model.request().family()?,
             };
             let what = format!(
                 "stated: effect {effect}, sigma_a {}, sigma_b {}, sigma_gamma {}",
@@ -167,7 +151,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
     bar.finish_and_clear();
     notes.extend(p.warnings.iter().cloned());
     let out = json!({ "plan": p, "source": what, "warnings": notes });
-    crate::fit_cmd::emit(a.json.as_deref(), &out, || print(&p, &what, &notes))
+    crate::output::emit(a.json.as_deref(), &out, || print(&p, &what, &notes))
 }
 
 fn print(p: &Plan, what: &str, notes: &[String]) {
@@ -205,10 +189,5 @@ fn print(p: &Plan, what: &str, notes: &[String]) {
         None => outln!("\nNo R of the grid reaches assurance {}", p.power),
     }
     outln!("(MDD: the predictive-MDD approximation at power {}, for comparison.)", p.power);
-    if !notes.is_empty() {
-        outln!();
-        for n in notes {
-            outln!("Warning: {n}");
-        }
-    }
+    crate::output::print_warnings(notes);
 }

@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use credence::backend::Backend;
-use credence::compare::CheesSettings;
+use credence::compare::SamplerName;
+use credence::request::FitRequest;
 use credence_report::report::{DEMO_METRICS, Report, ReportOptions, demo_plan};
 use credence_study::data::Dataset;
 use indicatif::{ProgressBar, ProgressStyle};
-
-use crate::fit_cmd::SamplerKind;
 
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -45,8 +44,8 @@ pub struct ReportArgs {
     seed: u64,
     /// Sampler of every fit: nuts, or chees (batched ChEES-HMC over all cells at once, with
     /// its default 10 superchains x 4 chains, 75 warmup + 100 draws, up to 200 until clean).
-    #[arg(long, value_enum, default_value = "nuts")]
-    sampler: SamplerKind,
+    #[arg(long, default_value = "nuts")]
+    sampler: SamplerName,
     /// Where the batched fits run (the cells with --sampler chees, and the planning section's
     /// simulated experiments): auto (the GPU when usable), cpu or cuda.
     #[arg(long, default_value = "auto")]
@@ -147,10 +146,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
         command_line: Some(command_line()),
         ..ReportOptions::default()
     };
-    options.fit.sampler.seed = a.seed;
-    if a.sampler == SamplerKind::Chees {
-        options.chees = Some(CheesSettings { seed: a.seed, ..CheesSettings::default() });
-    }
+    options.fit.sampler = FitRequest { sampler: a.sampler, seed: Some(a.seed), ..FitRequest::default() }.sampler()?;
     options.backend = a.backend;
     options.plan_sims = a.plan_sims;
     options.plan_realizations = a.plan_r;

@@ -13,8 +13,8 @@
 //! [`EvcxrDisplay::to_html`].
 //!
 //! ```
-//! use credence::notebook::{EvcxrDisplay, MetricTable};
-//! use credence::report::MethodSummary;
+//! use credence_report::notebook::{EvcxrDisplay, MetricTable};
+//! use credence_report::report::MethodSummary;
 //! let t = MetricTable(vec![MethodSummary { dataset: "d".into(), metric: "crps".into(), method: "MAP".into(),
 //!                                          n: 30.0, mean: 0.4, sd: 0.1, count: 20 }]);
 //! assert!(t.to_html().contains("<table"));

@@ -84,6 +84,21 @@ pub enum Error {
         message: String,
     },
 
+    /// An option of a request that does not apply to what was asked for, or conflicts with
+    /// another (a NUTS option with ChEES, a single-data-set option across data sets); named
+    /// in the request's own terms, which each face renders in its syntax.
+    #[error("{}", Refusal { option, value, reason, instead: instead.as_ref() }.render(|o| o.to_owned(), |o, v| format!("{o} = {v}")))]
+    Refused {
+        /// The request field, e.g. `student_t`.
+        option: String,
+        /// Its value, formatted.
+        value: String,
+        /// Why it does not apply.
+        reason: String,
+        /// The field and value to set instead, if there is one.
+        instead: Option<(String, String)>,
+    },
+
     /// An error about an array that came from a file; the file name is prepended.
     #[error("{}: {source}", path.display())]
     InFile {
@@ -115,6 +130,50 @@ impl Error {
     /// An [`Error::Argument`]: option `name` is `value`, not what was `expected`.
     pub fn argument(name: &str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
         Error::Argument { name: name.to_owned(), value: value.to_string(), expected: expected.into() }
+    }
+}
+
+/// A refused option ([`Error::Refused`]) to render in a face's syntax.
+#[derive(Debug, Clone, Copy)]
+pub struct Refusal<'a> {
+    /// The request field.
+    pub option: &'a str,
+    /// Its value.
+    pub value: &'a str,
+    /// Why it does not apply.
+    pub reason: &'a str,
+    /// What to set instead.
+    pub instead: Option<&'a (String, String)>,
+}
+
+impl Refusal<'_> {
+    /// The message, with `name(option)` for an option that is set, and `set(option, value)` for
+    /// the one to set instead: `student_t: the across-data-sets model has no Student-t
+    /// likelihood; use interaction = student_t`.
+    pub fn render(&self, name: impl Fn(&str) -> String, set: impl Fn(&str, &str) -> String) -> String {
+        let given = if self.value == "true" { name(self.option) } else { set(self.option, self.value) };
+        let mut out = format!("{given}: {}", self.reason);
+        if let Some((o, v)) = self.instead {
+            out.push_str(&format!("; use {}", set(o, v)));
+        }
+        out
+    }
+}
+
+impl Error {
+    /// An [`Error::Refused`].
+    pub fn refused(option: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
+        Error::Refused { option: option.into(), value: value.to_string(), reason: reason.into(), instead: None }
+    }
+
+    /// This [`Error::Refused`] with what to set instead.
+    pub fn instead(self, option: &str, value: &str) -> Self {
+        match self {
+            Error::Refused { option: o, value: v, reason, .. } => {
+                Error::Refused { option: o, value: v, reason, instead: Some((option.into(), value.into())) }
+            }
+            other => other,
+        }
     }
 }
 

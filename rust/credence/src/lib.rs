@@ -11,6 +11,7 @@
 //! | metrics | [`metrics`], [`quantiles`], [`credal`], [`summary`] | uncertainty metrics, distribution-free quantile intervals, credal sets, summaries of a metric table |
 //! | comparison | [`compare`], [`nn`] | the hierarchical models, their samplers, fits ([`compare::FitSummary`]) and plans; the study's small network |
 //! | devices | [`backend`] | the same computations on a GPU (CUDA kernels in `kernels/`), the CPU as reference |
+//! | requests | [`request`] | the one request every face fills: model, sampler, backend, defaults and refusals |
 //!
 //! The layers above the core are crates of their own: `credence-study` (the experiment:
 //! datasets, six BDL methods, the resumable, shardable grid of jobs) and `credence-report`
@@ -59,6 +60,7 @@ pub mod metrics;
 pub mod nn;
 pub mod predictive;
 pub mod quantiles;
+pub mod request;
 pub mod seeds;
 #[doc(hidden)]
 pub mod simd;

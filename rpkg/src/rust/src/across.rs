@@ -3,7 +3,7 @@
 
 use credence::compare::{
     AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossScale, AcrossSigma, AcrossSummary, Interaction,
-    SamplerSettings, fit_across,
+    NutsSettings, fit_across,
 };
 use extendr_api::prelude::*;
 
@@ -67,7 +67,7 @@ fn glue_fit_across(
             interaction: self::interaction(interaction)?,
             ..Default::default()
         },
-        sampler: SamplerSettings {
+        sampler: NutsSettings {
             chains: count("chains", chains)? as usize,
             warmup: count("warmup", warmup)?,
             draws: count("draws", draws)?,

@@ -3,7 +3,7 @@
 use credence::backend::{Backend, chees_kernel_unsupported, fit_many_chees_on};
 use credence::compare::{
     BetaBinomialOptions, BetaBinomialPriors, CheesOptions, CheesSettings, Design, DrawStats, Family, Fit, FitOptions,
-    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, REWARM_RHAT, SamplerSettings, ScalePrior, SigmaStructure, fit,
+    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, REWARM_RHAT, NutsSettings, ScalePrior, SigmaStructure, fit,
     mdd_curve,
 };
 use extendr_api::prelude::*;
@@ -113,7 +113,7 @@ fn glue_fit(
     design.one_value_per_cell().map_err(msg)?;
     let options = FitOptions {
         family,
-        sampler: SamplerSettings {
+        sampler: NutsSettings {
             chains: count("chains", chains)? as usize,
             warmup: count("warmup", warmup)?,
             draws: count("draws", draws)?,

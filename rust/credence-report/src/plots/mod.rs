@@ -17,7 +17,7 @@
 //! work offline; no CDN).
 //!
 //! ```
-//! use credence::plots::{classification::reliability_diagram, html::standalone_html};
+//! use credence_report::plots::{classification::reliability_diagram, html::standalone_html};
 //! use credence::metrics::{calibration, Binning};
 //! let cal = calibration(&[0.9, 0.8, 0.6, 0.95], &[true, true, false, true], Binning::EqualWidth(5))?;
 //! let fig = reliability_diagram(&[("ensemble", &cal)]);

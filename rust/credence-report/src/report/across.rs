@@ -7,11 +7,11 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use super::build::{Report, ReportOptions, higher_is_better, problems_of};
+use super::build::{Report, ReportOptions, higher_is_better};
 use super::page::Figures;
 use crate::plots::across::{forest, prob_best, rope_bars};
 use crate::plots::html::escape;
-use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSummary, fit_across};
+use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSummary, CLEAN, fit_across};
 use credence::error::Result;
 use credence::io::Table;
 
@@ -31,8 +31,8 @@ impl AcrossCell {
     /// Reasons to distrust the fit: R-hat > 1.01, bulk-ESS < 400, divergences, or a failure.
     pub fn problems(&self) -> Vec<String> {
         match &self.summary {
-            Ok(s) => problems_of(None, Some(s.diagnostics)),
-            Err(e) => problems_of(Some(e), None),
+            Ok(s) => CLEAN.problems(None, Some(&s.diagnostics)),
+            Err(e) => CLEAN.problems(Some(e), None),
         }
     }
 }
@@ -107,7 +107,7 @@ impl AcrossJob {
         let summary = self.prepared.as_ref().map_err(Clone::clone).and_then(|(design, notes)| {
             let o = AcrossFitOptions {
                 model: AcrossOptions::default(),
-                sampler: options.fit.sampler,
+                sampler: options.across_sampler(),
                 higher_is_better: higher_is_better(&self.metric),
             };
             let fit = fit_across(design, &o).map_err(|e| e.to_string())?;

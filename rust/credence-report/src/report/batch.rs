@@ -4,7 +4,7 @@
 //!
 //! With NUTS (the default) every fit is one job of one parallel pass (rayon over jobs, each
 //! fit's chains in parallel within it), the across fits first, as they are the largest. With
-//! ChEES the cells run as batched designs ([`fit_many_chees_on`], one batch per direction of
+//! ChEES the cells run as batched designs ([`fit_many_on`], one batch per direction of
 //! "better") while the across fits (NUTS) run beside them. Each fit is seeded by its content
 //! and the seed only, so the schedule changes no number.
 
@@ -14,8 +14,8 @@ use rayon::prelude::*;
 
 use super::across::{AcrossCell, AcrossJob};
 use super::build::{ReportOptions, higher_is_better};
-use credence::backend::fit_many_chees_on;
-use credence::compare::{CheesOptions, CheesSettings, Design, Fit, FitOptions, fit};
+use credence::backend::fit_many_on;
+use credence::compare::{Design, Fit, FitOptions, Sampler, fit};
 use credence::error::Result;
 
 /// A per-data-set cell to fit: its index among the report's cells, its metric and design.
@@ -88,7 +88,7 @@ pub(super) fn fit_all(
         }
         cell
     };
-    let Some(sampler) = options.chees else {
+    let Sampler::Chees(_) = options.fit.sampler else {
         let jobs: Vec<Job> = across.iter().map(Job::Across).chain(cells.iter().map(Job::Cell)).collect();
         let outcomes: Vec<Outcome> = jobs
             .par_iter()
@@ -111,7 +111,7 @@ pub(super) fn fit_all(
         return Ok(out);
     };
     let (cells, across) = rayon::join(
-        || chees_cells(cells, options, sampler, &counter),
+        || chees_cells(cells, options, &counter),
         || across.par_iter().map(run_across).collect::<Vec<AcrossCell>>(),
     );
     Ok(Fitted { cells: cells?, across })
@@ -119,23 +119,18 @@ pub(super) fn fit_all(
 
 /// The cells by batched ChEES-HMC, one batch per direction of "better" (a batch shares its
 /// options).
-fn chees_cells(
-    cells: &[CellJob],
-    options: &ReportOptions,
-    sampler: CheesSettings,
-    counter: &Counter,
-) -> Result<Vec<(usize, Result<Fit>)>> {
+fn chees_cells(cells: &[CellJob], options: &ReportOptions, counter: &Counter) -> Result<Vec<(usize, Result<Fit>)>> {
     let mut out = Vec::with_capacity(cells.len());
     for higher in [false, true] {
         let batch: Vec<&CellJob> = cells.iter().filter(|c| higher_is_better(c.metric) == higher).collect();
         if batch.is_empty() {
             continue;
         }
-        let o = CheesOptions { family: options.fit.family, sampler, higher_is_better: higher };
+        let o = FitOptions { higher_is_better: higher, ..options.fit };
         let designs: Vec<Design> = batch.iter().map(|c| c.design.clone()).collect();
-        let results = fit_many_chees_on(options.backend, &designs, &o)?;
+        let results = fit_many_on(options.backend, &designs, &o)?;
         counter.add(batch.len());
-        out.extend(batch.iter().map(|c| c.index).zip(results.into_iter().map(|r| r.map(|c| c.fit))));
+        out.extend(batch.iter().map(|c| c.index).zip(results));
     }
     Ok(out)
 }
@@ -147,6 +142,7 @@ mod tests {
     use super::*;
     use crate::report::build_report_with_progress;
     use credence::backend::Backend;
+    use credence::compare::{CheesSettings, NutsSettings};
     use credence::io::Table;
 
     /// Three data sets x n in {30, 100} x 3 methods x 10 realizations (tests/data).
@@ -157,7 +153,7 @@ mod tests {
 
     fn quick() -> ReportOptions {
         let mut o = ReportOptions { plan_sims: 0, ..ReportOptions::default() };
-        (o.fit.sampler.warmup, o.fit.sampler.draws, o.fit.sampler.max_draws) = (200, 200, None);
+        o.fit.sampler = Sampler::Nuts(NutsSettings { warmup: 200, draws: 200, max_draws: None, ..Default::default() });
         o
     }
 
@@ -199,7 +195,8 @@ mod tests {
     #[test]
     fn chees_cells_and_the_across_fit_run_together() {
         let chees = CheesSettings { warmup: 60, draws: 40, max_draws: None, ..CheesSettings::default() };
-        let options = ReportOptions { chees: Some(chees), backend: Backend::Cpu, ..quick() };
+        let mut options = ReportOptions { backend: Backend::Cpu, ..quick() };
+        options.fit.sampler = Sampler::Chees(chees);
         let (report, calls) = counted(&options);
         assert_eq!(calls.first(), Some(&(0, 7)));
         assert_eq!(calls.last(), Some(&(7, 7)));

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
 use crate::report::batch::{CellJob, fit_all};
-use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
 use credence::backend::{Backend, Batched};
 use credence::compare::{
-    CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource, plan,
+    CLEAN, Decision, Design, Fit, FitDiagnostics, FitOptions, NutsSettings, Plan, PlanOptions, PlanSource, Sampler,
+    plan,
 };
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
@@ -58,16 +58,14 @@ pub struct ReportOptions {
     pub metrics: Vec<String>,
     /// Power of the minimum detectable difference (default 0.8).
     pub power: f64,
-    /// Sampler settings, family options and seed of every fit (the direction of "better" is
-    /// set per metric by [`higher_is_better`]).
+    /// Family options, sampler and seed of the per-data-set fits (the direction of "better" is
+    /// set per metric by [`higher_is_better`]). NUTS fits one cell at a time; batched ChEES fits
+    /// every cell in one batch with nested R-hat checked. The across-data-sets fits sample by
+    /// NUTS ([`ReportOptions::across_sampler`]).
     pub fit: FitOptions,
     /// The command that made the report, for the reproducibility footer.
     pub command_line: Option<String>,
-    /// Fit every cell by batched ChEES-HMC with these settings (one batch of designs, nested
-    /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
-    #[serde(default)]
-    pub chees: Option<CheesSettings>,
-    /// Where the ChEES fits run ([`credence::backend::fit_many_chees_on`]; NUTS always runs on the CPU).
+    /// Where the ChEES fits run ([`credence::backend::fit_many_on`]; NUTS always runs on the CPU).
     #[serde(default)]
     pub backend: Backend,
     /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
@@ -106,6 +104,17 @@ fn default_targets() -> BTreeMap<String, f64> {
     BTreeMap::from([("picp".to_string(), credence_study::score::LEVEL)])
 }
 
+impl ReportOptions {
+    /// The NUTS settings of the across-data-sets fits: the cells' when they are NUTS, else
+    /// NUTS's defaults with the cells' seed.
+    pub fn across_sampler(&self) -> NutsSettings {
+        match self.fit.sampler {
+            Sampler::Nuts(s) => s,
+            Sampler::Chees(c) => NutsSettings { seed: c.seed, ..NutsSettings::default() },
+        }
+    }
+}
+
 impl Default for ReportOptions {
     fn default() -> Self {
         Self {
@@ -113,7 +122,6 @@ impl Default for ReportOptions {
             power: 0.8,
             fit: FitOptions::default(),
             command_line: None,
-            chees: None,
             backend: Backend::default(),
             targets: default_targets(),
             plan_sims: default_plan_sims(),
@@ -143,34 +151,14 @@ pub struct CellFit {
 impl CellFit {
     /// Sampler diagnostics of the fit.
     pub fn diagnostics(&self) -> Option<FitDiagnostics> {
-        self.fit.as_ref().map(Fit::diagnostics)
+        self.fit.as_ref().map(|f| f.diagnostics())
     }
 
-    /// Reasons to distrust the fit: R-hat > 1.01, bulk-ESS < 400, divergences, or a failure.
+    /// Reasons to distrust the fit by the clean standard ([`CLEAN`]): an R-hat above or a
+    /// bulk-ESS below it, divergences, or a failure.
     pub fn problems(&self) -> Vec<String> {
-        problems_of(self.error.as_deref(), self.diagnostics())
+        CLEAN.problems(self.error.as_deref(), self.diagnostics().as_ref())
     }
-}
-
-/// A fit's problems from its error and diagnostics, each number printed with the digits that
-/// make its comparison visible ("max R-hat 1.0104 > 1.01", not "1.010 > 1.01").
-pub(super) fn problems_of(error: Option<&str>, diagnostics: Option<FitDiagnostics>) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(e) = error {
-        out.push(format!("fit failed: {e}"));
-    }
-    if let Some(d) = diagnostics {
-        if d.max_rhat > RHAT_LIMIT || d.max_rhat.is_nan() {
-            out.push(format!("max R-hat {} > {RHAT_LIMIT}", beside(d.max_rhat, RHAT_LIMIT, 3)));
-        }
-        if d.min_ess_bulk < ESS_LIMIT || d.min_ess_bulk.is_nan() {
-            out.push(format!("min bulk-ESS {} < {ESS_LIMIT}", beside(d.min_ess_bulk, ESS_LIMIT, 0)));
-        }
-        if d.divergences > 0 {
-            out.push(format!("{} divergent transition(s)", d.divergences));
-        }
-    }
-    out
 }
 
 /// Everything the report shows ([`Report::to_html`], [`Report::to_json`]).
@@ -499,7 +487,7 @@ impl Report {
                     decision: Decision::default(),
                     power: self.options.power,
                     methods: Some(vec![a.clone(), b.clone()]),
-                    seed: self.options.fit.sampler.seed,
+                    seed: self.options.fit.sampler.seed(),
                     ..Default::default()
                 };
                 let plan = Batched::new(self.options.backend)
@@ -550,23 +538,5 @@ impl Report {
     /// Every fit with a problem (R-hat > 1.01, bulk-ESS < 400, divergences or a failure).
     pub fn flagged(&self) -> Vec<(&CellFit, Vec<String>)> {
         self.fits.iter().map(|c| (c, c.problems())).filter(|(_, p)| !p.is_empty()).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn diagnostics(max_rhat: f64, min_ess_bulk: f64) -> Option<FitDiagnostics> {
-        Some(FitDiagnostics { divergences: 0, treedepth_hits: 0, max_rhat, min_ess_bulk })
-    }
-
-    /// The problems print the digit that makes each comparison visible.
-    #[test]
-    fn problems_show_the_digit_that_crosses_the_limit() {
-        assert_eq!(problems_of(None, diagnostics(1.0104, 1000.0)), ["max R-hat 1.0104 > 1.01"]);
-        assert_eq!(problems_of(None, diagnostics(1.2, 399.6)), ["max R-hat 1.200 > 1.01", "min bulk-ESS 399.6 < 400"]);
-        assert_eq!(problems_of(None, diagnostics(1.0099, 400.0)), Vec::<String>::new());
-        assert_eq!(problems_of(Some("no data"), None), ["fit failed: no data"]);
     }
 }

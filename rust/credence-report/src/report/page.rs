@@ -5,14 +5,11 @@ use std::fmt::Write;
 use plotly::Plot;
 
 use super::build::{PlanCell, Report, higher_is_better};
-use super::tables::{
-    ESS_LIMIT, RHAT_LIMIT, beside, convergence_table, metric_table, plan_table, posterior_table, power_law_table,
-    variance_table,
-};
+use super::tables::{convergence_table, metric_table, plan_table, posterior_table, power_law_table, variance_table};
 use crate::format::num;
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::plots::{comparison, diagnostics, plan, scaling, shift};
-use credence::compare::{Fit, mdd_curve};
+use credence::compare::{CLEAN, Fit, Sampler, beside, mdd_curve};
 
 const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}\
@@ -269,7 +266,7 @@ impl Report {
         }
         out.push_str("<h3>Posterior predictive check (largest n)</h3>\n");
         if let Some((_, f)) = fits.last()
-            && let Ok(rep) = f.posterior_predictive(40, self.options.fit.sampler.seed)
+            && let Ok(rep) = f.posterior_predictive(40, self.options.fit.sampler.seed())
         {
             figs.add(out, &diagnostics::ppc_overlay(f, &rep, m));
         }
@@ -356,10 +353,12 @@ impl Report {
         let flagged = self.flagged();
         let _ = write!(
             out,
-            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; {RHAT_LIMIT}, bulk-ESS \
-             &lt; {ESS_LIMIT}, divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
+            "<h2 id=\"diagnostics\">Diagnostics</h2>\n<p>{} of {} fits show a problem (R-hat &gt; {}, bulk-ESS \
+             &lt; {}, divergent transitions, or a failed fit); treat their probabilities with care.</p>\n",
             flagged.len(),
-            self.fits.len()
+            self.fits.len(),
+            CLEAN.rhat_max,
+            CLEAN.ess_bulk_min
         );
         if flagged.is_empty() {
             return;
@@ -376,8 +375,8 @@ impl Report {
                 escape(dataset_name(&c.dataset)),
                 escape(&c.metric),
                 c.n,
-                d.map_or("NA".into(), |d| beside(d.max_rhat, RHAT_LIMIT, 3)),
-                d.map_or("NA".into(), |d| beside(d.min_ess_bulk, ESS_LIMIT, 0)),
+                d.map_or("NA".into(), |d| beside(d.max_rhat, CLEAN.rhat_max, 3)),
+                d.map_or("NA".into(), |d| beside(d.min_ess_bulk, CLEAN.ess_bulk_min, 0)),
                 d.map_or("NA".into(), |d| d.divergences.to_string()),
                 escape(&problems.join("; "))
             );
@@ -399,7 +398,7 @@ impl Report {
                 "<h3>{}: {} (R-hat {})</h3>\n<div class=\"grid\">",
                 escape(&label),
                 escape(&s.name),
-                beside(s.rhat, RHAT_LIMIT, 3)
+                beside(s.rhat, CLEAN.rhat_max, 3)
             );
             for plot in [diagnostics::trace_plot(f, &s.name), diagnostics::rank_plot(f, &s.name)].into_iter().flatten()
             {
@@ -412,13 +411,12 @@ impl Report {
     }
 
     fn footer(&self, out: &mut String) {
-        let s = &self.options.fit.sampler;
-        let sampler = match &self.options.chees {
-            None => format!(
+        let sampler = match &self.options.fit.sampler {
+            Sampler::Nuts(s) => format!(
                 "NUTS, {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {}",
                 s.chains, s.warmup, s.draws, s.target_accept, s.seed
             ),
-            Some(c) => format!(
+            Sampler::Chees(c) => format!(
                 "ChEES-HMC, {} superchains x {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {}",
                 c.superchains, c.chains_per_superchain, c.warmup, c.draws, c.target_accept, c.seed
             ),

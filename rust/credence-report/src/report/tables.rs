@@ -7,30 +7,8 @@ use serde_json::{Value, json};
 use super::build::{CellFit, Report};
 use crate::format::num;
 use crate::plots::html::escape;
-use credence::compare::{FitSummary, PowerLaw, SummaryOptions};
+use credence::compare::{CLEAN, FitSummary, PowerLaw, Sampler, SummaryOptions, beside};
 use credence::summary::{ConvergenceRate, MethodSummary, VarianceSplit};
-
-/// R-hat above this flags a fit (and a parameter's row).
-pub(crate) const RHAT_LIMIT: f64 = 1.01;
-
-/// Bulk-ESS below this flags a fit (and a parameter's row).
-pub(crate) const ESS_LIMIT: f64 = 400.0;
-
-/// `value` with at least `decimals` decimals and as many more as it takes to print it unlike
-/// `limit` printed the same way, so a comparison with the limit shows: R-hat 1.0104 against
-/// 1.01 prints "1.0104" (not "1.010"), a bulk-ESS of 399.6 against 400 prints "399.6". A value
-/// equal to the limit, or not finite, gets `decimals` decimals.
-pub(crate) fn beside(value: f64, limit: f64, decimals: usize) -> String {
-    if value.is_finite() && value != limit {
-        for d in decimals..=15 {
-            let (v, l) = (format!("{value:.d$}"), format!("{limit:.d$}"));
-            if v != l {
-                return v;
-            }
-        }
-    }
-    format!("{value:.decimals$}")
-}
 
 /// The method x size grid the report's per-cell tables share: a header of `size = n` columns,
 /// one row per method that has a cell (in `methods` order), `-` where a method lacks a size.
@@ -139,7 +117,7 @@ pub(crate) fn fit_table(s: &FitSummary) -> String {
          <th>u-95% CI</th><th>Rhat</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
     );
     for p in &s.parameters {
-        let bad = p.rhat > RHAT_LIMIT || p.ess_bulk < ESS_LIMIT;
+        let bad = CLEAN.flags(p.rhat, p.ess_bulk);
         let _ = write!(
             out,
             "<tr{}><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td></tr>",
@@ -149,8 +127,8 @@ pub(crate) fn fit_table(s: &FitSummary) -> String {
             num(p.sd),
             num(p.q2_5),
             num(p.q97_5),
-            beside(p.rhat, RHAT_LIMIT, 3),
-            beside(p.ess_bulk, ESS_LIMIT, 0),
+            beside(p.rhat, CLEAN.rhat_max, 3),
+            beside(p.ess_bulk, CLEAN.ess_bulk_min, 0),
             p.ess_tail
         );
     }
@@ -293,8 +271,11 @@ impl Report {
             "options": {
                 "metrics": self.options.metrics,
                 "power": self.options.power,
-                "sampler": self.options.fit.sampler,
-                "chees": self.options.chees,
+                "sampler": self.options.across_sampler(),
+                "chees": match self.options.fit.sampler {
+                    Sampler::Chees(c) => Some(c),
+                    Sampler::Nuts(_) => None,
+                },
                 "backend": self.options.backend,
                 "targets": self.options.targets,
                 "command_line": self.options.command_line,
@@ -337,23 +318,5 @@ impl Report {
         // The cell's notes (dropped rows) and the fit's warnings.
         v["warnings"] = json!(c.warnings);
         v
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn beside_prints_the_first_digit_that_differs_from_the_limit() {
-        assert_eq!(beside(1.0104, RHAT_LIMIT, 3), "1.0104");
-        assert_eq!(beside(1.01004, RHAT_LIMIT, 3), "1.01004");
-        assert_eq!(beside(1.0196, RHAT_LIMIT, 3), "1.020");
-        assert_eq!(beside(1.0032, RHAT_LIMIT, 3), "1.003");
-        assert_eq!(beside(1.01, RHAT_LIMIT, 3), "1.010");
-        assert_eq!(beside(399.6, ESS_LIMIT, 0), "399.6");
-        assert_eq!(beside(399.96, ESS_LIMIT, 0), "399.96");
-        assert_eq!(beside(1234.4, ESS_LIMIT, 0), "1234");
-        assert_eq!(beside(f64::NAN, RHAT_LIMIT, 3), "NaN");
     }
 }

@@ -25,11 +25,12 @@ use super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
 use super::{Backend, Engine};
-use crate::compare::fit::chees::{BatchFitter, CheesFit, CheesOptions, fit_indexed_on};
+use crate::compare::fit::chees::BatchFitter;
+use crate::compare::fit::{Run, fit_on};
 use crate::compare::model::Posterior;
 use crate::compare::model::device::DeviceModel;
 use crate::compare::sampler::chees::{ChainDevice, ChainMover, MoverOut, Want};
-use crate::compare::{CheesSettings, Design, fit_many_chees};
+use crate::compare::{CheesSettings, Design, Fit, FitOptions, Sampler, fit_many};
 use crate::error::{Error, Result};
 
 /// A transition request of one design.
@@ -340,7 +341,7 @@ impl ChainDevice for Batch {
     }
 }
 
-/// Batched ChEES fits on a chosen [`Backend`], the [`BatchFitter`] a plan
+/// Batched fits on a chosen [`Backend`], the [`BatchFitter`] a plan
 /// ([`crate::compare::plan`]) fits its simulated tables with.
 ///
 /// ```
@@ -358,84 +359,96 @@ impl ChainDevice for Batch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Batched {
     requested: Backend,
-    resolved: Backend,
 }
 
 impl Batched {
     /// Batched fits on `backend`; an error (never a panic) when `Cuda` is asked for and
     /// cannot run here.
     pub fn new(backend: Backend) -> Result<Self> {
-        Ok(Self { requested: backend, resolved: backend.resolve()? })
+        backend.resolve()?;
+        Ok(Self { requested: backend })
     }
 }
 
 impl BatchFitter for Batched {
-    fn fit_batch(&self, designs: &[Design], options: &CheesOptions) -> Result<Vec<Result<CheesFit>>> {
-        fit_many_chees_on(self.requested, designs, options)
+    fn fit_batch(&self, designs: &[Design], options: &FitOptions) -> Result<Vec<Result<Fit>>> {
+        fit_many_on(self.requested, designs, options)
     }
 
-    /// `Auto` leaves a model the kernel does not implement (Student-t) to the CPU.
-    fn runs_on(&self, design: &Design, options: &CheesOptions) -> String {
-        let on_cpu = self.resolved == Backend::Cpu
-            || (self.requested == Backend::Auto && chees_kernel_unsupported(design, options).is_some());
-        if on_cpu { "cpu" } else { "cuda" }.into()
+    /// `Auto` leaves what the kernel does not implement (Student-t, NUTS) to the CPU.
+    fn runs_on(&self, design: &Design, options: &FitOptions) -> String {
+        runs_on(self.requested, std::slice::from_ref(design), options).map_or("cpu", Backend::name).into()
     }
 }
 
-/// Why the ChEES kernel cannot fit `design` under `options` (`None` when it can).
-pub fn chees_kernel_unsupported(design: &Design, options: &CheesOptions) -> Option<String> {
-    let fit_options = crate::compare::FitOptions { family: options.family, ..Default::default() };
+/// The kernel's launch bounds: one block of at most this many threads (chains) per design.
+const MOST_CHAINS: usize = 256;
+
+/// Why the ChEES kernel cannot fit `design` under `options` (`None` when it can): the
+/// sampler is not ChEES, it runs more than 256 chains, or the model is one the kernel does
+/// not implement.
+pub fn chees_kernel_unsupported(design: &Design, options: &FitOptions) -> Option<String> {
+    let Sampler::Chees(s) = options.sampler else {
+        return Some("NUTS (the device runs batched ChEES only)".into());
+    };
+    if s.chains() > MOST_CHAINS {
+        return Some(format!("more than {MOST_CHAINS} chains per design ({})", s.chains()));
+    }
+    let fit_options = FitOptions { family: options.family, ..Default::default() };
     match crate::compare::fit::prepare(design, &fit_options, None, crate::compare::model::collapsed::Geometry::Pooled) {
         Ok(p) => p.model.device_model(0).err(),
         Err(e) => Some(e.to_string()),
     }
 }
 
-/// Fits many designs by ChEES-HMC on the chosen backend: [`fit_many_chees`] on the CPU, or
-/// with every iteration's transitions of all designs in one launch of kernel 3
-/// (`kernels/chees.cu`) on the GPU. `Auto` uses the GPU only when CUDA is usable and the kernel
-/// implements every design's model (every beta-binomial form; the collapsed Gaussian model a
-/// Normal likelihood gets by default; the uncollapsed Gaussian model with the realization effect
-/// integrated out or absent), else the CPU; `Cuda` fails with
-/// [`Error::Backend`] naming what is missing. Results are in input order.
+/// Where fits of `designs` under `options` run on `backend`: [`Backend::Cpu`] or
+/// [`Backend::Cuda`]. `Auto` picks the GPU only when CUDA is usable and the kernel implements
+/// every design's fit ([`chees_kernel_unsupported`]), else the CPU; `Cuda` is an
+/// [`Error::Backend`] naming what the kernel lacks (NUTS, for one, runs on the CPU only).
+pub fn runs_on(backend: Backend, designs: &[Design], options: &FitOptions) -> Result<Backend> {
+    let resolved = backend.resolve()?;
+    if resolved == Backend::Cpu {
+        return Ok(Backend::Cpu);
+    }
+    match designs.iter().enumerate().find_map(|(i, d)| chees_kernel_unsupported(d, options).map(|w| (i, w))) {
+        None => Ok(Backend::Cuda),
+        Some(_) if backend == Backend::Auto => Ok(Backend::Cpu),
+        Some((i, why)) => {
+            Err(Error::Backend { message: format!("design {i}: the ChEES kernel does not implement {why}") })
+        }
+    }
+}
+
+/// Fits many designs on the chosen backend ([`runs_on`]): [`fit_many`] on the CPU, or with
+/// every ChEES iteration's transitions of all designs in one launch of kernel 3
+/// (`kernels/chees*.cu`) on the GPU (every beta-binomial form; the collapsed Gaussian model a
+/// Normal likelihood gets by default; the uncollapsed Gaussian model with the realization
+/// effect integrated out or absent). Results are in input order and equal [`fit_many`]'s up
+/// to the device's last-bit rounding.
 ///
 /// ```
-/// use credence::backend::{Backend, fit_many_chees_on};
-/// use credence::compare::{CheesOptions, CheesSettings, Design};
+/// use credence::backend::{Backend, fit_many_on};
+/// use credence::compare::{CheesSettings, Design, FitOptions, Sampler};
 /// let d = Design::new(vec!["A".into(), "A".into(), "B".into(), "B".into()], None, vec![0.1, 0.2, 0.3, 0.5], None)?;
 /// let s = CheesSettings { superchains: 2, chains_per_superchain: 2, warmup: 20, draws: 4, ..Default::default() };
-/// let fits = fit_many_chees_on(Backend::Cpu, &[d], &CheesOptions { sampler: s, ..Default::default() })?;
+/// let fits = fit_many_on(Backend::Cpu, &[d], &FitOptions { sampler: Sampler::Chees(s), ..Default::default() })?;
 /// assert!(fits[0].is_ok());
 /// # Ok::<(), credence::Error>(())
 /// ```
-pub fn fit_many_chees_on(
-    backend: Backend,
-    designs: &[Design],
-    options: &CheesOptions,
-) -> Result<Vec<Result<CheesFit>>> {
-    let engine = backend.engine()?;
-    let gpu = match engine {
-        Engine::Cpu => return Ok(fit_many_chees(designs, options)),
-        Engine::Cuda(gpu) => gpu,
-    };
-    // The kernel's launch bounds: one block of at most 256 threads (chains) per design.
-    if options.sampler.chains() > 256 {
-        if backend == Backend::Auto {
-            return Ok(fit_many_chees(designs, options));
+pub fn fit_many_on(backend: Backend, designs: &[Design], options: &FitOptions) -> Result<Vec<Result<Fit>>> {
+    match (runs_on(backend, designs, options)?, backend.engine()?) {
+        (Backend::Cuda, Engine::Cuda(gpu)) => {
+            Ok(fit_many_with(designs, options, WAVE, || Box::new(super::cuda::CheesLauncher::new(gpu))))
         }
-        return Err(Error::Backend {
-            message: format!("the ChEES kernel runs at most 256 chains per design, not {}", options.sampler.chains()),
-        });
+        _ => Ok(fit_many(designs, options)),
     }
-    if let Some((i, why)) =
-        designs.iter().enumerate().find_map(|(i, d)| chees_kernel_unsupported(d, options).map(|w| (i, w)))
-    {
-        if backend == Backend::Auto {
-            return Ok(fit_many_chees(designs, options));
-        }
-        return Err(Error::Backend { message: format!("design {i}: the ChEES kernel does not implement {why}") });
-    }
-    Ok(fit_many_chees_with(designs, options, WAVE, || Box::new(super::cuda::CheesLauncher::new(gpu))))
+}
+
+/// One fit on the chosen backend ([`fit_many_on`] with one design).
+pub fn fit_one_on(backend: Backend, design: &Design, options: &FitOptions) -> Result<Fit> {
+    fit_many_on(backend, std::slice::from_ref(design), options)?
+        .pop()
+        .unwrap_or_else(|| Err(Error::Backend { message: "the backend returned no fit".into() }))
 }
 
 /// Designs per batch: each has an OS thread (mostly waiting at the rendezvous), so a study
@@ -445,17 +458,20 @@ const WAVE: usize = 1024;
 
 /// All designs in waves of `wave` on launchers from `launcher`, one OS thread per design of a
 /// wave. Design i keeps Philox data set i whatever its wave, so the results equal
-/// [`fit_many_chees`]'s.
-pub(crate) fn fit_many_chees_with(
+/// [`fit_many`]'s.
+pub(crate) fn fit_many_with(
     designs: &[Design],
-    options: &CheesOptions,
+    options: &FitOptions,
     wave: usize,
     launcher: impl Fn() -> Box<dyn ChainLauncher>,
-) -> Vec<Result<CheesFit>> {
+) -> Vec<Result<Fit>> {
+    let Sampler::Chees(settings) = options.sampler else {
+        return fit_many(designs, options);
+    };
     let mut out = Vec::with_capacity(designs.len());
     for (w, chunk) in designs.chunks(wave.max(1)).enumerate() {
         let first = (w * wave.max(1)) as u32;
-        let batch = Batch::new(first, chunk.len(), &options.sampler, launcher());
+        let batch = Batch::new(first, chunk.len(), &settings, launcher());
         out.extend(std::thread::scope(|scope| {
             let handles: Vec<_> = chunk
                 .iter()
@@ -463,7 +479,8 @@ pub(crate) fn fit_many_chees_with(
                 .map(|(i, d)| {
                     let batch = &batch;
                     scope.spawn(move || {
-                        let r = fit_indexed_on(d, options, first + i as u32, Some(batch));
+                        let run = Run { data_set: first + i as u32, device: Some(batch), ..Run::default() };
+                        let r = fit_on(d, options, &run);
                         batch.leave(i);
                         r
                     })

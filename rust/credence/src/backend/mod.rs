@@ -166,7 +166,7 @@ mod weight_samples;
 
 use serde::{Deserialize, Serialize};
 
-pub use chees::{Batched, chees_kernel_unsupported, fit_many_chees_on};
+pub use chees::{Batched, chees_kernel_unsupported, fit_many_on, fit_one_on, runs_on};
 pub use ensemble::{EnsembleInput, EnsembleOptions, EnsembleSummary, ensemble_summary};
 pub use kernels::{
     CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, PHILOX_HEADER, compile_ptx, load_nvrtc_from,
@@ -212,6 +212,15 @@ pub(crate) enum Engine {
 }
 
 impl Backend {
+    /// The backend's name as it is parsed (`auto`, `cpu`, `cuda`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+        }
+    }
+
     /// `true` when the CUDA backend can run here (probed once per process; never panics).
     pub fn cuda_available() -> bool {
         cuda::gpu().is_ok()

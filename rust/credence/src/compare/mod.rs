@@ -2,7 +2,7 @@
 //!
 //! A [`Design`] holds one metric value (or covered count) per method x realization. [`fit`]
 //! samples the posterior with NUTS (nuts-rs, pinned; with WALNUTS' within-orbit step halving,
-//! see [`SamplerSettings::walnuts`]; several chains in parallel, each on its own seeded stream,
+//! see [`NutsSettings::walnuts`]; several chains in parallel, each on its own seeded stream,
 //! so draws do not depend on the thread count) and returns a [`Fit`] that answers: which method
 //! is better and how sure are we ([`Fit::prob_better`]), would a new experiment detect the gap
 //! ([`Fit::mdd`]), is the difference practically negligible ([`Fit::rope`]), and did the
@@ -137,7 +137,7 @@
 //! with halved steps under a reversibility check, which removes the divergences that walls
 //! leave at a step size adapted to the bulk. 4 chains of 300 warmup + 800 kept iterations; a
 //! fit that is not clean then (R-hat > 1.01 or bulk-ESS < 400 for a summarised quantity) runs
-//! again with 400 more draws per chain, up to 2000 ([`SamplerSettings::max_draws`]; the longer
+//! again with 400 more draws per chain, up to 2000 ([`NutsSettings::max_draws`]; the longer
 //! run repeats the shorter one draw for draw). The adaptation settles within 300 iterations;
 //! most small designs are clean at 800 draws and a few need up to 2000, so one fixed length
 //! either leaves fits unclean or doubles every fit's work (benches/README.md: 500 + 1000 fixed
@@ -175,6 +175,7 @@ pub(crate) mod model;
 pub(crate) mod post;
 pub(crate) mod sampler;
 
+pub use diagnostics::clean::{CLEAN, CleanStandard, FitDiagnostics, beside};
 pub use diagnostics::nested_rhat::nested_rhat;
 pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
@@ -184,23 +185,25 @@ pub use fit::across::{
     AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, LAMBDA_PAIRS, Rope, VarianceShare,
     fit_across, fit_across_with_progress,
 };
-pub use fit::chees::{BatchFitter, CheesFit, CheesOptions, CpuBatch, fit_chees, fit_many_chees};
+pub use fit::chees::{BatchFitter, CpuBatch};
 pub use fit::{
-    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Fit, FitDiagnostics, FitOptions, FitSummary, Mdd, Pairs, Pairwise,
-    ParamSummary, SamplerSummary, SummaryOptions, fit, fit_many, fit_with_progress,
+    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, Fit, FitOptions, FitSummary, Mdd, Pairs, Pairwise, ParamSummary,
+    SamplerSummary, SummaryOptions, Units, fit, fit_many, fit_with_progress,
 };
 pub use model::across::design::AcrossDesign;
 pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::{
-    BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, SigmaStructure,
+    BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, Role,
+    SigmaStructure,
 };
 pub use post::plan::{
     Decision, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, Stated, plan, plan_with_progress,
 };
 pub use post::planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use post::ranking::{RankAgreement, kendall_tau_b, ranking_agreement};
-pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_across, sbc_chees};
+pub use post::sbc::{SbcOptions, SbcQuantity, SbcResult, SbcTest, sbc, sbc_across};
 pub use sampler::chees::{CheesSettings, Jitter, REWARM_RHAT};
-pub use sampler::nuts::{DrawStats, SamplerSettings};
+pub use sampler::nuts::{DrawStats, NutsSettings};
+pub use sampler::{Sampler, SamplerName};

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use super::super::chees::{Batch, fit_many_chees_with};
+use super::super::chees::{Batch, fit_many_with};
 use super::super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
@@ -24,8 +24,8 @@ use crate::compare::sampler::chees::adapt::MetricWindow;
 use crate::compare::sampler::chees::ensemble::Ensemble;
 use crate::compare::sampler::chees::{CheesRun, Want, run_chees_on};
 use crate::compare::{
-    BetaBinomialOptions, CheesOptions, CheesSettings, Design, Family, GaussianOptions, GaussianPriors, LocationPrior,
-    ScalePrior, fit_many_chees,
+    BetaBinomialOptions, CheesSettings, Design, Family, Fit, FitOptions, GaussianOptions, GaussianPriors,
+    LocationPrior, Sampler, ScalePrior, fit_many,
 };
 use crate::error::Result;
 use crate::seeds::SplitMix64;
@@ -262,20 +262,14 @@ fn unsupported_variants_are_typed_errors() {
     ] {
         let model = GaussianModel::new(d, opts, None);
         assert!(model.device_model(0).is_err(), "{opts:?}");
-        let options = CheesOptions { family: Family::Gaussian(opts), ..Default::default() };
+        let options = FitOptions { family: Family::Gaussian(opts), sampler: Sampler::chees(), ..Default::default() };
         let why = crate::backend::chees_kernel_unsupported(d, &options).unwrap();
         assert!(!why.is_empty());
         if !crate::backend::Backend::cuda_available() {
             // Auto falls back to the CPU; forcing CUDA is an error, never a panic.
-            let o = CheesOptions { sampler: small, ..options };
-            assert!(
-                crate::backend::fit_many_chees_on(crate::backend::Backend::Auto, std::slice::from_ref(d), &o).unwrap()
-                    [0]
-                .is_ok()
-            );
-            assert!(
-                crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, std::slice::from_ref(d), &o).is_err()
-            );
+            let o = FitOptions { sampler: Sampler::Chees(small), ..options };
+            assert!(crate::backend::fit_one_on(crate::backend::Backend::Auto, d, &o).is_ok());
+            assert!(crate::backend::fit_one_on(crate::backend::Backend::Cuda, d, &o).is_err());
         }
     }
     // What the kernel does implement: the default (collapsed, kind 2), the uncollapsed forms a
@@ -301,7 +295,7 @@ fn unsupported_variants_are_typed_errors() {
         ),
     ];
     for (design, family, kind) in cases {
-        let options = CheesOptions { family, ..Default::default() };
+        let options = FitOptions { family, sampler: Sampler::chees(), ..Default::default() };
         assert_eq!(crate::backend::chees_kernel_unsupported(design, &options), None, "{family:?}");
         let fit_options = crate::compare::FitOptions { family, ..Default::default() };
         let prepared = crate::compare::fit::prepare(design, &fit_options, None, Geometry::Pooled).unwrap();
@@ -980,46 +974,34 @@ fn chees_reduce_assembles_without_spills() {
     }
 }
 
-fn small_options() -> CheesOptions {
+fn small_options() -> FitOptions {
     let s = CheesSettings { superchains: 4, chains_per_superchain: 2, warmup: 40, draws: 6, ..Default::default() };
-    CheesOptions { sampler: s, ..Default::default() }
+    FitOptions { sampler: Sampler::Chees(s), ..Default::default() }
 }
 
-fn compare_fits(label: &str, got: &[Result<crate::compare::CheesFit>], want: &[Result<crate::compare::CheesFit>]) {
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let (g, w) = (g.as_ref().unwrap(), w.as_ref().unwrap());
-        same(&format!("{label} {i} step"), &[g.step_size, g.trajectory_length], &[w.step_size, w.trajectory_length]);
-        same(&format!("{label} {i} inv_mass"), &g.inv_mass, &w.inv_mass);
-        for p in w.fit.summary() {
-            let (a, b) = (g.fit.draws(&p.name).unwrap(), w.fit.draws(&p.name).unwrap());
-            for (x, y) in a.iter().zip(&b) {
-                same(&format!("{label} {i} {}", p.name), x, y);
-            }
+/// Fits against the CPU's: bit for bit (`tol` 0), or within a relative tolerance (the device's
+/// libm differs from glibc in the last bits).
+fn compare_fits(label: &str, got: &[Result<Fit>], want: &[Result<Fit>], tol: f64) {
+    let check = |what: &str, g: &[f64], w: &[f64]| {
+        if tol == 0.0 {
+            same(what, g, w);
+        } else {
+            near(what, g, w, tol);
         }
-    }
-}
-
-/// The device fits against the CPU's with a tolerance (the device's libm differs from glibc
-/// in the last bits).
-fn compare_fits_near(
-    label: &str,
-    got: &[Result<crate::compare::CheesFit>],
-    want: &[Result<crate::compare::CheesFit>],
-    tol: f64,
-) {
+    };
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let (g, w) = (g.as_ref().unwrap(), w.as_ref().unwrap());
-        near(
+        let (gc, wc) = (g.chees().unwrap(), w.chees().unwrap());
+        check(
             &format!("{label} {i} step"),
-            &[g.step_size, g.trajectory_length],
-            &[w.step_size, w.trajectory_length],
-            tol,
+            &[gc.step_size, gc.trajectory_length],
+            &[wc.step_size, wc.trajectory_length],
         );
-        near(&format!("{label} {i} inv_mass"), &g.inv_mass, &w.inv_mass, tol);
-        for p in w.fit.summary() {
-            let (a, b) = (g.fit.draws(&p.name).unwrap(), w.fit.draws(&p.name).unwrap());
+        check(&format!("{label} {i} inv_mass"), &gc.inv_mass, &wc.inv_mass);
+        for p in w.summary() {
+            let (a, b) = (g.draws(&p.name).unwrap(), w.draws(&p.name).unwrap());
             for (x, y) in a.iter().zip(&b) {
-                near(&format!("{label} {i} {}", p.name), x, y, tol);
+                check(&format!("{label} {i} {}", p.name), x, y);
             }
         }
     }
@@ -1032,23 +1014,25 @@ fn cpu_shim_batched_fit_equals_cpu_fit() {
     // The default options: the collapsed Gaussian model, step halving on.
     let designs = fixtures();
     let options = small_options();
-    let want = fit_many_chees(&designs, &options);
-    let got = fit_many_chees_with(&designs, &options, 64, shim);
-    compare_fits("shim fit", &got, &want);
+    let want = fit_many(&designs, &options);
+    let got = fit_many_with(&designs, &options, 64, shim);
+    compare_fits("shim fit", &got, &want, 0.0);
     // In waves of 2 designs (a second batch starting at design 2): the same fits.
-    let got = fit_many_chees_with(&designs, &options, 2, shim);
-    compare_fits("shim fit in waves", &got, &want);
+    let got = fit_many_with(&designs, &options, 2, shim);
+    compare_fits("shim fit in waves", &got, &want, 0.0);
     // The beta-binomial model (conditional form), and without step halving.
     let counts = count_fixtures();
-    let options = CheesOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
-    let want = fit_many_chees(&counts, &options);
-    let got = fit_many_chees_with(&counts, &options, 64, shim);
-    compare_fits("shim beta-binomial fit", &got, &want);
+    let options = FitOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
+    let want = fit_many(&counts, &options);
+    let got = fit_many_with(&counts, &options, 64, shim);
+    compare_fits("shim beta-binomial fit", &got, &want, 0.0);
     let mut options = small_options();
-    options.sampler.walnuts = None;
-    let want = fit_many_chees(&designs[..1], &options);
-    let got = fit_many_chees_with(&designs[..1], &options, 64, shim);
-    compare_fits("shim fit without halving", &got, &want);
+    if let Sampler::Chees(s) = &mut options.sampler {
+        s.walnuts = None;
+    }
+    let want = fit_many(&designs[..1], &options);
+    let got = fit_many_with(&designs[..1], &options, 64, shim);
+    compare_fits("shim fit without halving", &got, &want, 0.0);
 }
 
 /// On the device `log`, `exp`, `sin` and `cos` differ from glibc in the last bits, and 46
@@ -1062,12 +1046,12 @@ fn device_chees_fit_equals_cpu_fit() {
     }
     let designs = fixtures();
     let options = small_options();
-    let want = fit_many_chees(&designs, &options);
-    let got = crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, &designs, &options).unwrap();
-    compare_fits_near("device fit", &got, &want, 1e-6);
+    let want = fit_many(&designs, &options);
+    let got = crate::backend::fit_many_on(crate::backend::Backend::Cuda, &designs, &options).unwrap();
+    compare_fits("device fit", &got, &want, 1e-6);
     let counts = count_fixtures();
-    let options = CheesOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
-    let want = fit_many_chees(&counts, &options);
-    let got = crate::backend::fit_many_chees_on(crate::backend::Backend::Cuda, &counts, &options).unwrap();
-    compare_fits_near("device beta-binomial fit", &got, &want, 1e-6);
+    let options = FitOptions { family: Family::BetaBinomial(BetaBinomialOptions::default()), ..small_options() };
+    let want = fit_many(&counts, &options);
+    let got = crate::backend::fit_many_on(crate::backend::Backend::Cuda, &counts, &options).unwrap();
+    compare_fits("device beta-binomial fit", &got, &want, 1e-6);
 }

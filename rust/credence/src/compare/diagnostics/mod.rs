@@ -6,6 +6,7 @@
 //! Draws of one quantity are given as chains of equal length. Where posterior returns `NA`
 //! (non-finite draws, constant draws, fewer than 3 iterations) these return NaN.
 
+pub(crate) mod clean;
 mod columns;
 pub(crate) mod nested_rhat;
 
@@ -17,24 +18,6 @@ use statrs::function::beta::inv_beta_reg;
 use crate::error::{Error, Result};
 use crate::io::Table;
 use crate::special::{as241, order_key};
-
-/// The clean standard's largest R-hat (Vehtari et al. 2021).
-pub(crate) const RHAT_MAX: f64 = 1.01;
-
-/// The clean standard's smallest bulk-ESS (Vehtari et al. 2021: 100 per chain for 4 chains).
-pub(crate) const ESS_MIN: f64 = 400.0;
-
-/// Whether one quantity's R-hat and bulk-ESS meet the clean standard (NaN, from a constant
-/// quantity, passes: there is nothing to mix).
-pub(crate) fn meets_standard(rhat: f64, ess_bulk: f64) -> bool {
-    (rhat.is_nan() || rhat <= RHAT_MAX) && (ess_bulk.is_nan() || ess_bulk >= ESS_MIN)
-}
-
-/// Whether a quantity is summarised (in a fit's summary table and its clean standard): all but
-/// the realization effects.
-pub(crate) fn summarised(name: &str) -> bool {
-    !name.starts_with("gamma[")
-}
 
 /// All diagnostics of one quantity.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

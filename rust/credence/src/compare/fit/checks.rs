@@ -1,7 +1,6 @@
 //! What a fit checks before and after sampling: a response the model can fit, the order the
-//! caller's quantities are reported in, and named warnings for summaries that are not finite.
+//! caller's quantities are reported in.
 
-use super::ParamSummary;
 use crate::compare::model::Output;
 use crate::compare::model::design::Design;
 use crate::error::{Error, Result};
@@ -33,29 +32,6 @@ pub(super) fn display_order(outputs: &[Output], design: &Design) -> Vec<usize> {
         k = end;
     }
     order
-}
-
-/// Named warnings for summaries that are not finite: an estimate (a sign of a broken fit) or
-/// an R-hat or ESS that is not defined (constant draws).
-pub(super) fn non_finite_warnings(summary: &[ParamSummary]) -> Vec<String> {
-    let mut out = Vec::new();
-    let estimate = |p: &ParamSummary| [p.mean, p.sd, p.q2_5, p.q50, p.q97_5].iter().all(|v| v.is_finite());
-    let bad: Vec<&str> = summary.iter().filter(|p| !estimate(p)).map(|p| p.name.as_str()).collect();
-    if !bad.is_empty() {
-        out.push(format!("the estimates of {} are not finite: the fit is not usable", bad.join(", ")));
-    }
-    let undefined: Vec<&str> = summary
-        .iter()
-        .filter(|p| estimate(p) && !(p.rhat.is_finite() && p.ess_bulk.is_finite() && p.ess_tail.is_finite()))
-        .map(|p| p.name.as_str())
-        .collect();
-    if !undefined.is_empty() {
-        out.push(format!(
-            "R-hat or ESS of {} is not defined (their draws do not vary): convergence of these is not checked",
-            undefined.join(", ")
-        ));
-    }
-    out
 }
 
 /// Values whose squares overflow an f64 (the models sum squares of deviations).

@@ -1,18 +1,24 @@
 //! Fitting a hierarchical model and the quantities users ask of the fit.
+//!
+//! One fit stack: [`Draws`] (names, roles, draws per chain, summaries, diagnostics, warnings)
+//! is what every fit holds; [`Fit`] (one data set) and [`AcrossFit`](across::AcrossFit) add
+//! their own answers. One sampler seam: [`FitOptions::sampler`] is NUTS or batched ChEES.
 
 pub(crate) mod across;
 mod checks;
 pub(crate) mod chees;
+mod draws;
 mod quantities;
 mod summary;
 
-use checks::{check_scale, display_order, non_finite_warnings};
+use checks::{check_scale, display_order};
+pub(crate) use draws::Assembly;
+pub use draws::Draws;
 pub use quantities::Mdd;
 pub use summary::{
-    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitDiagnostics, FitSummary, Pairs, Pairwise, ParamSummary,
-    SamplerSummary, SummaryOptions,
+    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitSummary, Pairs, Pairwise, ParamSummary, SamplerSummary,
+    SummaryOptions, Units,
 };
-use summary::{summarize, summarize_fitted};
 
 use std::time::Instant;
 
@@ -21,60 +27,46 @@ use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::{COLUMN_BLOCK, gather_columns};
 use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
 use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
-use crate::compare::model::{Family, Output, OutputKind, Posterior};
-use crate::compare::sampler::nuts::{
-    ChainOutput, DrawStats, SamplerSettings, chain_threads, run_chains_on, run_chains_with_progress, stream_seed,
-};
+use crate::compare::model::{Family, OutputKind, Posterior, Role};
+use crate::compare::sampler::Sampler;
+use crate::compare::sampler::chees::ChainDevice;
+use crate::compare::sampler::nuts::{chain_threads, stream_seed};
 use crate::error::{Error, Result};
 
-/// Options of [`fit`].
+/// Options of [`fit`]: the model, the sampler and which direction is better.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct FitOptions {
     /// Model family and its options.
     pub family: Family,
-    /// Sampler settings.
-    pub sampler: SamplerSettings,
+    /// The sampler and its settings (NUTS by default).
+    pub sampler: Sampler,
     /// Higher metric values are better (coverage, accuracy); by default lower is better
     /// (CRPS, NLL), which is what "A better than B" means in [`Fit::prob_better`].
     pub higher_is_better: bool,
 }
 
-/// A fitted model: the draws and everything derived from them.
+/// A fitted model of one data set: its [`Draws`] (which it dereferences to) and the answers
+/// derived from them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fit {
+    draws: Draws,
     design: Design,
     options: FitOptions,
-    outputs: Vec<Output>,
-    /// Per chain, draws x outputs, row-major, on the reported (original) scale.
-    chains: Vec<Vec<f64>>,
-    divergences: usize,
-    treedepth_hits: usize,
     standardization: Option<(f64, f64)>,
-    warnings: Vec<String>,
-    seconds: f64,
-    gradient_evals: u64,
-    summary: Vec<ParamSummary>,
-    /// Per chain, the sampler statistics of each kept draw.
-    #[serde(default)]
-    sampler_stats: Vec<Vec<DrawStats>>,
     /// "Better" means closer to this value (see [`Fit::with_target`]).
     #[serde(default)]
     target: Option<f64>,
-    /// How the sampler saw the model, in words (see [`Fit::form`]).
-    #[serde(default)]
-    form: String,
-    /// ChEES's record when batched ChEES made the fit (see [`Fit::chees`]).
-    #[serde(default)]
-    chees: Option<CheesSummary>,
-    /// The outputs' indices sorted by name: a name's lookup in O(log n), which the pairwise
-    /// answers of a fit of a thousand methods make millions of (rebuilt lazily when empty).
-    #[serde(skip)]
-    by_name: Vec<usize>,
+}
+
+impl std::ops::Deref for Fit {
+    type Target = Draws;
+    fn deref(&self) -> &Draws {
+        &self.draws
+    }
 }
 
 /// Builds the posterior for a design (on the scale it is fitted on).
@@ -114,10 +106,11 @@ pub(crate) fn build_model(
     }
 }
 
-/// Fits the hierarchical model to a design by NUTS.
+/// Fits the hierarchical model to a design with the sampler of `options` (NUTS by default;
+/// a ChEES fit is Philox design 0, so it equals the first result of [`fit_many`]).
 ///
 /// ```
-/// use credence::compare::{fit, Design, FitOptions};
+/// use credence::compare::{fit, Design, FitOptions, NutsSettings, Sampler};
 /// let (mut g, mut p, mut y) = (vec![], vec![], vec![]);
 /// for r in 0..8 {
 ///     for (m, shift) in [("A", 0.0), ("B", 0.3)] {
@@ -127,45 +120,76 @@ pub(crate) fn build_model(
 ///     }
 /// }
 /// let design = Design::new(g, Some(p), y, None)?;
-/// let mut opts = FitOptions::default();
-/// opts.sampler.warmup = 300;
-/// opts.sampler.draws = 300;
-/// let f = fit(&design, &opts)?;
+/// let sampler = Sampler::Nuts(NutsSettings { warmup: 300, draws: 300, ..Default::default() });
+/// let f = fit(&design, &FitOptions { sampler, ..Default::default() })?;
 /// assert!(f.prob_better("A", "B")?.0 > 0.9); // A is lower, so better
 /// # Ok::<(), credence::Error>(())
 /// ```
 pub fn fit(design: &Design, options: &FitOptions) -> Result<Fit> {
-    fit_with(design, options, None)
+    fit_on(design, options, &Run::default())
 }
 
-/// Fits several independent designs at once (rayon over fits); results in input order. The
-/// chains of each fit share the threads left over (one thread per fit when there are at least
-/// as many fits as threads); the draws do not depend on it.
+/// Fits several independent designs at once (rayon over fits); results in input order and
+/// independent of the thread count. With NUTS the chains of each fit share the threads left
+/// over (one thread per fit when there are at least as many fits as threads); with ChEES
+/// design i is Philox design i.
 pub fn fit_many(designs: &[Design], options: &FitOptions) -> Vec<Result<Fit>> {
     let threads = (rayon::current_num_threads() / designs.len().max(1)).max(1);
-    designs.par_iter().map(|d| fit_on(d, options, None, threads)).collect()
+    designs
+        .par_iter()
+        .enumerate()
+        .map(|(i, d)| fit_on(d, options, &Run { threads: Some(threads), data_set: i as u32, ..Run::default() }))
+        .collect()
 }
 
-pub(crate) fn fit_with(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>) -> Result<Fit> {
-    fit_on(design, options, fixed, chain_threads())
-}
-
-/// [`fit_with`] with the chains on at most `threads` threads.
-fn fit_on(design: &Design, options: &FitOptions, fixed: Option<KnownHyper>, threads: usize) -> Result<Fit> {
-    let start = Instant::now();
-    let prepared = prepare(design, options, fixed, Geometry::PerChain)?;
-    let runs = run_chains_on(prepared.model.as_ref(), &options.sampler, threads, &|_, _| {})?;
-    Ok(assemble(design, options, prepared, &runs, start))
-}
-
-/// [`fit`], calling `progress(done, total)` as the chains go (iterations of all chains,
-/// warmup included; going on with a fit that is not clean raises the total): a face shows it for
-/// fits that take long, such as a thousand methods.
+/// [`fit`], calling `progress(done, total)` as NUTS's chains go (iterations of all chains,
+/// warmup included; going on with a fit that is not clean raises the total): a face shows it
+/// for fits that take long, such as a thousand methods. ChEES reports no progress.
 pub fn fit_with_progress(design: &Design, options: &FitOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
+    fit_on(design, options, &Run { progress: Some(progress), ..Run::default() })
+}
+
+/// Where and how one fit runs besides its options.
+#[derive(Default)]
+pub(crate) struct Run<'a> {
+    /// Known hyperparameters (the closed-form checks).
+    pub fixed: Option<KnownHyper>,
+    /// NUTS: threads for the chains (default: [`chain_threads`]).
+    pub threads: Option<usize>,
+    /// NUTS: the progress callback.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// ChEES: the design's Philox index.
+    pub data_set: u32,
+    /// ChEES: the device the transitions run on.
+    pub device: Option<&'a dyn ChainDevice>,
+}
+
+/// Fits one design as `run` says.
+pub(crate) fn fit_on(design: &Design, options: &FitOptions, run: &Run<'_>) -> Result<Fit> {
     let start = Instant::now();
-    let prepared = prepare(design, options, None, Geometry::PerChain)?;
-    let runs = run_chains_with_progress(prepared.model.as_ref(), &options.sampler, progress)?;
-    Ok(assemble(design, options, prepared, &runs, start))
+    options.sampler.validate()?;
+    let geometry = match options.sampler {
+        Sampler::Nuts(_) => Geometry::PerChain,
+        Sampler::Chees(_) => Geometry::Pooled,
+    };
+    let prepared = prepare(design, options, run.fixed.clone(), geometry)?;
+    let threads = run.threads.unwrap_or_else(chain_threads);
+    let ran = options.sampler.run(
+        prepared.model.as_ref(),
+        threads,
+        run.progress.unwrap_or(&|_, _| {}),
+        run.data_set,
+        run.device,
+    )?;
+    let mut options = *options;
+    if let Sampler::Chees(s) = &mut options.sampler {
+        s.warmup = ran.warmup;
+    }
+    let mut fit = assemble(design, &options, prepared, &ran.chains, start);
+    if let (Some(c), Sampler::Chees(s)) = (ran.chees, options.sampler) {
+        fit.draws.set_chees(chees::record(&fit, &c, &s)?, s.max_leapfrog);
+    }
+    Ok(fit)
 }
 
 /// A model ready to sample: built on the scale it is fitted on, with the standardisation
@@ -179,6 +203,8 @@ pub(crate) struct Prepared {
     /// For each reported quantity in the caller's order (its methods and realizations in the
     /// order of the caller's design), its index among the model's outputs.
     display: Vec<usize>,
+    /// For each method of the canonical design, its index in the caller's.
+    methods: Vec<usize>,
 }
 
 /// Standardises the response if asked (warning when it should be) and builds the model.
@@ -225,96 +251,39 @@ pub(crate) fn prepare(
     };
     let model = build_model(&fitted_design, &options.family, fixed, geometry)?;
     let display = display_order(model.outputs(), user);
-    Ok(Prepared { model, standardization, warnings, display })
+    let methods = design.groups().iter().map(|g| user.group_index(g).unwrap_or(usize::MAX)).collect();
+    Ok(Prepared { model, standardization, warnings, display, methods })
 }
 
-/// Turns sampled chains into a [`Fit`]: back to the original scale, summaries, warnings.
+/// Turns sampled chains into a [`Fit`]: the caller's order, back to the original scale,
+/// summaries, warnings (one [`Draws::assemble`] for every fit).
 pub(crate) fn assemble(
     design: &Design,
     options: &FitOptions,
     prepared: Prepared,
-    runs: &[ChainOutput],
+    runs: &[crate::compare::sampler::nuts::ChainOutput],
     start: Instant,
 ) -> Fit {
-    let Prepared { model, standardization, warnings, display } = prepared;
-    let outputs: Vec<Output> = display.iter().map(|&k| model.outputs()[k].clone()).collect();
-    // Each draw's quantities in the caller's order.
-    let n_model = model.outputs().len();
-    let mut chains: Vec<Vec<f64>> = runs
-        .iter()
-        .map(|r| r.draws.chunks_exact(n_model).flat_map(|row| display.iter().map(move |&k| row[k])).collect())
-        .collect();
-    if let Some((mean, sd)) = standardization {
-        let n_out = outputs.len();
-        for chain in &mut chains {
-            for row in chain.chunks_exact_mut(n_out) {
-                for (v, o) in row.iter_mut().zip(&outputs) {
-                    *v = match o.kind {
-                        OutputKind::Location => mean + sd * *v,
-                        OutputKind::Scale => sd * *v,
-                        OutputKind::Fixed => *v,
-                    };
-                }
-            }
-        }
-    }
-    let mut fit = Fit {
-        design: design.clone(),
-        options: *options,
-        outputs,
-        chains,
-        divergences: runs.iter().map(|r| r.divergences).sum(),
-        treedepth_hits: runs.iter().map(|r| r.treedepth_hits).sum(),
-        standardization,
-        warnings,
-        seconds: 0.0,
-        gradient_evals: runs.iter().map(|r| r.gradient_evals).sum(),
-        summary: Vec::new(),
-        sampler_stats: runs.iter().map(|r| r.stats.clone()).collect(),
-        target: None,
-        form: model.form(),
-        chees: None,
-        by_name: Vec::new(),
+    let Prepared { model, standardization, warnings, display, methods } = prepared;
+    // Roles name methods by their index in the caller's design.
+    let remap = |role: Role| match role {
+        Role::Compared(m) => Role::Compared(methods[m]),
+        Role::Method(m) => Role::Method(methods[m]),
+        other => other,
     };
-    fit.by_name = (0..fit.outputs.len()).collect();
-    fit.by_name.sort_by(|&a, &b| fit.outputs[a].name.cmp(&fit.outputs[b].name));
-    // Summaries are computed once, in parallel over quantities, and kept with the fit.
-    let summarised: Vec<usize> = (0..fit.outputs.len()).filter(|&k| Fit::summarised(&fit.outputs[k])).collect();
-    // Blocks of quantities, each block's draws gathered in one pass over the rows.
-    fit.summary = summarised
-        .par_chunks(COLUMN_BLOCK)
-        .flat_map_iter(|ks| {
-            let columns = fit.columns(ks);
-            ks.iter().zip(columns).map(|(&k, chains)| {
-                let o = &fit.outputs[k];
-                // With standardisation, the diagnostics of the draws on the fitted scale.
-                let fitted = standardization.filter(|_| o.kind != OutputKind::Fixed).map(|(mean, sd)| {
-                    let back = |v: f64| if o.kind == OutputKind::Location { (v - mean) / sd } else { v / sd };
-                    chains.iter().map(|c| c.iter().map(|&v| back(v)).collect::<Vec<f64>>()).collect::<Vec<_>>()
-                });
-                summarize_fitted(&o.name, &chains, fitted.as_deref())
-            })
+    let outputs = display
+        .iter()
+        .map(|&k| {
+            let o = &model.outputs()[k];
+            crate::compare::model::Output { role: remap(o.role), ..o.clone() }
         })
         .collect();
-    fit.warnings.extend(non_finite_warnings(&fit.summary));
-    let d = fit.diagnostics();
-    if d.divergences > 0 {
-        fit.warnings.push(format!(
-            "{} divergent transition(s) after warmup: results may be biased; consider a higher target_accept",
-            d.divergences
-        ));
-    }
-    if d.max_rhat > crate::compare::diagnostics::RHAT_MAX {
-        fit.warnings.push(format!("largest R-hat is {:.3} > 1.01: the chains have not mixed", d.max_rhat));
-    }
-    if d.min_ess_bulk < crate::compare::diagnostics::ESS_MIN {
-        fit.warnings.push(format!("smallest bulk-ESS is {:.0} < 400: run more draws", d.min_ess_bulk));
-    }
-    if d.treedepth_hits > 0 {
-        fit.warnings.push(format!("{} transition(s) hit the maximum tree depth", d.treedepth_hits));
-    }
-    fit.seconds = start.elapsed().as_secs_f64();
-    fit
+    let draws = Draws::assemble(
+        Assembly { outputs, columns: &display, standardization, warnings, form: model.form(), start },
+        runs,
+        model.outputs().len(),
+    );
+    Fit { draws, design: design.clone(), options: *options, standardization, target: None }
 }
 
 impl Fit {
@@ -322,7 +291,7 @@ impl Fit {
     pub fn design(&self) -> &Design {
         &self.design
     }
-    /// The options used.
+    /// The options used (a ChEES fit records the warmup it ran).
     pub fn options(&self) -> &FitOptions {
         &self.options
     }
@@ -334,12 +303,12 @@ impl Fit {
     /// under-coverage. The draws, summaries and MDDs do not change.
     ///
     /// ```
-    /// # use credence::compare::{Design, FitOptions, SamplerSettings, fit};
+    /// # use credence::compare::{Design, FitOptions, NutsSettings, Sampler, fit};
     /// let y = [0.99, 0.98, 0.99, 0.91, 0.90, 0.89];
     /// let g = ["wide", "wide", "wide", "nominal", "nominal", "nominal"].map(String::from).to_vec();
     /// let d = Design::new(g, None, y.to_vec(), None)?;
-    /// let o = FitOptions { sampler: SamplerSettings { warmup: 300, draws: 300, ..Default::default() }, ..Default::default() };
-    /// let f = fit(&d, &FitOptions { higher_is_better: true, ..o })?;
+    /// let sampler = Sampler::Nuts(NutsSettings { warmup: 300, draws: 300, ..Default::default() });
+    /// let f = fit(&d, &FitOptions { higher_is_better: true, sampler, ..Default::default() })?;
     /// assert!(f.prob_better("wide", "nominal")?.0 > 0.9); // higher coverage "wins"...
     /// let f = f.with_target(0.9)?;
     /// assert!(f.prob_better("nominal", "wide")?.0 > 0.9); // ...but 0.9 was the goal
@@ -356,146 +325,9 @@ impl Fit {
         Ok(self)
     }
 
-    /// How the sampler saw the model, in words: for the Gaussian model with a Normal likelihood
-    /// (the default) "collapsed" (only the log-scales sampled; mu0, mu and gamma integrated
-    /// out and drawn from their exact conditional), otherwise which blocks were centred,
-    /// non-centred or integrated out; for the beta-binomial model the form of the method
-    /// block.
-    pub fn form(&self) -> &str {
-        &self.form
-    }
-
-    /// ChEES's superchains, adapted step size and trajectory length, and nested R-hat, when
-    /// batched ChEES made the fit (`None` for NUTS).
-    pub fn chees(&self) -> Option<&CheesSummary> {
-        self.chees.as_ref()
-    }
-
-    pub(crate) fn set_chees(&mut self, chees: CheesSummary) {
-        self.chees = Some(chees);
-    }
-
     /// The target set by [`Fit::with_target`], if any.
     pub fn target(&self) -> Option<f64> {
         self.target
-    }
-    /// Names of all reported quantities (summarised ones first, realization effects last).
-    pub fn names(&self) -> Vec<&str> {
-        self.outputs.iter().map(|o| o.name.as_str()).collect()
-    }
-    /// Warnings in plain language (data scale, divergences, R-hat, ESS, tree depth).
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
-    }
-    /// Adds a warning (samplers with their own checks, e.g. ChEES's nested R-hat).
-    pub(crate) fn push_warning(&mut self, warning: String) {
-        self.warnings.push(warning);
-    }
-    /// Wall-clock seconds of the fit.
-    pub fn seconds(&self) -> f64 {
-        self.seconds
-    }
-    /// Leapfrog steps (gradient evaluations) of all chains, warmup included.
-    pub fn gradient_evals(&self) -> u64 {
-        self.gradient_evals
-    }
-    /// Sampler statistics of each kept draw, one vector per chain (accept_stat, step size,
-    /// tree depth, leapfrog steps, divergence, energy; bayesplot's `nuts_params`).
-    pub fn sampler_stats(&self) -> &[Vec<DrawStats>] {
-        &self.sampler_stats
-    }
-    /// Number of chains.
-    pub fn n_chains(&self) -> usize {
-        self.chains.len()
-    }
-    /// Kept draws per chain.
-    pub fn n_draws(&self) -> usize {
-        self.chains.first().map_or(0, |c| c.len() / self.outputs.len().max(1))
-    }
-
-    fn index(&self, name: &str) -> Result<usize> {
-        let found = if self.by_name.len() == self.outputs.len() {
-            self.by_name.binary_search_by(|&k| self.outputs[k].name.as_str().cmp(name)).ok().map(|i| self.by_name[i])
-        } else {
-            self.outputs.iter().position(|o| o.name == name)
-        };
-        found.ok_or_else(|| Error::argument("parameter", name, format!("one of {}", self.names().join(", "))))
-    }
-
-    /// Draws of one quantity, one vector per chain.
-    pub fn draws(&self, name: &str) -> Result<Vec<Vec<f64>>> {
-        let k = self.index(name)?;
-        Ok(self.chain_draws(k))
-    }
-
-    /// Draws of the quantities `ks`, one vector per chain each, gathered in one pass over the
-    /// rows (see [`gather_columns`]).
-    pub(crate) fn columns(&self, ks: &[usize]) -> Vec<Vec<Vec<f64>>> {
-        let chains: Vec<&[f64]> = self.chains.iter().map(Vec::as_slice).collect();
-        gather_columns(&chains, self.outputs.len(), ks)
-    }
-
-    fn chain_draws(&self, k: usize) -> Vec<Vec<f64>> {
-        let n_out = self.outputs.len();
-        self.chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect()
-    }
-
-    /// Writes all draws as CSV in the layout of posterior's `draws_df`: `.chain`, `.iteration`,
-    /// `.draw`, then one column per reported quantity.
-    pub fn write_draws_csv(&self, out: impl std::io::Write) -> std::io::Result<()> {
-        let mut w = csv::Writer::from_writer(out);
-        let mut header = vec![".chain".to_string(), ".iteration".to_string(), ".draw".to_string()];
-        header.extend(self.outputs.iter().map(|o| o.name.clone()));
-        w.write_record(&header)?;
-        let n_out = self.outputs.len();
-        let mut draw = 0;
-        for (c, chain) in self.chains.iter().enumerate() {
-            for (i, row) in chain.chunks_exact(n_out).enumerate() {
-                draw += 1;
-                let mut record = vec![(c + 1).to_string(), (i + 1).to_string(), draw.to_string()];
-                record.extend(row.iter().map(|v| format!("{v:e}")));
-                w.write_record(&record)?;
-            }
-        }
-        w.flush()
-    }
-
-    /// Every draw's row of reported quantities, chain after chain.
-    pub(crate) fn rows(&self) -> Vec<&[f64]> {
-        self.chains.iter().flat_map(|c| c.chunks_exact(self.outputs.len())).collect()
-    }
-
-    /// Draws of `f` applied to each draw's row of reported quantities, per chain.
-    fn derived(&self, f: impl Fn(&[f64]) -> f64) -> Vec<Vec<f64>> {
-        let n_out = self.outputs.len();
-        self.chains.iter().map(|c| c.chunks_exact(n_out).map(&f).collect()).collect()
-    }
-
-    /// Whether a quantity appears in the summary table (everything but realization effects).
-    fn summarised(o: &Output) -> bool {
-        crate::compare::diagnostics::summarised(&o.name)
-    }
-
-    /// brms-style summary of the main quantities (all but the realization effects): mean, sd,
-    /// 2.5/50/97.5% quantiles, R-hat, bulk- and tail-ESS.
-    pub fn summary(&self) -> &[ParamSummary] {
-        &self.summary
-    }
-
-    /// Summary of any quantity by name (including realization effects).
-    pub fn summary_of(&self, name: &str) -> Result<ParamSummary> {
-        Ok(summarize(name, &self.draws(name)?))
-    }
-
-    /// Divergences, tree-depth hits, worst R-hat and bulk-ESS of the summarised quantities.
-    pub fn diagnostics(&self) -> FitDiagnostics {
-        let summary = self.summary();
-        FitDiagnostics {
-            divergences: self.divergences,
-            treedepth_hits: self.treedepth_hits,
-            max_rhat: summary.iter().map(|s| s.rhat).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max),
-            min_ess_bulk: summary.iter().map(|s| s.ess_bulk).filter(|r| !r.is_nan()).fold(f64::NAN, f64::min),
-        }
     }
 
     /// Posterior predictive replicates of the data: `n` draws spread evenly over the chains,
@@ -534,7 +366,7 @@ impl Fit {
             None => row.to_vec(),
             Some((mean, sd)) => row
                 .iter()
-                .zip(&self.outputs)
+                .zip(self.outputs())
                 .map(|(v, o)| match o.kind {
                     OutputKind::Location => (v - mean) / sd,
                     OutputKind::Scale => v / sd,
@@ -548,7 +380,7 @@ impl Fit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{BetaBinomialOptions, GaussianOptions, Likelihood};
+    use crate::compare::{BetaBinomialOptions, DrawStats, GaussianOptions, Likelihood, NutsSettings};
     use crate::special::norm_cdf;
 
     /// 4 methods x `r` realizations with known means, sds and realization effects.
@@ -574,8 +406,12 @@ mod tests {
         Design::new(g, Some(p), y, None).unwrap()
     }
 
+    fn quick_nuts() -> NutsSettings {
+        NutsSettings { warmup: 400, draws: 400, ..Default::default() }
+    }
+
     fn quick() -> FitOptions {
-        FitOptions { sampler: SamplerSettings { warmup: 400, draws: 400, ..Default::default() }, ..Default::default() }
+        FitOptions { sampler: Sampler::Nuts(quick_nuts()), ..Default::default() }
     }
 
     #[test]
@@ -610,9 +446,9 @@ mod tests {
         };
         // Inside a pool the chains run one after another on the task's thread; outside, each
         // thread keeps its own chains.
-        let (a, b, c) = (run(1), run(3), fit_on(&d, &quick(), None, 3).unwrap());
+        let (a, b, c) = (run(1), run(3), fit_on(&d, &quick(), &Run { threads: Some(3), ..Run::default() }).unwrap());
         for other in [&b, &c] {
-            assert_eq!(a.chains, other.chains);
+            assert_eq!(a.rows(), other.rows());
             assert_eq!(a.summary(), other.summary());
         }
     }
@@ -622,10 +458,8 @@ mod tests {
         // A far too low target acceptance forces large steps and so divergences to count with
         // plain NUTS (WALNUTS halves its steps instead, so has none to count).
         for (target_accept, walnuts) in [(0.8, Some(2.0)), (0.8, None), (0.05, None)] {
-            let mut o = quick();
-            o.sampler.target_accept = target_accept;
-            o.sampler.walnuts = walnuts;
-            o.sampler.chains = 2;
+            let sampler = NutsSettings { target_accept, walnuts, chains: 2, ..quick_nuts() };
+            let o = FitOptions { sampler: Sampler::Nuts(sampler), ..Default::default() };
             let f = fit(&simulated(10, 1.0), &o).unwrap();
             let stats = f.sampler_stats();
             assert_eq!(stats.len(), f.n_chains());

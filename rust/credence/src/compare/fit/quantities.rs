@@ -27,16 +27,16 @@ impl Fit {
     /// The methods best first by the posterior mean of mu (p for the beta-binomial): lowest
     /// first, highest first when higher is better, closest first under a target.
     pub fn ranking(&self) -> Result<Vec<String>> {
-        let param = self.method_parameter();
         let means: std::collections::HashMap<&str, f64> =
-            self.summary.iter().map(|p| (p.name.as_str(), p.mean)).collect();
+            self.summary().iter().map(|p| (p.name.as_str(), p.mean)).collect();
         let mut scored: Vec<(f64, &String)> = self
             .design
             .groups()
             .iter()
-            .map(|g| {
-                let name = format!("{param}[{g}]");
-                let mean = means.get(name.as_str()).copied();
+            .enumerate()
+            .map(|(i, g)| {
+                let name = self.compared(i).map(|k| self.outputs()[k].name.as_str());
+                let mean = name.and_then(|n| means.get(n).copied());
                 let mean = mean.ok_or_else(|| Error::argument("method", g, "a method of the fit"))?;
                 Ok((
                     match self.target {
@@ -52,17 +52,12 @@ impl Fit {
         Ok(scored.into_iter().map(|(_, g)| g.clone()).collect())
     }
 
-    /// The compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
-    fn method_parameter(&self) -> &'static str {
-        match self.options.family {
-            Family::Gaussian(_) => "mu",
-            Family::BetaBinomial(_) => "p",
-        }
-    }
-
+    /// The index of `method`'s compared quantity (mu, or p for the beta-binomial).
     pub(super) fn method_index(&self, method: &str) -> Result<usize> {
-        self.index(&format!("{}[{method}]", self.method_parameter()))
-            .map_err(|_| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
+        self.design
+            .group_index(method)
+            .and_then(|i| self.compared(i))
+            .ok_or_else(|| Error::argument("method", method, format!("one of {}", self.design.groups().join(", "))))
     }
 
     /// P(A better than B | y) with its Monte Carlo standard error: the share of draws with
@@ -134,7 +129,7 @@ impl Fit {
         match self.options.family {
             Family::Gaussian(_) => Ok(ObsInputs {
                 main: self.index(&format!("sigma[{method}]"))?,
-                extra: self.outputs.iter().position(|o| o.name == "nu"),
+                extra: self.outputs().iter().position(|o| o.name == "nu"),
                 trials: None,
             }),
             Family::BetaBinomial(o) => {

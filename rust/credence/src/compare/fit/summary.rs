@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::quantities::ObsInputs;
+use crate::compare::diagnostics::clean::FitDiagnostics;
 use crate::compare::diagnostics::{COLUMN_BLOCK, summary_diagnostics};
 
 /// Posterior summary of one reported quantity (the columns of brms' summary).
@@ -30,19 +31,6 @@ pub struct ParamSummary {
     pub ess_bulk: f64,
     /// Tail effective sample size.
     pub ess_tail: f64,
-}
-
-/// Sampler diagnostics of a whole fit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct FitDiagnostics {
-    /// Divergent transitions after warmup, all chains.
-    pub divergences: usize,
-    /// Transitions that hit the maximum tree depth, all chains.
-    pub treedepth_hits: usize,
-    /// Largest R-hat over the summarised quantities.
-    pub max_rhat: f64,
-    /// Smallest bulk-ESS over the summarised quantities.
-    pub min_ess_bulk: f64,
 }
 
 /// Summary statistics of one quantity's chains.
@@ -79,7 +67,7 @@ pub(super) fn summarize_fitted(name: &str, chains: &[Vec<f64>], fitted: Option<&
 }
 
 /// What ChEES adds to a fit's record: its superchains, adapted step size and trajectory
-/// length, and nested R-hat (set by [`super::chees::fit_chees`] and the batched fits).
+/// length, and nested R-hat (set by every ChEES fit).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheesSummary {
     /// Superchains (chains of one superchain share their initial point).
@@ -99,13 +87,16 @@ pub struct CheesSummary {
     pub nested_rhat: Vec<(String, f64)>,
     /// Largest nested R-hat (NaN ignored; null when none is defined).
     pub max_nested_rhat: f64,
+    /// Adapted inverse mass matrix (its diagonal, on the unconstrained scale; not in the JSON).
+    #[serde(skip)]
+    pub inv_mass: Vec<f64>,
 }
 
 /// The sampler a fit ran and its settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplerSummary {
     /// `nuts` or `chees`.
-    pub name: String,
+    pub name: crate::compare::sampler::SamplerName,
     /// Chains in all (ChEES: superchains x chains per superchain).
     pub chains: usize,
     /// Warmup iterations per chain.
@@ -159,6 +150,17 @@ impl std::str::FromStr for Pairs {
     fn from_str(s: &str) -> crate::Result<Self> {
         crate::error::parse_choice("pairs", s, &[("auto", Pairs::Auto), ("all", Pairs::All), ("ranked", Pairs::Ranked)])
     }
+}
+
+/// The scale of a fit's parameters and MDDs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Units {
+    /// The metric's own units (Gaussian).
+    Response,
+    /// Probabilities: p and the MDD (beta-binomial; its tau and sigma_gamma are on the logit
+    /// scale, phi a precision).
+    Probability,
 }
 
 /// What [`FitSummary::new`] computes beyond the fit itself.
@@ -401,10 +403,8 @@ pub struct FitSummary {
     pub form: String,
     /// The data.
     pub data: DataSummary,
-    /// The scale of the parameters and the MDD: `response` (the metric's own units; Gaussian)
-    /// or `probability` (p and the MDD; the beta-binomial's tau and sigma_gamma are on the logit
-    /// scale, phi a precision).
-    pub units: String,
+    /// The scale of the parameters and the MDD.
+    pub units: Units,
     /// Whether higher metric values are better.
     pub higher_is_better: bool,
     /// "Better" means closer to this value ([`super::Fit::with_target`]).
@@ -415,8 +415,9 @@ pub struct FitSummary {
     /// The methods ranked by the posterior mean of mu (p for the beta-binomial), best first.
     pub ranking: Vec<String>,
     /// Which pairs the pairwise answers hold: `all` (every ordered pair) or `ranked` (each
-    /// method against the next in the ranking, and the best against every other).
-    pub pairs: String,
+    /// method against the next in the ranking, and the best against every other); never
+    /// `auto`.
+    pub pairs: Pairs,
     /// P(A better than B | y).
     pub prob_better: Pairwise<f64>,
     /// Monte Carlo standard error of `prob_better`.
@@ -442,6 +443,13 @@ pub struct FitSummary {
 }
 
 impl FitSummary {
+    /// The summary of `method`'s compared quantity: mu\[method\] (Gaussian) or p\[method\]
+    /// (beta-binomial).
+    pub fn method_parameter(&self, method: &str) -> Option<&ParamSummary> {
+        let name = format!("{}[{method}]", self.model.compared_parameter());
+        self.parameters.iter().find(|p| p.name == name)
+    }
+
     /// Summarises `fit`; errors only for options out of range (power outside (0, 1), r_new
     /// below 1, a ROPE that is not a finite number > 0).
     pub fn new(fit: &super::Fit, options: &SummaryOptions) -> crate::Result<Self> {
@@ -515,15 +523,14 @@ impl FitSummary {
                 realizations: design.n_pairs(),
             },
             units: match fit.options().family {
-                Family::Gaussian(_) => "response",
-                Family::BetaBinomial(_) => "probability",
-            }
-            .into(),
+                Family::Gaussian(_) => Units::Response,
+                Family::BetaBinomial(_) => Units::Probability,
+            },
             higher_is_better: fit.options().higher_is_better,
             target: fit.target(),
             parameters: fit.summary().to_vec(),
             ranking,
-            pairs: if ranked { "ranked" } else { "all" }.into(),
+            pairs: if ranked { Pairs::Ranked } else { Pairs::All },
             prob_better: Pairwise(
                 probs.0.iter().map(|(a, r)| (a.clone(), r.iter().map(|(b, p)| (b.clone(), p.0)).collect())).collect(),
             ),
@@ -537,13 +544,13 @@ impl FitSummary {
             rope,
             diagnostics: fit.diagnostics(),
             sampler: SamplerSummary {
-                name: if fit.chees().is_some() { "chees" } else { "nuts" }.into(),
+                name: s.name(),
                 chains: fit.n_chains(),
-                warmup: s.warmup,
+                warmup: s.warmup(),
                 draws: fit.n_draws(),
-                seed: s.seed,
-                target_accept: s.target_accept,
-                max_energy_error: s.walnuts,
+                seed: s.seed(),
+                target_accept: s.target_accept(),
+                max_energy_error: s.walnuts(),
                 gradient_evals: fit.gradient_evals(),
                 chees: fit.chees().cloned(),
             },

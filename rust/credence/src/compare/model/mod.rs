@@ -28,6 +28,32 @@ pub enum OutputKind {
     Fixed,
 }
 
+/// What a reported quantity is to a fit's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A quantity of the whole population of methods, data sets or realizations (mu0, tau,
+    /// sigma_gamma, phi, nu, tau_delta, tau_u, df).
+    #[default]
+    Population,
+    /// The compared quantity of the method with this index among the design's methods:
+    /// mu\[m\] (Gaussian), p\[m\] (beta-binomial), delta\[m\] (across data sets).
+    Compared(usize),
+    /// Another quantity of one method (sigma\[m\], phi\[m\]).
+    Method(usize),
+    /// A quantity of one data set or of one (data set, method) cell (across data sets).
+    DataSet,
+    /// A realization effect gamma: in the draws, not in the summary nor the clean standard.
+    Realization,
+}
+
+impl Role {
+    /// Whether a quantity of this role is in a fit's summary and its clean standard.
+    pub fn summarised(self) -> bool {
+        self != Role::Realization
+    }
+}
+
 /// One reported (constrained) quantity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Output {
@@ -35,11 +61,20 @@ pub struct Output {
     pub name: String,
     /// How it transforms under standardisation.
     pub kind: OutputKind,
+    /// What it is to the fit's answers.
+    #[serde(default)]
+    pub role: Role,
 }
 
 impl Output {
+    /// A population-level quantity.
     pub(crate) fn new(name: impl Into<String>, kind: OutputKind) -> Self {
-        Self { name: name.into(), kind }
+        Self { name: name.into(), kind, role: Role::Population }
+    }
+
+    /// A quantity with another role.
+    pub(crate) fn with_role(name: impl Into<String>, kind: OutputKind, role: Role) -> Self {
+        Self { name: name.into(), kind, role }
     }
 }
 
@@ -188,6 +223,16 @@ pub enum Family {
 impl Default for Family {
     fn default() -> Self {
         Family::Gaussian(GaussianOptions::default())
+    }
+}
+
+impl Family {
+    /// The name of the compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
+    pub fn compared_parameter(&self) -> &'static str {
+        match self {
+            Family::Gaussian(_) => "mu",
+            Family::BetaBinomial(_) => "p",
+        }
     }
 }
 

@@ -194,9 +194,9 @@ pub fn sensitivity_to_r(design: &Design, options: &FitOptions, sizes: &[usize], 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::fit::fit_with;
+    use crate::compare::fit::{Run, fit_on};
     use crate::compare::model::gaussian::KnownHyper;
-    use crate::compare::{GaussianOptions, SamplerSettings};
+    use crate::compare::{GaussianOptions, NutsSettings, Sampler};
 
     fn design() -> Design {
         let (mut g, mut y) = (Vec::new(), Vec::new());
@@ -219,10 +219,10 @@ mod tests {
                 realization_effect: false,
                 ..Default::default()
             }),
-            sampler: SamplerSettings { draws: 4000, ..Default::default() },
+            sampler: Sampler::Nuts(NutsSettings { draws: 4000, ..Default::default() }),
             higher_is_better: false,
         };
-        let f = fit_with(&d, &opts, Some(KnownHyper { mu0, tau, sigma })).unwrap();
+        let f = fit_on(&d, &opts, &Run { fixed: Some(KnownHyper { mu0, tau, sigma }), ..Run::default() }).unwrap();
         for (m, label) in d.groups().iter().enumerate() {
             let s = f.summary_of(&format!("mu[{label}]")).unwrap();
             // Posterior mean within 5 Monte Carlo standard errors, sd within 3%.

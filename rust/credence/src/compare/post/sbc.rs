@@ -9,15 +9,14 @@ use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;
 
 use crate::compare::fit::across::{AcrossFitOptions, fit_across};
-use crate::compare::fit::chees::{CheesOptions, fit_chees};
 use crate::compare::fit::{Fit, FitOptions, build_model, fit};
 use crate::compare::model::across::design::AcrossDesign;
 use crate::compare::model::across::{AcrossModel, AcrossOptions};
 use crate::compare::model::collapsed::Geometry;
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, Posterior};
-use crate::compare::sampler::chees::CheesSettings;
-use crate::compare::sampler::nuts::{SamplerSettings, stream_seed};
+use crate::compare::sampler::Sampler;
+use crate::compare::sampler::nuts::{NutsSettings, stream_seed};
 use crate::error::{Error, Result};
 
 /// A quantity whose calibration is checked.
@@ -45,10 +44,11 @@ pub struct SbcOptions {
     pub n_sims: usize,
     /// Posterior draws kept per fit after even thinning (ranks take values 0..=thin_to).
     pub thin_to: usize,
-    /// Sampler settings of each fit (its seed is replaced per simulation). The default, 2
-    /// chains of 300 warmup + 250 draws, keeps the crate's extension rule (`max_draws`: longer
-    /// chains while the fit is not clean), so calibration is checked with it.
-    pub sampler: SamplerSettings,
+    /// The sampler of each fit (its seed is replaced per simulation). The default, NUTS with
+    /// 2 chains of 300 warmup + 250 draws, keeps the crate's extension rule (`max_draws`:
+    /// longer chains while the fit is not clean), so calibration is checked with it.
+    /// [`sbc_across`] takes NUTS only.
+    pub sampler: Sampler,
     /// Seed of the whole run.
     pub seed: u64,
 }
@@ -58,7 +58,13 @@ impl Default for SbcOptions {
         Self {
             n_sims: 200,
             thin_to: 99,
-            sampler: SamplerSettings { chains: 2, warmup: 300, draws: 250, target_accept: 0.9, ..Default::default() },
+            sampler: Sampler::Nuts(NutsSettings {
+                chains: 2,
+                warmup: 300,
+                draws: 250,
+                target_accept: 0.9,
+                ..Default::default()
+            }),
             seed: 1,
         }
     }
@@ -117,27 +123,12 @@ impl SbcResult {
 }
 
 /// Runs simulation-based calibration on designs shaped like `template` (its labels, pairing
-/// and trials are kept; the response is simulated), in parallel over simulations.
+/// and trials are kept; the response is simulated), in parallel over simulations, every fit
+/// by `options.sampler` (NUTS or batched ChEES).
 pub fn sbc(template: &Design, family: &Family, quantities: &[SbcQuantity], options: &SbcOptions) -> Result<SbcResult> {
     sbc_with(template, family, quantities, options, |design, seed| {
-        let mut sampler = options.sampler;
-        sampler.seed = seed;
+        let sampler = options.sampler.with_seed(seed);
         fit(design, &FitOptions { family: *family, sampler, higher_is_better: false })
-    })
-}
-
-/// [`sbc`] with every fit done by batched ChEES-HMC ([`fit_chees`]) under `chees` (its seed is
-/// replaced per simulation; `options.sampler` is not used).
-pub fn sbc_chees(
-    template: &Design,
-    family: &Family,
-    quantities: &[SbcQuantity],
-    options: &SbcOptions,
-    chees: &CheesSettings,
-) -> Result<SbcResult> {
-    sbc_with(template, family, quantities, options, |design, seed| {
-        let sampler = CheesSettings { seed, ..*chees };
-        fit_chees(design, &CheesOptions { family: *family, sampler, higher_is_better: false }).map(|f| f.fit)
     })
 }
 
@@ -174,11 +165,12 @@ pub fn sbc_across(
     }
     let model = AcrossModel::new(template, *model_options)?;
     calibrate(&model, quantities, options, |y, seed| {
-        let mut sampler = options.sampler;
-        sampler.seed = seed;
+        let Sampler::Nuts(sampler) = options.sampler.with_seed(seed) else {
+            return Err(Error::argument("sampler", "chees", "NUTS (the across model samples by NUTS)"));
+        };
         let o = AcrossFitOptions { model: *model_options, sampler, higher_is_better: false };
         let f = fit_across(&template.with_response(y)?, &o)?;
-        Ok((f.rows().flatten().copied().collect(), f.diagnostics().divergences))
+        Ok((f.rows().into_iter().flatten().copied().collect(), f.diagnostics().divergences))
     })
 }
 

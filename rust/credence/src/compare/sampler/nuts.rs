@@ -8,17 +8,16 @@ use nuts_rs::{
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::Distribution;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::diagnostics::{COLUMN_BLOCK, gather_columns, meets_standard, rhat_and_ess_bulk, summarised};
+use crate::compare::diagnostics::clean::{ChainRhat, chains_meet};
 use crate::compare::model::Posterior;
 use crate::error::{Error, Result};
 
 /// Sampler settings (defaults: 4 chains of 300 warmup + 800 draws, longer while not clean; see
-/// [`SamplerSettings::default`]).
+/// [`NutsSettings::default`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SamplerSettings {
+pub struct NutsSettings {
     /// Number of chains (run in parallel).
     pub chains: usize,
     /// Warmup (tuning) iterations per chain, discarded.
@@ -55,7 +54,7 @@ pub(crate) fn default_walnuts() -> Option<f64> {
     Some(2.0)
 }
 
-/// Checks a step-halving tolerance (`SamplerSettings::walnuts`, `CheesSettings::walnuts`).
+/// Checks a step-halving tolerance (`NutsSettings::walnuts`, `CheesSettings::walnuts`).
 pub(crate) fn check_walnuts(walnuts: Option<f64>) -> Result<()> {
     match walnuts {
         Some(e) if !(e > 0.0 && e.is_finite()) => {
@@ -65,7 +64,7 @@ pub(crate) fn check_walnuts(walnuts: Option<f64>) -> Result<()> {
     }
 }
 
-impl Default for SamplerSettings {
+impl Default for NutsSettings {
     /// 4 chains of 300 warmup + 800 kept iterations, made longer in blocks of 400 up to 2000
     /// kept draws while the fit is not clean (`max_draws`). Measured on the small designs of
     /// benches/README.md ("Clean fits on small designs"), both models: WALNUTS' adaptation
@@ -86,7 +85,7 @@ impl Default for SamplerSettings {
     }
 }
 
-impl SamplerSettings {
+impl NutsSettings {
     /// Checks the settings.
     pub fn validate(&self) -> Result<()> {
         if self.chains == 0 {
@@ -225,29 +224,14 @@ impl CpuLogpFunc for Density<'_> {
     }
 }
 
-/// Runs all chains, in parallel over chains. Each chain starts from uniform(-2, 2) draws on the
-/// unconstrained scale (Stan's default) taken from its own stream. With `max_draws`, a run
-/// whose draws fail the clean standard ([`clean_draws`]) goes on with `draws / 2` more per
-/// chain, up to `max_draws`. nuts-rs adapts on `warmup` alone, so the chains continued are the
-/// chains a longer run would have drawn, draw for draw; each sampler stays alive on the thread
-/// that made it (they are not `Send`), so nothing is drawn twice.
+/// [`run_chains_on`] on the threads a fit's chains get.
 #[cfg(test)]
-pub(crate) fn run_chains(post: &dyn Posterior, settings: &SamplerSettings) -> Result<Vec<ChainOutput>> {
-    run_chains_with_progress(post, settings, &|_, _| {})
+pub(crate) fn run_chains(post: &dyn Posterior, settings: &NutsSettings) -> Result<Vec<ChainOutput>> {
+    run_chains_on(post, settings, chain_threads(), &|_, _| {})
 }
 
 /// Iterations between two calls of a progress callback, per chain.
 const PROGRESS_EVERY: u64 = 25;
-
-/// [`run_chains`], calling `progress(done, total)` with the iterations of all chains (warmup
-/// included; going on with a fit that is not clean raises the total).
-pub(crate) fn run_chains_with_progress(
-    post: &dyn Posterior,
-    settings: &SamplerSettings,
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<Vec<ChainOutput>> {
-    run_chains_on(post, settings, chain_threads(), progress)
-}
 
 /// Threads for the chains of one fit: rayon's, except inside a rayon task (fits run in
 /// parallel, as by [`crate::compare::fit_many`] or simulation-based calibration), where the
@@ -256,20 +240,26 @@ pub(crate) fn chain_threads() -> usize {
     if rayon::current_thread_index().is_some() { 1 } else { rayon::current_num_threads() }
 }
 
-/// [`run_chains_with_progress`] on at most `threads` threads (scoped threads, each owning the
-/// samplers of every `threads`-th chain; 1 runs the chains one after another on the calling
-/// thread). The draws do not depend on `threads`.
+/// Runs all chains on at most `threads` threads (scoped threads, each owning the samplers of
+/// every `threads`-th chain; 1 runs the chains one after another on the calling thread),
+/// calling `progress(done, total)` with the iterations of all chains (warmup included; going
+/// on with a fit that is not clean raises the total). Each chain starts from uniform(-2, 2)
+/// draws on the unconstrained scale (Stan's default) taken from its own stream, so the draws
+/// do not depend on `threads`. With `max_draws`, a run whose draws fail the clean standard
+/// goes on by the one [`super::Extension`] rule: nuts-rs adapts on `warmup` alone, so the
+/// chains continued are the chains a longer run would have drawn, draw for draw; each sampler
+/// stays alive on the thread that made it (they are not `Send`), so nothing is drawn twice.
 pub(crate) fn run_chains_on(
     post: &dyn Posterior,
-    settings: &SamplerSettings,
+    settings: &NutsSettings,
     threads: usize,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Vec<ChainOutput>> {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     settings.validate()?;
-    let max = settings.max_draws.unwrap_or(settings.draws);
-    super::memory::check(settings.chains, max.max(settings.draws), post.outputs().len(), size_of::<DrawStats>())?;
-    let (chains, block) = (settings.chains as u64, (settings.draws / 2).max(1));
+    let extension = super::Extension::new(settings.draws, settings.max_draws);
+    super::memory::check(settings.chains, extension.max(), post.outputs().len(), size_of::<DrawStats>())?;
+    let chains = settings.chains as u64;
     let done = AtomicU64::new(0);
     let total = AtomicU64::new(chains * (settings.warmup + settings.draws));
     let tick = || {
@@ -282,10 +272,11 @@ pub(crate) fn run_chains_on(
         let finished = chains * (settings.warmup + draws);
         done.store(finished, Relaxed);
         progress(finished, finished);
-        if draws >= max || clean_draws(post, &runs.iter().map(|r| r.draws.as_slice()).collect::<Vec<_>>()) {
-            return None;
-        }
-        let more = (draws + block).min(max);
+        let clean = || {
+            let draws: Vec<&[f64]> = runs.iter().map(|r| r.draws.as_slice()).collect();
+            chains_meet(post.outputs(), &draws, ChainRhat::Split)
+        };
+        let more = extension.next(draws, clean)?;
         total.store(chains * (settings.warmup + more), Relaxed);
         Some(more)
     };
@@ -341,7 +332,7 @@ pub(crate) fn run_chains_on(
 /// and then goes on to the scope.
 fn chain_worker(
     post: &dyn Posterior,
-    settings: &SamplerSettings,
+    settings: &NutsSettings,
     chains: impl Iterator<Item = usize>,
     orders: std::sync::mpsc::Receiver<u64>,
     report: std::sync::mpsc::Sender<(usize, Result<ChainOutput>)>,
@@ -376,21 +367,6 @@ fn chain_worker(
     }
 }
 
-/// Whether chains of draws (row-major, draw x output) meet the clean standard on every
-/// summarised output: R-hat <= 1.01 and bulk-ESS >= 400 (NaN, a constant output, passes).
-pub(crate) fn clean_draws(post: &dyn Posterior, chains: &[&[f64]]) -> bool {
-    let outputs = post.outputs();
-    let checked: Vec<usize> = (0..outputs.len()).filter(|&k| summarised(&outputs[k].name)).collect();
-    // Blocks of columns, in parallel; each block's draws gathered in one pass over the rows.
-    checked.par_chunks(COLUMN_BLOCK).all(|ks| {
-        gather_columns(chains, outputs.len(), ks).iter().all(|columns| {
-            let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
-            let (rhat, ess) = rhat_and_ess_bulk(&refs);
-            meets_standard(rhat, ess)
-        })
-    })
-}
-
 fn sampler_error(chain: u64, e: impl std::fmt::Display) -> Error {
     Error::Sampler { chain, message: e.to_string() }
 }
@@ -412,7 +388,7 @@ struct ChainRun<'a> {
 }
 
 impl<'a> ChainRun<'a> {
-    fn new(post: &'a dyn Posterior, settings: &SamplerSettings, chain: u64) -> Result<Self> {
+    fn new(post: &'a dyn Posterior, settings: &NutsSettings, chain: u64) -> Result<Self> {
         let mut nuts = DiagNutsSettings {
             num_tune: settings.warmup,
             num_draws: settings.draws,
@@ -492,7 +468,7 @@ mod tests {
     #[test]
     fn a_longer_run_repeats_the_shorter_one_and_unclean_runs_are_extended() {
         let post = Normals::new(vec![0.0, 3.0], vec![1.0, 0.1]);
-        let fixed = |draws: u64| SamplerSettings { warmup: 100, draws, max_draws: None, ..Default::default() };
+        let fixed = |draws: u64| NutsSettings { warmup: 100, draws, max_draws: None, ..Default::default() };
         let short = run_chains(&post, &fixed(30)).unwrap();
         let long = run_chains(&post, &fixed(45)).unwrap();
         for (s, l) in short.iter().zip(&long) {
@@ -503,18 +479,26 @@ mod tests {
         // the chains going on from their last draw: the result is the fixed-length run of that
         // many draws, gradient evaluations included (nothing is drawn twice), on any number of
         // threads.
-        let grown = run_chains(&post, &SamplerSettings { max_draws: Some(45), ..fixed(30) }).unwrap();
+        let grown = run_chains(&post, &NutsSettings { max_draws: Some(45), ..fixed(30) }).unwrap();
         assert_eq!(grown, long);
         for threads in [1, 3] {
-            let on = run_chains_on(&post, &SamplerSettings { max_draws: Some(45), ..fixed(30) }, threads, &|_, _| {});
+            let on = run_chains_on(&post, &NutsSettings { max_draws: Some(45), ..fixed(30) }, threads, &|_, _| {});
             assert_eq!(on.unwrap(), long);
         }
-        assert!(!clean_draws(&post, &long.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>()));
+        assert!(!chains_meet(
+            post.outputs(),
+            &long.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>(),
+            ChainRhat::Split
+        ));
         // A clean run is not extended; a cap at or below draws keeps the length.
-        let clean = run_chains(&post, &SamplerSettings { max_draws: Some(2000), ..fixed(1000) }).unwrap();
+        let clean = run_chains(&post, &NutsSettings { max_draws: Some(2000), ..fixed(1000) }).unwrap();
         assert!(clean.iter().all(|c| c.draws.len() == 1000 * 2));
-        assert!(clean_draws(&post, &clean.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>()));
-        let capped = run_chains(&post, &SamplerSettings { max_draws: Some(10), ..fixed(30) }).unwrap();
+        assert!(chains_meet(
+            post.outputs(),
+            &clean.iter().map(|c| c.draws.as_slice()).collect::<Vec<_>>(),
+            ChainRhat::Split
+        ));
+        let capped = run_chains(&post, &NutsSettings { max_draws: Some(10), ..fixed(30) }).unwrap();
         assert_eq!(capped, short);
     }
 }

@@ -66,6 +66,16 @@ pub struct VarianceShare {
 }
 
 impl AcrossFit {
+    /// The index of method `m`'s effect delta\[m\] among the reported quantities.
+    fn delta(&self, m: &str) -> Result<usize> {
+        self.design
+            .methods()
+            .iter()
+            .position(|x| x == m)
+            .and_then(|k| self.compared(k))
+            .ok_or_else(|| Error::argument("method", m, format!("one of {}", self.design.methods().join(", "))))
+    }
+
     fn method(&self, m: &str) -> Result<usize> {
         self.design
             .methods()
@@ -99,7 +109,7 @@ impl AcrossFit {
         let ms = self.design.methods();
         let means: Vec<f64> = ms
             .iter()
-            .map(|m| Ok(self.draws(&format!("delta[{m}]"))?.iter().flatten().sum::<f64>()))
+            .map(|m| Ok(self.delta(m).map(|k| self.chain_draws(k))?.iter().flatten().sum::<f64>()))
             .collect::<Result<_>>()?;
         let mut order: Vec<usize> = (0..ms.len()).collect();
         order.sort_by(|&a, &b| {
@@ -118,45 +128,35 @@ impl AcrossFit {
     pub fn prob_better_on_mcse(&self, dataset: &str, a: &str, b: &str) -> Result<(f64, f64)> {
         let d = self.dataset(dataset)?;
         let (i, j) = (self.mu_index(d, self.method(a)?)?, self.mu_index(d, self.method(b)?)?);
-        let n_out = self.outputs.len();
-        let ind: Vec<Vec<f64>> = self
-            .chains
-            .iter()
-            .map(|c| c.chunks_exact(n_out).map(|r| f64::from(u8::from(self.better(r[i], r[j])))).collect())
-            .collect();
+        let ind = self.derived(|r| f64::from(u8::from(self.better(r[i], r[j]))));
         Ok(mean_and_mcse(&ind))
     }
 
     /// Per draw: the distribution of A - B on a new data set given the draw: Normal (for a
     /// per-cell Student-t, given one draw of the two mixing variances) or Student-t.
     fn new_difference(&self, a: &str, b: &str) -> Result<Vec<Vec<NewDifference>>> {
-        let (da, db) = (self.index(&format!("delta[{a}]"))?, self.index(&format!("delta[{b}]"))?);
+        let (da, db) = (self.delta(a)?, self.delta(b)?);
         let tau = self.index("tau_u")?;
         let df = self.index("df").ok();
         let interaction = self.options.model.interaction;
-        let n_out = self.outputs.len();
         let mut k = 0u64;
         Ok(self
-            .chains
-            .iter()
+            .chain_rows()
             .map(|c| {
-                c.chunks_exact(n_out)
-                    .map(|r| {
-                        k += 1;
-                        let (mean, scale) = (r[da] - r[db], r[tau] * 2f64.sqrt());
-                        match (interaction, df) {
-                            (Interaction::StudentT, Some(df)) => {
-                                let mut rng = self.new_rng(k, a, b);
-                                let spread = lambda(r[df], &mut rng) + lambda(r[df], &mut rng);
-                                NewDifference { mean, scale: r[tau] * spread.sqrt(), df: None }
-                            }
-                            (Interaction::StudentTPerDataSet, Some(df)) => {
-                                NewDifference { mean, scale, df: Some(r[df]) }
-                            }
-                            _ => NewDifference { mean, scale, df: None },
+                c.map(|r| {
+                    k += 1;
+                    let (mean, scale) = (r[da] - r[db], r[tau] * 2f64.sqrt());
+                    match (interaction, df) {
+                        (Interaction::StudentT, Some(df)) => {
+                            let mut rng = self.new_rng(k, a, b);
+                            let spread = lambda(r[df], &mut rng) + lambda(r[df], &mut rng);
+                            NewDifference { mean, scale: r[tau] * spread.sqrt(), df: None }
                         }
-                    })
-                    .collect()
+                        (Interaction::StudentTPerDataSet, Some(df)) => NewDifference { mean, scale, df: Some(r[df]) },
+                        _ => NewDifference { mean, scale, df: None },
+                    }
+                })
+                .collect()
             })
             .collect())
     }
@@ -209,12 +209,12 @@ impl AcrossFit {
         if lambda_draws == 0 {
             return Err(Error::argument("lambda_draws", "0", "at least one draw per posterior draw"));
         }
-        let (da, db) = (self.index(&format!("delta[{a}]"))?, self.index(&format!("delta[{b}]"))?);
+        let (da, db) = (self.delta(a)?, self.delta(b)?);
         let tau = self.index("tau_u")?;
         let interaction = self.options.model.interaction;
         let df = if interaction == Interaction::Normal { None } else { Some(self.index("df")?) };
         let (mut sum, mut top, mut n) = ([0.0; 3], [0.0; 3], 0.0);
-        for (k, r) in self.rows().enumerate() {
+        for (k, r) in self.rows().into_iter().enumerate() {
             let m = r[da] - r[db];
             let regions = match (interaction, df) {
                 (Interaction::StudentTPerDataSet, Some(df)) => {
@@ -246,13 +246,13 @@ impl AcrossFit {
     /// posterior draw with new data sets' interactions drawn from the fitted population.
     pub fn prob_best_new(&self) -> Result<Vec<(String, f64)>> {
         let ms = self.design.methods();
-        let delta: Vec<usize> = ms.iter().map(|m| self.index(&format!("delta[{m}]"))).collect::<Result<_>>()?;
+        let delta: Vec<usize> = ms.iter().map(|m| self.delta(m)).collect::<Result<_>>()?;
         let tau = self.index("tau_u")?;
         let df = self.index("df").ok();
         let mut wins = vec![0.0; ms.len()];
         let mut mu = vec![0.0; ms.len()];
         let shared = self.options.model.interaction == Interaction::StudentTPerDataSet;
-        for (k, r) in self.rows().enumerate() {
+        for (k, r) in self.rows().into_iter().enumerate() {
             let mut rng = self.new_rng(k as u64, "", "");
             for _ in 0..NEW_PER_DRAW {
                 // The per-data-set Student-t draws the new data set's one lambda first.
@@ -292,7 +292,7 @@ impl AcrossFit {
     /// The method share of the methods' variation ([`VarianceShare`]).
     pub fn variance_share(&self) -> Result<VarianceShare> {
         let (ds, ms) = (self.design.datasets(), self.design.methods());
-        let delta: Vec<usize> = ms.iter().map(|m| self.index(&format!("delta[{m}]"))).collect::<Result<_>>()?;
+        let delta: Vec<usize> = ms.iter().map(|m| self.delta(m)).collect::<Result<_>>()?;
         let nu: Vec<usize> = ds.iter().map(|d| self.index(&format!("nu[{d}]"))).collect::<Result<_>>()?;
         let cells: Vec<(usize, usize, usize)> = (0..ds.len())
             .flat_map(|d| (0..ms.len()).map(move |m| (d, m)))
@@ -300,6 +300,7 @@ impl AcrossFit {
             .collect();
         let mut share: Vec<f64> = self
             .rows()
+            .into_iter()
             .map(|r| {
                 let dv: Vec<f64> = delta.iter().map(|&i| r[i]).collect();
                 let uv: Vec<f64> = cells.iter().map(|&(d, m, i)| r[i] - r[nu[d]] - r[delta[m]]).collect();
@@ -424,7 +425,7 @@ mod tests {
             fit.index("df").unwrap(),
         );
         let (pairs, mut top, mut mean, mut n) = (50, [0.0; 3], [0.0; 3], 0.0);
-        for (k, row) in fit.rows().enumerate() {
+        for (k, row) in fit.rows().into_iter().enumerate() {
             let mut rng = fit.new_rng(k as u64, "A", "B");
             let mut acc = [0.0; 3];
             for _ in 0..pairs {

@@ -13,16 +13,14 @@ pub use summary::{AcrossData, AcrossPair, AcrossSummary, BestOn};
 
 use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::summary::summarize;
-use super::{FitDiagnostics, ParamSummary};
-use crate::compare::diagnostics::{ESS_MIN, RHAT_MAX, summarised};
-use crate::compare::model::Output;
+use super::{Assembly, Draws};
+use crate::compare::model::Posterior;
 use crate::compare::model::across::design::AcrossDesign;
 use crate::compare::model::across::{AcrossModel, AcrossOptions, AcrossScale};
-use crate::compare::sampler::nuts::{SamplerSettings, run_chains_with_progress};
+use crate::compare::sampler::Sampler;
+use crate::compare::sampler::nuts::{NutsSettings, chain_threads};
 use crate::error::{Error, Result};
 
 /// Options of [`fit_across`].
@@ -30,29 +28,28 @@ use crate::error::{Error, Result};
 pub struct AcrossFitOptions {
     /// The model's options (comparable scale, residual sds, interaction, priors).
     pub model: AcrossOptions,
-    /// Sampler settings (NUTS).
-    pub sampler: SamplerSettings,
+    /// NUTS settings (the across model samples by NUTS).
+    pub sampler: NutsSettings,
     /// Higher metric values are better (accuracy, coverage); by default lower is better.
     pub higher_is_better: bool,
 }
 
-/// A fitted across-data-sets model: its draws and the answers derived from them.
+/// A fitted across-data-sets model: its [`Draws`] (which it dereferences to) and the answers
+/// derived from them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AcrossFit {
+    draws: Draws,
     design: AcrossDesign,
     options: AcrossFitOptions,
-    outputs: Vec<Output>,
-    /// Per chain, draws x outputs, row-major, on the comparable scale.
-    chains: Vec<Vec<f64>>,
-    divergences: usize,
-    treedepth_hits: usize,
     /// Per data set, the (mean, sd) taken out of its values ([`AcrossScale::PerDataSet`]).
     per_dataset_scale: Option<Vec<(f64, f64)>>,
-    warnings: Vec<String>,
-    seconds: f64,
-    gradient_evals: u64,
-    summary: Vec<ParamSummary>,
-    form: String,
+}
+
+impl std::ops::Deref for AcrossFit {
+    type Target = Draws;
+    fn deref(&self) -> &Draws {
+        &self.draws
+    }
 }
 
 /// Fits the across-data-sets model by NUTS: the scales are sampled under the exact marginal
@@ -93,40 +90,16 @@ pub fn fit_across_with_progress(
     let mut warnings = Vec::new();
     let (fitted, per_dataset_scale) = comparable(design, options.model.scale, &mut warnings)?;
     let model = AcrossModel::new(&fitted, options.model)?;
-    let runs = run_chains_with_progress(&model, &options.sampler, progress)?;
-    let outputs = crate::compare::model::Posterior::outputs(&model).to_vec();
-    let mut fit = AcrossFit {
-        design: design.clone(),
-        options: *options,
-        outputs,
-        chains: runs.iter().map(|r| r.draws.clone()).collect(),
-        divergences: runs.iter().map(|r| r.divergences).sum(),
-        treedepth_hits: runs.iter().map(|r| r.treedepth_hits).sum(),
-        per_dataset_scale,
-        warnings,
-        seconds: 0.0,
-        gradient_evals: runs.iter().map(|r| r.gradient_evals).sum(),
-        summary: Vec::new(),
-        form: crate::compare::model::Posterior::form(&model),
-    };
-    let kept: Vec<usize> = (0..fit.outputs.len()).filter(|&k| summarised(&fit.outputs[k].name)).collect();
-    fit.summary = kept.par_iter().map(|&k| summarize(&fit.outputs[k].name, &fit.chain_draws(k))).collect();
-    fit.warnings.extend(super::checks::non_finite_warnings(&fit.summary));
-    let d = fit.diagnostics();
-    if d.divergences > 0 {
-        fit.warnings.push(format!("{} divergent transition(s) after warmup: results may be biased", d.divergences));
-    }
-    if d.max_rhat > RHAT_MAX {
-        fit.warnings.push(format!("largest R-hat is {:.4} > 1.01: the chains have not mixed", d.max_rhat));
-    }
-    if d.min_ess_bulk < ESS_MIN {
-        fit.warnings.push(format!("smallest bulk-ESS is {:.1} < 400: run more draws", d.min_ess_bulk));
-    }
-    if d.treedepth_hits > 0 {
-        fit.warnings.push(format!("{} transition(s) hit the maximum tree depth", d.treedepth_hits));
-    }
-    fit.seconds = start.elapsed().as_secs_f64();
-    Ok(fit)
+    let ran = Sampler::Nuts(options.sampler).run(&model, chain_threads(), progress, 0, None)?;
+    let outputs = model.outputs().to_vec();
+    let columns: Vec<usize> = (0..outputs.len()).collect();
+    let n_out = outputs.len();
+    let draws = Draws::assemble(
+        Assembly { outputs, columns: &columns, standardization: None, warnings, form: model.form(), start },
+        &ran.chains,
+        n_out,
+    );
+    Ok(AcrossFit { draws, design: design.clone(), options: *options, per_dataset_scale })
 }
 
 /// Per data set, the (mean, sd) taken out of its values.
@@ -196,73 +169,5 @@ impl AcrossFit {
     /// [`AcrossScale::PerDataSet`] (effects are then in data-set sds).
     pub fn per_dataset_scale(&self) -> Option<&[(f64, f64)]> {
         self.per_dataset_scale.as_deref()
-    }
-
-    /// How the sampler saw the model, in words.
-    pub fn form(&self) -> &str {
-        &self.form
-    }
-
-    /// Named warnings (divergences, R-hat, ESS, non-finite summaries, scale).
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
-    }
-
-    /// Seconds the fit took.
-    pub fn seconds(&self) -> f64 {
-        self.seconds
-    }
-
-    /// Gradient evaluations, all chains.
-    pub fn gradient_evals(&self) -> u64 {
-        self.gradient_evals
-    }
-
-    /// Names of all reported quantities.
-    pub fn names(&self) -> Vec<&str> {
-        self.outputs.iter().map(|o| o.name.as_str()).collect()
-    }
-
-    pub(super) fn index(&self, name: &str) -> Result<usize> {
-        self.outputs
-            .iter()
-            .position(|o| o.name == name)
-            .ok_or_else(|| Error::argument("parameter", name, "a quantity of the across model (see AcrossFit::names)"))
-    }
-
-    /// Draws of one quantity, one vector per chain.
-    pub fn draws(&self, name: &str) -> Result<Vec<Vec<f64>>> {
-        Ok(self.chain_draws(self.index(name)?))
-    }
-
-    fn chain_draws(&self, k: usize) -> Vec<Vec<f64>> {
-        let n_out = self.outputs.len();
-        self.chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect()
-    }
-
-    /// Every draw's row of reported quantities, chain after chain.
-    pub(crate) fn rows(&self) -> impl Iterator<Item = &[f64]> {
-        self.chains.iter().flat_map(|c| c.chunks_exact(self.outputs.len()))
-    }
-
-    /// brms-style summary of every quantity but the realization effects.
-    pub fn summary(&self) -> &[ParamSummary] {
-        &self.summary
-    }
-
-    /// Divergences, tree-depth hits, worst R-hat and bulk-ESS of the summarised quantities.
-    pub fn diagnostics(&self) -> FitDiagnostics {
-        FitDiagnostics {
-            divergences: self.divergences,
-            treedepth_hits: self.treedepth_hits,
-            max_rhat: self.summary.iter().map(|s| s.rhat).filter(|r| !r.is_nan()).fold(f64::NAN, f64::max),
-            min_ess_bulk: self.summary.iter().map(|s| s.ess_bulk).filter(|r| !r.is_nan()).fold(f64::NAN, f64::min),
-        }
-    }
-
-    /// Whether the fit meets the clean standard: no divergence, R-hat <= 1.01, bulk-ESS >= 400.
-    pub fn is_clean(&self) -> bool {
-        let d = self.diagnostics();
-        d.divergences == 0 && d.max_rhat <= RHAT_MAX && d.min_ess_bulk >= ESS_MIN
     }
 }

@@ -3,11 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::ParamSummary;
 use super::super::summary::{ALL_PAIRS_UP_TO, Pairwise, by_name, parameters};
-use super::super::{FitDiagnostics, ParamSummary};
 use super::{AcrossFit, Rope, VarianceShare};
+use crate::compare::diagnostics::clean::FitDiagnostics;
+use crate::compare::fit::Pairs;
 use crate::compare::model::across::AcrossOptions;
-use crate::compare::sampler::nuts::SamplerSettings;
+use crate::compare::sampler::nuts::NutsSettings;
 
 /// One pair's answers on a new data set and on each data set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +64,7 @@ pub struct AcrossSummary {
     pub variance_share: VarianceShare,
     /// `all` (every ordered pair) or `ranked` (each method against the next in the ranking
     /// and the best against every other), as in [`super::super::FitSummary`].
-    pub pairs: String,
+    pub pairs: Pairs,
     /// The answers of each compared pair.
     pub pairwise: Pairwise<AcrossPair>,
     /// Half-width of the region of practical equivalence, if asked for.
@@ -70,7 +72,7 @@ pub struct AcrossSummary {
     /// Sampler diagnostics.
     pub diagnostics: FitDiagnostics,
     /// The sampler settings.
-    pub sampler: SamplerSettings,
+    pub sampler: NutsSettings,
     /// Warnings in plain language.
     pub warnings: Vec<String>,
     /// Wall-clock seconds of the fit.
@@ -139,7 +141,7 @@ impl AcrossSummary {
             prob_best_new: fit.prob_best_new()?,
             prob_best_on,
             variance_share: fit.variance_share()?,
-            pairs: if ranked { "ranked" } else { "all" }.into(),
+            pairs: if ranked { Pairs::Ranked } else { Pairs::All },
             pairwise,
             rope_eps: rope,
             diagnostics: fit.diagnostics(),

@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::model::priors::{LocationPrior, ScalePrior, mixing_variance, standard_normal};
 use crate::compare::model::scale_map::ScaleMap;
-use crate::compare::model::{Output, OutputKind, Posterior};
+use crate::compare::model::{Output, OutputKind, Posterior, Role};
 use crate::error::Result;
 use design::AcrossDesign;
 
@@ -72,7 +72,47 @@ pub enum AcrossScale {
     /// Each data set's values centred by their mean and divided by their sd (all methods and
     /// realizations): for metrics in units that differ between data sets. Effects are then in
     /// data-set sds.
+    #[serde(alias = "per_dataset")]
     PerDataSet,
+}
+
+impl std::str::FromStr for AcrossScale {
+    type Err = crate::Error;
+    /// Parses `as_given` or `per_dataset` (`per_data_set`; `-` may replace `_`).
+    fn from_str(s: &str) -> Result<Self> {
+        let choices =
+            [("as_given", Self::AsGiven), ("per_dataset", Self::PerDataSet), ("per_data_set", Self::PerDataSet)];
+        crate::error::parse_choice("across_scale", s, &choices)
+    }
+}
+
+impl std::str::FromStr for AcrossSigma {
+    type Err = crate::Error;
+    /// Parses `per_cell` or `per_method`.
+    fn from_str(s: &str) -> Result<Self> {
+        crate::error::parse_choice("across_sigma", s, &[("per_cell", Self::PerCell), ("per_method", Self::PerMethod)])
+    }
+}
+
+impl std::str::FromStr for Interaction {
+    type Err = crate::Error;
+    /// Parses `normal`, `student_t` or `student_t_per_data_set`.
+    fn from_str(s: &str) -> Result<Self> {
+        let choices = [
+            ("normal", Self::Normal),
+            ("student_t", Self::StudentT),
+            ("student_t_per_data_set", Self::StudentTPerDataSet),
+        ];
+        crate::error::parse_choice("interaction", s, &choices)
+    }
+}
+
+impl std::str::FromStr for MethodEffects {
+    type Err = crate::Error;
+    /// Parses `pooled` or `flat`.
+    fn from_str(s: &str) -> Result<Self> {
+        crate::error::parse_choice("method_effects", s, &[("pooled", Self::Pooled), ("flat", Self::Flat)])
+    }
 }
 
 /// The residual sd's structure.
@@ -436,18 +476,30 @@ fn outputs(design: &AcrossDesign, cells: &[(usize, usize)], opts: AcrossOptions,
     if opts.interaction != Interaction::Normal {
         out.push(Output::new("df", OutputKind::Fixed));
     }
-    out.extend(ms.iter().map(|m| Output::new(format!("delta[{m}]"), OutputKind::Scale)));
-    out.extend(ds.iter().map(|d| Output::new(format!("nu[{d}]"), OutputKind::Location)));
-    out.extend(cells.iter().map(|&(d, m)| Output::new(format!("mu[{},{}]", ds[d], ms[m]), OutputKind::Location)));
+    let cell = |name: String, kind| Output::with_role(name, kind, Role::DataSet);
+    out.extend(
+        ms.iter()
+            .enumerate()
+            .map(|(k, m)| Output::with_role(format!("delta[{m}]"), OutputKind::Scale, Role::Compared(k))),
+    );
+    out.extend(ds.iter().map(|d| cell(format!("nu[{d}]"), OutputKind::Location)));
+    out.extend(cells.iter().map(|&(d, m)| cell(format!("mu[{},{}]", ds[d], ms[m]), OutputKind::Location)));
     match opts.sigma {
-        AcrossSigma::PerCell => out
-            .extend(cells.iter().map(|&(d, m)| Output::new(format!("sigma[{},{}]", ds[d], ms[m]), OutputKind::Scale))),
-        AcrossSigma::PerMethod => out.extend(ms.iter().map(|m| Output::new(format!("sigma[{m}]"), OutputKind::Scale))),
+        AcrossSigma::PerCell => {
+            out.extend(cells.iter().map(|&(d, m)| cell(format!("sigma[{},{}]", ds[d], ms[m]), OutputKind::Scale)))
+        }
+        AcrossSigma::PerMethod => out.extend(
+            ms.iter()
+                .enumerate()
+                .map(|(k, m)| Output::with_role(format!("sigma[{m}]"), OutputKind::Scale, Role::Method(k))),
+        ),
     }
     if effect {
-        out.extend(ds.iter().map(|d| Output::new(format!("sigma_gamma[{d}]"), OutputKind::Scale)));
+        out.extend(ds.iter().map(|d| cell(format!("sigma_gamma[{d}]"), OutputKind::Scale)));
         out.extend(
-            design.realizations().iter().map(|(d, r)| Output::new(format!("gamma[{}:{r}]", ds[*d]), OutputKind::Scale)),
+            design.realizations().iter().map(|(d, r)| {
+                Output::with_role(format!("gamma[{}:{r}]", ds[*d]), OutputKind::Scale, Role::Realization)
+            }),
         );
     }
     out

@@ -19,7 +19,7 @@ use crate::compare::model::design::Design;
 use crate::compare::model::layout::Coords;
 use crate::compare::model::priors::{LocationPrior, standard_normal};
 use crate::compare::model::scale_map::{Mapped, ScaleMap};
-use crate::compare::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior};
+use crate::compare::model::{BetaBinomialOptions, Output, OutputKind, Parameterization, Posterior, Role};
 
 pub(crate) mod device;
 
@@ -189,16 +189,25 @@ impl BetaBinomialModel {
         };
         let mut outputs = vec![Output::new("mu0", OutputKind::Fixed), Output::new("tau", OutputKind::Fixed)];
         if opts.phi_per_method {
-            outputs.extend(design.groups().iter().map(|g| Output::new(format!("phi[{g}]"), OutputKind::Fixed)));
+            outputs.extend(
+                (design.groups().iter().enumerate())
+                    .map(|(m, g)| Output::with_role(format!("phi[{g}]"), OutputKind::Fixed, Role::Method(m))),
+            );
         } else {
             outputs.push(Output::new("phi", OutputKind::Fixed));
         }
         if effect {
             outputs.push(Output::new("sigma_gamma", OutputKind::Fixed));
         }
-        outputs.extend(design.groups().iter().map(|g| Output::new(format!("p[{g}]"), OutputKind::Fixed)));
+        outputs.extend(
+            (design.groups().iter().enumerate())
+                .map(|(m, g)| Output::with_role(format!("p[{g}]"), OutputKind::Fixed, Role::Compared(m))),
+        );
         if effect {
-            outputs.extend(design.pairs().iter().map(|p| Output::new(format!("gamma[{p}]"), OutputKind::Fixed)));
+            outputs.extend(
+                (design.pairs().iter())
+                    .map(|p| Output::with_role(format!("gamma[{p}]"), OutputKind::Fixed, Role::Realization)),
+            );
         }
         let trials = design.trials().map(<[f64]>::to_vec).unwrap_or_else(|| vec![1.0; design.n_obs()]);
         let cells = compress(design.group(), design.pair(), design.y(), &trials, effect);

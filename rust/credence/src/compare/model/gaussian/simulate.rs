@@ -3,7 +3,7 @@
 
 use crate::compare::model::design::Design;
 use crate::compare::model::priors::standard_normal;
-use crate::compare::model::{GaussianOptions, Output, OutputKind, SigmaStructure};
+use crate::compare::model::{GaussianOptions, Output, OutputKind, Role, SigmaStructure};
 
 /// The reported quantities of the Gaussian model, in order: mu0, tau, (sigma_gamma), mu\[m\],
 /// sigma\[m\], (gamma\[i\]), (nu).
@@ -12,10 +12,18 @@ pub(crate) fn gaussian_outputs(design: &Design, effect: bool, student_t: bool) -
     if effect {
         outputs.push(Output::new("sigma_gamma", OutputKind::Scale));
     }
-    outputs.extend(design.groups().iter().map(|g| Output::new(format!("mu[{g}]"), OutputKind::Location)));
-    outputs.extend(design.groups().iter().map(|g| Output::new(format!("sigma[{g}]"), OutputKind::Scale)));
+    let groups = design.groups().iter().enumerate();
+    outputs.extend(
+        groups.clone().map(|(m, g)| Output::with_role(format!("mu[{g}]"), OutputKind::Location, Role::Compared(m))),
+    );
+    outputs.extend(groups.map(|(m, g)| Output::with_role(format!("sigma[{g}]"), OutputKind::Scale, Role::Method(m))));
     if effect {
-        outputs.extend(design.pairs().iter().map(|p| Output::new(format!("gamma[{p}]"), OutputKind::Scale)));
+        outputs.extend(
+            design
+                .pairs()
+                .iter()
+                .map(|p| Output::with_role(format!("gamma[{p}]"), OutputKind::Scale, Role::Realization)),
+        );
     }
     if student_t {
         outputs.push(Output::new("nu", OutputKind::Fixed));

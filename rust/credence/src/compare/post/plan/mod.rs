@@ -48,12 +48,12 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::fit::chees::{BatchFitter, CheesOptions};
+use crate::compare::fit::chees::BatchFitter;
 use crate::compare::fit::{Fit, FitOptions, fit};
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, GaussianOptions};
+use crate::compare::sampler::Sampler;
 use crate::compare::sampler::chees::CheesSettings;
-use crate::compare::sampler::nuts::SamplerSettings;
 use crate::error::{Error, Result};
 use crate::seeds::stream_seed;
 use run::{Outcome, run};
@@ -272,16 +272,18 @@ pub fn plan_with_progress(
 ) -> Result<Plan> {
     let start = Instant::now();
     let setup = Setup::new(source, options)?;
-    let chees =
-        CheesOptions { family: setup.family, sampler: options.sampler, higher_is_better: setup.higher_is_better };
+    let chees = FitOptions {
+        family: setup.family,
+        sampler: Sampler::Chees(options.sampler),
+        higher_is_better: setup.higher_is_better,
+    };
     chees.sampler.validate()?;
     let fit_batch = |designs: &[Design], chunk: usize| -> Result<Vec<Result<Outcome>>> {
-        let sampler = CheesSettings { seed: stream_seed(options.seed, chunk as u64 + 1), ..chees.sampler };
-        let o = CheesOptions { sampler, ..chees };
+        let o = FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, chunk as u64 + 1)), ..chees };
         let mut out: Vec<Result<Outcome>> = fitter
             .fit_batch(designs, &o)?
             .into_iter()
-            .map(|r| r.and_then(|c| Outcome::of_chees(&c, &options.a, &options.b, &options.decision, setup.target)))
+            .map(|r| r.and_then(|f| Outcome::of(f, &options.a, &options.b, &options.decision, setup.target, false)))
             .collect();
         // Fits ChEES leaves unclean are fitted again by NUTS (the single-fit sampler, clean on
         // the small-design families where batched ChEES keeps a few fits unclean).
@@ -295,16 +297,9 @@ pub fn plan_with_progress(
             .par_iter()
             .map(|&i| {
                 let seed = stream_seed(options.seed, (chunk * BATCH + i) as u64 + (1 << 40));
-                let fo = FitOptions {
-                    family: setup.family,
-                    sampler: SamplerSettings { seed, ..Default::default() },
-                    higher_is_better: setup.higher_is_better,
-                };
-                let refit = fit(&designs[i], &fo).and_then(|f| match setup.target {
-                    Some(t) => f.with_target(t),
-                    None => Ok(f),
-                });
-                (i, refit.and_then(|f| Outcome::of_nuts(&f, &options.a, &options.b, &options.decision)))
+                let fo = FitOptions { sampler: Sampler::default().with_seed(seed), ..chees };
+                let refit = fit(&designs[i], &fo);
+                (i, refit.and_then(|f| Outcome::of(f, &options.a, &options.b, &options.decision, setup.target, true)))
             })
             .collect();
         for (i, r) in refits {

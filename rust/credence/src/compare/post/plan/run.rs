@@ -6,9 +6,7 @@ use rand::rngs::ChaCha8Rng;
 use super::setup::Setup;
 use super::world::Simulations;
 use super::{BATCH, Decision, Plan, PlanOptions, PlanPoint};
-use crate::compare::diagnostics::{ESS_MIN, RHAT_MAX};
 use crate::compare::fit::Fit;
-use crate::compare::fit::chees::CheesFit;
 use crate::compare::model::design::Design;
 use crate::error::{Error, Result};
 use crate::seeds::stream_seed;
@@ -27,35 +25,27 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    /// Reads the outcome of a fit (with the comparison target already applied).
-    pub(crate) fn of(fit: &Fit, a: &str, b: &str, decision: &Decision, clean: bool) -> Result<Self> {
+    /// Reads the outcome of a fit (the comparison target applied first): P(A better than B),
+    /// the decision's probability, and whether the fit meets the clean standard (the
+    /// sampler's own R-hat: nested for batched ChEES). `refit`: made by the NUTS refit.
+    pub(crate) fn of(
+        fit: Fit,
+        a: &str,
+        b: &str,
+        decision: &Decision,
+        target: Option<f64>,
+        refit: bool,
+    ) -> Result<Self> {
+        let fit = match target {
+            Some(t) => fit.with_target(t)?,
+            None => fit,
+        };
         let prob_better = fit.prob_better(a, b)?.0;
         let decision_prob = match decision.rope {
             None => prob_better,
             Some(eps) => fit.prob_better_by(a, b, eps)?,
         };
-        Ok(Self { prob_better, decision_prob, clean, refit: false })
-    }
-
-    pub(super) fn of_nuts(fit: &Fit, a: &str, b: &str, decision: &Decision) -> Result<Self> {
-        let d = fit.diagnostics();
-        let clean = d.divergences == 0
-            && (d.max_rhat.is_nan() || d.max_rhat <= RHAT_MAX)
-            && (d.min_ess_bulk.is_nan() || d.min_ess_bulk >= ESS_MIN);
-        Ok(Self { refit: true, ..Self::of(fit, a, b, decision, clean)? })
-    }
-
-    pub(super) fn of_chees(c: &CheesFit, a: &str, b: &str, decision: &Decision, target: Option<f64>) -> Result<Self> {
-        let fit = match target {
-            Some(t) => c.fit.clone().with_target(t)?,
-            None => c.fit.clone(),
-        };
-        let d = fit.diagnostics();
-        let nested = c.max_nested_rhat();
-        let clean = d.divergences == 0
-            && (nested.is_nan() || nested <= RHAT_MAX)
-            && (d.min_ess_bulk.is_nan() || d.min_ess_bulk >= ESS_MIN);
-        Self::of(&fit, a, b, decision, clean)
+        Ok(Self { prob_better, decision_prob, clean: fit.is_clean(), refit })
     }
 }
 

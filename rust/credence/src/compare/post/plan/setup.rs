@@ -3,7 +3,7 @@
 
 use super::world::{Simulations, World};
 use super::{PlanOptions, PlanSource, Stated};
-use crate::compare::diagnostics::RHAT_MAX;
+use crate::compare::diagnostics::clean::{CLEAN, beside};
 use crate::compare::fit::Fit;
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, Likelihood};
@@ -44,12 +44,20 @@ impl Setup {
 
     fn pilot(fit: &Fit, options: &PlanOptions) -> Result<Self> {
         // Worlds from a posterior the sampler did not explore would be a silent wrong number.
-        let d = fit.diagnostics();
-        if d.divergences > 0 || d.max_rhat > RHAT_MAX || d.max_rhat.is_nan() {
+        if !fit.is_clean() {
+            let d = fit.diagnostics();
             return Err(Error::argument(
                 "pilot fit",
-                format!("{} divergences, largest R-hat {:.3}", d.divergences, d.max_rhat),
-                "a clean fit (no divergence, R-hat <= 1.01) to draw the simulated worlds from",
+                format!(
+                    "{} divergences, largest R-hat {}, smallest bulk-ESS {}",
+                    d.divergences,
+                    beside(fit.sampler_rhat(), CLEAN.rhat_max, 3),
+                    beside(d.min_ess_bulk, CLEAN.ess_bulk_min, 0)
+                ),
+                format!(
+                    "a clean fit (no divergence, R-hat <= {}, bulk-ESS >= {}) to draw the simulated worlds from",
+                    CLEAN.rhat_max, CLEAN.ess_bulk_min
+                ),
             ));
         }
         let all = fit.design().groups();

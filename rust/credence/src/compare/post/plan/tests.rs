@@ -1,9 +1,10 @@
 use super::*;
 use crate::compare::CpuBatch;
-use crate::compare::fit::{FitOptions, fit_with};
+use crate::compare::fit::{FitOptions, Run, fit_on};
 use crate::compare::model::gaussian::KnownHyper;
 use crate::compare::post::planning::ClosedForm;
-use crate::compare::sampler::nuts::SamplerSettings;
+use crate::compare::sampler::Sampler;
+use crate::compare::sampler::nuts::NutsSettings;
 use crate::special::{norm_cdf, norm_quantile};
 
 const MU0: f64 = 0.0;
@@ -89,7 +90,7 @@ fn assurance_matches_the_closed_form_with_sampled_posteriors() {
     let setup = Setup::new(PlanSource::Stated(&s), &o).unwrap();
     let fo = FitOptions {
         family: Family::Gaussian(GaussianOptions { realization_effect: false, ..Default::default() }),
-        sampler: SamplerSettings { warmup: 200, draws: 400, max_draws: Some(400), ..Default::default() },
+        sampler: Sampler::Nuts(NutsSettings { warmup: 200, draws: 400, max_draws: Some(400), ..Default::default() }),
         higher_is_better: false,
     };
     let sampled = |designs: &[Design], _: usize| {
@@ -98,8 +99,8 @@ fn assurance_matches_the_closed_form_with_sampled_posteriors() {
             .par_iter()
             .map(|d| {
                 let known = KnownHyper { mu0: MU0, tau: TAU, sigma: vec![s.sigma_a, s.sigma_b] };
-                let f = fit_with(d, &fo, Some(known))?;
-                Outcome::of(&f, "A", "B", &o.decision, f.diagnostics().divergences == 0)
+                let f = fit_on(d, &fo, &Run { fixed: Some(known), ..Run::default() })?;
+                Outcome::of(f, "A", "B", &o.decision, None, false)
             })
             .collect())
     };

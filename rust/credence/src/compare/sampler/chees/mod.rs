@@ -82,7 +82,7 @@
 //!   hierarchical posteriors have narrow regions (small tau) where a larger step diverges, and
 //!   simulation-based calibration is the check (tests/chees.rs).
 //! - Step-halving tolerance 2 (the energy range along one step), as for NUTS
-//!   ([`SamplerSettings::walnuts`]).
+//!   ([`NutsSettings::walnuts`]).
 //! - The ChEES criterion is evaluated in the coordinates whitened by the current mass matrix
 //!   (theta_i / sqrt(inv_mass_i)), so a well-identified coordinate with a tiny posterior sd
 //!   counts as much as a loose one; the paper works in the original coordinates.
@@ -170,7 +170,7 @@ pub struct CheesSettings {
     pub max_leapfrog: usize,
     /// Jitter of the trajectory length.
     pub jitter: Jitter,
-    /// Within-orbit adaptive step sizes (see [`SamplerSettings::walnuts`](crate::compare::SamplerSettings)):
+    /// Within-orbit adaptive step sizes (see [`NutsSettings::walnuts`](crate::compare::NutsSettings)):
     /// a leapfrog step along which the energy varies by more than this is halved (up to 8
     /// times) with a reversibility check; `None` keeps every step at the adapted size.
     #[serde(default = "default_walnuts")]

@@ -4,39 +4,11 @@ use super::adapt::{DualAveraging, MetricWindow, halton, metric_windows};
 use super::device::{ChainDevice, Want, WindowStep};
 use super::ensemble::Ensemble;
 use super::{AUX_STREAM, CheesRun, CheesSettings, JITTER_STREAM, Jitter, REWARM_RHAT};
-use crate::compare::diagnostics::nested_rhat::nested_rhat;
-use crate::compare::diagnostics::{ess_bulk, meets_standard, summarised};
+use crate::compare::diagnostics::clean::{ChainRhat, chains_meet, worst_nested_rhat};
 use crate::compare::model::Posterior;
 use crate::compare::sampler::nuts::{ChainOutput, DrawStats};
 use crate::compare::sampler::philox::Stream;
 use crate::error::Result;
-
-/// Whether the chains' draws (row-major, draw x output) meet the clean standard on every
-/// summarised output: nested R-hat <= 1.01 (superchains of `per_superchain` consecutive
-/// chains) and bulk-ESS >= 400 (NaN, a constant output, passes).
-fn clean_chees_draws(post: &dyn Posterior, chains: &[Vec<f64>], per_superchain: usize) -> bool {
-    let outputs = post.outputs();
-    let n_out = outputs.len();
-    outputs.iter().enumerate().filter(|(_, o)| summarised(&o.name)).all(|(k, _)| {
-        let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
-        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
-        let nested = nested_rhat(&refs, per_superchain).unwrap_or(f64::NAN);
-        meets_standard(nested, ess_bulk(&refs))
-    })
-}
-
-/// The largest nested R-hat of the chains' draws over the summarised outputs (NaN ignored; 1
-/// when there is none).
-fn worst_nested_rhat(post: &dyn Posterior, chains: &[Vec<f64>], per_superchain: usize) -> f64 {
-    let outputs = post.outputs();
-    let n_out = outputs.len();
-    outputs.iter().enumerate().filter(|(_, o)| summarised(&o.name)).fold(1.0, |worst, (k, _)| {
-        let columns: Vec<Vec<f64>> = chains.iter().map(|c| c.chunks_exact(n_out).map(|row| row[k]).collect()).collect();
-        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
-        let r = nested_rhat(&refs, per_superchain).unwrap_or(f64::NAN);
-        if r > worst { r } else { worst }
-    })
-}
 
 /// Runs one design's chains: warmup with adaptation, then the kept draws.
 #[cfg(test)]
@@ -233,8 +205,8 @@ pub(crate) fn run_chees_on<'a>(
     device: Option<&'a dyn ChainDevice>,
 ) -> Result<CheesRun> {
     s.validate()?;
-    let most = s.max_draws.unwrap_or(s.draws).max(s.draws);
-    crate::compare::sampler::memory::check(s.chains(), most, post.outputs().len(), size_of::<DrawStats>())?;
+    let extension = crate::compare::sampler::Extension::new(s.draws, s.max_draws);
+    crate::compare::sampler::memory::check(s.chains(), extension.max(), post.outputs().len(), size_of::<DrawStats>())?;
     let mut ens = Ensemble::new(post, s, data_set)?;
     if let Some(device) = device {
         ens.attach(device, data_set)?;
@@ -247,15 +219,14 @@ pub(crate) fn run_chees_on<'a>(
     let mut hits = 0;
     let mut rec = Recorder::new(post, s, data_set, n);
     let mut total = warmup + s.draws as usize;
-    let mut max_total = warmup + s.max_draws.unwrap_or(s.draws).max(s.draws) as usize;
-    let block = (s.draws as usize / 2).max(1);
     let max_warmup = s.max_warmup.unwrap_or(s.warmup).max(s.warmup) as usize;
     // Warmup iterations run so far (all phases).
     let mut warmed = warmup;
     let mut it = 0;
     loop {
         if it == total {
-            let worst = worst_nested_rhat(post, &rec.draws, s.chains_per_superchain);
+            let chains: Vec<&[f64]> = rec.draws.iter().map(Vec::as_slice).collect();
+            let worst = worst_nested_rhat(post.outputs(), &chains, s.chains_per_superchain);
             if worst > REWARM_RHAT && warmed < max_warmup {
                 // The superchains disagree: drop the draws and warm up again (twice as long as
                 // so far, within the cap), the adaptation going on from where it is.
@@ -263,12 +234,14 @@ pub(crate) fn run_chees_on<'a>(
                 warmed += more;
                 adapt.warmup_end = it + more;
                 total = adapt.warmup_end + s.draws as usize;
-                max_total = adapt.warmup_end + s.max_draws.unwrap_or(s.draws).max(s.draws) as usize;
                 rec = Recorder::new(post, s, data_set, n);
-            } else if total >= max_total || clean_chees_draws(post, &rec.draws, s.chains_per_superchain) {
-                break;
             } else {
-                total = (total + block).min(max_total);
+                let kept = (total - adapt.warmup_end) as u64;
+                let clean = || chains_meet(post.outputs(), &chains, ChainRhat::Nested(s.chains_per_superchain));
+                match extension.next(kept, clean) {
+                    Some(more) => total = adapt.warmup_end + more as usize,
+                    None => break,
+                }
             }
         }
         let h = match s.jitter {

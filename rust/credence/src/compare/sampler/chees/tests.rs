@@ -135,7 +135,7 @@ fn results_do_not_depend_on_threads_or_batch_position() {
 /// simulations per model): 40 simulations, ranks among 19 draws in 5 bins, level 0.001.
 #[test]
 fn fast_simulation_based_calibration() {
-    use crate::compare::{BetaBinomialOptions, SbcOptions, SbcQuantity, sbc_chees};
+    use crate::compare::{BetaBinomialOptions, Sampler, SbcOptions, SbcQuantity, sbc};
     let (mut g, mut p) = (Vec::new(), Vec::new());
     for r in 0..6 {
         for m in 0..3 {
@@ -145,7 +145,7 @@ fn fast_simulation_based_calibration() {
     }
     let settings =
         CheesSettings { superchains: 8, chains_per_superchain: 2, warmup: 150, draws: 25, ..Default::default() };
-    let options = SbcOptions { n_sims: 40, thin_to: 19, ..Default::default() };
+    let options = SbcOptions { n_sims: 40, thin_to: 19, sampler: Sampler::Chees(settings), ..Default::default() };
     let q = |n: &str| SbcQuantity::Param(n.into());
     let gaussian = Design::new(g.clone(), Some(p.clone()), vec![0.0; 18], None).unwrap();
     let counts = Design::new(g, Some(p), vec![20.0; 18], Some(vec![40.0; 18])).unwrap();
@@ -154,7 +154,7 @@ fn fast_simulation_based_calibration() {
         (counts, Family::BetaBinomial(BetaBinomialOptions::default()), vec![q("mu0"), q("phi"), q("p[M0]")]),
     ];
     for (template, family, quantities) in cases {
-        let r = sbc_chees(&template, &family, &quantities, &options, &settings).unwrap();
+        let r = sbc(&template, &family, &quantities, &options).unwrap();
         for t in r.chi_square(5).unwrap() {
             assert!(t.p_value > 1e-3, "{}: chi2 {:.1}, p {:.1e}", t.quantity, t.chi_square, t.p_value);
         }

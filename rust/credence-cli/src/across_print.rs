@@ -1,0 +1,145 @@
+//! How `credence fit --dataset-column` prints an across-data-sets fit, brms-style: the
+//! header, the parameter table, P(best on a new data set), the pairs on a new data set and on
+//! each data set, and the method share of the variance.
+
+use std::path::Path;
+
+use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects};
+
+use crate::output::{parameter_rows, print_warnings};
+use crate::table::{number, render};
+
+/// The header: model, form, data, draws and sampler, as brms prints them.
+fn print_header(s: &AcrossSummary, data: &Path) {
+    let m = &s.model;
+    outln!(
+        "  Model: across data sets (sigma {}, {} interaction{}{})",
+        if m.sigma == AcrossSigma::PerCell { "per data set and method" } else { "per method" },
+        match m.interaction {
+            Interaction::Normal => "normal",
+            Interaction::StudentT => "Student-t",
+            Interaction::StudentTPerDataSet => "Student-t per data set",
+        },
+        if m.method_effects == MethodEffects::Flat { ", flat method effects" } else { "" },
+        if s.data.realizations > 0 && !m.no_realization_effect { ", realization effect" } else { "" }
+    );
+    outln!("   Form: {}", s.form);
+    outln!(
+        "   Data: {} ({} observations, {} data sets, {} methods, {} realizations)",
+        data.display(),
+        s.data.observations,
+        s.data.datasets.len(),
+        s.data.methods.len(),
+        s.data.realizations
+    );
+    outln!(
+        "  Scale: {}",
+        if s.scale == "per_data_set" { "per data set (effects in data-set sds)" } else { "as given" }
+    );
+    let sm = &s.sampler;
+    outln!(
+        "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
+        sm.chains,
+        sm.warmup + sm.draws,
+        sm.warmup,
+        sm.chains as u64 * sm.draws
+    );
+    let halving = match sm.walnuts {
+        Some(e) => format!("steps halved beyond energy error {e}"),
+        None => "fixed steps".into(),
+    };
+    outln!("Sampler: NUTS ({halving}), target acceptance {}", sm.target_accept);
+    outln!(" Fitted in {:.3} s\n", s.seconds);
+}
+
+/// The header, the parameter table, P(best), the pairs, the variance share, the
+/// diagnostics and the warnings.
+pub(crate) fn print_tables(s: &AcrossSummary, data: &Path) {
+    print_header(s, data);
+    out!("{}", render(&parameter_rows(&s.parameters)));
+    let better = if s.higher_is_better { "higher" } else { "lower" };
+    outln!("\nP(best on a new data set), {better} is better:");
+    let mut rows = vec![["method", "delta", "P(best)"].map(String::from).to_vec()];
+    for m in &s.ranking {
+        let delta = s.parameters.iter().find(|p| p.name == format!("delta[{m}]")).map(|p| p.mean);
+        let p = s.prob_best_new.iter().find(|(x, _)| x == m).map(|(_, p)| *p);
+        rows.push(vec![m.clone(), number(delta), p.map_or_else(|| "-".into(), |p| format!("{p:.3}"))]);
+    }
+    out!("{}", render(&rows));
+    print_pairs(s);
+    let v = &s.variance_share;
+    outln!(
+        "\nMethod share of the variance: {:.3} [{:.3}, {:.3}] (the methods' variation common to all data sets, \
+         against the method-by-data-set interaction)",
+        v.mean,
+        v.q2_5,
+        v.q97_5
+    );
+    let d = &s.diagnostics;
+    outln!(
+        "Diagnostics: {} divergent transition(s), {} at the maximum tree depth, largest R-hat {:.4}, smallest \
+         bulk-ESS {:.0}",
+        d.divergences,
+        d.treedepth_hits,
+        d.max_rhat,
+        d.min_ess_bulk
+    );
+    print_warnings(&s.warnings);
+}
+
+/// The compared pairs, each with A ahead of B in the ranking.
+fn ranked_pairs(s: &AcrossSummary) -> Vec<(&String, &String)> {
+    let mut out = Vec::new();
+    for (i, x) in s.ranking.iter().enumerate() {
+        for y in &s.ranking[i + 1..] {
+            if s.pairwise.get(x, y).is_some() {
+                out.push((x, y));
+            }
+        }
+    }
+    out
+}
+
+/// The pairs on a new data set (with the ROPE decision when asked for) and on each data set.
+fn print_pairs(s: &AcrossSummary) {
+    let pairs = ranked_pairs(s);
+    outln!("\nP(A better than B) on a new data set:");
+    let mut head = vec!["A", "B", "P(A better)", "MCSE"];
+    if s.rope_eps.is_some() {
+        head.extend(["P(A - B < -eps)", "P(rope)", "P(A - B > eps)", "most probable (left/rope/right)"]);
+    }
+    let mut rows = vec![head.into_iter().map(String::from).collect::<Vec<_>>()];
+    for &(x, y) in &pairs {
+        let Some(p) = s.pairwise.get(x, y) else { continue };
+        let mut row =
+            vec![x.clone(), y.clone(), format!("{:.3}", p.prob_better_new), format!("{:.3}", p.prob_better_new_mcse)];
+        if let Some(r) = &p.rope {
+            let [l, o, g] = r.most_probable;
+            row.extend([
+                format!("{:.3}", r.left),
+                format!("{:.3}", r.rope),
+                format!("{:.3}", r.right),
+                format!("{l:.3} / {o:.3} / {g:.3}"),
+            ]);
+        }
+        rows.push(row);
+    }
+    out!("{}", render(&rows));
+    if let Some(eps) = s.rope_eps {
+        outln!(
+            "ROPE |A - B| <= {eps} on the metric's scale; \"most probable\" is baycomp's answer: the share of draws \
+             in which each region is the most probable for the next data set."
+        );
+    }
+    outln!("\nP(A better than B) on each data set:");
+    let mut rows =
+        vec![std::iter::once("A - B".to_string()).chain(s.data.datasets.iter().cloned()).collect::<Vec<_>>()];
+    for &(x, y) in &pairs {
+        let Some(p) = s.pairwise.get(x, y) else { continue };
+        let cell = |d: &String| {
+            p.prob_better_on.iter().find(|(e, _)| e == d).map_or_else(|| "-".into(), |(_, v)| format!("{v:.3}"))
+        };
+        rows.push(std::iter::once(format!("{x} - {y}")).chain(s.data.datasets.iter().map(cell)).collect());
+    }
+    out!("{}", render(&rows));
+}

@@ -1,0 +1,144 @@
+//! How `credence fit` prints a single-data-set fit: brms' header and parameter table, then
+//! P(A better than B), the minimum detectable differences and the ROPE.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use credence::compare::{Family, FitSummary, Likelihood, Pairs, SigmaStructure};
+
+use crate::output::{parameter_rows, print_warnings};
+use crate::table::{number, render};
+
+/// The header: family, form, data, draws and sampler, as brms prints them.
+fn print_header(s: &FitSummary, data: &Path) {
+    let family = match s.model {
+        Family::Gaussian(o) => format!(
+            "gaussian ({} likelihood, {} sigma{}{})",
+            if o.likelihood == Likelihood::StudentT { "Student-t" } else { "normal" },
+            if o.sigma == SigmaStructure::Shared { "shared" } else { "method-specific" },
+            if o.realization_effect && s.data.realizations > 0 { ", realization effect" } else { "" },
+            if o.standardize { ", standardised internally" } else { "" }
+        ),
+        Family::BetaBinomial(o) => format!(
+            "beta-binomial (logit link{}{})",
+            if o.phi_per_method { ", phi per method" } else { "" },
+            if o.realization_effect { ", realization effect" } else { "" }
+        ),
+    };
+    let sm = &s.sampler;
+    outln!(" Family: {family}");
+    outln!("   Form: {}", s.form);
+    outln!(
+        "   Data: {} ({} observations, {} methods, {} realizations)",
+        data.display(),
+        s.data.observations,
+        s.data.methods.len(),
+        s.data.realizations
+    );
+    outln!(
+        "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
+        sm.chains,
+        sm.warmup + sm.draws as u64,
+        sm.warmup,
+        (sm.chains * sm.draws) as u64
+    );
+    let halving = match sm.max_energy_error {
+        Some(e) => format!("steps halved beyond energy error {e}"),
+        None => "fixed steps".into(),
+    };
+    match &sm.chees {
+        None => outln!("Sampler: NUTS ({halving}), target acceptance {}", sm.target_accept),
+        Some(c) => outln!(
+            "Sampler: ChEES-HMC ({halving}), step size {:.4}, trajectory length {:.4} ({:.1} leapfrog steps per iteration), largest nested R-hat {:.3}",
+            c.step_size,
+            c.trajectory_length,
+            c.mean_leapfrog_steps,
+            c.max_nested_rhat
+        ),
+    }
+    outln!(" Fitted in {:.3} s\n", s.seconds);
+}
+
+/// The header, the parameter table, P(better), the MDDs, the ROPE and the warnings.
+pub(crate) fn print_tables(s: &FitSummary, data: &Path) {
+    print_header(s, data);
+    out!("{}", render(&parameter_rows(&s.parameters)));
+    let groups = &s.data.methods;
+    let better = match s.target {
+        Some(t) => format!("closer to {t}"),
+        None if s.higher_is_better => "higher".into(),
+        None => "lower".into(),
+    };
+    if s.pairs == Pairs::Ranked {
+        print_ranking(s, &better);
+    } else {
+        outln!("\nP(row better than column), {better} is better:");
+        let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];
+        for g in groups {
+            let cell = |h: &String| {
+                s.prob_better.get(g, h).filter(|v| !v.is_nan()).map_or_else(|| "-".into(), |v| format!("{v:.3}"))
+            };
+            rows.push(std::iter::once(g.clone()).chain(groups.iter().map(cell)).collect());
+        }
+        out!("{}", render(&rows));
+    }
+    outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", s.power, s.r_new);
+    let mut rows = vec![["pair", "gap", "MDD", "P(detect gap)"].map(String::from).to_vec()];
+    let ranks: HashMap<&str, usize> = s.ranking.iter().enumerate().map(|(k, m)| (m.as_str(), k)).collect();
+    let rank: Vec<Option<usize>> = groups.iter().map(|g| ranks.get(g.as_str()).copied()).collect();
+    for (i, x) in groups.iter().enumerate() {
+        for (j, y) in groups.iter().enumerate().skip(i + 1) {
+            // With ranked pairs, neighbours in the ranking only (the best's other pairs are in
+            // the JSON).
+            let neighbours = rank[i].zip(rank[j]).is_some_and(|(a, b)| a.abs_diff(b) == 1);
+            if s.pairs == Pairs::Ranked && !neighbours {
+                continue;
+            }
+            if let Some(m) = s.mdd.get(x, y) {
+                rows.push(vec![
+                    format!("{x} - {y}"),
+                    number(Some(m.gap)),
+                    number(Some(m.mdd)),
+                    format!("{:.3}", m.detection_probability),
+                ]);
+            }
+        }
+    }
+    out!("{}", render(&rows));
+    if let (Some(eps), Some(rope)) = (s.rope_eps, &s.rope) {
+        outln!("\nP(|difference| < {eps}):");
+        let mut rows = vec![["pair", "P(ROPE)"].map(String::from).to_vec()];
+        for (i, x) in groups.iter().enumerate() {
+            for y in &groups[i + 1..] {
+                if let Some(p) = rope.get(x, y) {
+                    rows.push(vec![format!("{x} - {y}"), format!("{p:.3}")]);
+                }
+            }
+        }
+        out!("{}", render(&rows));
+    }
+    print_warnings(&s.warnings);
+}
+
+/// Many methods: the ranking with each method's estimate and its P(better than the next), and
+/// P(the best better than each) summarised.
+fn print_ranking(s: &FitSummary, better: &str) {
+    outln!("\nMethods ranked by posterior mean ({} methods, {better} is better):", s.ranking.len());
+    let mut rows = vec![["rank", "method", "estimate", "P(better than next)"].map(String::from).to_vec()];
+    for (k, m) in s.ranking.iter().enumerate() {
+        let estimate = s.method_parameter(m).map(|p| p.mean);
+        let next = s.ranking.get(k + 1).and_then(|n| s.prob_better.get(m, n));
+        rows.push(vec![
+            (k + 1).to_string(),
+            m.clone(),
+            number(estimate),
+            next.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+        ]);
+    }
+    out!("{}", render(&rows));
+    if let Some(best) = s.ranking.first() {
+        let p: Vec<f64> = s.ranking[1..].iter().filter_map(|m| s.prob_better.get(best, m).copied()).collect();
+        let least = p.iter().copied().fold(f64::INFINITY, f64::min);
+        outln!("P({best} better than each other method): smallest {least:.3} (all pairs with the best in the JSON)");
+    }
+}

@@ -1,0 +1,78 @@
+//! What the fit commands share in printing: the JSON or tables choice, a progress bar for long
+//! fits, and the brms-style parameter table.
+
+use anyhow::Result;
+use credence::compare::ParamSummary;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// `--json -` prints the summary's JSON instead of the tables; `--json FILE` writes it and
+/// prints the tables; no `--json` prints the tables.
+pub(crate) fn emit(json: Option<&str>, summary: &impl serde::Serialize, print: impl FnOnce()) -> Result<()> {
+    match json {
+        Some("-") => outln!("{}", serde_json::to_string_pretty(summary)?),
+        Some(path) => {
+            std::fs::write(path, serde_json::to_string_pretty(summary)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            print();
+        }
+        None => print(),
+    }
+    Ok(())
+}
+
+/// The brms-style parameter table (header row first) of a single or an across fit.
+pub(crate) fn parameter_rows(parameters: &[ParamSummary]) -> Vec<Vec<String>> {
+    let mut rows = vec![
+        ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for p in parameters {
+        rows.push(vec![
+            p.name.clone(),
+            format!("{:.4}", p.mean),
+            format!("{:.4}", p.sd),
+            format!("{:.4}", p.q2_5),
+            format!("{:.4}", p.q97_5),
+            format!("{:.3}", p.rhat),
+            format!("{:.0}", p.ess_bulk),
+            format!("{:.0}", p.ess_tail),
+        ]);
+    }
+    rows
+}
+
+/// The warnings below the tables.
+pub(crate) fn print_warnings(warnings: &[String]) {
+    if !warnings.is_empty() {
+        outln!();
+        for n in warnings {
+            outln!("Warning: {n}");
+        }
+    }
+}
+
+/// Seconds a fit runs before its progress bar appears (quick fits show none).
+const SHOW_AFTER: f64 = 2.0;
+
+/// Runs `work` with a progress callback that draws a bar on stderr once the work has taken
+/// [`SHOW_AFTER`] seconds; `message` follows the bar.
+pub(crate) fn with_progress<T>(message: &str, work: impl FnOnce(&(dyn Fn(u64, u64) + Sync)) -> T) -> Result<T> {
+    let start = std::time::Instant::now();
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+    bar.set_style(ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} iterations of all chains, ETA {eta} {msg}",
+    )?);
+    bar.set_message(message.to_owned());
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let progress = |done: u64, total: u64| {
+        if !shown.load(std::sync::atomic::Ordering::Relaxed) && start.elapsed().as_secs_f64() > SHOW_AFTER {
+            shown.store(true, std::sync::atomic::Ordering::Relaxed);
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let out = work(&progress);
+    bar.finish_and_clear();
+    Ok(out)
+}

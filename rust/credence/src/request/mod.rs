@@ -1,0 +1,297 @@
+//! The one request every face fills to fit a model: [`FitRequest`].
+//!
+//! The CLI builds it from its flags, the R package from a named list (its fields are the R
+//! arguments' and the flags' names, `-` read as `_`), a notebook from Rust. Every default,
+//! fallback and refusal lives here, so the faces only convert types and print: which model a
+//! set of options means ([`FitRequest::family`], [`FitRequest::across_options`]), which
+//! sampler with which lengths ([`FitRequest::sampler`], `sampler.rs`), where it runs and what
+//! is refused ([`FitRequest::fit`], [`FitRequest::fit_across`], `run.rs`).
+//!
+//! ```
+//! use credence::compare::Design;
+//! use credence::request::FitRequest;
+//! let g = ["A", "A", "A", "B", "B", "B"].map(String::from).to_vec();
+//! let d = Design::new(g, None, vec![0.10, 0.12, 0.11, 0.20, 0.22, 0.19], None)?;
+//! let request: FitRequest = serde_json::from_str(r#"{"draws": 400, "rope": 0.01}"#).unwrap();
+//! let fit = request.fit(&d, &|_, _| {})?;
+//! let summary = request.summarize(&fit)?;
+//! assert!(summary.prob_better.get("A", "B").is_some_and(|p| *p > 0.9));
+//! // Options that do not apply are refused by name.
+//! let bad: FitRequest = serde_json::from_str(r#"{"superchains": 4}"#).unwrap();
+//! assert!(bad.fit(&d, &|_, _| {}).unwrap_err().to_string().contains("superchains"));
+//! # Ok::<(), credence::Error>(())
+//! ```
+
+mod run;
+mod sampler;
+
+use serde::{Deserialize, Serialize};
+
+pub use sampler::{Convention, EnergyError};
+
+use crate::backend::Backend;
+use crate::compare::{
+    AcrossFitOptions, AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, BetaBinomialOptions, BetaBinomialPriors,
+    Family, GaussianOptions, GaussianPriors, Interaction, Likelihood, MethodEffects, Pairs, SamplerName,
+    SigmaStructure, SummaryOptions,
+};
+use crate::error::{Error, Result};
+
+/// The model family's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FamilyName {
+    /// Gaussian (or Student-t) observations: continuous metrics.
+    #[default]
+    Gaussian,
+    /// Beta-binomial counts: covered points out of the test points.
+    #[serde(alias = "beta-binomial")]
+    BetaBinomial,
+}
+
+impl std::str::FromStr for FamilyName {
+    type Err = Error;
+    /// Parses `gaussian` or `beta_binomial` (`beta-binomial`).
+    fn from_str(s: &str) -> Result<Self> {
+        crate::error::parse_choice("family", s, &[("gaussian", Self::Gaussian), ("beta_binomial", Self::BetaBinomial)])
+    }
+}
+
+/// Everything a fit needs besides its data: the model, the sampler, where it runs and what
+/// the summary computes. Every field is optional in JSON or an R list; an option that does not
+/// apply to the data (one data set or several), the family or the sampler is an
+/// [`Error::Refused`] naming it, never silently ignored.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FitRequest {
+    /// The family (default gaussian; the across-data-sets model is Gaussian).
+    pub family: FamilyName,
+    /// Gaussian: one sigma shared by all methods.
+    pub shared_sigma: bool,
+    /// The realization effect (default: in the Gaussian and across models when the data pair
+    /// methods by realization, not in the beta-binomial model).
+    pub realization_effect: Option<bool>,
+    /// Gaussian: Student-t likelihood.
+    pub student_t: bool,
+    /// Gaussian: fit on the standardised response, report on the original scale.
+    pub standardize: bool,
+    /// Beta-binomial: one precision phi per method.
+    pub phi_per_method: bool,
+    /// Higher metric values are better (default: lower is better).
+    pub higher_is_better: bool,
+    /// "Better" means closer to this value (single data set).
+    pub target: Option<f64>,
+    /// Prior of mu0, e.g. "normal(0, 1)".
+    pub prior_mu0: Option<String>,
+    /// Prior of tau.
+    pub prior_tau: Option<String>,
+    /// Prior of sigma (Gaussian and across).
+    pub prior_sigma: Option<String>,
+    /// Prior of sigma_gamma.
+    pub prior_sigma_gamma: Option<String>,
+    /// Prior of phi (beta-binomial).
+    pub prior_phi: Option<String>,
+    /// Across data sets: prior of tau_delta.
+    pub prior_tau_delta: Option<String>,
+    /// Across data sets: prior of tau_u.
+    pub prior_tau_u: Option<String>,
+    /// Across data sets: prior of a Student-t interaction's df.
+    pub prior_df: Option<String>,
+    /// Across data sets: the comparable scale (default as given).
+    pub across_scale: Option<AcrossScale>,
+    /// Across data sets: residual sds per cell (default) or per method.
+    pub across_sigma: Option<AcrossSigma>,
+    /// Across data sets: the interaction's distribution (default normal).
+    pub interaction: Option<Interaction>,
+    /// Across data sets: the method effects pooled (default) or flat.
+    pub method_effects: Option<MethodEffects>,
+    /// Across data sets: baycomp's hierarchical test as this model's options.
+    pub baycomp: bool,
+    /// The sampler (default nuts).
+    pub sampler: SamplerName,
+    /// NUTS: chains.
+    pub chains: Option<usize>,
+    /// ChEES: superchains.
+    pub superchains: Option<usize>,
+    /// ChEES: chains per superchain.
+    pub chains_per_superchain: Option<usize>,
+    /// Warmup iterations per chain.
+    pub warmup: Option<u64>,
+    /// Kept draws per chain.
+    pub draws: Option<u64>,
+    /// Kept draws per chain at most while the fit is not clean.
+    pub max_draws: Option<u64>,
+    /// brms' iter: warmup plus draws per chain, exactly (no extension).
+    pub iter: Option<u64>,
+    /// Seed (default 1).
+    pub seed: Option<u64>,
+    /// Target acceptance of the step-size adaptation (default 0.8).
+    pub target_accept: Option<f64>,
+    /// NUTS: the maximum tree depth (default 10).
+    pub max_depth: Option<u64>,
+    /// The energy error beyond which a leapfrog step is halved, or `none`.
+    pub max_energy_error: Option<EnergyError>,
+    /// Whose defaults unspecified lengths take (credence's, or brms').
+    pub convention: Convention,
+    /// Where batched ChEES runs (default auto; NUTS runs on the CPU).
+    pub backend: Backend,
+    /// Power of the minimum detectable difference (default 0.8).
+    pub power: Option<f64>,
+    /// New realizations the MDD plans for (default 1).
+    pub r_new: Option<f64>,
+    /// Half-width of a region of practical equivalence.
+    pub rope: Option<f64>,
+    /// Which pairs the summary compares (default auto).
+    pub pairs: Pairs,
+}
+
+/// A prior's text parsed, the field named in the error.
+fn prior<T: std::str::FromStr<Err = Error>>(field: &str, text: &Option<String>, default: T) -> Result<T> {
+    match text.as_deref() {
+        None | Some("") => Ok(default),
+        Some(t) => t.parse().map_err(|e: Error| Error::refused(field, t, e.to_string())),
+    }
+}
+
+/// A value as the request's JSON writes it (`student_t`, `0.5`), for messages.
+fn shown<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+/// `Err(refused)` when `given`.
+fn refuse(given: bool, field: &str, value: impl std::fmt::Display, reason: &str) -> Result<()> {
+    if given { Err(Error::refused(field, value, reason)) } else { Ok(()) }
+}
+
+impl FitRequest {
+    /// The single-data-set model: the family with its options and priors. The across-only
+    /// options are refused.
+    pub fn family(&self) -> Result<Family> {
+        let across = "it applies to the model across data sets only (give the data set column)";
+        refuse(self.across_scale.is_some(), "across_scale", shown(&self.across_scale), across)?;
+        refuse(self.across_sigma.is_some(), "across_sigma", shown(&self.across_sigma), across)?;
+        refuse(self.interaction.is_some(), "interaction", shown(&self.interaction), across)?;
+        refuse(self.method_effects.is_some(), "method_effects", shown(&self.method_effects), across)?;
+        refuse(self.baycomp, "baycomp", true, across)?;
+        refuse(self.prior_tau_delta.is_some(), "prior_tau_delta", shown(&self.prior_tau_delta), across)?;
+        refuse(self.prior_tau_u.is_some(), "prior_tau_u", shown(&self.prior_tau_u), across)?;
+        refuse(self.prior_df.is_some(), "prior_df", shown(&self.prior_df), across)?;
+        Ok(match self.family {
+            FamilyName::Gaussian => {
+                let gaussian_only = "the beta-binomial model has phi instead";
+                refuse(self.prior_phi.is_some(), "prior_phi", shown(&self.prior_phi), gaussian_only)?;
+                refuse(self.phi_per_method, "phi_per_method", true, "it applies to the beta-binomial model")?;
+                let d = GaussianPriors::default();
+                Family::Gaussian(GaussianOptions {
+                    sigma: if self.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
+                    realization_effect: self.realization_effect.unwrap_or(true),
+                    likelihood: if self.student_t { Likelihood::StudentT } else { Likelihood::Normal },
+                    standardize: self.standardize,
+                    priors: GaussianPriors {
+                        mu0: prior("prior_mu0", &self.prior_mu0, d.mu0)?,
+                        tau: prior("prior_tau", &self.prior_tau, d.tau)?,
+                        sigma: prior("prior_sigma", &self.prior_sigma, d.sigma)?,
+                        sigma_gamma: prior("prior_sigma_gamma", &self.prior_sigma_gamma, d.sigma_gamma)?,
+                        nu: d.nu,
+                    },
+                    ..Default::default()
+                })
+            }
+            FamilyName::BetaBinomial => {
+                let gaussian = "it applies to the Gaussian model";
+                refuse(self.shared_sigma, "shared_sigma", true, gaussian)?;
+                refuse(self.student_t, "student_t", true, gaussian)?;
+                refuse(self.standardize, "standardize", true, gaussian)?;
+                refuse(
+                    self.prior_sigma.is_some(),
+                    "prior_sigma",
+                    shown(&self.prior_sigma),
+                    "the beta-binomial model has phi",
+                )?;
+                let d = BetaBinomialPriors::default();
+                Family::BetaBinomial(BetaBinomialOptions {
+                    phi_per_method: self.phi_per_method,
+                    realization_effect: self.realization_effect.unwrap_or(false),
+                    priors: BetaBinomialPriors {
+                        mu0: prior("prior_mu0", &self.prior_mu0, d.mu0)?,
+                        tau: prior("prior_tau", &self.prior_tau, d.tau)?,
+                        phi: prior("prior_phi", &self.prior_phi, d.phi)?,
+                        sigma_gamma: prior("prior_sigma_gamma", &self.prior_sigma_gamma, d.sigma_gamma)?,
+                    },
+                    ..Default::default()
+                })
+            }
+        })
+    }
+
+    /// The across-data-sets model's options (NUTS settings included). The single-data-set
+    /// options are refused, with what to use instead where there is one.
+    pub fn across_options(&self) -> Result<AcrossFitOptions> {
+        let single = "the across-data-sets model has no such option";
+        refuse(
+            self.family != FamilyName::Gaussian,
+            "family",
+            "beta_binomial",
+            "the across-data-sets model is Gaussian",
+        )?;
+        refuse(self.target.is_some(), "target", self.target.unwrap_or_default(), single)?;
+        refuse(self.shared_sigma, "shared_sigma", true, single).map_err(|e| e.instead("across_sigma", "per_method"))?;
+        refuse(self.student_t, "student_t", true, "the across-data-sets model has no Student-t likelihood")
+            .map_err(|e| e.instead("interaction", "student_t"))?;
+        refuse(self.standardize, "standardize", true, single).map_err(|e| e.instead("across_scale", "per_dataset"))?;
+        refuse(self.phi_per_method, "phi_per_method", true, single)?;
+        for (field, given) in
+            [("prior_mu0", &self.prior_mu0), ("prior_tau", &self.prior_tau), ("prior_phi", &self.prior_phi)]
+        {
+            refuse(given.is_some(), field, shown(given), single)?;
+        }
+        let d = AcrossPriors::default();
+        // baycomp's options are a preset: the options it sets cannot be given beside it.
+        let mut model = if self.baycomp {
+            let preset = "baycomp sets it";
+            refuse(self.interaction.is_some(), "interaction", shown(&self.interaction), preset)?;
+            refuse(self.method_effects.is_some(), "method_effects", shown(&self.method_effects), preset)?;
+            refuse(self.prior_tau_delta.is_some(), "prior_tau_delta", shown(&self.prior_tau_delta), preset)?;
+            refuse(self.prior_tau_u.is_some(), "prior_tau_u", shown(&self.prior_tau_u), preset)?;
+            refuse(self.prior_df.is_some(), "prior_df", shown(&self.prior_df), preset)?;
+            AcrossOptions::baycomp()
+        } else {
+            AcrossOptions {
+                interaction: self.interaction.unwrap_or_default(),
+                method_effects: self.method_effects.unwrap_or_default(),
+                priors: AcrossPriors {
+                    tau_delta: prior("prior_tau_delta", &self.prior_tau_delta, d.tau_delta)?,
+                    tau_u: prior("prior_tau_u", &self.prior_tau_u, d.tau_u)?,
+                    df: prior("prior_df", &self.prior_df, d.df)?,
+                    ..d
+                },
+                ..AcrossOptions::default()
+            }
+        };
+        model.scale = self.across_scale.unwrap_or_default();
+        model.sigma = self.across_sigma.unwrap_or_default();
+        model.no_realization_effect = self.realization_effect == Some(false);
+        model.priors.sigma = prior("prior_sigma", &self.prior_sigma, model.priors.sigma)?;
+        model.priors.sigma_gamma = prior("prior_sigma_gamma", &self.prior_sigma_gamma, model.priors.sigma_gamma)?;
+        model.validate()?;
+        Ok(AcrossFitOptions { model, sampler: self.nuts_only()?, higher_is_better: self.higher_is_better })
+    }
+
+    /// What the summary computes: power, new realizations, ROPE and pairs.
+    pub fn summary_options(&self) -> SummaryOptions {
+        let d = SummaryOptions::default();
+        SummaryOptions {
+            power: self.power.unwrap_or(d.power),
+            r_new: self.r_new.unwrap_or(d.r_new),
+            rope: self.rope,
+            pairs: self.pairs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,78 @@
+//! Fitting what a request asks for, where it asks, and summarising the fit: the backend
+//! fallbacks and the refusals of a fit that is not a posterior.
+
+use super::{FitRequest, refuse, shown};
+use crate::backend::{Backend, fit_one_on, runs_on};
+use crate::compare::{
+    AcrossDesign, AcrossFit, AcrossSummary, Design, Fit, FitOptions, FitSummary, Pairs, REWARM_RHAT, Sampler,
+    fit_across_with_progress, fit_with_progress,
+};
+use crate::error::{Error, Result};
+
+impl FitRequest {
+    /// The single-data-set fit's options: model, sampler and direction.
+    pub fn fit_options(&self) -> Result<FitOptions> {
+        Ok(FitOptions { family: self.family()?, sampler: self.sampler()?, higher_is_better: self.higher_is_better })
+    }
+
+    /// Where the fit of `design` runs: the CPU, or the GPU for batched ChEES when CUDA is
+    /// usable and its kernel implements the model ([`crate::backend::runs_on`]).
+    pub fn runs_on(&self, design: &Design) -> Result<Backend> {
+        runs_on(self.backend, std::slice::from_ref(design), &self.fit_options()?)
+    }
+
+    /// Fits one data set's design: NUTS on the CPU (calling `progress(done, total)` with the
+    /// iterations of all chains), or batched ChEES on the request's backend. A ChEES fit whose
+    /// superchains still disagree after the longest warmup is refused (it is not a posterior),
+    /// and the target, if any, is applied.
+    pub fn fit(&self, design: &Design, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
+        let options = self.fit_options()?;
+        let fit = match options.sampler {
+            Sampler::Nuts(_) => fit_with_progress(design, &options, progress)?,
+            Sampler::Chees(s) => {
+                let f = fit_one_on(self.backend, design, &options)?;
+                let worst = f.sampler_rhat();
+                if worst > REWARM_RHAT {
+                    let reason = format!(
+                        "ChEES did not converge: largest nested R-hat {worst:.3} after {} warmup iterations (the \
+                         superchains disagree, the warmup at its cap of {})",
+                        f.options().sampler.warmup(),
+                        s.max_warmup.unwrap_or(s.warmup)
+                    );
+                    return Err(Error::refused("sampler", "chees", reason).instead("sampler", "nuts"));
+                }
+                f
+            }
+        };
+        match self.target {
+            Some(t) => fit.with_target(t),
+            None => Ok(fit),
+        }
+    }
+
+    /// Fits the across-data-sets model (NUTS; `progress` as for [`FitRequest::fit`]).
+    pub fn fit_across(&self, design: &AcrossDesign, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<AcrossFit> {
+        fit_across_with_progress(design, &self.across_options()?, progress)
+    }
+
+    /// The summary of a single-data-set fit (the JSON contract).
+    pub fn summarize(&self, fit: &Fit) -> Result<FitSummary> {
+        FitSummary::new(fit, &self.summary_options())
+    }
+
+    /// The summary of an across-data-sets fit (its JSON contract): every pair on a new data
+    /// set, with the ROPE decision when the request has one. The single-data-set summary's
+    /// options are refused.
+    pub fn summarize_across(&self, fit: &AcrossFit) -> Result<AcrossSummary> {
+        let none = "the across-data-sets summary has no minimum detectable difference";
+        refuse(self.power.is_some(), "power", self.power.unwrap_or_default(), none)?;
+        refuse(self.r_new.is_some(), "r_new", self.r_new.unwrap_or_default(), none)?;
+        refuse(
+            self.pairs != Pairs::Auto,
+            "pairs",
+            shown(&self.pairs),
+            "the across-data-sets summary chooses its pairs",
+        )?;
+        AcrossSummary::new(fit, self.rope)
+    }
+}

@@ -1,0 +1,79 @@
+use super::*;
+use crate::compare::{CheesSettings, FitOptions, NutsSettings, Sampler};
+
+fn request(json: &str) -> FitRequest {
+    serde_json::from_str(json).unwrap()
+}
+
+fn refused(r: Result<impl std::fmt::Debug>) -> (String, Option<(String, String)>) {
+    match r.unwrap_err() {
+        Error::Refused { option, instead, .. } => (option, instead),
+        other => panic!("expected a refusal, got {other}"),
+    }
+}
+
+#[test]
+fn an_empty_request_is_the_core_defaults() {
+    let r = FitRequest::default();
+    assert_eq!(r.fit_options().unwrap(), FitOptions::default());
+    assert_eq!(r.summary_options(), SummaryOptions::default());
+    let across = r.across_options().unwrap();
+    assert_eq!(across, AcrossFitOptions::default());
+    let chees = request(r#"{"sampler": "chees"}"#);
+    assert_eq!(chees.sampler().unwrap(), Sampler::Chees(CheesSettings::default()));
+}
+
+#[test]
+fn lengths_follow_the_convention() {
+    // brms: iter is warmup + draws exactly; NUTS's iter defaults to 2000 with a quarter warmup.
+    let nuts = |json: &str| match request(json).sampler().unwrap() {
+        Sampler::Nuts(s) => (s.warmup, s.draws, s.max_draws),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(nuts(r#"{"convention": "brms"}"#), (500, 1500, None));
+    assert_eq!(nuts(r#"{"convention": "brms", "warmup": 300}"#), (300, 1700, None));
+    assert_eq!(nuts(r#"{"iter": 1000, "warmup": 100}"#), (100, 900, None));
+    let d = NutsSettings::default();
+    assert_eq!(nuts("{}"), (d.warmup, d.draws, d.max_draws));
+    // ChEES under brms without iter keeps the core's lengths and extension; with iter, exact.
+    let chees = |json: &str| match request(json).sampler().unwrap() {
+        Sampler::Chees(s) => (s.warmup, s.draws, s.max_draws),
+        other => panic!("{other:?}"),
+    };
+    let c = CheesSettings::default();
+    assert_eq!(chees(r#"{"sampler": "chees", "convention": "brms"}"#), (c.warmup, c.draws, c.max_draws));
+    assert_eq!(chees(r#"{"sampler": "chees", "convention": "brms", "iter": 200}"#), (50, 150, None));
+    assert_eq!(refused(request(r#"{"iter": 100, "warmup": 100}"#).sampler()).0, "iter");
+    assert_eq!(refused(request(r#"{"iter": 100, "draws": 10}"#).sampler()).0, "draws");
+}
+
+#[test]
+fn options_that_do_not_apply_are_refused_by_name() {
+    assert_eq!(refused(request(r#"{"superchains": 4}"#).sampler()).0, "superchains");
+    assert_eq!(refused(request(r#"{"sampler": "chees", "chains": 4}"#).sampler()).0, "chains");
+    let (o, instead) = refused(request(r#"{"backend": "cuda"}"#).sampler());
+    assert_eq!((o.as_str(), instead), ("backend", Some(("sampler".into(), "chees".into()))));
+    assert_eq!(refused(request(r#"{"interaction": "student_t"}"#).family()).0, "interaction");
+    assert_eq!(refused(request(r#"{"family": "beta_binomial", "student_t": true}"#).family()).0, "student_t");
+    let (o, instead) = refused(request(r#"{"student_t": true}"#).across_options());
+    assert_eq!((o.as_str(), instead), ("student_t", Some(("interaction".into(), "student_t".into()))));
+    assert_eq!(refused(request(r#"{"sampler": "chees"}"#).across_options()).0, "sampler");
+    assert_eq!(
+        refused(request(r#"{"baycomp": true, "method_effects": "pooled"}"#).across_options()).0,
+        "method_effects"
+    );
+    assert_eq!(refused(request(r#"{"prior_tau": "bogus(1)"}"#).family()).0, "prior_tau");
+    // Unknown fields are an error, not ignored.
+    assert!(serde_json::from_str::<FitRequest>(r#"{"shared_sigmas": true}"#).is_err());
+}
+
+#[test]
+fn names_read_as_the_faces_write_them() {
+    let r = request(r#"{"family": "beta-binomial", "across_scale": "per_dataset", "max_energy_error": "none"}"#);
+    assert_eq!(r.family, FamilyName::BetaBinomial);
+    assert_eq!(r.across_scale, Some(AcrossScale::PerDataSet));
+    assert_eq!(r.sampler().map(|s| s.walnuts()).unwrap(), None);
+    assert_eq!(refused(request(r#"{"max_energy_error": -1}"#).sampler()).0, "max_energy_error");
+    let rendered = Error::refused("student_t", true, "no Student-t here").instead("interaction", "student_t");
+    assert_eq!(rendered.to_string(), "student_t: no Student-t here; use interaction = student_t");
+}

@@ -2,8 +2,6 @@
 # converts the columns; the Rust core fits the model and returns its AcrossSummary (the JSON
 # contract) as a nested list, from which print, summary and the accessors only read.
 
-glue_fit_across <- function(...) .Call(wrap__glue_fit_across, ...)
-
 # `sigma` of the model across data sets: "per_cell" (one residual sd per data set and method),
 # "per_method" (one per method, shared across data sets), or the formulas ~ dataset:method and
 # ~ method.
@@ -77,11 +75,14 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
     stop("credence_fit: unsupported control entries: ", paste(unknown, collapse = ", "), "; expected ",
          paste(names(defaults), collapse = ", "), call. = FALSE)
   }
-  s <- core("credence_fit", glue_fit_across(
-    as.character(d[[dataset]]), as.character(d[[f$group]]), if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-    as.double(d[[f$response]]), across_scale, sigma, interaction, chains, warmup, iter - warmup, seed,
-    as.double(control$adapt_delta), as.double(control$max_treedepth), isTRUE(args$higher_is_better),
-    if (is.null(rope)) NULL else as.double(rope)))
+  # The arguments of the core's fit, built here once (named as the glue function's arguments).
+  request <- list(dataset = as.character(d[[dataset]]), method = as.character(d[[f$group]]),
+                  realization = if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                  y = as.double(d[[f$response]]), across_scale = across_scale, sigma = sigma,
+                  interaction = interaction, chains = chains, warmup = warmup, draws = iter - warmup, seed = seed,
+                  target_accept = as.double(control$adapt_delta), max_depth = as.double(control$max_treedepth),
+                  higher_is_better = isTRUE(args$higher_is_better), rope = if (is.null(rope)) NULL else as.double(rope))
+  s <- core("credence_fit", do.call(glue_fit_across, request))
   args$seed <- seed
   structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = sigma,
                  across_scale = across_scale, interaction = interaction, data = d, data_name = data_name,

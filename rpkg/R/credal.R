@@ -42,9 +42,9 @@ credal_eval <- function(probs = NULL, samples = NULL, beliefs = NULL, lower = NU
     n_classes <- if (kind == "beliefs") max(c(0L, classes)) + 1L else dim(x)[length(dim(x))]
   }
   labels <- if (is.null(y)) NULL else as_class_index(y)
-  r <- .Call(wrap__glue_credal, kind, as.double(x), as.integer(dim(x)), up, budget_file, classes,
-             as.integer(lengths), as.integer(n_classes), labels, as.double(lambda), normalisation,
-             vertices, as.integer(draws), as.double(seed), js, uncertainty_unit)
+  r <- glue_credal(kind, as.double(x), as.integer(dim(x)), up, budget_file, classes, as.integer(lengths),
+                   as.integer(n_classes), labels, as.double(lambda), normalisation, vertices, as.integer(draws),
+                   as.double(seed), js, uncertainty_unit)
   r$points <- as.data.frame(r$points)
   for (q in c("kl", "js")) r$points[[q]][is.nan(r$points[[q]])] <- NA_real_
   for (g in c("overall", "correct", "incorrect")) {
@@ -92,8 +92,7 @@ credal_rank <- function(..., lambda = seq(0, 1, by = 0.1)) {
   if (is.null(names(models)) || any(names(models) == "")) stop("credal_rank: name every model")
   ok <- vapply(models, inherits, logical(1), "credence_credal")
   if (!all(ok)) stop("credal_rank: not a credal_eval() result: ", paste(names(models)[!ok], collapse = ", "))
-  r <- .Call(wrap__glue_credal_rank, names(models), unname(lapply(models, `[[`, "report")),
-             as.double(lambda))
+  r <- glue_credal_rank(names(models), unname(lapply(models, `[[`, "report")), as.double(lambda))
   as.data.frame(r)
 }
 
@@ -101,6 +100,5 @@ credal_rank <- function(..., lambda = seq(0, 1, by = 0.1)) {
 credal_budget <- function(train_probs, y, size = 20L) {
   if (is.data.frame(train_probs)) train_probs <- as.matrix(train_probs)
   if (length(dim(train_probs)) != 2L) stop("credal_budget: train_probs must be an N x K matrix")
-  .Call(wrap__glue_credal_budget, as.double(train_probs), as.integer(dim(train_probs)), as_class_index(y),
-        as.integer(size))
+  glue_credal_budget(as.double(train_probs), as.integer(dim(train_probs)), as_class_index(y), as.integer(size))
 }

@@ -116,26 +116,25 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
          paste(unknown, collapse = ", "), "; expected ", paste(names(defaults), collapse = ", "), call. = FALSE)
   }
   priors <- prior_strings(args$prior)
-  group <- as.character(d[[f$group]])
-  pair <- if (is.null(f$pair)) NULL else as.character(d[[f$pair]])
-  y <- as.double(d[[f$response]])
-  trials <- if (is.null(f$trials)) NULL else as.double(d[[f$trials]])
+  # The arguments of the core's fit, built here once (named as the glue functions' arguments).
+  request <- list(group = as.character(d[[f$group]]), pair = if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                  y = as.double(d[[f$response]]), trials = if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
+                  family = family, shared_sigma = shared_sigma, realization_effect = !is.null(f$pair),
+                  phi_per_method = FALSE, priors = unname(priors), warmup = warmup, draws = iter - warmup, seed = seed,
+                  target_accept = as.double(control$adapt_delta), higher_is_better = isTRUE(args$higher_is_better))
   chees_info <- NULL
   if (chees) {
-    r <- core("credence_fit", glue_fit_chees(
-      group, pair, y, trials, family, shared_sigma, !is.null(f$pair), FALSE, unname(priors),
-      check_count("superchains", control$superchains, 2),
-      check_count("chains_per_superchain", control$chains_per_superchain, 1), warmup, iter - warmup,
+    r <- core("credence_fit", do.call(glue_fit_chees, c(request, list(
+      superchains = check_count("superchains", control$superchains, 2),
+      chains_per_superchain = check_count("chains_per_superchain", control$chains_per_superchain, 1),
       # The ChEES defaults (iter unspecified) run a fit that is not clean on, up to 200 draws per
       # chain, as the core's; an iter given is exact, as in brms.
-      if (is.null(args$iter)) 200 else iter - warmup, seed, as.double(control$adapt_delta),
-      isTRUE(args$higher_is_better), backend))
+      max_draws = if (is.null(args$iter)) 200 else iter - warmup, backend = backend))))
     ptr <- r$ptr
     chees_info <- r[setdiff(names(r), "ptr")]
   } else {
-    ptr <- glue_fit(group, pair, y, trials, family, shared_sigma, !is.null(f$pair), FALSE, FALSE, FALSE,
-                    unname(priors), chains, warmup, iter - warmup, seed, as.double(control$adapt_delta),
-                    as.double(control$max_treedepth), isTRUE(args$higher_is_better))
+    ptr <- core("credence_fit", do.call(glue_fit, c(request, list(
+      student_t = FALSE, standardize = FALSE, chains = chains, max_depth = as.double(control$max_treedepth)))))
   }
   args$seed <- seed
   structure(list(ptr = ptr, formula = args$formula, family = family, shared_sigma = shared_sigma,

@@ -43,12 +43,12 @@ as_matrix <- function(x, name) {
 
 #' @export
 crps_gaussian <- function(y, mean, sd) {
-  .Call(wrap__glue_crps_gaussian, as.double(mean), as.double(sd), as.double(y))
+  glue_crps_gaussian(as.double(mean), as.double(sd), as.double(y))
 }
 
 #' @export
 nll_gaussian <- function(y, mean, sd) {
-  .Call(wrap__glue_nll_gaussian, as.double(mean), as.double(sd), as.double(y))
+  glue_nll_gaussian(as.double(mean), as.double(sd), as.double(y))
 }
 
 #' @export
@@ -61,34 +61,33 @@ crps_mixture <- function(y, means, sds, weights = NULL, backend = "auto") {
   # "cpu": the crate's mixture metrics directly; otherwise kernel 2's seam
   # (credence::backend::mixture_summary), which runs on the CPU where CUDA cannot.
   if (backend == "cpu") {
-    return(.Call(wrap__glue_crps_mixture, as.double(means), as.double(sds), nrow(means), ncol(means), w,
-                 as.double(y)))
+    return(glue_crps_mixture(as.double(means), as.double(sds), nrow(means), ncol(means), w, as.double(y)))
   }
-  core("crps_mixture", .Call(wrap__glue_crps_mixture_on, as.double(means), as.double(sds), nrow(means),
-                             ncol(means), w, as.double(y), backend))
+  core("crps_mixture", glue_crps_mixture_on(as.double(means), as.double(sds), nrow(means), ncol(means), w,
+                                            as.double(y), backend))
 }
 
 #' @export
 crps_sample <- function(y, dat, estimator = c("standard", "fair")) {
   estimator <- match.arg(estimator)
   dat <- if (is.null(dim(dat))) matrix(dat, nrow = 1L) else as_matrix(dat, "dat")
-  .Call(wrap__glue_crps_sample, as.double(dat), nrow(dat), ncol(dat), as.double(y), estimator)
+  glue_crps_sample(as.double(dat), nrow(dat), ncol(dat), as.double(y), estimator)
 }
 
 #' @export
 picp <- function(y, lower, upper) {
-  .Call(wrap__glue_interval_coverage, as.double(lower), as.double(upper), as.double(y))[1]
+  glue_interval_coverage(as.double(lower), as.double(upper), as.double(y))[1]
 }
 
 #' @export
 mpiw <- function(lower, upper) {
   # The width does not depend on the observations; the lower bounds stand in for them.
-  .Call(wrap__glue_interval_coverage, as.double(lower), as.double(upper), as.double(lower))[2]
+  glue_interval_coverage(as.double(lower), as.double(upper), as.double(lower))[2]
 }
 
 #' @export
 interval_score <- function(y, lower, upper, alpha = 0.1) {
-  .Call(wrap__glue_interval_score, as.double(lower), as.double(upper), as.double(y), as.double(alpha))
+  glue_interval_score(as.double(lower), as.double(upper), as.double(y), as.double(alpha))
 }
 
 #' @export
@@ -97,24 +96,24 @@ ece <- function(probs, y, bins = 15L, backend = "auto") {
   p <- as_probs(probs)
   # "cpu": the crate's metrics directly; otherwise kernel 1's seam
   # (credence::backend::ensemble_summary), which runs on the CPU where CUDA cannot.
-  if (backend == "cpu") return(.Call(wrap__glue_ece, p$values, p$dim, as_class_index(y), as.integer(bins)))
-  core("ece", .Call(wrap__glue_ensemble_on, p$values, p$dim, as_class_index(y), as.integer(bins), backend))$ece
+  if (backend == "cpu") return(glue_ece(p$values, p$dim, as_class_index(y), as.integer(bins)))
+  core("ece", glue_ensemble_on(p$values, p$dim, as_class_index(y), as.integer(bins), backend))$ece
 }
 
 #' @export
 brier <- function(probs, y, backend = "auto") {
   check_backend(backend, "brier")
   p <- as_probs(probs)
-  if (backend == "cpu") return(.Call(wrap__glue_brier, p$values, p$dim, as_class_index(y)))
-  core("brier", .Call(wrap__glue_ensemble_on, p$values, p$dim, as_class_index(y), 1L, backend))$brier
+  if (backend == "cpu") return(glue_brier(p$values, p$dim, as_class_index(y)))
+  core("brier", glue_ensemble_on(p$values, p$dim, as_class_index(y), 1L, backend))$brier
 }
 
 #' @export
 entropy_decomposition <- function(probs, backend = "auto") {
   check_backend(backend, "entropy_decomposition")
   p <- as_probs(probs)
-  if (backend == "cpu") return(as.data.frame(.Call(wrap__glue_entropy_decomposition, p$values, p$dim)))
-  r <- core("entropy_decomposition", .Call(wrap__glue_ensemble_on, p$values, p$dim, NULL, 0L, backend))
+  if (backend == "cpu") return(as.data.frame(glue_entropy_decomposition(p$values, p$dim)))
+  r <- core("entropy_decomposition", glue_ensemble_on(p$values, p$dim, NULL, 0L, backend))
   data.frame(total = r$total, aleatoric = r$aleatoric, epistemic = r$epistemic)
 }
 
@@ -124,7 +123,7 @@ auroc <- function(scores, positive) {
     if (nlevels(positive) != 2L) stop("positive: expected a logical or a two-level factor")
     positive <- as.integer(positive) == 2L
   }
-  a <- .Call(wrap__glue_auroc, as.double(scores), as.integer(as.logical(positive)))
+  a <- glue_auroc(as.double(scores), as.integer(as.logical(positive)))
   if (is.nan(a)) NA_real_ else a
 }
 
@@ -135,8 +134,8 @@ referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
                            repeats = 100L, seed = 1) {
   uncertainty <- match.arg(uncertainty)
   p <- as_probs(probs)
-  r <- as.data.frame(.Call(wrap__glue_referral_curve, p$values, p$dim, as_class_index(y),
-                           as.double(fractions), uncertainty, as.integer(repeats), as.double(seed)))
+  r <- as.data.frame(glue_referral_curve(p$values, p$dim, as_class_index(y), as.double(fractions), uncertainty,
+                                         as.integer(repeats), as.double(seed)))
   r$n <- as.integer(r$n)
   for (k in c("accuracy", "auroc", "random_accuracy", "random_auroc", "random_auroc_mcse")) {
     r[[k]][is.nan(r[[k]])] <- NA_real_
@@ -150,7 +149,7 @@ roc_curve <- function(scores, positive) {
     if (nlevels(positive) != 2L) stop("positive: expected a logical or a two-level factor")
     positive <- as.integer(positive) == 2L
   }
-  r <- .Call(wrap__glue_roc_curve, as.double(scores), as.integer(as.logical(positive)))
+  r <- glue_roc_curve(as.double(scores), as.integer(as.logical(positive)))
   if (is.null(r)) return(NULL)
   as.data.frame(r)
 }

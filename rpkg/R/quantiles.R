@@ -12,9 +12,9 @@ metric_quantiles <- function(x, u = c(0.1, 0.5, 0.9), level = 0.9,
   asymptotic_at <- match.arg(asymptotic_at)
   bootstrap_statistic <- match.arg(bootstrap_statistic)
   if (!is.numeric(x)) stop("metric_quantiles: x must be numeric, got ", class(x)[1])
-  r <- .Call(wrap__glue_quantiles, as.double(x), as.double(u), as.double(level), method,
-             as.character(type), as.integer(replicates), as.double(seed), isTRUE(flip_lower),
-             asymptotic_at, bootstrap_statistic)
+  r <- glue_quantiles(as.double(x), as.double(u), as.double(level), method, as.character(type),
+                      as.integer(replicates), as.double(seed), isTRUE(flip_lower), asymptotic_at,
+                      bootstrap_statistic)
   mean <- r$mean
   normality <- r$shapiro_wilk
   r$mean <- NULL
@@ -31,7 +31,7 @@ metric_quantiles <- function(x, u = c(0.1, 0.5, 0.9), level = 0.9,
 
 #' @export
 quantile_min_n <- function(level = 0.9, u = c(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.975, 0.99)) {
-  r <- as.data.frame(.Call(wrap__glue_quantile_min_n, as.double(u), as.double(level)))
+  r <- as.data.frame(glue_quantile_min_n(as.double(u), as.double(level)))
   r$exact <- as.integer(r$exact)
   r$asymptotic <- as.integer(r$asymptotic)
   r$asymptotic_flipped <- as.integer(r$asymptotic_flipped)

@@ -10,7 +10,7 @@ convergence_rates <- function(data, n = "n", method = "method", converged = "con
     x[is.na(x)] <- "NA"
     x
   }
-  r <- .Call(wrap__glue_convergence, text(data[[n]]), text(data[[method]]), text(data[[converged]]))
+  r <- glue_convergence(text(data[[n]]), text(data[[method]]), text(data[[converged]]))
   as.data.frame(r)
 }
 
@@ -25,7 +25,7 @@ variance_decomposition <- function(data, metric = "crps", n = "n", method = "met
     x[is.na(x)] <- "NA"
     x
   }
-  r <- .Call(wrap__glue_variance_decomposition, text(data[[n]]), text(data[[method]]),
-             text(data[[realization]]), text(data[[train_rep]]), text(data[[metric]]))
+  r <- glue_variance_decomposition(text(data[[n]]), text(data[[method]]), text(data[[realization]]),
+                                   text(data[[train_rep]]), text(data[[metric]]))
   as.data.frame(r)
 }

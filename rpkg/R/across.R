@@ -92,18 +92,7 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
 
 #' @export
 update.credence_across <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
-  args <- object$args
-  data_name <- object$data_name
-  if (!missing(formula.)) args$formula <- stats::update(args$formula, formula.)
-  if (!is.null(newdata)) {
-    args$data <- newdata
-    data_name <- deparse1(substitute(newdata))
-  }
-  changes <- list(...)
-  bad <- setdiff(names(changes), names(args))
-  if (length(bad)) stop("update: unknown argument(s) ", paste(bad, collapse = ", "), call. = FALSE)
-  for (k in names(changes)) args[k] <- list(changes[[k]])
-  fit_from_args(args, data_name, sigma_given = isTRUE(object$sigma_given) || "sigma" %in% names(changes))
+  refit(object, if (missing(formula.)) NULL else formula., newdata, deparse1(substitute(newdata)), list(...))
 }
 
 # ---- reading the summary (no statistics: every number is the core's) ------------------------
@@ -115,9 +104,8 @@ across_table <- function(s, pattern, label = identity) {
   p <- s$parameters
   rows <- names(p)[grepl(pattern, names(p))]
   col <- function(k) vapply(rows, function(r) na_null(p[[r]][[k]]), 0)
-  data.frame(Estimate = col("mean"), Est.Error = col("sd"), `l-95% CI` = col("q2.5"), `u-95% CI` = col("q97.5"),
-             Rhat = col("rhat"), Bulk_ESS = round(col("ess_bulk")), Tail_ESS = round(col("ess_tail")),
-             row.names = label(rows), check.names = FALSE)
+  param_table(label(rows), col("mean"), col("sd"), col("q2.5"), col("q97.5"), col("rhat"), col("ess_bulk"),
+              col("ess_tail"))
 }
 
 check_across <- function(fit, fn) {
@@ -213,29 +201,19 @@ print.summary.credence_across <- function(x, digits = 3, ...) {
   d <- s$data
   cat(" Family: gaussian (across data sets)\n")
   cat("  Links: mu = identity; sigma = identity\n")
-  cat("Formula:", deparse1(x$formula), "\n")
-  cat("         sigma ~", if (x$sigma == "per_cell") paste0(x$dataset, ":", x$terms$group) else x$terms$group, "\n")
-  cat("   Data: ", x$data_name, " (Number of observations: ", d$observations, "; data sets: ", length(d$datasets),
-      "; methods: ", length(d$methods), "; realizations: ", d$realizations, ")\n", sep = "")
-  cat("  Draws: ", x$chains, " chains, each with iter = ", x$iter, "; warmup = ", x$warmup,
-      "; thin = 1;\n         total post-warmup draws = ", x$chains * (x$iter - x$warmup), "\n", sep = "")
+  sigma <- if (x$sigma == "per_cell") paste0(x$dataset, ":", x$terms$group) else x$terms$group
+  counts <- paste0("; data sets: ", length(d$datasets), "; methods: ", length(d$methods), "; realizations: ",
+                   d$realizations)
+  print_header(x$formula, sigma, x$data_name, d$observations, counts, x$chains, x$iter, x$warmup)
   cat("  Scale:", if (identical(s$scale, "per_data_set")) "per data set (effects in data-set sds)" else "as given",
       if (isTRUE(s$higher_is_better)) "(higher is better)" else "(lower is better)", "\n")
-  show <- function(title, tab, rows = NULL) {
-    if (!nrow(tab)) return()
-    cat("\n", title, ":\n", sep = "")
-    if (!is.null(rows)) rownames(tab) <- rows
-    num <- c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")
-    tab[num] <- lapply(tab[num], round, digits)
-    tab$Rhat <- formatC(tab$Rhat, format = "f", digits = 2)
-    print(tab)
-  }
   cat("\nMultilevel Hyperparameters:")
-  show(paste0("~", x$dataset, ":", x$terms$group, " (method-by-data-set interaction u)"), x$tau_u, "sd(Intercept)")
-  show(paste0("~", x$terms$group, " (method effects delta)"), x$tau_delta, "sd(Intercept)")
-  show("Population-Level Effects (delta: each method on the population of data sets)", x$delta,
-       sub("^delta\\[(.*)\\]$", "\\1", rownames(x$delta)))
-  show("Family Specific Parameters", x$df)
+  print_param_table(paste0("~", x$dataset, ":", x$terms$group, " (method-by-data-set interaction u)"), x$tau_u,
+                    digits, "sd(Intercept)")
+  print_param_table(paste0("~", x$terms$group, " (method effects delta)"), x$tau_delta, digits, "sd(Intercept)")
+  print_param_table("Population-Level Effects (delta: each method on the population of data sets)", x$delta, digits,
+                    sub("^delta\\[(.*)\\]$", "\\1", rownames(x$delta)))
+  print_param_table("Family Specific Parameters", x$df, digits)
   cat("\nP(best on a new data set):\n")
   print(round(x$prob_best_new, digits))
   cat("\nP(row better than column on a new data set):\n")
@@ -260,12 +238,9 @@ print.summary.credence_across <- function(x, digits = 3, ...) {
   }
   cat("\nDraws were sampled using NUTS (Rust core) on the scales; nu, delta, u and gamma were drawn from\n",
       "their exact conditional posterior. Rhat = 1 at convergence.\n", sep = "")
-  for (w in s$warnings) cat("Warning:", w, "\n")
+  print_warnings(s$warnings)
   invisible(x)
 }
 
 #' @export
-print.credence_across <- function(x, digits = 3, ...) {
-  print(summary(x), digits = digits, ...)
-  invisible(x)
-}
+print.credence_across <- function(x, digits = 3, ...) print_via_summary(x, digits, ...)

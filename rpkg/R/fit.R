@@ -146,14 +146,21 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
 
 #' @export
 update.credence_fit <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
+  refit(object, if (missing(formula.)) NULL else formula., newdata, deparse1(substitute(newdata)), list(...))
+}
+
+# update() of both classes (credence_fit and credence_across): the recorded arguments, the seed
+# included, with the formula updated by `formula` (NULL: kept), the data replaced by `newdata`
+# (named `newdata_name`) and the other arguments by `changes`; then fitted as credence_fit does,
+# so a change may also move a fit from one model to the other.
+refit <- function(object, formula, newdata, newdata_name, changes) {
   args <- object$args
   data_name <- object$data_name
-  if (!missing(formula.)) args$formula <- stats::update(args$formula, formula.)
+  if (!is.null(formula)) args$formula <- stats::update(args$formula, formula)
   if (!is.null(newdata)) {
     args$data <- newdata
-    data_name <- deparse1(substitute(newdata))
+    data_name <- newdata_name
   }
-  changes <- list(...)
   bad <- setdiff(names(changes), names(args))
   if (length(bad)) stop("update: unknown argument(s) ", paste(bad, collapse = ", "), call. = FALSE)
   for (k in names(changes)) args[k] <- list(changes[[k]])

@@ -1,10 +1,9 @@
 # print/summary and the quantities of a fit (numbers from the core; R only arranges them).
 
+# The brms-style table of the rows `rows` of the core's summary (a data frame).
 summary_table <- function(s, rows) {
   s <- s[rows, , drop = FALSE]
-  data.frame(Estimate = s$mean, Est.Error = s$sd, `l-95% CI` = s$q2_5, `u-95% CI` = s$q97_5,
-             Rhat = s$rhat, Bulk_ESS = round(s$ess_bulk), Tail_ESS = round(s$ess_tail),
-             row.names = s$name, check.names = FALSE)
+  param_table(s$name, s$mean, s$sd, s$q2_5, s$q97_5, s$rhat, s$ess_bulk, s$ess_tail)
 }
 
 #' @export
@@ -29,23 +28,12 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
   bb <- x$family == "beta_binomial"
   cat(" Family:", x$family, "\n")
   cat("  Links:", if (bb) "mu = logit; phi = log" else "mu = identity; sigma = identity", "\n")
-  cat("Formula:", deparse1(x$formula), "\n")
-  if (!bb) cat("         sigma ~", if (x$shared_sigma) "1" else x$terms$group, "\n")
-  cat("   Data: ", x$data_name, " (Number of observations: ", i$n_obs, ")\n", sep = "")
-  cat("  Draws: ", i$chains, " chains, each with iter = ", i$warmup + i$draws, "; warmup = ", i$warmup,
-      "; thin = 1;\n         total post-warmup draws = ", i$chains * i$draws, "\n", sep = "")
+  sigma <- if (bb) NULL else if (x$shared_sigma) "1" else x$terms$group
+  print_header(x$formula, sigma, x$data_name, i$n_obs, NULL, i$chains, i$warmup + i$draws, i$warmup)
   if (!is.null(i$form)) cat("   Form:", i$form, "\n")
-  show <- function(title, tab) {
-    if (!nrow(tab)) return()
-    cat("\n", title, ":\n", sep = "")
-    num <- c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")
-    tab[num] <- lapply(tab[num], round, digits)
-    tab$Rhat <- formatC(tab$Rhat, format = "f", digits = 2)
-    print(tab)
-  }
-  show(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper)
-  show(if (bb) "Method coverage (p)" else "Method means (mu)", x$method)
-  show("Family Specific Parameters", x$family_par)
+  print_param_table(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper, digits)
+  print_param_table(if (bb) "Method coverage (p)" else "Method means (mu)", x$method, digits)
+  print_param_table("Family Specific Parameters", x$family_par, digits)
   if (identical(x$sampler, "chees")) {
     ch <- x$chees
     cat("\nDraws were sampled using batched ChEES-HMC (Rust core) on the ", toupper(ch$backend), ": step size ",
@@ -59,15 +47,12 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
         "and Tail_ESS are effective sample size measures, and Rhat is the potential\n",
         "scale reduction factor on split chains (at convergence, Rhat = 1).\n", sep = "")
   }
-  for (w in i$warnings) cat("Warning:", w, "\n")
+  print_warnings(i$warnings)
   invisible(x)
 }
 
 #' @export
-print.credence_fit <- function(x, digits = 3, ...) {
-  print(summary(x), digits = digits, ...)
-  invisible(x)
-}
+print.credence_fit <- function(x, digits = 3, ...) print_via_summary(x, digits, ...)
 
 method_names <- function(fit) fit$info$groups
 

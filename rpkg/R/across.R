@@ -90,11 +90,6 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
             class = "credence_across")
 }
 
-#' @export
-update.credence_across <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
-  refit(object, if (missing(formula.)) NULL else formula., newdata, deparse1(substitute(newdata)), list(...))
-}
-
 # ---- reading the summary (no statistics: every number is the core's) ------------------------
 
 na_null <- function(v) if (is.null(v)) NA_real_ else v
@@ -119,6 +114,62 @@ check_dataset <- function(s, dataset, fn) {
   }
 }
 
+#' @title Methods compared across data sets
+#'
+#' @description \code{credence_fit(y ~ method + (1 | realization) + (1 | dataset:method), data)}, or the same
+#' without the interaction term and with \code{dataset = "dataset"}, fits one hierarchical model for
+#' methods x data sets (the Rust core's \code{credence::compare::fit_across}):
+#' \deqn{y_{dmi} = \nu_d + \delta_m + u_{dm} + \gamma_{di} + \epsilon,}
+#' \eqn{\delta_m \sim N(0, \tau_\delta)} (the method's effect on the population of data sets),
+#' \eqn{u_{dm} \sim N(0, \tau_u)} or Student-t (the method-by-data-set interaction),
+#' \eqn{\gamma_{di} \sim N(0, \sigma_{\gamma,d})} (realizations nested in their data set),
+#' \eqn{\epsilon \sim N(0, \sigma_{dm})} or \eqn{N(0, \sigma_m)}. The result, of class
+#' \code{"credence_across"}, holds the core's \code{AcrossSummary} (the JSON contract of
+#' \code{credence fit --dataset-column}) as a nested list in \code{$summary}
+#' (\code{\link{fit_summary}} returns it); print, summary and the accessors below only read from it.
+#' @param fit,object,x A \code{credence_across} (\code{prob_better} also takes a
+#'   \code{credence_fit}, without \code{dataset}: its \code{P(a better than b)}).
+#' @param dataset \code{NULL} for a new data set (posterior predictive over data sets), or the
+#'   name of a data set of the fit.
+#' @param a,b Method names.
+#' @param digits Decimal places of the estimates.
+#' @param formula.,newdata,...,recompile As \code{\link{update.credence_fit}}; \code{...} may
+#'   change any argument of \code{credence_fit}.
+#' @return \code{prob_best}: a named vector, per method the probability that it is the best on a new
+#'   data set (or on \code{dataset}); it sums to 1. \code{prob_better}: P(a better than b) on a new
+#'   data set (or on \code{dataset}, where both ran). \code{variance_share}: \code{mean},
+#'   \code{q2.5} and \code{q97.5} of the share of the methods' variation common to all data sets
+#'   (delta against the interaction u). \code{fixef}: the delta table (Estimate, Est.Error, Q2.5,
+#'   Q97.5). \code{summary}: an object of class \code{"summary.credence_across"}; its print shows
+#'   the formula, data and draws lines, the group-level sds \code{tau_u} (~dataset:method) and
+#'   \code{tau_delta} (~method), the population-level effects \code{delta}, P(best on a new data
+#'   set), P(row better than column on a new data set), P(best on each data set), the method share
+#'   of the variance, the ROPE decision when \code{rope} was given, and the core's warnings.
+#'
+#' @details Arguments of \code{\link{credence_fit}} particular to this model: \code{dataset} (the data set
+#' column, when the formula has no \code{(1 | dataset:method)}), \code{across_scale}
+#' (\code{"as_given"}: the values as they are, e.g. a \code{credence study} table already in each
+#' data set's pool units; \code{"per_dataset"}: each data set centred and divided by its sd, so
+#' effects are in data-set sds), \code{sigma} (\code{"per_cell"}, one residual sd per data set and
+#' method, the default, or \code{~ dataset:method}; \code{"per_method"} or \code{~ method}),
+#' \code{interaction} (\code{"normal"} or \code{"student_t"}, df estimated) and \code{rope} (the
+#' half-width of a region of practical equivalence: each pair's baycomp-style decision on a new
+#' data set). The model takes its default priors (\code{prior = NULL}) and is sampled by NUTS on the
+#' CPU. Realizations may also be written \code{(1 | dataset:realization)}: they are always nested in
+#' their data set. Fewer than two data sets is an error (fit one data set with \code{credence_fit}
+#' alone).
+#' @seealso \code{\link{credence_fit}}, \code{\link{fit_summary}}
+#' @examples
+#' set.seed(1)
+#' d <- expand.grid(realization = 1:6, method = c("A", "B"), dataset = c("energy", "yacht", "wine"))
+#' d$crps <- 0.3 * as.integer(d$dataset) + 0.1 * (d$method == "B") + rnorm(nrow(d), sd = 0.03)
+#' f <- credence_fit(crps ~ method + (1 | realization) + (1 | dataset:method), d, chains = 2, iter = 600,
+#'                   seed = 1)
+#' f
+#' prob_best(f)
+#' prob_better(f, "A", "B")
+#' prob_better(f, "A", "B", dataset = "yacht")
+#' @name credence_across
 #' @export
 prob_best <- function(fit, dataset = NULL) {
   check_across(fit, "prob_best")
@@ -128,6 +179,7 @@ prob_best <- function(fit, dataset = NULL) {
   unlist(s$prob_best_on[[dataset]])
 }
 
+#' @rdname credence_across
 #' @export
 prob_better <- function(fit, a, b, dataset = NULL) {
   if (inherits(fit, "credence_fit")) {
@@ -155,18 +207,11 @@ prob_better <- function(fit, a, b, dataset = NULL) {
   p
 }
 
+#' @rdname credence_across
 #' @export
 variance_share <- function(fit) {
   check_across(fit, "variance_share")
   unlist(lapply(fit$summary$variance_share, na_null))
-}
-
-#' @export
-fixef.credence_across <- function(object, ...) {
-  t <- across_table(object$summary, "^delta\\[", function(r) sub("^delta\\[(.*)\\]$", "\\1", r))
-  m <- as.matrix(t[, c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")])
-  colnames(m) <- c("Estimate", "Est.Error", "Q2.5", "Q97.5")
-  m
 }
 
 # P(row better than column on a new data set) as a matrix (NA where a pair was not compared).
@@ -177,6 +222,8 @@ pairwise_matrix <- function(s) {
   out
 }
 
+#' @rdname credence_across
+#' @method summary credence_across
 #' @export
 summary.credence_across <- function(object, ...) {
   s <- object$summary
@@ -195,6 +242,8 @@ summary.credence_across <- function(object, ...) {
   out
 }
 
+#' @rdname credence_across
+#' @method print summary.credence_across
 #' @export
 print.summary.credence_across <- function(x, digits = 3, ...) {
   s <- x$summary
@@ -242,5 +291,24 @@ print.summary.credence_across <- function(x, digits = 3, ...) {
   invisible(x)
 }
 
+#' @rdname credence_across
+#' @method print credence_across
 #' @export
 print.credence_across <- function(x, digits = 3, ...) print_via_summary(x, digits, ...)
+
+#' @rdname credence_across
+#' @method update credence_across
+#' @export
+update.credence_across <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
+  refit(object, if (missing(formula.)) NULL else formula., newdata, deparse1(substitute(newdata)), list(...))
+}
+
+#' @rdname credence_across
+#' @method fixef credence_across
+#' @export
+fixef.credence_across <- function(object, ...) {
+  t <- across_table(object$summary, "^delta\\[", function(r) sub("^delta\\[(.*)\\]$", "\\1", r))
+  m <- as.matrix(t[, c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")])
+  colnames(m) <- c("Estimate", "Est.Error", "Q2.5", "Q97.5")
+  m
+}

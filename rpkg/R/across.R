@@ -2,8 +2,6 @@
 # converts the columns; the Rust core fits the model and returns its AcrossSummary (the JSON
 # contract) as a nested list, from which print, summary and the accessors only read.
 
-glue_fit_across <- function(...) .Call(wrap__glue_fit_across, ...)
-
 # `sigma` of the model across data sets: "per_cell" (one residual sd per data set and method),
 # "per_method" (one per method, shared across data sets), or the formulas ~ dataset:method and
 # ~ method.
@@ -77,32 +75,19 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
     stop("credence_fit: unsupported control entries: ", paste(unknown, collapse = ", "), "; expected ",
          paste(names(defaults), collapse = ", "), call. = FALSE)
   }
-  s <- core("credence_fit", glue_fit_across(
-    as.character(d[[dataset]]), as.character(d[[f$group]]), if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-    as.double(d[[f$response]]), across_scale, sigma, interaction, chains, warmup, iter - warmup, seed,
-    as.double(control$adapt_delta), as.double(control$max_treedepth), isTRUE(args$higher_is_better),
-    if (is.null(rope)) NULL else as.double(rope)))
+  # The arguments of the core's fit, built here once (named as the glue function's arguments).
+  request <- list(dataset = as.character(d[[dataset]]), method = as.character(d[[f$group]]),
+                  realization = if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                  y = as.double(d[[f$response]]), across_scale = across_scale, sigma = sigma,
+                  interaction = interaction, chains = chains, warmup = warmup, draws = iter - warmup, seed = seed,
+                  target_accept = as.double(control$adapt_delta), max_depth = as.double(control$max_treedepth),
+                  higher_is_better = isTRUE(args$higher_is_better), rope = if (is.null(rope)) NULL else as.double(rope))
+  s <- core("credence_fit", do.call(glue_fit_across, request))
   args$seed <- seed
   structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = sigma,
                  across_scale = across_scale, interaction = interaction, data = d, data_name = data_name,
                  seed = seed, chains = chains, iter = iter, warmup = warmup, sigma_given = sigma_given, args = args),
             class = "credence_across")
-}
-
-#' @export
-update.credence_across <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
-  args <- object$args
-  data_name <- object$data_name
-  if (!missing(formula.)) args$formula <- stats::update(args$formula, formula.)
-  if (!is.null(newdata)) {
-    args$data <- newdata
-    data_name <- deparse1(substitute(newdata))
-  }
-  changes <- list(...)
-  bad <- setdiff(names(changes), names(args))
-  if (length(bad)) stop("update: unknown argument(s) ", paste(bad, collapse = ", "), call. = FALSE)
-  for (k in names(changes)) args[k] <- list(changes[[k]])
-  fit_from_args(args, data_name, sigma_given = isTRUE(object$sigma_given) || "sigma" %in% names(changes))
 }
 
 # ---- reading the summary (no statistics: every number is the core's) ------------------------
@@ -114,9 +99,8 @@ across_table <- function(s, pattern, label = identity) {
   p <- s$parameters
   rows <- names(p)[grepl(pattern, names(p))]
   col <- function(k) vapply(rows, function(r) na_null(p[[r]][[k]]), 0)
-  data.frame(Estimate = col("mean"), Est.Error = col("sd"), `l-95% CI` = col("q2.5"), `u-95% CI` = col("q97.5"),
-             Rhat = col("rhat"), Bulk_ESS = round(col("ess_bulk")), Tail_ESS = round(col("ess_tail")),
-             row.names = label(rows), check.names = FALSE)
+  param_table(label(rows), col("mean"), col("sd"), col("q2.5"), col("q97.5"), col("rhat"), col("ess_bulk"),
+              col("ess_tail"))
 }
 
 check_across <- function(fit, fn) {
@@ -130,6 +114,62 @@ check_dataset <- function(s, dataset, fn) {
   }
 }
 
+#' @title Methods compared across data sets
+#'
+#' @description \code{credence_fit(y ~ method + (1 | realization) + (1 | dataset:method), data)}, or the same
+#' without the interaction term and with \code{dataset = "dataset"}, fits one hierarchical model for
+#' methods x data sets (the Rust core's \code{credence::compare::fit_across}):
+#' \deqn{y_{dmi} = \nu_d + \delta_m + u_{dm} + \gamma_{di} + \epsilon,}
+#' \eqn{\delta_m \sim N(0, \tau_\delta)} (the method's effect on the population of data sets),
+#' \eqn{u_{dm} \sim N(0, \tau_u)} or Student-t (the method-by-data-set interaction),
+#' \eqn{\gamma_{di} \sim N(0, \sigma_{\gamma,d})} (realizations nested in their data set),
+#' \eqn{\epsilon \sim N(0, \sigma_{dm})} or \eqn{N(0, \sigma_m)}. The result, of class
+#' \code{"credence_across"}, holds the core's \code{AcrossSummary} (the JSON contract of
+#' \code{credence fit --dataset-column}) as a nested list in \code{$summary}
+#' (\code{\link{fit_summary}} returns it); print, summary and the accessors below only read from it.
+#' @param fit,object,x A \code{credence_across} (\code{prob_better} also takes a
+#'   \code{credence_fit}, without \code{dataset}: its \code{P(a better than b)}).
+#' @param dataset \code{NULL} for a new data set (posterior predictive over data sets), or the
+#'   name of a data set of the fit.
+#' @param a,b Method names.
+#' @param digits Decimal places of the estimates.
+#' @param formula.,newdata,...,recompile As \code{\link{update.credence_fit}}; \code{...} may
+#'   change any argument of \code{credence_fit}.
+#' @return \code{prob_best}: a named vector, per method the probability that it is the best on a new
+#'   data set (or on \code{dataset}); it sums to 1. \code{prob_better}: P(a better than b) on a new
+#'   data set (or on \code{dataset}, where both ran). \code{variance_share}: \code{mean},
+#'   \code{q2.5} and \code{q97.5} of the share of the methods' variation common to all data sets
+#'   (delta against the interaction u). \code{fixef}: the delta table (Estimate, Est.Error, Q2.5,
+#'   Q97.5). \code{summary}: an object of class \code{"summary.credence_across"}; its print shows
+#'   the formula, data and draws lines, the group-level sds \code{tau_u} (~dataset:method) and
+#'   \code{tau_delta} (~method), the population-level effects \code{delta}, P(best on a new data
+#'   set), P(row better than column on a new data set), P(best on each data set), the method share
+#'   of the variance, the ROPE decision when \code{rope} was given, and the core's warnings.
+#'
+#' @details Arguments of \code{\link{credence_fit}} particular to this model: \code{dataset} (the data set
+#' column, when the formula has no \code{(1 | dataset:method)}), \code{across_scale}
+#' (\code{"as_given"}: the values as they are, e.g. a \code{credence study} table already in each
+#' data set's pool units; \code{"per_dataset"}: each data set centred and divided by its sd, so
+#' effects are in data-set sds), \code{sigma} (\code{"per_cell"}, one residual sd per data set and
+#' method, the default, or \code{~ dataset:method}; \code{"per_method"} or \code{~ method}),
+#' \code{interaction} (\code{"normal"} or \code{"student_t"}, df estimated) and \code{rope} (the
+#' half-width of a region of practical equivalence: each pair's baycomp-style decision on a new
+#' data set). The model takes its default priors (\code{prior = NULL}) and is sampled by NUTS on the
+#' CPU. Realizations may also be written \code{(1 | dataset:realization)}: they are always nested in
+#' their data set. Fewer than two data sets is an error (fit one data set with \code{credence_fit}
+#' alone).
+#' @seealso \code{\link{credence_fit}}, \code{\link{fit_summary}}
+#' @examples
+#' set.seed(1)
+#' d <- expand.grid(realization = 1:6, method = c("A", "B"), dataset = c("energy", "yacht", "wine"))
+#' d$crps <- 0.3 * as.integer(d$dataset) + 0.1 * (d$method == "B") + rnorm(nrow(d), sd = 0.03)
+#' f <- credence_fit(crps ~ method + (1 | realization) + (1 | dataset:method), d, chains = 2, iter = 600,
+#'                   seed = 1)
+#' f
+#' prob_best(f)
+#' prob_better(f, "A", "B")
+#' prob_better(f, "A", "B", dataset = "yacht")
+#' @name credence_across
 #' @export
 prob_best <- function(fit, dataset = NULL) {
   check_across(fit, "prob_best")
@@ -139,6 +179,7 @@ prob_best <- function(fit, dataset = NULL) {
   unlist(s$prob_best_on[[dataset]])
 }
 
+#' @rdname credence_across
 #' @export
 prob_better <- function(fit, a, b, dataset = NULL) {
   if (inherits(fit, "credence_fit")) {
@@ -166,18 +207,11 @@ prob_better <- function(fit, a, b, dataset = NULL) {
   p
 }
 
+#' @rdname credence_across
 #' @export
 variance_share <- function(fit) {
   check_across(fit, "variance_share")
   unlist(lapply(fit$summary$variance_share, na_null))
-}
-
-#' @export
-fixef.credence_across <- function(object, ...) {
-  t <- across_table(object$summary, "^delta\\[", function(r) sub("^delta\\[(.*)\\]$", "\\1", r))
-  m <- as.matrix(t[, c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")])
-  colnames(m) <- c("Estimate", "Est.Error", "Q2.5", "Q97.5")
-  m
 }
 
 # P(row better than column on a new data set) as a matrix (NA where a pair was not compared).
@@ -188,6 +222,8 @@ pairwise_matrix <- function(s) {
   out
 }
 
+#' @rdname credence_across
+#' @method summary credence_across
 #' @export
 summary.credence_across <- function(object, ...) {
   s <- object$summary
@@ -206,35 +242,27 @@ summary.credence_across <- function(object, ...) {
   out
 }
 
+#' @rdname credence_across
+#' @method print summary.credence_across
 #' @export
 print.summary.credence_across <- function(x, digits = 3, ...) {
   s <- x$summary
   d <- s$data
   cat(" Family: gaussian (across data sets)\n")
   cat("  Links: mu = identity; sigma = identity\n")
-  cat("Formula:", deparse1(x$formula), "\n")
-  cat("         sigma ~", if (x$sigma == "per_cell") paste0(x$dataset, ":", x$terms$group) else x$terms$group, "\n")
-  cat("   Data: ", x$data_name, " (Number of observations: ", d$observations, "; data sets: ", length(d$datasets),
-      "; methods: ", length(d$methods), "; realizations: ", d$realizations, ")\n", sep = "")
-  cat("  Draws: ", x$chains, " chains, each with iter = ", x$iter, "; warmup = ", x$warmup,
-      "; thin = 1;\n         total post-warmup draws = ", x$chains * (x$iter - x$warmup), "\n", sep = "")
+  sigma <- if (x$sigma == "per_cell") paste0(x$dataset, ":", x$terms$group) else x$terms$group
+  counts <- paste0("; data sets: ", length(d$datasets), "; methods: ", length(d$methods), "; realizations: ",
+                   d$realizations)
+  print_header(x$formula, sigma, x$data_name, d$observations, counts, x$chains, x$iter, x$warmup)
   cat("  Scale:", if (identical(s$scale, "per_data_set")) "per data set (effects in data-set sds)" else "as given",
       if (isTRUE(s$higher_is_better)) "(higher is better)" else "(lower is better)", "\n")
-  show <- function(title, tab, rows = NULL) {
-    if (!nrow(tab)) return()
-    cat("\n", title, ":\n", sep = "")
-    if (!is.null(rows)) rownames(tab) <- rows
-    num <- c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")
-    tab[num] <- lapply(tab[num], round, digits)
-    tab$Rhat <- formatC(tab$Rhat, format = "f", digits = 2)
-    print(tab)
-  }
   cat("\nMultilevel Hyperparameters:")
-  show(paste0("~", x$dataset, ":", x$terms$group, " (method-by-data-set interaction u)"), x$tau_u, "sd(Intercept)")
-  show(paste0("~", x$terms$group, " (method effects delta)"), x$tau_delta, "sd(Intercept)")
-  show("Population-Level Effects (delta: each method on the population of data sets)", x$delta,
-       sub("^delta\\[(.*)\\]$", "\\1", rownames(x$delta)))
-  show("Family Specific Parameters", x$df)
+  print_param_table(paste0("~", x$dataset, ":", x$terms$group, " (method-by-data-set interaction u)"), x$tau_u,
+                    digits, "sd(Intercept)")
+  print_param_table(paste0("~", x$terms$group, " (method effects delta)"), x$tau_delta, digits, "sd(Intercept)")
+  print_param_table("Population-Level Effects (delta: each method on the population of data sets)", x$delta, digits,
+                    sub("^delta\\[(.*)\\]$", "\\1", rownames(x$delta)))
+  print_param_table("Family Specific Parameters", x$df, digits)
   cat("\nP(best on a new data set):\n")
   print(round(x$prob_best_new, digits))
   cat("\nP(row better than column on a new data set):\n")
@@ -259,12 +287,28 @@ print.summary.credence_across <- function(x, digits = 3, ...) {
   }
   cat("\nDraws were sampled using NUTS (Rust core) on the scales; nu, delta, u and gamma were drawn from\n",
       "their exact conditional posterior. Rhat = 1 at convergence.\n", sep = "")
-  for (w in s$warnings) cat("Warning:", w, "\n")
+  print_warnings(s$warnings)
   invisible(x)
 }
 
+#' @rdname credence_across
+#' @method print credence_across
 #' @export
-print.credence_across <- function(x, digits = 3, ...) {
-  print(summary(x), digits = digits, ...)
-  invisible(x)
+print.credence_across <- function(x, digits = 3, ...) print_via_summary(x, digits, ...)
+
+#' @rdname credence_across
+#' @method update credence_across
+#' @export
+update.credence_across <- function(object, formula., newdata = NULL, ..., recompile = NULL) {
+  refit(object, if (missing(formula.)) NULL else formula., newdata, deparse1(substitute(newdata)), list(...))
+}
+
+#' @rdname credence_across
+#' @method fixef credence_across
+#' @export
+fixef.credence_across <- function(object, ...) {
+  t <- across_table(object$summary, "^delta\\[", function(r) sub("^delta\\[(.*)\\]$", "\\1", r))
+  m <- as.matrix(t[, c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")])
+  colnames(m) <- c("Estimate", "Est.Error", "Q2.5", "Q97.5")
+  m
 }

@@ -99,6 +99,16 @@ parse_sigma_formula <- function(sigma, group) {
   unsupported("sigma term", deparse1(rhs), paste0("sigma must be ~ 1 (shared) or ~ ", group, " (one per method)"))
 }
 
+#' @title Beta-binomial family for coverage counts
+#'
+#' @description A family object (brms style) for \code{covered | trials(n) ~ method} in
+#' \code{\link{credence_fit}}: the count of covered test points out of \code{n}, with
+#' \eqn{logit(p_m)} hierarchical across methods and a precision \eqn{\phi}.
+#' @param link Link of the mean; only \code{"logit"}.
+#' @param link_phi Link of the precision; only \code{"log"} (the core samples \eqn{\log\phi}).
+#' @return A list of class \code{c("brmsfamily", "family")} with \code{family = "beta_binomial"}.
+#' @examples
+#' beta_binomial()
 #' @export
 beta_binomial <- function(link = "logit", link_phi = "log") {
   if (!identical(link, "logit") || !identical(link_phi, "log")) {

@@ -1,12 +1,25 @@
 # print/summary and the quantities of a fit (numbers from the core; R only arranges them).
 
+# The brms-style table of the rows `rows` of the core's summary (a data frame).
 summary_table <- function(s, rows) {
   s <- s[rows, , drop = FALSE]
-  data.frame(Estimate = s$mean, Est.Error = s$sd, `l-95% CI` = s$q2_5, `u-95% CI` = s$q97_5,
-             Rhat = s$rhat, Bulk_ESS = round(s$ess_bulk), Tail_ESS = round(s$ess_tail),
-             row.names = s$name, check.names = FALSE)
+  param_table(s$name, s$mean, s$sd, s$q2_5, s$q97_5, s$rhat, s$ess_bulk, s$ess_tail)
 }
 
+#' @title Summary of a credence fit, laid out like brms
+#'
+#' @description Family, links, formula, data and draws lines, then tables of hyperparameters,
+#' method-level parameters (\code{mu[...]} or \code{p[...]}) and family-specific parameters
+#' (\code{sigma}, \code{phi}) with Estimate, Est.Error, l-95\% CI, u-95\% CI, Rhat, Bulk_ESS and
+#' Tail_ESS, then the core's warnings (divergences, R-hat > 1.01, bulk-ESS < 400, tree depth).
+#' All numbers come from the Rust core (R-hat and ESS as in the posterior package).
+#' @param object,x A \code{credence_fit} (or its summary).
+#' @param digits Decimal places of the estimates (brms uses 2; metrics such as CRPS often differ
+#'   in the third).
+#' @param ... Ignored.
+#' @return \code{summary}: an object of class \code{"summary.credence_fit"}; the print methods
+#'   return their argument invisibly.
+#' @method summary credence_fit
 #' @export
 summary.credence_fit <- function(object, ...) {
   s <- object$summary
@@ -23,29 +36,20 @@ summary.credence_fit <- function(object, ...) {
   out
 }
 
+#' @rdname summary.credence_fit
+#' @method print summary.credence_fit
 #' @export
 print.summary.credence_fit <- function(x, digits = 3, ...) {
   i <- x$info
   bb <- x$family == "beta_binomial"
   cat(" Family:", x$family, "\n")
   cat("  Links:", if (bb) "mu = logit; phi = log" else "mu = identity; sigma = identity", "\n")
-  cat("Formula:", deparse1(x$formula), "\n")
-  if (!bb) cat("         sigma ~", if (x$shared_sigma) "1" else x$terms$group, "\n")
-  cat("   Data: ", x$data_name, " (Number of observations: ", i$n_obs, ")\n", sep = "")
-  cat("  Draws: ", i$chains, " chains, each with iter = ", i$warmup + i$draws, "; warmup = ", i$warmup,
-      "; thin = 1;\n         total post-warmup draws = ", i$chains * i$draws, "\n", sep = "")
+  sigma <- if (bb) NULL else if (x$shared_sigma) "1" else x$terms$group
+  print_header(x$formula, sigma, x$data_name, i$n_obs, NULL, i$chains, i$warmup + i$draws, i$warmup)
   if (!is.null(i$form)) cat("   Form:", i$form, "\n")
-  show <- function(title, tab) {
-    if (!nrow(tab)) return()
-    cat("\n", title, ":\n", sep = "")
-    num <- c("Estimate", "Est.Error", "l-95% CI", "u-95% CI")
-    tab[num] <- lapply(tab[num], round, digits)
-    tab$Rhat <- formatC(tab$Rhat, format = "f", digits = 2)
-    print(tab)
-  }
-  show(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper)
-  show(if (bb) "Method coverage (p)" else "Method means (mu)", x$method)
-  show("Family Specific Parameters", x$family_par)
+  print_param_table(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper, digits)
+  print_param_table(if (bb) "Method coverage (p)" else "Method means (mu)", x$method, digits)
+  print_param_table("Family Specific Parameters", x$family_par, digits)
   if (identical(x$sampler, "chees")) {
     ch <- x$chees
     cat("\nDraws were sampled using batched ChEES-HMC (Rust core) on the ", toupper(ch$backend), ": step size ",
@@ -59,15 +63,14 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
         "and Tail_ESS are effective sample size measures, and Rhat is the potential\n",
         "scale reduction factor on split chains (at convergence, Rhat = 1).\n", sep = "")
   }
-  for (w in i$warnings) cat("Warning:", w, "\n")
+  print_warnings(i$warnings)
   invisible(x)
 }
 
+#' @rdname summary.credence_fit
+#' @method print credence_fit
 #' @export
-print.credence_fit <- function(x, digits = 3, ...) {
-  print(summary(x), digits = digits, ...)
-  invisible(x)
-}
+print.credence_fit <- function(x, digits = 3, ...) print_via_summary(x, digits, ...)
 
 method_names <- function(fit) fit$info$groups
 
@@ -85,11 +88,23 @@ delegate <- function(pkg, name, x, ...) {
   stop(name, "(): no method for an object of class ", class(x)[1], " (install ", pkg, ")", call. = FALSE)
 }
 
+#' @title Method means of a fit
+#'
+#' @description Posterior summaries of the per-method parameters (\code{mu[m]} for the Gaussian
+#' model, \code{p[m]} for the beta-binomial), one row per method. \code{fixef} is an S3 generic
+#' of credence so the package works without brms; its default method hands other objects to
+#' \code{nlme::fixef} (the generic brms uses), and credence's method is also registered on that
+#' generic when nlme loads.
+#' @param object A \code{credence_fit}.
+#' @param summary \code{TRUE}: a matrix with columns Estimate, Est.Error, Q2.5, Q97.5;
+#'   \code{FALSE}: the draws (draws x methods).
+#' @param ... Passed on by the default method.
+#' @return A matrix with methods as row names (or columns, for \code{summary = FALSE}).
 #' @export
 fixef <- function(object, ...) UseMethod("fixef")
-#' @export
-fixef.default <- function(object, ...) delegate("nlme", "fixef", object, ...)
 
+#' @rdname fixef
+#' @method fixef credence_fit
 #' @export
 fixef.credence_fit <- function(object, summary = TRUE, ...) {
   rows <- paste0(method_parameter(object), "[", method_names(object), "]")
@@ -104,6 +119,24 @@ fixef.credence_fit <- function(object, summary = TRUE, ...) {
          dimnames = list(method_names(object), c("Estimate", "Est.Error", "Q2.5", "Q97.5")))
 }
 
+#' @rdname fixef
+#' @method fixef default
+#' @export
+fixef.default <- function(object, ...) delegate("nlme", "fixef", object, ...)
+
+#' @title Posterior probability that one method is better than another
+#'
+#' @description The matrix of P(row better than column | data): the share of draws with
+#' \eqn{\mu_{row} < \mu_{col}} (lower is better) or \eqn{>} when higher is better (\eqn{p} for
+#' the beta-binomial). The diagonal is \code{NA}.
+#' @param fit A \code{credence_fit}.
+#' @param higher_is_better \code{NULL} uses the fit's setting (\code{credence_fit(...,
+#'   higher_is_better =)}, \code{FALSE} by default); \code{TRUE}/\code{FALSE} override it (the
+#'   other direction is the transpose: P(a > b) is P(b < a)).
+#' @param target A number: closer to it is better, P(\eqn{|\mu_{row} - t| < |\mu_{col} - t|}),
+#'   e.g. 0.9 for the coverage of 90\% intervals (a proportion for the beta-binomial). Not
+#'   together with \code{higher_is_better}.
+#' @return A square matrix with dimnames \code{better} and \code{than}.
 #' @export
 prob_superior <- function(fit, higher_is_better = NULL, target = NULL) {
   if (!inherits(fit, "credence_fit")) stop("prob_superior: fit must be a credence_fit", call. = FALSE)
@@ -127,6 +160,28 @@ prob_superior <- function(fit, higher_is_better = NULL, target = NULL) {
   m
 }
 
+#' @title Predictive minimum detectable difference
+#'
+#' @description \code{mdd} gives the difference between methods \code{a} and \code{b} that a new
+#' experiment would detect with probability \code{power}:
+#' \eqn{MDD = \Phi^{-1}(power)\,\sigma_{pred}} with
+#' \eqn{\sigma_{pred}^2 = Var(\mu_a - \mu_b | y) + (E[\sigma_a^2 | y] + E[\sigma_b^2 | y]) / R_{new}},
+#' and the probability that the observed gap is detected. \code{mdd_curve} gives it for one fit
+#' per training size.
+#' @param fit A \code{credence_fit}.
+#' @param fits A list of \code{credence_fit} objects named by training size, e.g.
+#'   \code{list(`100` = f100, `200` = f200)}.
+#' @param a,b Method names.
+#' @param power Detection probability to plan for.
+#' @param R_new Realizations of the planned experiment; \code{NULL} means one new realization
+#'   (\code{R_new = 1}, the definition of the MDD).
+#' @param x A \code{credence_mdd}.
+#' @param digits Significant digits.
+#' @param ... Ignored.
+#' @return \code{mdd}: a list of class \code{"credence_mdd"} with \code{mdd}, \code{sigma_pred},
+#'   \code{gap} (posterior mean of \eqn{\mu_a - \mu_b}) and \code{detection_probability};
+#'   \code{mdd_curve}: a data frame with columns \code{n}, \code{mdd}, \code{sigma_pred},
+#'   \code{gap}, \code{detection_probability}.
 #' @export
 mdd <- function(fit, a, b, power = 0.8, R_new = NULL) {
   if (!inherits(fit, "credence_fit")) stop("mdd: fit must be a credence_fit", call. = FALSE)
@@ -135,14 +190,7 @@ mdd <- function(fit, a, b, power = 0.8, R_new = NULL) {
   structure(c(m, list(a = a, b = b, power = power, R_new = r)), class = "credence_mdd")
 }
 
-#' @export
-print.credence_mdd <- function(x, digits = 4, ...) {
-  cat(sprintf("MDD(%s vs %s, power %g, R_new %g) = %s\n", x$a, x$b, x$power, x$R_new, signif(x$mdd, digits)))
-  cat(sprintf("  posterior gap %s, sigma_pred %s, detection probability %s\n",
-              signif(x$gap, digits), signif(x$sigma_pred, digits), signif(x$detection_probability, digits)))
-  invisible(x)
-}
-
+#' @rdname mdd
 #' @export
 mdd_curve <- function(fits, a, b, power = 0.8, R_new = NULL) {
   if (!is.list(fits) || !length(fits) || !all(vapply(fits, inherits, TRUE, "credence_fit"))) {
@@ -156,11 +204,33 @@ mdd_curve <- function(fits, a, b, power = 0.8, R_new = NULL) {
   as.data.frame(c)
 }
 
+#' @rdname mdd
+#' @method print credence_mdd
+#' @export
+print.credence_mdd <- function(x, digits = 4, ...) {
+  cat(sprintf("MDD(%s vs %s, power %g, R_new %g) = %s\n", x$a, x$b, x$power, x$R_new, signif(x$mdd, digits)))
+  cat(sprintf("  posterior gap %s, sigma_pred %s, detection probability %s\n",
+              signif(x$gap, digits), signif(x$sigma_pred, digits), signif(x$detection_probability, digits)))
+  invisible(x)
+}
+
+#' @title NUTS sampler statistics per draw
+#'
+#' @description The sampler's per-draw statistics in bayesplot's long layout: \code{accept_stat__},
+#' \code{stepsize__}, \code{treedepth__}, \code{n_leapfrog__}, \code{divergent__}, \code{energy__}
+#' for every kept draw of every chain. A credence S3 generic (works without bayesplot); the
+#' default method calls \code{bayesplot::nuts_params}, and credence's method is registered on
+#' bayesplot's generic when bayesplot loads.
+#' @param object A \code{credence_fit}.
+#' @param pars Optional subset of the statistics' names.
+#' @param ... Passed on by the default method.
+#' @return A data frame with columns \code{Chain}, \code{Iteration}, \code{Parameter} (factor) and
+#'   \code{Value}.
 #' @export
 nuts_params <- function(object, ...) UseMethod("nuts_params")
-#' @export
-nuts_params.default <- function(object, ...) delegate("bayesplot", "nuts_params", object, ...)
 
+#' @rdname nuts_params
+#' @method nuts_params credence_fit
 #' @export
 nuts_params.credence_fit <- function(object, pars = NULL, ...) {
   s <- glue_nuts_params(object$ptr)
@@ -173,11 +243,25 @@ nuts_params.credence_fit <- function(object, pars = NULL, ...) {
              Value = unlist(s[stats_names], use.names = FALSE))
 }
 
+#' @rdname nuts_params
+#' @method nuts_params default
+#' @export
+nuts_params.default <- function(object, ...) delegate("bayesplot", "nuts_params", object, ...)
+
+#' @title Priors used by a fit
+#'
+#' @description Every prior in use, defaults included, as resolved by the Rust core, and whether
+#' it is the default or came from \code{\link{credence_prior}}. A credence S3 generic; the default
+#' method calls \code{rstantools::prior_summary} (the generic brms uses).
+#' @param object A \code{credence_fit}.
+#' @param x The result of \code{prior_summary}.
+#' @param ... Passed on by the default method.
+#' @return A data frame with columns \code{prior}, \code{class} and \code{source}.
 #' @export
 prior_summary <- function(object, ...) UseMethod("prior_summary")
-#' @export
-prior_summary.default <- function(object, ...) delegate("rstantools", "prior_summary", object, ...)
 
+#' @rdname prior_summary
+#' @method prior_summary credence_fit
 #' @export
 prior_summary.credence_fit <- function(object, ...) {
   p <- glue_priors(object$ptr)
@@ -188,6 +272,13 @@ prior_summary.credence_fit <- function(object, ...) {
   out
 }
 
+#' @rdname prior_summary
+#' @method prior_summary default
+#' @export
+prior_summary.default <- function(object, ...) delegate("rstantools", "prior_summary", object, ...)
+
+#' @rdname prior_summary
+#' @method print credence_prior_summary
 #' @export
 print.credence_prior_summary <- function(x, ...) {
   print.data.frame(x, row.names = FALSE, right = FALSE)
@@ -204,11 +295,21 @@ as_draws_matrix_base <- function(fit) {
   m
 }
 
+#' @title Posterior draws of a fit
+#'
+#' @description All draws (realization effects \code{gamma[...]} included) with \code{.chain},
+#' \code{.iteration} and \code{.draw}. \code{as_draws_df} returns a posterior \code{draws_df} and
+#' needs the posterior package; \code{as.data.frame} gives the same columns as a plain data frame.
+#' \code{as_draws_df} is a credence S3 generic whose default method calls
+#' \code{posterior::as_draws_df}; credence's method is also registered on posterior's generic.
+#' @param x A \code{credence_fit}.
+#' @param ... Passed on by the default method.
+#' @return A \code{draws_df} or a data frame with one row per draw.
 #' @export
 as_draws_df <- function(x, ...) UseMethod("as_draws_df")
-#' @export
-as_draws_df.default <- function(x, ...) delegate("posterior", "as_draws_df", x, ...)
 
+#' @rdname as_draws_df
+#' @method as_draws_df credence_fit
 #' @export
 as_draws_df.credence_fit <- function(x, ...) {
   if (!requireNamespace("posterior", quietly = TRUE)) {
@@ -218,6 +319,13 @@ as_draws_df.credence_fit <- function(x, ...) {
   posterior::as_draws_df(as.data.frame(x))
 }
 
+#' @rdname as_draws_df
+#' @method as_draws_df default
+#' @export
+as_draws_df.default <- function(x, ...) delegate("posterior", "as_draws_df", x, ...)
+
+#' @rdname as_draws_df
+#' @method as.data.frame credence_fit
 #' @export
 as.data.frame.credence_fit <- function(x, ...) {
   m <- as_draws_matrix_base(x)
@@ -232,6 +340,38 @@ as.data.frame.credence_fit <- function(x, ...) {
   df
 }
 
+#' @title Every answer of a fit in one list
+#'
+#' @description The fit's summary as the core makes it once for every face: the same keys, in
+#' the same nesting, as \code{credence fit --json} writes and \code{credence report} embeds
+#' for each fit (the core's \code{FitSummary}). JSON objects are named lists, arrays of numbers
+#' or strings are vectors, and \code{null} (a number that is not finite, such as an undefined
+#' R-hat, or an option not asked for) is \code{NULL}.
+#' @param fit A \code{credence_fit}, or a \code{credence_across}: its \code{AcrossSummary}
+#'   (\code{credence fit --dataset-column --json}), made when it was fitted (the other arguments
+#'   are then ignored; its ROPE is the \code{rope} given to \code{credence_fit}).
+#' @param power Power of the minimum detectable differences.
+#' @param R_new New realizations the MDD plans for.
+#' @param rope Half-width of a region of practical equivalence, or \code{NULL} for none.
+#' @param pairs Which pairs of methods are compared: \code{"all"} (every ordered pair),
+#'   \code{"ranked"} (each method against the next in the ranking by posterior mean, and the
+#'   best against every other) or \code{"auto"} (all up to 20 methods, ranked beyond).
+#' @return A named list: \code{model}, \code{form}, \code{data} (\code{observations},
+#'   \code{methods}, \code{realizations}), \code{units}, \code{higher_is_better}, \code{target},
+#'   \code{parameters} (per name: \code{mean}, \code{sd}, \code{q2.5}, \code{q50}, \code{q97.5},
+#'   \code{rhat}, \code{ess_bulk}, \code{ess_tail}), \code{ranking} (the methods best first),
+#'   \code{pairs} (\code{"all"} or \code{"ranked"}), \code{prob_better} and
+#'   \code{prob_better_mcse} (\code{[[a]][[b]]}: P(a better than b) and its Monte Carlo error),
+#'   \code{power}, \code{r_new}, \code{mdd} (\code{[[a]][[b]]}: \code{mdd}, \code{sigma_pred},
+#'   \code{gap}, \code{detection_probability}), \code{rope_eps}, \code{rope},
+#'   \code{diagnostics}, \code{sampler}, \code{warnings}, \code{seconds}.
+#' @examples
+#' study <- read.csv(system.file("extdata", "study.csv", package = "credence"))
+#' d <- study[study$n == 100 & study$train_rep == 0, ]
+#' f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 1, chains = 2)
+#' s <- fit_summary(f, rope = 0.01)
+#' s$prob_better$mcd$map
+#' s$mdd$mcd$map$mdd
 #' @export
 fit_summary <- function(fit, power = 0.8, R_new = 1, rope = NULL, pairs = c("auto", "all", "ranked")) {
   if (inherits(fit, "credence_across")) return(fit$summary)

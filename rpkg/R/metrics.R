@@ -28,6 +28,20 @@ check_backend <- function(backend, fn) {
   backend
 }
 
+#' @title Where the computations of a backend run
+#'
+#' @description Functions with a GPU path (\code{\link{plan_realizations}}, \code{\link{credence_fit}} with
+#' \code{sampler = "chees"}, \code{\link{ece}}, \code{\link{brier}},
+#' \code{\link{entropy_decomposition}}, \code{\link{crps_mixture}}) take \code{backend = "auto"}:
+#' the GPU when a CUDA driver, a device and NVRTC are present (the CUDA kernels are compiled at
+#' first use), else the CPU, which is the reference implementation. \code{backend = "cpu"} forces
+#' the CPU and \code{backend = "cuda"} the GPU, an R error saying what is missing when CUDA cannot
+#' run. \code{credence_backend} says where a backend runs here.
+#' @param backend \code{"auto"}, \code{"cpu"} or \code{"cuda"}.
+#' @return \code{"cpu"} or \code{"cuda"}, with attribute \code{cuda_unavailable}: why CUDA cannot run
+#'   here (\code{NULL} when it can). An error for \code{"cuda"} where CUDA cannot run.
+#' @examples
+#' credence_backend()
 #' @export
 credence_backend <- function(backend = "auto") {
   b <- core("credence_backend", glue_backend(check_backend(backend, "credence_backend")))
@@ -41,16 +55,55 @@ as_matrix <- function(x, name) {
   x
 }
 
+#' @title Continuous ranked probability score
+#'
+#' @description Per-point CRPS of Gaussian, Gaussian-mixture and sample (ensemble, MC) predictive
+#' distributions, computed by the Rust core. Lower is better.
+#' @param y Numeric vector of observations, length N.
+#' @param mean,sd Numeric vectors of predictive means and standard deviations (sd > 0), length N.
+#' @param means,sds N x M matrices of the mixture members' means and standard deviations
+#'   (one row per point, one column per member).
+#' @param weights Member weights, length M, non-negative and summing to 1; \code{NULL} for equal
+#'   weights.
+#' @param backend \code{"auto"}, \code{"cpu"} or \code{"cuda"} (see \code{\link{credence_backend}}).
+#'   Other than \code{"cpu"}, the mixture CRPS goes through the core's kernel 2
+#'   (\code{credence::backend::mixture_summary}): on the GPU where CUDA runs, else on the CPU with
+#'   the same numbers as \code{"cpu"} (to rounding).
+#' @param dat N x S matrix of predictive draws (one row per point); a plain vector is one point.
+#' @param estimator \code{"standard"} uses E|X - X'| over all S^2 pairs, \code{"fair"} the
+#'   unbiased S(S - 1) version.
+#' @return A numeric vector of length N.
+#'
+#' @details The Gaussian CRPS is the closed form
+#' \eqn{\sigma[z(2\Phi(z) - 1) + 2\phi(z) - 1/\sqrt{\pi}]}, \eqn{z = (y - \mu)/\sigma}; the
+#' mixture uses the closed form of E|X - y| - E|X - X'|/2 for Gaussian mixtures; samples use the
+#' energy form.
+#' @examples
+#' crps_gaussian(y = c(0, 1), mean = c(0, 0), sd = c(1, 2))
+#' crps_mixture(0.3, means = matrix(c(-1, 1), 1), sds = matrix(c(1, 1), 1))
+#' set.seed(1)
+#' crps_sample(0.3, rnorm(100))
+#' @name crps
 #' @export
 crps_gaussian <- function(y, mean, sd) {
-  .Call(wrap__glue_crps_gaussian, as.double(mean), as.double(sd), as.double(y))
+  glue_crps_gaussian(as.double(mean), as.double(sd), as.double(y))
 }
 
+#' @title Gaussian negative log-likelihood
+#'
+#' @description Per-point negative log density of the observations under Gaussian predictions,
+#' computed by the Rust core.
+#' @param y Numeric vector of observations, length N.
+#' @param mean,sd Numeric vectors of predictive means and standard deviations (sd > 0).
+#' @return A numeric vector of length N, equal to \code{-dnorm(y, mean, sd, log = TRUE)}.
+#' @examples
+#' nll_gaussian(c(0, 1), c(0, 0), c(1, 1))
 #' @export
 nll_gaussian <- function(y, mean, sd) {
-  .Call(wrap__glue_nll_gaussian, as.double(mean), as.double(sd), as.double(y))
+  glue_nll_gaussian(as.double(mean), as.double(sd), as.double(y))
 }
 
+#' @rdname crps
 #' @export
 crps_mixture <- function(y, means, sds, weights = NULL, backend = "auto") {
   check_backend(backend, "crps_mixture")
@@ -61,73 +114,150 @@ crps_mixture <- function(y, means, sds, weights = NULL, backend = "auto") {
   # "cpu": the crate's mixture metrics directly; otherwise kernel 2's seam
   # (credence::backend::mixture_summary), which runs on the CPU where CUDA cannot.
   if (backend == "cpu") {
-    return(.Call(wrap__glue_crps_mixture, as.double(means), as.double(sds), nrow(means), ncol(means), w,
-                 as.double(y)))
+    return(glue_crps_mixture(as.double(means), as.double(sds), nrow(means), ncol(means), w, as.double(y)))
   }
-  core("crps_mixture", .Call(wrap__glue_crps_mixture_on, as.double(means), as.double(sds), nrow(means),
-                             ncol(means), w, as.double(y), backend))
+  core("crps_mixture", glue_crps_mixture_on(as.double(means), as.double(sds), nrow(means), ncol(means), w,
+                                            as.double(y), backend))
 }
 
+#' @rdname crps
 #' @export
 crps_sample <- function(y, dat, estimator = c("standard", "fair")) {
   estimator <- match.arg(estimator)
   dat <- if (is.null(dim(dat))) matrix(dat, nrow = 1L) else as_matrix(dat, "dat")
-  .Call(wrap__glue_crps_sample, as.double(dat), nrow(dat), ncol(dat), as.double(y), estimator)
+  glue_crps_sample(as.double(dat), nrow(dat), ncol(dat), as.double(y), estimator)
 }
 
+#' @title Prediction-interval metrics
+#'
+#' @description Coverage (PICP), mean width (MPIW) and the interval score of central prediction intervals,
+#' computed by the Rust core.
+#' @param y Numeric vector of observations.
+#' @param lower,upper Numeric vectors of interval bounds, \code{lower <= upper}.
+#' @param alpha The intervals are central (1 - alpha) intervals.
+#' @return \code{picp}: the fraction of observations inside their interval; \code{mpiw}: the mean width;
+#'   \code{interval_score}: per-point score
+#'   \eqn{(u - l) + (2/\alpha)(l - y)1\{y < l\} + (2/\alpha)(y - u)1\{y > u\}} (lower is better).
+#' @examples
+#' y <- c(0.1, 1.5, -0.2)
+#' picp(y, lower = c(-1, -1, -1), upper = c(1, 1, 1))
+#' mpiw(c(-1, -1), c(1, 2))
+#' interval_score(y, c(-1, -1, -1), c(1, 1, 1), alpha = 0.1)
+#' @name intervals
 #' @export
 picp <- function(y, lower, upper) {
-  .Call(wrap__glue_interval_coverage, as.double(lower), as.double(upper), as.double(y))[1]
+  glue_interval_coverage(as.double(lower), as.double(upper), as.double(y))[1]
 }
 
+#' @rdname intervals
 #' @export
 mpiw <- function(lower, upper) {
   # The width does not depend on the observations; the lower bounds stand in for them.
-  .Call(wrap__glue_interval_coverage, as.double(lower), as.double(upper), as.double(lower))[2]
+  glue_interval_coverage(as.double(lower), as.double(upper), as.double(lower))[2]
 }
 
+#' @rdname intervals
 #' @export
 interval_score <- function(y, lower, upper, alpha = 0.1) {
-  .Call(wrap__glue_interval_score, as.double(lower), as.double(upper), as.double(y), as.double(alpha))
+  glue_interval_score(as.double(lower), as.double(upper), as.double(y), as.double(alpha))
 }
 
+#' @title Calibration error and Brier score
+#'
+#' @description Expected calibration error of the top-class confidence and the multi-class Brier score,
+#' computed by the Rust core.
+#' @param probs Predicted class probabilities: an N x K matrix, or an S x N x K array of S
+#'   members / passes (their mean is scored).
+#' @param y Observed classes: integers 1..K, or a factor whose level codes index the columns.
+#' @param bins Number of equal-width confidence bins on [0, 1] (bin b holds ((b-1)/B, b/B]).
+#' @param backend \code{"auto"}, \code{"cpu"} or \code{"cuda"} (see \code{\link{credence_backend}}).
+#'   Other than \code{"cpu"}, the ensemble goes through the core's kernel 1
+#'   (\code{credence::backend::ensemble_summary}, members streamed through the GPU in chunks for
+#'   large S x N x K arrays): on the GPU where CUDA runs, else on the CPU with the same numbers as
+#'   \code{"cpu"} (to rounding).
+#' @return \code{ece}: sum over bins of (bin size / N) |mean confidence - accuracy|; \code{brier}: the mean
+#'   over points of the sum over classes of (p - one-hot(y))^2.
+#' @examples
+#' p <- matrix(c(0.7, 0.2, 0.1, 0.1, 0.8, 0.1), nrow = 2, byrow = TRUE)
+#' brier(p, c(1, 2))
+#' ece(p, c(1, 3), bins = 10)
+#' @name classification
 #' @export
 ece <- function(probs, y, bins = 15L, backend = "auto") {
   check_backend(backend, "ece")
   p <- as_probs(probs)
   # "cpu": the crate's metrics directly; otherwise kernel 1's seam
   # (credence::backend::ensemble_summary), which runs on the CPU where CUDA cannot.
-  if (backend == "cpu") return(.Call(wrap__glue_ece, p$values, p$dim, as_class_index(y), as.integer(bins)))
-  core("ece", .Call(wrap__glue_ensemble_on, p$values, p$dim, as_class_index(y), as.integer(bins), backend))$ece
+  if (backend == "cpu") return(glue_ece(p$values, p$dim, as_class_index(y), as.integer(bins)))
+  core("ece", glue_ensemble_on(p$values, p$dim, as_class_index(y), as.integer(bins), backend))$ece
 }
 
+#' @rdname classification
 #' @export
 brier <- function(probs, y, backend = "auto") {
   check_backend(backend, "brier")
   p <- as_probs(probs)
-  if (backend == "cpu") return(.Call(wrap__glue_brier, p$values, p$dim, as_class_index(y)))
-  core("brier", .Call(wrap__glue_ensemble_on, p$values, p$dim, as_class_index(y), 1L, backend))$brier
+  if (backend == "cpu") return(glue_brier(p$values, p$dim, as_class_index(y)))
+  core("brier", glue_ensemble_on(p$values, p$dim, as_class_index(y), 1L, backend))$brier
 }
 
+#' @title Total, aleatoric and epistemic uncertainty
+#'
+#' @description Splits the entropy of the mean prediction into the expected entropy of the members
+#' (aleatoric) and the mutual information (epistemic), per point, computed by the Rust core.
+#' @param probs An S x N x K array of class probabilities (S members or passes); an N x K matrix is
+#'   one member (its epistemic part is 0).
+#' @param backend \code{"auto"}, \code{"cpu"} or \code{"cuda"}, as for \code{\link{ece}} (kernel 1).
+#' @return A data frame with columns \code{total} (H of the mean), \code{aleatoric} (mean of H) and
+#'   \code{epistemic} (their difference), one row per point; natural logarithms.
+#' @examples
+#' a <- array(c(0.9, 0.5, 0.1, 0.5), dim = c(2, 1, 2))
+#' entropy_decomposition(a)
 #' @export
 entropy_decomposition <- function(probs, backend = "auto") {
   check_backend(backend, "entropy_decomposition")
   p <- as_probs(probs)
-  if (backend == "cpu") return(as.data.frame(.Call(wrap__glue_entropy_decomposition, p$values, p$dim)))
-  r <- core("entropy_decomposition", .Call(wrap__glue_ensemble_on, p$values, p$dim, NULL, 0L, backend))
+  if (backend == "cpu") return(as.data.frame(glue_entropy_decomposition(p$values, p$dim)))
+  r <- core("entropy_decomposition", glue_ensemble_on(p$values, p$dim, NULL, 0L, backend))
   data.frame(total = r$total, aleatoric = r$aleatoric, epistemic = r$epistemic)
 }
 
+#' @title Area under the ROC curve
+#'
+#' @description Exact AUROC (the Mann-Whitney statistic, ties counting 1/2), computed by the Rust
+#' core.
+#' @param scores Numeric scores, higher meaning more likely positive.
+#' @param positive Logical outcomes, or a two-level factor (the second level is positive).
+#' @return A number in [0, 1]; \code{NA} when one class is absent.
+#' @examples
+#' auroc(c(0.1, 0.4, 0.35, 0.8), c(FALSE, FALSE, TRUE, TRUE))
 #' @export
 auroc <- function(scores, positive) {
   if (is.factor(positive)) {
     if (nlevels(positive) != 2L) stop("positive: expected a logical or a two-level factor")
     positive <- as.integer(positive) == 2L
   }
-  a <- .Call(wrap__glue_auroc, as.double(scores), as.integer(as.logical(positive)))
+  a <- glue_auroc(as.double(scores), as.integer(as.logical(positive)))
   if (is.nan(a)) NA_real_ else a
 }
 
+#' @title Referral (selective prediction) curve
+#'
+#' @description Sorts the points by uncertainty, keeps the most certain fraction and scores accuracy and AUROC
+#' on it (Leibig et al. 2017), beside the referral benchmark's random-referral baseline (points
+#' referred at random instead of by uncertainty: the expected accuracy is the overall accuracy,
+#' AUROC is averaged over \code{repeats} seeded random orders); computed by the Rust core.
+#' @param probs An N x K matrix or S x N x K array of class probabilities.
+#' @param y Observed classes 1..K or a factor.
+#' @param fractions Retained fractions in (0, 1]; floor(N f) points are kept.
+#' @param uncertainty The uncertainty used to sort (ascending, ties by index).
+#' @param repeats,seed Random orders of the baseline and the seed of their stream.
+#' @return A data frame with columns \code{fraction}, \code{n}, \code{accuracy} and \code{auroc}
+#'   (\code{NA} when undefined), and the baseline's \code{random_accuracy}, \code{random_auroc}
+#'   and \code{random_auroc_mcse} (Monte Carlo standard error).
+#' @examples
+#' p <- matrix(c(0.9, 0.1, 0.6, 0.4, 0.2, 0.8, 0.5, 0.5), ncol = 2, byrow = TRUE)
+#' referral_curve(p, c(1, 2, 2, 1), fractions = c(0.5, 1))
 #' @export
 referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
                            uncertainty = c("entropy", "expected_entropy", "mutual_information",
@@ -135,8 +265,8 @@ referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
                            repeats = 100L, seed = 1) {
   uncertainty <- match.arg(uncertainty)
   p <- as_probs(probs)
-  r <- as.data.frame(.Call(wrap__glue_referral_curve, p$values, p$dim, as_class_index(y),
-                           as.double(fractions), uncertainty, as.integer(repeats), as.double(seed)))
+  r <- as.data.frame(glue_referral_curve(p$values, p$dim, as_class_index(y), as.double(fractions), uncertainty,
+                                         as.integer(repeats), as.double(seed)))
   r$n <- as.integer(r$n)
   for (k in c("accuracy", "auroc", "random_accuracy", "random_auroc", "random_auroc_mcse")) {
     r[[k]][is.nan(r[[k]])] <- NA_real_
@@ -144,13 +274,25 @@ referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
   r
 }
 
+#' @title ROC curve
+#'
+#' @description The points of the ROC curve at every distinct score, from (0, 0) to (1, 1):
+#' predictions with score at least the threshold count as positive. Computed by the Rust core
+#' (\code{credence::metrics::roc_curve}); the trapezoid area under these points is
+#' \code{\link{auroc}}.
+#' @param scores Numeric scores, higher meaning more likely positive.
+#' @param positive Logical outcomes, or a two-level factor (the second level is positive).
+#' @return A data frame with columns \code{threshold} (\code{Inf} for the origin), \code{fpr} and
+#'   \code{tpr}; \code{NULL} when one class is absent.
+#' @examples
+#' roc_curve(c(0.1, 0.4, 0.35, 0.8), c(FALSE, FALSE, TRUE, TRUE))
 #' @export
 roc_curve <- function(scores, positive) {
   if (is.factor(positive)) {
     if (nlevels(positive) != 2L) stop("positive: expected a logical or a two-level factor")
     positive <- as.integer(positive) == 2L
   }
-  r <- .Call(wrap__glue_roc_curve, as.double(scores), as.integer(as.logical(positive)))
+  r <- glue_roc_curve(as.double(scores), as.integer(as.logical(positive)))
   if (is.null(r)) return(NULL)
   as.data.frame(r)
 }

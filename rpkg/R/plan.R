@@ -9,6 +9,85 @@ core <- function(fn, expr) {
 
 is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 
+#' @title Plan an experiment: how many realizations settle a comparison
+#'
+#' @description The assurance (O'Hagan and Stevens) of a decision at each candidate number of realizations R,
+#' by simulated experiments: for each R, \code{sims} worlds are drawn (from a pilot fit's posterior,
+#' one posterior draw per simulation, or fixed by stated values), a new table of R realizations is
+#' simulated in each, fitted with the pilot's model by batched ChEES-HMC on the chosen backend
+#' (fits ChEES leaves unclean are fitted again by NUTS on the CPU), and the share of fits reaching
+#' the decision is the assurance. The predictive-MDD approximation (\code{\link{mdd}}) is given side
+#' by side. Everything is computed by the Rust core (\code{credence::compare::plan}); the CLI's
+#' \code{credence plan} is the same computation.
+#' @param fit A pilot \code{\link{credence_fit}} (NUTS or ChEES; gaussian or beta-binomial). Leave
+#'   it \code{NULL} and give \code{effect}, \code{sigma_a} and \code{sigma_b} to plan without a
+#'   pilot.
+#' @param a The method hoped to be better (required with a pilot fit; \code{"A"} by default with
+#'   stated values).
+#' @param b The method it is compared with (\code{"B"} by default with stated values).
+#' @param r Candidate numbers of realizations, each at least 2.
+#' @param sims Simulated experiments per R. The assurance's Monte Carlo error is
+#'   \eqn{\sqrt{a(1-a)/sims}}, at most 0.016 at the default 1000.
+#' @param prob The decision: a simulated experiment is settled when
+#'   \code{P(a better than b | y) >= prob}.
+#' @param rope \code{NULL}, or a margin eps > 0: then settled when
+#'   \code{P(a better than b by more than eps | y) >= prob}.
+#' @param power The assurance the plan must reach; the smallest R of the grid that reaches it is
+#'   \code{attr(, "smallest_r")}. Also the power of the MDD column.
+#' @param methods Pilot fit only: the methods of the simulated tables (\code{a} and \code{b}
+#'   among them); \code{NULL} keeps all of the pilot's.
+#' @param backend Where the simulated fits run: \code{"auto"} (the GPU when CUDA is usable and the
+#'   ChEES kernel implements the model, else the CPU), \code{"cpu"}, or \code{"cuda"} (an R error
+#'   saying why when CUDA cannot run). See \code{\link{credence_backend}}.
+#' @param seed Seed of the simulations and fits: the same seed gives the same plan, whatever the
+#'   number of threads.
+#' @param superchains,chains_per_superchain ChEES chains of each simulated fit; \code{NULL}
+#'   keeps the core's plan defaults (6 superchains of 4 chains).
+#' @param effect Stated values: how much better \code{a} is than \code{b} on the metric's scale
+#'   (\eqn{\mu_b - \mu_a} when lower is better, \eqn{\mu_a - \mu_b} when higher is better).
+#' @param sigma_a,sigma_b Stated values: residual sds of the two methods across realizations.
+#' @param sigma_gamma Stated values: sd of the realization effect both methods share (0: none).
+#' @param higher_is_better Stated values only (\code{FALSE} by default); a pilot fit brings its own
+#'   direction (\code{credence_fit(..., higher_is_better = )}).
+#' @param x A \code{credence_plan}.
+#' @param digits Digits of the probabilities printed.
+#' @param ... Ignored.
+#' @return A data frame of class \code{c("credence_plan", "data.frame")}, one row per R in increasing
+#'   order, with columns \code{r}, \code{assurance}, \code{assurance_mcse} (its Monte Carlo
+#'   standard error), \code{expected_prob_better} (mean of \code{P(a better than b | y)} over the
+#'   simulated experiments), \code{fits} (simulated experiments fitted),
+#'   \code{refit} (fitted again by NUTS), \code{unclean}, \code{failed}, \code{mdd} and
+#'   \code{mdd_detection_probability}; and attributes \code{smallest_r} (\code{NA} when no R
+#'   reaches the power), \code{decision} (in words), \code{backend} (\code{"cpu"} or
+#'   \code{"cuda"}: where the fits ran), \code{warnings}, \code{power}, \code{a}, \code{b},
+#'   \code{methods}, \code{source} (\code{"pilot"} or \code{"stated"}), \code{sims}, \code{seed} and
+#'   \code{seconds}.
+#'
+#' @details With stated values the simulated tables are fitted with the default Gaussian model (method
+#' means, method-specific sigma, a realization effect) and the world is fixed, so the assurance is
+#' the classical power of the Bayesian decision. A simulated table is analysed alone (a new
+#' experiment, not pooled with the pilot). Fits still unclean after the NUTS refit count in the
+#' share and are reported per R (\code{unclean}); fits that fail are left out of it
+#' (\code{failed}). The MDD columns are the pilot's (or stated values') predictive approximation at
+#' R new realizations: \code{mdd} at \code{power}, and the probability \eqn{\Phi(|gap| /
+#' \sigma_{pred})} of detecting the gap, which ignores the gap's direction.
+#'
+#' Warnings of the plan (unclean or failed simulated fits, no R of the grid reaching the power) are
+#' raised as R warnings and kept in \code{attr(, "warnings")}.
+#'
+#' \code{plot} draws the assurance against R with error bars of two Monte Carlo errors, the MDD
+#' approximation's detection probability as a second line, and the power as a dashed line
+#' (ggplot2 when installed, returned invisibly; base graphics otherwise).
+#' @seealso \code{\link{mdd}}, \code{\link{credence_fit}}, \code{\link{credence_backend}}
+#' @examples
+#' # No pilot: A is better by 0.3 with residual sds 0.2 (small settings for speed).
+#' p <- plan_realizations(effect = 0.3, sigma_a = 0.2, sigma_b = 0.2, r = c(3, 6, 12), sims = 20,
+#'                        superchains = 2)
+#' p
+#' attr(p, "smallest_r")
+#' \donttest{
+#' plot(p)
+#' }
 #' @export
 plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 50), sims = 1000, prob = 0.95,
                               rope = NULL, power = 0.8, methods = NULL, backend = "auto", seed = 1,
@@ -87,6 +166,8 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
   out
 }
 
+#' @rdname plan_realizations
+#' @method print credence_plan
 #' @export
 print.credence_plan <- function(x, digits = 3, ...) {
   # A subset (x[rows, ]) loses the plan's attributes: print it as the data frame it is.
@@ -114,6 +195,8 @@ print.credence_plan <- function(x, digits = 3, ...) {
   invisible(x)
 }
 
+#' @rdname plan_realizations
+#' @method plot credence_plan
 #' @export
 plot.credence_plan <- function(x, ...) {
   power <- attr(x, "power")

@@ -3,6 +3,17 @@
 
 use_ggplot <- function() requireNamespace("ggplot2", quietly = TRUE)
 
+#' @title Trace and density plots
+#'
+#' @description Trace and per-chain density of each summarised parameter (or of \code{pars}); with
+#' ggplot2 installed, two faceted ggplots (printed, and returned invisibly), otherwise base
+#' graphics.
+#' @param x A \code{credence_fit} (or the plots it returned).
+#' @param pars Parameter names; default all in the summary.
+#' @param ... Ignored.
+#' @return With ggplot2, a list of class \code{"credence_plots"} with \code{density} and
+#'   \code{trace}; otherwise \code{NULL}.
+#' @method plot credence_fit
 #' @export
 plot.credence_fit <- function(x, pars = NULL, ...) {
   m <- as_draws_matrix_base(x)
@@ -41,17 +52,31 @@ plot.credence_fit <- function(x, pars = NULL, ...) {
   invisible(NULL)
 }
 
+#' @rdname plot.credence_fit
+#' @method print credence_plots
 #' @export
 print.credence_plots <- function(x, ...) {
   for (p in x) print(p)
   invisible(x)
 }
 
+#' @title Posterior predictive check
+#'
+#' @description Density of the observed response overlaid with the densities of \code{ndraws}
+#' replicated data sets drawn by the core from the posterior predictive distribution. Uses
+#' ggplot2 when installed, base graphics otherwise. A credence S3 generic; the default method
+#' calls \code{bayesplot::pp_check}.
+#' @param object A \code{credence_fit}.
+#' @param ndraws Number of replicated data sets.
+#' @param seed Seed of the replication draws.
+#' @param ... Passed on by the default method.
+#' @return A ggplot object, or (base graphics) the replicated data invisibly (ndraws x
+#'   observations).
 #' @export
 pp_check <- function(object, ...) UseMethod("pp_check")
-#' @export
-pp_check.default <- function(object, ...) delegate("bayesplot", "pp_check", object, ...)
 
+#' @rdname pp_check
+#' @method pp_check credence_fit
 #' @export
 pp_check.credence_fit <- function(object, ndraws = 20, seed = object$seed, ...) {
   y <- object$info$y
@@ -78,3 +103,8 @@ pp_check.credence_fit <- function(object, ndraws = 20, seed = object$seed, ...) 
   graphics::legend("topright", c("y", "y_rep"), col = c("#011f4b", "#b3cde0"), lwd = c(2, 1), bty = "n")
   invisible(yrep)
 }
+
+#' @rdname pp_check
+#' @method pp_check default
+#' @export
+pp_check.default <- function(object, ...) delegate("bayesplot", "pp_check", object, ...)

@@ -27,3 +27,7 @@ register_foreign <- function(pkg, generic) {
 }
 
 utils::globalVariables(".data")
+
+# The routines of the Rust glue crate (R/glue.R calls them by their registered names).
+#' @useDynLib credence, .registration = TRUE
+NULL

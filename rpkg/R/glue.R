@@ -1,0 +1,113 @@
+# The Rust routines of the glue crate (src/rust, registered by src/entrypoint.c): one R function
+# each, named as the Rust function and with its argument names, whose body is the .Call alone
+# (internal; checks and conversions stay with the callers).
+
+# src/rust/src/fit.rs: fits on one data set and what is read from them
+glue_fit <- function(group, pair, y, trials, family, shared_sigma, realization_effect, student_t, standardize,
+                     phi_per_method, priors, chains, warmup, draws, seed, target_accept, max_depth,
+                     higher_is_better) {
+  .Call(wrap__glue_fit, group, pair, y, trials, family, shared_sigma, realization_effect, student_t,
+        standardize, phi_per_method, priors, chains, warmup, draws, seed, target_accept, max_depth,
+        higher_is_better)
+}
+glue_fit_chees <- function(group, pair, y, trials, family, shared_sigma, realization_effect, phi_per_method,
+                           priors, superchains, chains_per_superchain, warmup, draws, max_draws, seed,
+                           target_accept, higher_is_better, backend) {
+  .Call(wrap__glue_fit_chees, group, pair, y, trials, family, shared_sigma, realization_effect,
+        phi_per_method, priors, superchains, chains_per_superchain, warmup, draws, max_draws, seed,
+        target_accept, higher_is_better, backend)
+}
+glue_backend <- function(name) .Call(wrap__glue_backend, name)
+glue_summary <- function(f) .Call(wrap__glue_summary, f)
+glue_info <- function(f) .Call(wrap__glue_info, f)
+glue_draws <- function(f) .Call(wrap__glue_draws, f)
+glue_prob_better <- function(f) .Call(wrap__glue_prob_better, f)
+glue_prob_better_target <- function(f, target) .Call(wrap__glue_prob_better_target, f, target)
+glue_prob_better_pair <- function(f, a, b) .Call(wrap__glue_prob_better_pair, f, a, b)
+glue_nuts_params <- function(f) .Call(wrap__glue_nuts_params, f)
+glue_priors <- function(f) .Call(wrap__glue_priors, f)
+glue_mdd <- function(f, a, b, power, r_new) .Call(wrap__glue_mdd, f, a, b, power, r_new)
+glue_mdd_curve <- function(fits, n, a, b, power, r_new) {
+  .Call(wrap__glue_mdd_curve, fits, n, a, b, power, r_new)
+}
+glue_predict <- function(f, n, seed) .Call(wrap__glue_predict, f, n, seed)
+
+# src/rust/src/across.rs: the model across data sets
+glue_fit_across <- function(dataset, method, realization, y, across_scale, sigma, interaction, chains, warmup,
+                            draws, seed, target_accept, max_depth, higher_is_better, rope) {
+  .Call(wrap__glue_fit_across, dataset, method, realization, y, across_scale, sigma, interaction, chains,
+        warmup, draws, seed, target_accept, max_depth, higher_is_better, rope)
+}
+
+# src/rust/src/summary.rs: the fit's summary (FitSummary)
+glue_fit_summary <- function(f, power, r_new, rope, pairs) {
+  .Call(wrap__glue_fit_summary, f, power, r_new, rope, pairs)
+}
+
+# src/rust/src/plan.rs: planning the number of realizations
+glue_plan_pilot <- function(f, a, b, realizations, sims, level, rope, power, methods, backend, seed,
+                            superchains, chains_per_superchain) {
+  .Call(wrap__glue_plan_pilot, f, a, b, realizations, sims, level, rope, power, methods, backend, seed,
+        superchains, chains_per_superchain)
+}
+glue_plan_stated <- function(effect, sigma_a, sigma_b, sigma_gamma, higher_is_better, a, b, realizations,
+                             sims, level, rope, power, backend, seed, superchains, chains_per_superchain) {
+  .Call(wrap__glue_plan_stated, effect, sigma_a, sigma_b, sigma_gamma, higher_is_better, a, b, realizations,
+        sims, level, rope, power, backend, seed, superchains, chains_per_superchain)
+}
+
+# src/rust/src/metrics.rs: metrics
+glue_crps_gaussian <- function(mean, sd, y) .Call(wrap__glue_crps_gaussian, mean, sd, y)
+glue_nll_gaussian <- function(mean, sd, y) .Call(wrap__glue_nll_gaussian, mean, sd, y)
+glue_crps_mixture <- function(means, sds, rows, cols, weights, y) {
+  .Call(wrap__glue_crps_mixture, means, sds, rows, cols, weights, y)
+}
+glue_crps_sample <- function(draws, rows, cols, y, estimator) {
+  .Call(wrap__glue_crps_sample, draws, rows, cols, y, estimator)
+}
+glue_crps_mixture_on <- function(means, sds, rows, cols, weights, y, backend) {
+  .Call(wrap__glue_crps_mixture_on, means, sds, rows, cols, weights, y, backend)
+}
+glue_interval_score <- function(lower, upper, y, alpha) {
+  .Call(wrap__glue_interval_score, lower, upper, y, alpha)
+}
+glue_interval_coverage <- function(lower, upper, y) .Call(wrap__glue_interval_coverage, lower, upper, y)
+glue_ece <- function(probs, dim, y, bins) .Call(wrap__glue_ece, probs, dim, y, bins)
+glue_brier <- function(probs, dim, y) .Call(wrap__glue_brier, probs, dim, y)
+glue_entropy_decomposition <- function(probs, dim) .Call(wrap__glue_entropy_decomposition, probs, dim)
+glue_ensemble_on <- function(probs, dim, y, bins, backend) {
+  .Call(wrap__glue_ensemble_on, probs, dim, y, bins, backend)
+}
+glue_auroc <- function(scores, positive) .Call(wrap__glue_auroc, scores, positive)
+glue_referral_curve <- function(probs, dim, y, fractions, uncertainty, repeats, seed) {
+  .Call(wrap__glue_referral_curve, probs, dim, y, fractions, uncertainty, repeats, seed)
+}
+glue_roc_curve <- function(scores, positive) .Call(wrap__glue_roc_curve, scores, positive)
+
+# src/rust/src/credal.rs: credal-set evaluation
+glue_credal <- function(kind, values, dim, upper, budget_file, budget_classes, budget_lengths, n_classes,
+                        labels, lambdas, normalisation, vertices, draws, seed, js, uncertainty_unit) {
+  .Call(wrap__glue_credal, kind, values, dim, upper, budget_file, budget_classes, budget_lengths, n_classes,
+        labels, lambdas, normalisation, vertices, draws, seed, js, uncertainty_unit)
+}
+glue_credal_budget <- function(values, dim, labels, size) {
+  .Call(wrap__glue_credal_budget, values, dim, labels, size)
+}
+glue_credal_rank <- function(names, reports, lambdas) .Call(wrap__glue_credal_rank, names, reports, lambdas)
+
+# src/rust/src/quantiles.rs: quantiles over repeated runs
+glue_quantiles <- function(x, u, level, method, quantile_type, replicates, seed, flip_lower, asymptotic_at,
+                           bootstrap_statistic) {
+  .Call(wrap__glue_quantiles, x, u, level, method, quantile_type, replicates, seed, flip_lower, asymptotic_at,
+        bootstrap_statistic)
+}
+glue_quantile_min_n <- function(u, level) .Call(wrap__glue_quantile_min_n, u, level)
+
+# src/rust/src/study.rs: summaries of a study table
+glue_convergence <- function(n, method, converged) .Call(wrap__glue_convergence, n, method, converged)
+glue_variance_decomposition <- function(n, method, realization, train_rep, value) {
+  .Call(wrap__glue_variance_decomposition, n, method, realization, train_rep, value)
+}
+
+# src/rust/src/lib.rs: tests
+glue_panic_for_tests <- function(message) .Call(wrap__glue_panic_for_tests, message)

@@ -23,6 +23,7 @@ const TIERS: &[&[&str]] = &[
     &["metrics", "quantiles", "credal", "summary"],
     &["compare", "nn"],
     &["backend"],
+    &["request"],
 ];
 
 /// `compare/`'s folders in the order data flows (files directly in `compare/` are not ranked).

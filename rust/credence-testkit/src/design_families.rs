@@ -1,4 +1,4 @@
-//! The design families of the clean-fit standard (issue 14): small designs of the kind the
+//! The design families of the clean-fit standard: small designs of the kind the
 //! product exists for, simulated with fixed seeds, shared by the release test
 //! (`tests/clean_fits.rs`) and the bench (`benches/clean_fits.rs`) so both judge the same tables.
 //!

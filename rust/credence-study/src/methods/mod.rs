@@ -41,7 +41,7 @@
 //!   oscillate with loss spikes up to 100 and end above where they started; healthy runs end
 //!   near -1 to -2. The last epochs run at a learning rate near zero, so the final loss is
 //!   stable and the rule needs no threshold. Rule (3) never fired without (2) on those runs; it
-//!   stays as the direct test of "SWAG has no spread". Measured rates are in benches/README.md.
+//!   stays as the direct test of "SWAG has no spread".
 //! - **BBB**: prior N(0, 1) on every weight and bias; posterior sd = softplus(rho), rho
 //!   initialised at -5 (sd 0.0067) and means at the PyTorch initialisation, so training starts
 //!   near a deterministic network; one weight draw per mini-batch (the reparameterisation
@@ -56,8 +56,8 @@
 //!   than 90%. The Gaussian for CRPS/NLL is [`Intervals::to_gaussian`]: mean mu, sd = q sd / z.
 //! - **Epoch scaling**: every epoch count (500, 1000, SWAG's start at 300) is multiplied by
 //!   `epoch_scale` and rounded, each at least 1 (SWAG's start may round to 0).
-//! - **Precision**: f32 by default ([`Precision`]); one MAP training takes 0.060 s in f32 and
-//!   0.084 s in f64 (median of 5, benches/README.md), and f32 is what the frameworks use.
+//! - **Precision**: f32 by default ([`Precision`]): faster than f64, and what the frameworks
+//!   use.
 //!   Losses are accumulated in f64.
 //! - **Seeds**: each training consumer has its own ChaCha8 stream derived from the job seed
 //!   (SplitMix mixing of a tag path): network `k` (MAP and CP are network 0, ensemble member k

@@ -136,14 +136,12 @@
 //!   when they miss the L2 (4 kB x 64,000 chains = 256 MB). The reductions (`chees_reduce`)
 //!   read the positions before and after the transition, the proposals and the end momenta and
 //!   refresh the saved positions: about 7 x 37 MB = 0.26 GB, 80 us, per warmup iteration.
-//!   Copies per iteration: before issue 16 the host read back positions, proposals and end
-//!   momenta (3 x 64,000 x 73 x 8 B = 112 MB) and six per-chain arrays (2.6 MB): 115 MB,
-//!   2.3 ms at 50 GB/s. Now a warmup iteration (and each launch of the step-size search) reads
+//!   Copies per iteration: a warmup iteration (and each launch of the step-size search) reads
 //!   back 272 kB (2 doubles per design, one `i32` per chain; 0.6 MB more at a window's end) and
 //!   sends 0.62 MB (the metric, 0.58 MB as before, and the per-design scalars): 0.9 MB, 18 us; a kept
 //!   draw reads back the positions and three per-chain statistics, 37.4 + 1.3 + 0.3 MB =
 //!   39 MB, 0.78 ms. Floor per iteration of n steps: warmup max(0.19 n + 0.08, 0.02) ms, kept
-//!   draws max(0.19 n + 0.02, 0.78) ms (was max(0.19 n, 2.2) ms): about 2 ms at n = 10, 1.0 s
+//!   draws max(0.19 n + 0.02, 0.78) ms: about 2 ms at n = 10, 1.0 s
 //!   for 500 iterations (1.1 s before), memory-bound now rather than copy-bound; the gain is
 //!   larger for short trajectories (n = 1: 0.27 ms instead of 2.2) and for the code as it
 //!   runs, which copies from pageable memory after each launch instead of overlapping: kernel

@@ -2,9 +2,8 @@
 //! MLP (d -> 64 -> 64 -> 2, ReLU) with a Gaussian NLL loss ([`mlp`]), and its optimisers
 //! (`optim`).
 //!
-//! Written once for both float precisions through `Real`: the methods train in `f32` (about
-//! 1.4x faster than `f64` here, see benches/README.md, and the precision frameworks use), the
-//! gradient checks run in `f64`.
+//! Written once for both float precisions through `Real`: the methods train in `f32` (faster
+//! than `f64`, and the precision frameworks use), the gradient checks run in `f64`.
 
 pub mod mlp;
 pub mod optim;

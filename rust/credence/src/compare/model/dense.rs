@@ -7,8 +7,7 @@
 //! Hand-written rather than nalgebra's `Cholesky`: at these sizes (3 to 11 rows for the designs
 //! the product is for) nalgebra's dynamic matrices allocate on every factorisation, and the
 //! ChEES kernel (`kernels/chees.cu`) must repeat these loops operation for operation so that
-//! its CPU shim agrees with this reference to the last bit (benches/README.md, "Collapsed
-//! Gaussian model", has the measurement).
+//! its CPU shim agrees with this reference to the last bit.
 
 /// Dot product of two equal-length slices, summed left to right from 0.
 #[inline(always)]

@@ -5,8 +5,7 @@
 //! whose curvature grows without bound. On small designs the likelihood says little about the
 //! upper range of tau (few methods), sigma_gamma (few realizations) or a weakly informed sigma,
 //! so the posterior in v is a wide plateau ending in that wall: the step size adapted to the
-//! plateau is far too large at the wall, and the trajectory diverges there (measured in
-//! benches/README.md, "Clean fits on small designs"). The softplus map s = S ln(1 + e^v) is the
+//! plateau is far too large at the wall, and the trajectory diverges there. The softplus map s = S ln(1 + e^v) is the
 //! logarithm below the prior's scale S (s ~ S e^v, so the data-informed region keeps its
 //! log-scale geometry) and linear above it (s ~ S v), where a half-normal prior is again a
 //! Gaussian with unit curvature and an exponential prior a straight line. Priors with
@@ -78,7 +77,7 @@ impl ScaleMap {
     /// [`ScaleMap::Mirrored`], so that a sigma the data cannot tell from 0 (a method more
     /// precise than the realization effect lets the data show) lies in a bounded region
     /// around v = 0 instead of an endless left tail of ln sigma, from which NUTS returns
-    /// slowly (benches/README.md, "Clean fits on small designs"). The model must depend on
+    /// slowly. The model must depend on
     /// sigma through sigma^2 only (the Gaussian likelihood does), so that the density is smooth
     /// across v = 0; the half-normal and half Student-t priors are, the exponential prior
     /// leaves a kink of slope rate x data there (harmless for a leapfrog step), and a gamma

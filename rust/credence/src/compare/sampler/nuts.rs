@@ -35,8 +35,8 @@ pub struct NutsSettings {
     /// a leaf of the NUTS tree whose energy varies by more than this is integrated again with
     /// the step size halved (up to 8 times; only then is it a divergence), with a
     /// reversibility check that keeps the sampler exact. `None` runs plain NUTS (Stan's
-    /// algorithm). Default 2 (measured on the small designs of benches/README.md, "Clean fits
-    /// on small designs": no divergences, and more effective draws per gradient than 0.5 or 1).
+    /// algorithm). Default 2: on the small designs the product is for, no divergences and
+    /// more effective draws per gradient than 0.5 or 1.
     #[serde(default = "default_walnuts")]
     pub walnuts: Option<f64>,
     /// Kept draws per chain at most. When the fit is not clean after `draws` (a summarised
@@ -66,11 +66,10 @@ pub(crate) fn check_walnuts(walnuts: Option<f64>) -> Result<()> {
 
 impl Default for NutsSettings {
     /// 4 chains of 300 warmup + 800 kept iterations, made longer in blocks of 400 up to 2000
-    /// kept draws while the fit is not clean (`max_draws`). Measured on the small designs of
-    /// benches/README.md ("Clean fits on small designs"), both models: WALNUTS' adaptation
-    /// settles within 300 iterations, and R-hat <= 1.01 needs 800 draws on most designs and
-    /// up to 2000 on a few, so a fixed length either leaves fits unclean or spends twice the
-    /// work on every fit.
+    /// kept draws while the fit is not clean (`max_draws`). On small designs of both models
+    /// WALNUTS' adaptation settles within 300 iterations, and the clean standard needs 800
+    /// draws on most designs and up to 2000 on a few, so a fixed length either leaves fits
+    /// unclean or spends twice the work on every fit.
     fn default() -> Self {
         Self {
             chains: 4,

@@ -178,8 +178,7 @@ impl CollapsedGaussian {
     /// a method whose values vary little can explain its spread within realizations by its
     /// own sigma or by sigma_gamma, and the data fix mainly their sum of squares
     /// t = sigma^2 + sigma_gamma^2. In (ln sigma, ln sigma_gamma) that ridge is an L-shaped curve
-    /// whose two arms (sigma -> 0, sigma_gamma -> 0) NUTS follows slowly (bulk-ESS of sigma_gamma
-    /// near 200 on 2 methods x 50 realizations, benches/README.md). For the slot `pair_slot` (the
+    /// whose two arms (sigma -> 0, sigma_gamma -> 0) NUTS follows slowly. For the slot `pair_slot` (the
     /// method whose values vary least) the coordinates are y = ln t - offset and a share x:
     /// sigma^2 = t logistic(-x), sigma_gamma^2 = t logistic(x), a smooth bijection that turns the
     /// ridge into the line along x and its arms into exponential tails of x.

@@ -175,12 +175,11 @@ impl CollapsedGaussian {
             let sd = sd.max(1e-3 * total_sd);
             if sd > 0.0 { sd } else { 1.0 }
         };
-        // Each residual sd: mirrored around 0 with half that sd as its data scale (measured,
-        // benches/README.md), except for samplers that pool their adaptation over chains, for
-        // which the mirror images would mix (ChEES; softplus there), and for many methods: among
-        // hundreds of sigmas some chains start near a mirror's wall at 0 and never leave it
-        // (measured: 1000 methods x 10 realizations, one NUTS chain divergent throughout), while
-        // ten values per method leave no sigma the data cannot tell from 0.
+        // Each residual sd: mirrored around 0 with half that sd as its data scale, except for
+        // samplers that pool their adaptation over chains, for which the mirror images would mix
+        // (ChEES; softplus there), and for many methods: among hundreds of sigmas some chains
+        // start near a mirror's wall at 0 and never leave it, while ten values per method leave
+        // no sigma the data cannot tell from 0.
         let mirrored = geometry == Geometry::PerChain && dual.is_none();
         maps.extend((0..n_sigma).map(|k| match mirrored {
             true => ScaleMap::for_residual_sd(&pri.sigma, 0.5 * data_sd(k)),

@@ -1,5 +1,5 @@
-//! The (uncollapsed) Gaussian model flattened for the ChEES kernel (`kernels/chees.cu`, kernel
-//! 3 of issue #7, model kind 0): integer layout and flags, then the priors as family codes and
+//! The (uncollapsed) Gaussian model flattened for the ChEES kernel (`kernels/chees*.cu`, kernel
+//! 3, model kind 0): integer layout and flags, then the priors as family codes and
 //! parameters and the cell statistics as doubles. Only the Normal likelihood with the
 //! realization effect integrated out
 //! ([`Parameterization::Conditional`](super::super::model::Parameterization)) or absent is

@@ -69,8 +69,7 @@ pub(crate) struct GaussianModel {
     /// Sample the realization block's mean c as its own coordinate (mu' = mu + c,
     /// mu0' = mu0 + c, gamma = delta + c with sum delta = 0): with both blocks centred, the
     /// likelihood only sees mu[m] + gamma[i], and moving c out of every mu and gamma removes
-    /// that strongly correlated direction, which a diagonal mass matrix cannot adapt to
-    /// (measured on 6 x 50: min bulk-ESS of mu 805 without, see benches/README.md with).
+    /// that strongly correlated direction, which a diagonal mass matrix cannot adapt to.
     shift_gamma_mean: bool,
     /// Helmert weights w_j = 1/sqrt(j (j + 1)), j = 0..R (w_0 unused).
     helmert: Vec<f64>,

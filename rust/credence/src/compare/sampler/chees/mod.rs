@@ -61,13 +61,12 @@
 //!
 //! - 10 superchains x 4 chains (40 chains per design), 75 warmup iterations and 100 kept
 //!   draws per chain, extended in blocks of 50 up to 200 while the fit is not clean (nested
-//!   R-hat > 1.01 or bulk-ESS < 400 for a summarised quantity; `max_draws`). 10 superchains
+//!   R-hat or bulk-ESS outside the clean standard for a summarised quantity; `max_draws`). 10 superchains
 //!   give nested R-hat's between-superchain variance 9 degrees of freedom; 4 chains per
 //!   superchain let the within-superchain spread show when chains have not forgotten their
 //!   start; nested R-hat needs about 100 draws per chain. With the Laplace start and metric,
-//!   75 iterations adapt eps and T. Measured on 1000 designs of 4 x 10 (benches/README.md,
-//!   "Clean fits on small designs"): 1000 clean with 20 000 gradient evaluations per design,
-//!   against 998 with 69 000 for the earlier fixed 16 x 4 x (150 + 100).
+//!   75 iterations adapt eps and T on small designs, at a third of the gradient evaluations of
+//!   a fixed 16 x 4 x (150 + 100).
 //! - Initial step size from the doubling / halving heuristic above. With the Laplace metric T
 //!   starts at pi / 2 (a quarter period of a standard normal in the whitened coordinates, never
 //!   less than one step); otherwise T starts at eps (one step) and restarts there after every

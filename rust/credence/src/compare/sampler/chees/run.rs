@@ -43,8 +43,8 @@ impl Adaptation {
     fn new(ens: &mut Ensemble<'_>, s: &CheesSettings) -> Result<Self> {
         // With the Laplace approximation's variances as the metric the chains start adapted:
         // only the step size and T adapt (re-estimating the metric from the chains' own states
-        // in Stan's windows, with T restarting after each update, needed 400 warmup iterations
-        // for what 150 reach without them; benches/README.md). Without it, Stan's windows.
+        // in Stan's windows, with T restarting after each update, needs more than twice the
+        // warmup). Without it, Stan's windows.
         let windows = if ens.laplace { Vec::new() } else { metric_windows(s.warmup as usize) };
         let eps = ens.reasonable_step(1.0)?;
         // T starts at a quarter period of a standard normal in the metric's whitened

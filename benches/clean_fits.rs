@@ -23,9 +23,10 @@
 use std::time::Instant;
 
 use credence::compare::{
-    BetaBinomialOptions, CLEAN, CheesSettings, Design, Family, Fit, FitOptions, GaussianOptions, Likelihood,
-    NutsSettings, Parameterization, Sampler, fit_many,
+    BetaBinomialOptions, CLEAN, Design, Family, Fit, FitOptions, GaussianOptions, Likelihood, Parameterization,
+    SamplerName, fit_many,
 };
+use credence::request::FitRequest;
 
 use credence_testkit::design_families;
 
@@ -173,46 +174,29 @@ fn family_of(a: &Args) -> Family {
     }
 }
 
-/// Fits every design with the chosen sampler; with ChEES also each fit's largest nested R-hat.
+/// Fits every design with the chosen sampler (the options given, the rest the core's defaults);
+/// with ChEES also each fit's largest nested R-hat.
 fn fit_all(a: &Args, family: Family, designs: &[Design]) -> (Vec<Fit>, Vec<f64>) {
-    let mut nested: Vec<f64> = Vec::new();
-    let fits: Vec<Fit> = if a.chees {
-        let mut sampler = CheesSettings::default();
-        if let Some(t) = a.target_accept {
-            sampler.target_accept = t;
-        }
-        sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
-        sampler.draws = a.draws.unwrap_or(sampler.draws);
-        if let Some(m) = a.max_draws {
-            sampler.max_draws = (m > 0).then_some(m);
-        }
-        sampler.superchains = a.superchains.unwrap_or(sampler.superchains);
-        sampler.chains_per_superchain = a.per_superchain.unwrap_or(sampler.chains_per_superchain);
-        let o = FitOptions { family, sampler: Sampler::Chees(sampler), ..Default::default() };
-        fit_many(designs, &o)
-            .into_iter()
-            .map(|f| {
-                let f = f.expect("ChEES fit");
-                nested.push(f.sampler_rhat());
-                f
-            })
-            .collect()
-    } else {
-        let mut sampler = NutsSettings::default();
-        if let Some(t) = a.target_accept {
-            sampler.target_accept = t;
-        }
-        sampler.warmup = a.warmup.unwrap_or(sampler.warmup);
-        sampler.draws = a.draws.unwrap_or(sampler.draws);
-        if let Some(m) = a.max_draws {
-            sampler.max_draws = (m > 0).then_some(m);
-        }
-        sampler.chains = a.chains.unwrap_or(sampler.chains);
-        let o = FitOptions { family, sampler: Sampler::Nuts(sampler), ..Default::default() };
-        // One fit at a time, its chains in parallel: the time per fit is a user's wait.
-        designs.iter().map(|d| credence::compare::fit(d, &o).expect("NUTS fit")).collect()
+    let request = FitRequest {
+        sampler: if a.chees { SamplerName::Chees } else { SamplerName::Nuts },
+        target_accept: a.target_accept,
+        warmup: a.warmup,
+        draws: a.draws,
+        // 0: no extension (exactly --draws).
+        max_draws: a.max_draws.map(|m| if m > 0 { m } else { a.draws.unwrap_or(0) }),
+        superchains: a.superchains,
+        chains_per_superchain: a.per_superchain,
+        chains: a.chains,
+        ..FitRequest::default()
     };
-    (fits, nested)
+    let o = FitOptions { family, sampler: request.sampler().expect("sampler options"), ..Default::default() };
+    if a.chees {
+        let fits: Vec<Fit> = fit_many(designs, &o).into_iter().map(|f| f.expect("ChEES fit")).collect();
+        let nested = fits.iter().map(|f| f.sampler_rhat()).collect();
+        return (fits, nested);
+    }
+    // One fit at a time, its chains in parallel: the time per fit is a user's wait.
+    (designs.iter().map(|d| credence::compare::fit(d, &o).expect("NUTS fit")).collect(), Vec::new())
 }
 
 /// One table in detail (`--table`): the raw and two-way residual sds of each method, and the

@@ -1,17 +1,13 @@
 //! Batched ChEES-HMC against the reference sampler: posterior means agree with NUTS fits on the
-//! benches' simulated designs, and simulation-based calibration (Talts et al. 2018) passes on
-//! both hierarchical models with every fit done by ChEES.
+//! benches' simulated designs (its simulation-based calibration is in tests/sbc.rs).
 //!
 //! Slow in debug builds; run in release: `cargo test --release -p credence --test chees`.
 
 use credence::compare::{
-    BetaBinomialOptions, CheesSettings, Design, Family, FitOptions, NutsSettings, Sampler, SbcOptions, fit, fit_many,
-    sbc,
+    BetaBinomialOptions, CheesSettings, Design, Family, FitOptions, NutsSettings, Sampler, fit, fit_many,
 };
 
 use credence_testkit::fit_data;
-
-use credence_testkit::sbc_cases;
 
 /// Posterior means of every summarised quantity within 0.1 posterior sd of NUTS.
 ///
@@ -72,30 +68,4 @@ fn gaussian_fits_agree_with_nuts() {
 fn beta_binomial_fits_agree_with_nuts() {
     let designs: Vec<Design> = (1..=2).map(|s| fit_data::coverage_design(4, 10, s)).collect();
     agree(&designs, Family::BetaBinomial(BetaBinomialOptions::default()));
-}
-
-/// The default chains (10 superchains x 4) and extension rule, 300 warmup and 50 draws per
-/// chain (more when the fit is not clean): at least 2000 draws, thinned to 99.
-fn sbc_settings() -> SbcOptions {
-    SbcOptions {
-        sampler: Sampler::Chees(CheesSettings { warmup: 300, draws: 50, ..Default::default() }),
-        ..Default::default()
-    }
-}
-
-#[test]
-#[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test chees")]
-fn gaussian_model_is_calibrated_under_chees() {
-    let case = sbc_cases::gaussian();
-    let r = sbc(&case.template, &case.family, &case.quantities, &sbc_settings()).unwrap();
-    assert_eq!(r.ranks[0].len(), 200);
-    sbc_cases::assert_calibrated(&format!("{} (ChEES)", case.name), &r);
-}
-
-#[test]
-#[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test chees")]
-fn beta_binomial_model_is_calibrated_under_chees() {
-    let case = sbc_cases::beta_binomial();
-    let r = sbc(&case.template, &case.family, &case.quantities, &sbc_settings()).unwrap();
-    sbc_cases::assert_calibrated(&format!("{} (ChEES)", case.name), &r);
 }

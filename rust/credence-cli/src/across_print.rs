@@ -6,7 +6,7 @@ use std::path::Path;
 
 use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects};
 
-use crate::output::{parameter_rows, print_warnings};
+use crate::output::{halving, parameter_rows, print_draws, print_warnings};
 use crate::table::{number, render};
 
 /// The header: model, form, data, draws and sampler, as brms prints them.
@@ -37,18 +37,8 @@ fn print_header(s: &AcrossSummary, data: &Path) {
         if s.scale == "per_data_set" { "per data set (effects in data-set sds)" } else { "as given" }
     );
     let sm = &s.sampler;
-    outln!(
-        "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
-        sm.chains,
-        sm.warmup + sm.draws,
-        sm.warmup,
-        sm.chains as u64 * sm.draws
-    );
-    let halving = match sm.walnuts {
-        Some(e) => format!("steps halved beyond energy error {e}"),
-        None => "fixed steps".into(),
-    };
-    outln!("Sampler: NUTS ({halving}), target acceptance {}", sm.target_accept);
+    print_draws(sm.chains, sm.warmup, sm.draws);
+    outln!("Sampler: NUTS ({}), target acceptance {}", halving(sm.walnuts), sm.target_accept);
     outln!(" Fitted in {:.3} s\n", s.seconds);
 }
 

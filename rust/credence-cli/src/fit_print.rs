@@ -6,7 +6,7 @@ use std::path::Path;
 
 use credence::compare::{Family, FitSummary, Likelihood, Pairs, SigmaStructure};
 
-use crate::output::{parameter_rows, print_warnings};
+use crate::output::{halving, parameter_rows, print_draws, print_warnings};
 use crate::table::{number, render};
 
 /// The header: family, form, data, draws and sampler, as brms prints them.
@@ -35,17 +35,8 @@ fn print_header(s: &FitSummary, data: &Path) {
         s.data.methods.len(),
         s.data.realizations
     );
-    outln!(
-        "  Draws: {} chains, each with iter = {}; warmup = {}; total post-warmup draws = {}",
-        sm.chains,
-        sm.warmup + sm.draws as u64,
-        sm.warmup,
-        (sm.chains * sm.draws) as u64
-    );
-    let halving = match sm.max_energy_error {
-        Some(e) => format!("steps halved beyond energy error {e}"),
-        None => "fixed steps".into(),
-    };
+    print_draws(sm.chains, sm.warmup, sm.draws as u64);
+    let halving = halving(sm.max_energy_error);
     match &sm.chees {
         None => outln!("Sampler: NUTS ({halving}), target acceptance {}", sm.target_accept),
         Some(c) => outln!(

@@ -41,6 +41,23 @@ pub(crate) fn parameter_rows(parameters: &[ParamSummary]) -> Vec<Vec<String>> {
     rows
 }
 
+/// brms' line of the chains and their lengths.
+pub(crate) fn print_draws(chains: usize, warmup: u64, draws: u64) {
+    outln!(
+        "  Draws: {chains} chains, each with iter = {}; warmup = {warmup}; total post-warmup draws = {}",
+        warmup + draws,
+        chains as u64 * draws
+    );
+}
+
+/// The step-halving rule in words.
+pub(crate) fn halving(max_energy_error: Option<f64>) -> String {
+    match max_energy_error {
+        Some(e) => format!("steps halved beyond energy error {e}"),
+        None => "fixed steps".into(),
+    }
+}
+
 /// The warnings below the tables.
 pub(crate) fn print_warnings(warnings: &[String]) {
     if !warnings.is_empty() {

@@ -167,24 +167,63 @@ fn refuse(given: bool, field: &str, value: impl std::fmt::Display, reason: &str)
     if given { Err(Error::refused(field, value, reason)) } else { Ok(()) }
 }
 
+/// The options of the model across data sets only.
+const ACROSS_ONLY: &[&str] = &[
+    "across_scale",
+    "across_sigma",
+    "interaction",
+    "method_effects",
+    "baycomp",
+    "prior_tau_delta",
+    "prior_tau_u",
+    "prior_df",
+];
+
+/// The options of one model family only, refused for the other.
+const GAUSSIAN_ONLY: &[&str] = &["shared_sigma", "student_t", "standardize", "prior_sigma"];
+const BETA_BINOMIAL_ONLY: &[&str] = &["phi_per_method", "prior_phi"];
+
+/// The single-data-set options the across-data-sets model refuses, with what to set instead.
+const SINGLE_ONLY: &[(&str, Option<(&str, &str)>)] = &[
+    ("target", None),
+    ("shared_sigma", Some(("across_sigma", "per_method"))),
+    ("student_t", Some(("interaction", "student_t"))),
+    ("standardize", Some(("across_scale", "per_dataset"))),
+    ("phi_per_method", None),
+    ("prior_mu0", None),
+    ("prior_tau", None),
+    ("prior_phi", None),
+];
+
+/// What baycomp's preset sets, so that it cannot be given beside it.
+const BAYCOMP_SETS: &[&str] = &["interaction", "method_effects", "prior_tau_delta", "prior_tau_u", "prior_df"];
+
 impl FitRequest {
+    /// The fields the request sets (those unlike the default), with their values as written.
+    fn set_fields(&self) -> Vec<(String, String)> {
+        let (Ok(serde_json::Value::Object(set)), Ok(serde_json::Value::Object(default))) =
+            (serde_json::to_value(self), serde_json::to_value(Self::default()))
+        else {
+            return Vec::new();
+        };
+        set.into_iter().filter(|(k, v)| default.get(k) != Some(v)).map(|(k, v)| (k, shown(&v))).collect()
+    }
+
+    /// The first of `fields` the request sets, refused for `reason`.
+    fn refuse_set(&self, fields: &[&str], reason: &str) -> Result<()> {
+        match self.set_fields().into_iter().find(|(k, _)| fields.contains(&k.as_str())) {
+            Some((k, v)) => Err(Error::refused(&k, v, reason)),
+            None => Ok(()),
+        }
+    }
+
     /// The single-data-set model: the family with its options and priors. The across-only
-    /// options are refused.
+    /// options, and the other family's, are refused.
     pub fn family(&self) -> Result<Family> {
-        let across = "it applies to the model across data sets only (give the data set column)";
-        refuse(self.across_scale.is_some(), "across_scale", shown(&self.across_scale), across)?;
-        refuse(self.across_sigma.is_some(), "across_sigma", shown(&self.across_sigma), across)?;
-        refuse(self.interaction.is_some(), "interaction", shown(&self.interaction), across)?;
-        refuse(self.method_effects.is_some(), "method_effects", shown(&self.method_effects), across)?;
-        refuse(self.baycomp, "baycomp", true, across)?;
-        refuse(self.prior_tau_delta.is_some(), "prior_tau_delta", shown(&self.prior_tau_delta), across)?;
-        refuse(self.prior_tau_u.is_some(), "prior_tau_u", shown(&self.prior_tau_u), across)?;
-        refuse(self.prior_df.is_some(), "prior_df", shown(&self.prior_df), across)?;
+        self.refuse_set(ACROSS_ONLY, "it applies to the model across data sets only (give the data set column)")?;
         Ok(match self.family {
             FamilyName::Gaussian => {
-                let gaussian_only = "the beta-binomial model has phi instead";
-                refuse(self.prior_phi.is_some(), "prior_phi", shown(&self.prior_phi), gaussian_only)?;
-                refuse(self.phi_per_method, "phi_per_method", true, "it applies to the beta-binomial model")?;
+                self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
                 let d = GaussianPriors::default();
                 Family::Gaussian(GaussianOptions {
                     sigma: if self.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
@@ -202,16 +241,7 @@ impl FitRequest {
                 })
             }
             FamilyName::BetaBinomial => {
-                let gaussian = "it applies to the Gaussian model";
-                refuse(self.shared_sigma, "shared_sigma", true, gaussian)?;
-                refuse(self.student_t, "student_t", true, gaussian)?;
-                refuse(self.standardize, "standardize", true, gaussian)?;
-                refuse(
-                    self.prior_sigma.is_some(),
-                    "prior_sigma",
-                    shown(&self.prior_sigma),
-                    "the beta-binomial model has phi",
-                )?;
+                self.refuse_set(GAUSSIAN_ONLY, "it applies to the Gaussian model")?;
                 let d = BetaBinomialPriors::default();
                 Family::BetaBinomial(BetaBinomialOptions {
                     phi_per_method: self.phi_per_method,
@@ -231,33 +261,30 @@ impl FitRequest {
     /// The across-data-sets model's options (NUTS settings included). The single-data-set
     /// options are refused, with what to use instead where there is one.
     pub fn across_options(&self) -> Result<AcrossFitOptions> {
-        let single = "the across-data-sets model has no such option";
         refuse(
             self.family != FamilyName::Gaussian,
             "family",
-            "beta_binomial",
+            shown(&self.family),
             "the across-data-sets model is Gaussian",
         )?;
-        refuse(self.target.is_some(), "target", self.target.unwrap_or_default(), single)?;
-        refuse(self.shared_sigma, "shared_sigma", true, single).map_err(|e| e.instead("across_sigma", "per_method"))?;
-        refuse(self.student_t, "student_t", true, "the across-data-sets model has no Student-t likelihood")
-            .map_err(|e| e.instead("interaction", "student_t"))?;
-        refuse(self.standardize, "standardize", true, single).map_err(|e| e.instead("across_scale", "per_dataset"))?;
-        refuse(self.phi_per_method, "phi_per_method", true, single)?;
-        for (field, given) in
-            [("prior_mu0", &self.prior_mu0), ("prior_tau", &self.prior_tau), ("prior_phi", &self.prior_phi)]
+        let set = self.set_fields();
+        if let Some(((k, v), instead)) =
+            SINGLE_ONLY.iter().find_map(|(f, instead)| set.iter().find(|(k, _)| k == f).map(|kv| (kv.clone(), instead)))
         {
-            refuse(given.is_some(), field, shown(given), single)?;
+            let reason = match k.as_str() {
+                "student_t" => "the across-data-sets model has no Student-t likelihood",
+                _ => "the across-data-sets model has no such option",
+            };
+            let e = Error::refused(&k, v, reason);
+            return Err(match instead {
+                Some((o, v)) => e.instead(o, v),
+                None => e,
+            });
         }
         let d = AcrossPriors::default();
         // baycomp's options are a preset: the options it sets cannot be given beside it.
         let mut model = if self.baycomp {
-            let preset = "baycomp sets it";
-            refuse(self.interaction.is_some(), "interaction", shown(&self.interaction), preset)?;
-            refuse(self.method_effects.is_some(), "method_effects", shown(&self.method_effects), preset)?;
-            refuse(self.prior_tau_delta.is_some(), "prior_tau_delta", shown(&self.prior_tau_delta), preset)?;
-            refuse(self.prior_tau_u.is_some(), "prior_tau_u", shown(&self.prior_tau_u), preset)?;
-            refuse(self.prior_df.is_some(), "prior_df", shown(&self.prior_df), preset)?;
+            self.refuse_set(BAYCOMP_SETS, "baycomp sets it")?;
             AcrossOptions::baycomp()
         } else {
             AcrossOptions {

@@ -76,16 +76,17 @@ pub(crate) fn build_model(
     fixed: Option<KnownHyper>,
     geometry: Geometry,
 ) -> Result<Box<dyn Posterior>> {
+    // Counts go with the beta-binomial family, metrics with the Gaussian one.
+    let (counts, name, needs) = match family {
+        Family::Gaussian(_) => (false, "gaussian", "a design without trials (use beta_binomial for counts)"),
+        Family::BetaBinomial(_) => (true, "beta_binomial", "a design with trials (the n behind each count)"),
+    };
+    if design.trials().is_some() != counts {
+        return Err(Error::argument("family", name, needs));
+    }
     match family {
         Family::Gaussian(o) => {
             o.priors.validate()?;
-            if design.trials().is_some() {
-                return Err(Error::argument(
-                    "family",
-                    "gaussian",
-                    "a design without trials (use beta_binomial for counts)",
-                ));
-            }
             if fixed.is_none() && CollapsedGaussian::applies(o) {
                 Ok(Box::new(CollapsedGaussian::new(design, *o, geometry)))
             } else {
@@ -94,13 +95,6 @@ pub(crate) fn build_model(
         }
         Family::BetaBinomial(o) => {
             o.priors.validate()?;
-            if design.trials().is_none() {
-                return Err(Error::argument(
-                    "family",
-                    "beta_binomial",
-                    "a design with trials (the n behind each count)",
-                ));
-            }
             Ok(Box::new(BetaBinomialModel::new(design, *o)))
         }
     }

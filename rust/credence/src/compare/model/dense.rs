@@ -84,6 +84,21 @@ fn cholesky_with(a: &[f64], l: &mut [f64], n: usize, dot: impl Fn(&[f64], &[f64]
 /// U = L^-T for the lower-triangular `l` (n x n, row-major, non-zero diagonal), upper
 /// triangular (its lower triangle zeroed). Row j of U is column j of L^-1:
 /// U\[j\]\[i\] = -(L\[i\]\[j..i\] . U\[j\]\[j..i\]) / L\[i\]\[i\].
+/// `start` plus ln |A| from the Cholesky factor `l` of A (n x n, row-major): twice the log of
+/// the product of the pivots, with one logarithm, and another each time the product leaves
+/// [1e-150, 1e150].
+pub(crate) fn add_log_det(start: f64, l: &[f64], n: usize) -> f64 {
+    let (mut log_det, mut pivots) = (start, 1.0);
+    for j in 0..n {
+        pivots *= l[j * n + j];
+        if !(1e-150..=1e150).contains(&pivots) {
+            log_det += 2.0 * pivots.ln();
+            pivots = 1.0;
+        }
+    }
+    log_det + 2.0 * pivots.ln()
+}
+
 pub(crate) fn inverse_transpose(l: &[f64], u: &mut [f64], n: usize) {
     inverse_transpose_with(l, u, n, dot)
 }

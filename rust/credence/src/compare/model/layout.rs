@@ -1,5 +1,6 @@
 //! Where each parameter block sits in a model's unconstrained vector, built block by block in
-//! the order the model lists them (one builder for every model's layout).
+//! the order the model lists them (one builder for every model's layout), and the writer of
+//! its reported quantities.
 
 /// Hands out the coordinates of an unconstrained vector block by block, in order.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,6 +32,25 @@ impl Coords {
     }
 }
 
+/// Writes a model's reported quantities one after another into its output row.
+pub(crate) struct Writer<'a> {
+    out: &'a mut [f64],
+    next: usize,
+}
+
+impl<'a> Writer<'a> {
+    /// Writing from the start of `out`.
+    pub(crate) fn new(out: &'a mut [f64]) -> Self {
+        Self { out, next: 0 }
+    }
+
+    /// Writes the next quantity.
+    pub(crate) fn put(&mut self, v: f64) {
+        self.out[self.next] = v;
+        self.next += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +64,9 @@ mod tests {
         assert_eq!(c.block(0), 6);
         assert_eq!(c.block(4), 6);
         assert_eq!(c.dim(), 10);
+        let mut out = [0.0; 3];
+        let mut w = Writer::new(&mut out);
+        (w.put(1.0), w.put(2.0));
+        assert_eq!(out, [1.0, 2.0, 0.0]);
     }
 }

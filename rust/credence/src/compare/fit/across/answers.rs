@@ -65,31 +65,24 @@ pub struct VarianceShare {
     pub q97_5: f64,
 }
 
+/// The index of `x` among `labels`, or an error naming `what` and the labels.
+fn position(what: &str, labels: &[String], x: &str) -> Result<usize> {
+    labels.iter().position(|l| l == x).ok_or_else(|| Error::argument(what, x, format!("one of {}", labels.join(", "))))
+}
+
 impl AcrossFit {
     /// The index of method `m`'s effect delta\[m\] among the reported quantities.
     fn delta(&self, m: &str) -> Result<usize> {
-        self.design
-            .methods()
-            .iter()
-            .position(|x| x == m)
-            .and_then(|k| self.compared(k))
-            .ok_or_else(|| Error::argument("method", m, format!("one of {}", self.design.methods().join(", "))))
+        let k = self.method(m)?;
+        self.compared(k).ok_or_else(|| Error::argument("method", m, "a method with an effect in the fit"))
     }
 
     fn method(&self, m: &str) -> Result<usize> {
-        self.design
-            .methods()
-            .iter()
-            .position(|x| x == m)
-            .ok_or_else(|| Error::argument("method", m, format!("one of {}", self.design.methods().join(", "))))
+        position("method", self.design.methods(), m)
     }
 
     fn dataset(&self, d: &str) -> Result<usize> {
-        self.design
-            .datasets()
-            .iter()
-            .position(|x| x == d)
-            .ok_or_else(|| Error::argument("data set", d, format!("one of {}", self.design.datasets().join(", "))))
+        position("data set", self.design.datasets(), d)
     }
 
     /// Index of mu\[d,m\] among the outputs; an error when method m did not run on data set d.

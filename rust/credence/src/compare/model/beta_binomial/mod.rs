@@ -15,7 +15,7 @@
 use crate::special::ln_gamma_digamma;
 
 use crate::compare::model::design::Design;
-use crate::compare::model::layout::Coords;
+use crate::compare::model::layout::{Coords, Writer};
 use crate::compare::model::priors::{LocationPrior, standard_normal};
 use crate::compare::model::scale_map::{Mapped, ScaleMap};
 use crate::compare::model::{BetaBinomialOptions, Output, OutputKind, Posterior, Role};
@@ -295,26 +295,22 @@ impl Posterior for BetaBinomialModel {
             Some(i) => th[i],
             None => self.mu0_given(th[l.z..l.z + l.n_groups].iter().sum(), tau, aux[0]),
         };
-        let mut k = 0;
-        let mut put = |v: f64| {
-            out[k] = v;
-            k += 1;
-        };
-        put(mu0);
-        put(tau);
+        let mut w = Writer::new(out);
+        w.put(mu0);
+        w.put(tau);
         for i in 0..l.n_phi {
-            put(self.phi_map.eval(th[l.log_phi + i]).s);
+            w.put(self.phi_map.eval(th[l.log_phi + i]).s);
         }
         let sg = l.log_sg.map(|i| self.sg_map.eval(th[i]).s);
         if let Some(sg) = sg {
-            put(sg);
+            w.put(sg);
         }
         for m in 0..l.n_groups {
-            put(logistic(self.logit_p(th, m, mu0, tau)));
+            w.put(logistic(self.logit_p(th, m, mu0, tau)));
         }
         if let Some(sg) = sg {
             for r in 0..l.n_pairs {
-                put(sg * th[l.z_gamma + r]);
+                w.put(sg * th[l.z_gamma + r]);
             }
         }
     }

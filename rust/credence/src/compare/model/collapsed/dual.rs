@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 
 use super::{CollapsedGaussian, lanes};
-use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::dense::{add_log_det, cholesky, dot, inverse_transpose, solve_lower, solve_upper};
 
 /// Fewest methods for which the likelihood eliminates the method effects (below it, and
 /// whenever the methods are not more than the realizations, `marginal.rs` eliminates gamma).
@@ -385,16 +385,7 @@ impl CollapsedGaussian {
                 grad[self.sigma_slot(g)] += -self.counts[g] + w * (self.ssw[g] + wk.wrss[g] + var);
             }
             grad[0] += -(m as f64) + itau2 * e_delta2;
-            // ln |S'| from the product of the pivots, as in `likelihood`.
-            let (mut log_det, mut pivots) = (ln_d, 1.0);
-            for j in 0..n {
-                pivots *= wk.l[j * n + j];
-                if !(1e-150..=1e150).contains(&pivots) {
-                    log_det += 2.0 * pivots.ln();
-                    pivots = 1.0;
-                }
-            }
-            log_det += 2.0 * pivots.ln();
+            let mut log_det = add_log_det(ln_d, &wk.l, n);
             if r > 0 {
                 let isg2 = 1.0 / (sc[self.dim - 1] * sc[self.dim - 1]);
                 quad += isg2 * gamma2;

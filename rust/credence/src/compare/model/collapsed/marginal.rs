@@ -6,8 +6,9 @@ use super::CollapsedGaussian;
 use super::lanes::half_normal_all;
 use super::work::{Work, leave_one_out, quadratic};
 use crate::compare::model::dense::{
-    cholesky, cholesky_wide, dot, inverse_transpose, inverse_transpose_wide, solve_lower, solve_upper,
+    add_log_det, cholesky, cholesky_wide, dot, inverse_transpose, inverse_transpose_wide, solve_lower, solve_upper,
 };
+use crate::compare::model::layout::Writer;
 use crate::compare::model::priors::ScalePrior;
 use crate::compare::model::scale_map::softplus_all;
 
@@ -306,17 +307,7 @@ impl CollapsedGaussian {
             ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
         }
         quad += itau2 * delta2;
-        // ln |S| from the product of the pivots: one logarithm, and another each time the
-        // product leaves [1e-150, 1e150].
-        let (mut log_det, mut pivots) = (0.0, 1.0);
-        for j in 0..n {
-            pivots *= wk.l[j * n + j];
-            if !(1e-150..=1e150).contains(&pivots) {
-                log_det += 2.0 * pivots.ln();
-                pivots = 1.0;
-            }
-        }
-        log_det += 2.0 * pivots.ln();
+        let mut log_det = add_log_det(0.0, &wk.l, n);
         // d/d ln tau: -M + E|delta|^2 / tau^2, with the conditional variances (the diagonal
         // of S^-1 = L^-T L^-1) added to the squared means.
         // |L^-1 e_j|^2 = |row j of U|^2, the diagonal of S^-1.
@@ -396,7 +387,7 @@ impl CollapsedGaussian {
     /// Reported quantities of the sampler's coordinates `v`, with the locations drawn from
     /// their conditional posterior through the standard normals `z` (n + R of them).
     pub(super) fn draw(&self, v: &[f64], z: &[f64], out: &mut [f64], wk: &mut Work) {
-        let (m, n, r) = (self.m, self.m + 1, self.r);
+        let (n, r) = (self.m + 1, self.r);
         let (mut sc, mut u) = (std::mem::take(&mut wk.sc), std::mem::take(&mut wk.u));
         self.scales(v, &mut sc, &mut u, wk);
         if self.is_dual() && self.draw_dual(&sc, z, out) {
@@ -418,27 +409,8 @@ impl CollapsedGaussian {
         if r > 0 {
             self.realization_means(&beta, wk);
         }
-        let sc = &wk.sc;
-        let mut k = 0;
-        let mut put = |x: f64| {
-            out[k] = x;
-            k += 1;
-        };
-        put(beta[0] + self.shift);
-        put(sc[0]);
-        if r > 0 {
-            put(sc[self.dim - 1]);
-        }
-        for g in 0..m {
-            put(beta[0] + beta[g + 1] + self.shift);
-        }
-        for g in 0..m {
-            put(sc[self.sigma_slot(g)]);
-        }
-        for i in 0..r {
-            let q = wk.q[self.pattern_of[i]];
-            put(wk.g_hat[i] + z[n + i] / q.sqrt());
-        }
+        let gamma = |i: usize| wk.g_hat[i] + z[n + i] / wk.q[self.pattern_of[i]].sqrt();
+        self.report(&wk.sc, beta[0], |g| beta[0] + beta[g + 1], gamma, out);
         wk.tmp2 = beta;
     }
 
@@ -450,25 +422,28 @@ impl CollapsedGaussian {
         if !self.locations_dual(sc, z, &mut loc) {
             return false;
         }
-        let mut k = 0;
-        let mut put = |x: f64| {
-            out[k] = x;
-            k += 1;
-        };
-        put(loc[0] + self.shift);
-        put(sc[0]);
+        self.report(sc, loc[0], |g| loc[1 + g], |i| loc[1 + m + i], out);
+        true
+    }
+
+    /// Writes the reported quantities in the Gaussian model's order: mu0, tau, (sigma_gamma),
+    /// mu\[m\], sigma\[m\], gamma\[i\], from the scales `sc` and the drawn locations.
+    fn report(&self, sc: &[f64], mu0: f64, mu: impl Fn(usize) -> f64, gamma: impl Fn(usize) -> f64, out: &mut [f64]) {
+        let (m, r) = (self.m, self.r);
+        let mut w = Writer::new(out);
+        w.put(mu0 + self.shift);
+        w.put(sc[0]);
         if r > 0 {
-            put(sc[self.dim - 1]);
+            w.put(sc[self.dim - 1]);
         }
         for g in 0..m {
-            put(loc[1 + g] + self.shift);
+            w.put(mu(g) + self.shift);
         }
         for g in 0..m {
-            put(sc[self.sigma_slot(g)]);
+            w.put(sc[self.sigma_slot(g)]);
         }
         for i in 0..r {
-            put(loc[1 + m + i]);
+            w.put(gamma(i));
         }
-        true
     }
 }

@@ -6,6 +6,7 @@ use statrs::function::gamma::{digamma, ln_gamma};
 use super::GaussianModel;
 use super::cells::{CellGrads, CellInputs, Conditional, conditional_moments, integrated_cells, normal_cells};
 use super::simulate::{sample_gaussian_prior, simulate_gaussian};
+use crate::compare::model::layout::Writer;
 
 impl GaussianModel {
     /// Natural coordinates from ones where the method means other than the reference's are
@@ -308,11 +309,8 @@ impl GaussianModel {
             Some(k) => (k.mu0, k.tau),
             None => (th[0], th[1].exp()),
         };
-        let mut k = 0;
-        let mut put = |v: f64| {
-            out[k] = v;
-            k += 1;
-        };
+        let mut w = Writer::new(out);
+        let mut put = |v: f64| w.put(v);
         put(mu0);
         put(tau);
         if let Some(i) = l.log_sg {

@@ -66,7 +66,8 @@ mod tests {
         assert_eq!(c.dim(), 10);
         let mut out = [0.0; 3];
         let mut w = Writer::new(&mut out);
-        (w.put(1.0), w.put(2.0));
+        w.put(1.0);
+        w.put(2.0);
         assert_eq!(out, [1.0, 2.0, 0.0]);
     }
 }

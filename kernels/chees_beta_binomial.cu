@@ -1,3 +1,76 @@
+// The method block's prior on the logits `eta` (BetaBinomialModel::logp): with mu0 integrated
+// out (block form 1, integrated_prior), non-centred (0), or conditionally centred (2), whose
+// scales and centred logits go to cs and ce for the gradient.
+__device__ __forceinline__ void ch_bb_logit_prior(int block, int M, int z0, const double* __restrict__ md,
+                                                  const double* __restrict__ th, const double* eta,
+                                                  const double* eta_hat, const double* info, double tau, double mu0,
+                                                  double* cs, double* ce, double* __restrict__ grad, double& lp,
+                                                  double& g_ln_tau) {
+  if (block == 1) {
+    // integrated_prior: the logits' prior with mu0 integrated out.
+    const double mean = md[CHD_MU0_MEAN], sd = md[CHD_MU0_SD];
+    const double mm = (double)M;
+    double sum = -0.0;
+    for (int m = 0; m < M; ++m) sum += eta[m] - mean;
+    const double d_bar = sum / mm;
+    double ss = 0.0;
+    for (int m = 0; m < M; ++m) {
+      const double c = eta[m] - mean - d_bar;
+      ss += c * c;
+    }
+    const double t2 = tau * tau, total = tau * tau + mm * sd * sd;
+    const double a =
+        -0.5 * ss / t2 - 0.5 * mm * d_bar * d_bar / total - (mm - 1.0) * log(tau) - 0.5 * log(total);
+    for (int m = 0; m < M; ++m) grad[z0 + m] -= (eta[m] - mean - d_bar) / t2 + d_bar / total;
+    const double d_ln_tau = ss / t2 + mm * d_bar * d_bar * t2 / (total * total) - (mm - 1.0) - t2 / total;
+    lp += a;
+    g_ln_tau += d_ln_tau;
+  } else if (block == 0) {
+    for (int m = 0; m < M; ++m) {
+      const double x = th[z0 + m];
+      lp -= 0.5 * x * x;
+      grad[z0 + m] -= x;
+    }
+  } else {
+    const double t2 = tau * tau;
+    for (int m = 0; m < M; ++m) {
+      const double s = 1.0 / sqrt(1.0 / t2 + info[m]);
+      const double e = s * s * info[m] * (eta_hat[m] - mu0) + s * th[z0 + m];
+      lp += -0.5 * e * e / t2 - log(tau) + log(s);
+      cs[m] = s;
+      ce[m] = e;
+    }
+  }
+}
+
+// The logits' gradient d_eta_group carried back to the method block's coordinates, mu0 and
+// ln tau, by block form.
+__device__ __forceinline__ void ch_bb_logit_grad(int block, int M, int z0, int mu_i, const double* __restrict__ th,
+                                                 double tau, const double* d_eta_group, const double* cs,
+                                                 const double* ce, double* __restrict__ grad, double& g_ln_tau) {
+  if (block == 1) {
+    for (int m = 0; m < M; ++m) grad[z0 + m] += d_eta_group[m];
+  } else if (block == 0) {
+    double s0 = -0.0, s1 = -0.0;
+    for (int m = 0; m < M; ++m) s0 += d_eta_group[m];
+    grad[mu_i] += s0;
+    for (int m = 0; m < M; ++m) s1 += th[z0 + m] * d_eta_group[m];
+    g_ln_tau += tau * s1;
+    for (int m = 0; m < M; ++m) grad[z0 + m] += tau * d_eta_group[m];
+  } else {
+    const double t2 = tau * tau;
+    for (int m = 0; m < M; ++m) {
+      const double s = cs[m], e = ce[m];
+      const double a = s * s / t2;
+      const double zeta = th[z0 + m];
+      const double gm = d_eta_group[m] - e / t2;
+      grad[z0 + m] += s * gm;
+      grad[mu_i] += d_eta_group[m] * a - e * (a - 1.0) / t2;
+      g_ln_tau += gm * a * (2.0 * (e - s * zeta) + s * zeta) + e * e / t2 - 1.0 + a;
+    }
+  }
+}
+
 // ln p and its gradient (BetaBinomialModel::logp, kind 1); `work` holds 4 M + R + 3 n_phi
 // values.
 __device__ __noinline__ double ch_bb_logp(const int* __restrict__ mi, const double* __restrict__ md,
@@ -51,41 +124,7 @@ __device__ __noinline__ double ch_bb_logp(const int* __restrict__ mi, const doub
       eta[m] = (mu0 / (tau * tau) + info[m] * eta_hat[m]) / precision + x / sqrt(precision);
     }
   }
-  if (block == 1) {
-    // integrated_prior: the logits' prior with mu0 integrated out.
-    const double mean = md[CHD_MU0_MEAN], sd = md[CHD_MU0_SD];
-    const double mm = (double)M;
-    double sum = -0.0;
-    for (int m = 0; m < M; ++m) sum += eta[m] - mean;
-    const double d_bar = sum / mm;
-    double ss = 0.0;
-    for (int m = 0; m < M; ++m) {
-      const double c = eta[m] - mean - d_bar;
-      ss += c * c;
-    }
-    const double t2 = tau * tau, total = tau * tau + mm * sd * sd;
-    const double a =
-        -0.5 * ss / t2 - 0.5 * mm * d_bar * d_bar / total - (mm - 1.0) * log(tau) - 0.5 * log(total);
-    for (int m = 0; m < M; ++m) grad[z0 + m] -= (eta[m] - mean - d_bar) / t2 + d_bar / total;
-    const double d_ln_tau = ss / t2 + mm * d_bar * d_bar * t2 / (total * total) - (mm - 1.0) - t2 / total;
-    lp += a;
-    g_ln_tau += d_ln_tau;
-  } else if (block == 0) {
-    for (int m = 0; m < M; ++m) {
-      const double x = th[z0 + m];
-      lp -= 0.5 * x * x;
-      grad[z0 + m] -= x;
-    }
-  } else {
-    const double t2 = tau * tau;
-    for (int m = 0; m < M; ++m) {
-      const double s = 1.0 / sqrt(1.0 / t2 + info[m]);
-      const double e = s * s * info[m] * (eta_hat[m] - mu0) + s * th[z0 + m];
-      lp += -0.5 * e * e / t2 - log(tau) + log(s);
-      cs[m] = s;
-      ce[m] = e;
-    }
-  }
+  ch_bb_logit_prior(block, M, z0, md, th, eta, eta_hat, info, tau, mu0, cs, ce, grad, lp, g_ln_tau);
   for (int k = 0; k < n_phi; ++k) {
     const ChMapped mp = ch_map(maps + 3, th[log_phi + k]);
     phi_s[k] = mp.s;
@@ -138,27 +177,7 @@ __device__ __noinline__ double ch_bb_logp(const int* __restrict__ mi, const doub
     if (R > 0) d_eta_pair[pair[c]] += d_eta;
     grad[log_phi + phi_k] += w * (alpha * d_alpha + beta * d_beta);
   }
-  if (block == 1) {
-    for (int m = 0; m < M; ++m) grad[z0 + m] += d_eta_group[m];
-  } else if (block == 0) {
-    double s0 = -0.0, s1 = -0.0;
-    for (int m = 0; m < M; ++m) s0 += d_eta_group[m];
-    grad[mu_i] += s0;
-    for (int m = 0; m < M; ++m) s1 += th[z0 + m] * d_eta_group[m];
-    g_ln_tau += tau * s1;
-    for (int m = 0; m < M; ++m) grad[z0 + m] += tau * d_eta_group[m];
-  } else {
-    const double t2 = tau * tau;
-    for (int m = 0; m < M; ++m) {
-      const double s = cs[m], e = ce[m];
-      const double a = s * s / t2;
-      const double zeta = th[z0 + m];
-      const double gm = d_eta_group[m] - e / t2;
-      grad[z0 + m] += s * gm;
-      grad[mu_i] += d_eta_group[m] * a - e * (a - 1.0) / t2;
-      g_ln_tau += gm * a * (2.0 * (e - s * zeta) + s * zeta) + e * e / t2 - 1.0 + a;
-    }
-  }
+  ch_bb_logit_grad(block, M, z0, mu_i, th, tau, d_eta_group, cs, ce, grad, g_ln_tau);
   if (log_sg >= 0) {
     for (int r = 0; r < R; ++r) grad[z_gamma + r] += sg * d_eta_pair[r];
     double s = -0.0;

@@ -1,3 +1,100 @@
+// The uncollapsed Gaussian model's cell statistics (kind 0) and the scratch the likelihood
+// fills: d_mu, d_log_sigma [M each], gamma, vv, vp [C each].
+struct ChGaussCells {
+  int M, C, P;
+  const int* pat_of;
+  const double *counts, *ck, *cmean, *css, *pk, *pn, *mu, *log_sigma, *inv_var;
+  double *d_mu, *d_log_sigma, *gamma, *vv, *vp;
+};
+
+// The Normal likelihood of the cells (GaussianModel::logp) added to lp, with the realization
+// effects integrated out (conditional: integrated_cells, which adds sigma_gamma's gradient) or
+// without them (normal_cells); writes d_mu and d_log_sigma.
+__device__ __forceinline__ void ch_gauss_cells(const ChGaussCells& c, int conditional, double sg, int log_sg,
+                                               double* __restrict__ grad, double& lp) {
+  const int M = c.M, C = c.C, P = c.P;
+  const int* pat_of = c.pat_of;
+  const double *counts = c.counts, *ck = c.ck, *cmean = c.cmean, *css = c.css, *pk = c.pk, *pn = c.pn;
+  const double *mu = c.mu, *log_sigma = c.log_sigma, *inv_var = c.inv_var;
+  double *d_mu = c.d_mu, *d_log_sigma = c.d_log_sigma, *gamma = c.gamma, *vv = c.vv, *vp = c.vp;
+  if (conditional) {
+    // integrated_cells: the conditional moments first.
+    for (int p = 0; p < P; ++p) {
+      double precision = -0.0;
+      for (int m = 0; m < M; ++m) precision += pk[p * M + m] * inv_var[m];
+      vp[p] = 1.0 / (precision + 1.0 / (sg * sg));
+    }
+    for (int i = 0; i < C; ++i) gamma[i] = 0.0;
+    for (int m = 0; m < M; ++m) {
+      const double w = inv_var[m], mum = mu[m];
+      for (int i = 0; i < C; ++i) gamma[i] += ck[m * C + i] * w * (cmean[m * C + i] - mum);
+    }
+    for (int i = 0; i < C; ++i) {
+      vv[i] = vp[pat_of[i]];
+      gamma[i] *= vv[i];
+    }
+    const int full = C - C % 4;
+    double ll = 0.0;
+    for (int m = 0; m < M; ++m) {
+      double ss_l[4] = {0.0, 0.0, 0.0, 0.0}, de_l[4] = {0.0, 0.0, 0.0, 0.0};
+      const double mum = mu[m];
+      const double* k = ck + m * C;
+      const double* y = cmean + m * C;
+      const double* w = css + m * C;
+      for (int i = 0; i < full; ++i) {
+        const int t = i & 3;
+        const double e = y[i] - mum - gamma[i];
+        const double ke = k[i] * e;
+        ss_l[t] += w[i] + ke * e;
+        de_l[t] += ke;
+      }
+      double ss = (((-0.0 + ss_l[0]) + ss_l[1]) + ss_l[2]) + ss_l[3];
+      double de = (((-0.0 + de_l[0]) + de_l[1]) + de_l[2]) + de_l[3];
+      for (int i = full; i < C; ++i) {
+        const double e = y[i] - mum - gamma[i];
+        ss += w[i] + k[i] * e * e;
+        de += k[i] * e;
+      }
+      double sv = -0.0;
+      for (int p = 0; p < P; ++p) sv += pk[p * M + m] * pn[p] * vp[p];
+      const double wm = inv_var[m];
+      ll -= 0.5 * ss * wm + counts[m] * log_sigma[m];
+      d_mu[m] = de * wm;
+      d_log_sigma[m] = (ss + sv) * wm - counts[m];
+    }
+    const double iv_g = 1.0 / (sg * sg);
+    double g2_l[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int i = 0; i < full; ++i) g2_l[i & 3] += gamma[i] * gamma[i];
+    double g2_t = -0.0;
+    for (int i = full; i < C; ++i) g2_t += gamma[i] * gamma[i];
+    const double g2 = ((((-0.0 + g2_l[0]) + g2_l[1]) + g2_l[2]) + g2_l[3]) + g2_t;
+    double ln_v = 0.0, sum_v = 0.0;
+    for (int p = 0; p < P; ++p) {
+      ln_v += pn[p] * log(vp[p]);
+      sum_v += pn[p] * vp[p];
+    }
+    const double r = (double)C;
+    ll += 0.5 * (ln_v - g2 * iv_g) - r * log(sg);
+    lp += ll;
+    grad[log_sg] += (g2 + sum_v) * iv_g - r;
+  } else {
+    // normal_cells without a realization effect (one cell per method).
+    double ll = 0.0;
+    for (int m = 0; m < M; ++m) {
+      const double e = cmean[m] - mu[m];
+      const double ss_tail = css[m] + ck[m] * e * e;
+      const double de_tail = ck[m] * e;
+      const double ss_m = (((((-0.0 + 0.0) + 0.0) + 0.0) + 0.0)) + ss_tail;
+      const double de_m = (((((-0.0 + 0.0) + 0.0) + 0.0) + 0.0)) + de_tail;
+      const double iv = inv_var[m];
+      ll -= 0.5 * ss_m * iv + counts[m] * log_sigma[m];
+      d_mu[m] = de_m * iv;
+      d_log_sigma[m] = ss_m * iv - counts[m];
+    }
+    lp += ll;
+  }
+}
+
 // ln p and its gradient (GaussianModel::logp, Normal likelihood) at `th`; `work` holds
 // dim + 5 M + 3 C values.
 __device__ __noinline__ double ch_gauss_logp(const int* __restrict__ mi, const double* __restrict__ md,
@@ -89,82 +186,9 @@ __device__ __noinline__ double ch_gauss_logp(const int* __restrict__ mi, const d
     }
     grad[log_sg] += 0.0;
   }
-  if (conditional) {
-    // integrated_cells: the conditional moments first.
-    for (int p = 0; p < P; ++p) {
-      double precision = -0.0;
-      for (int m = 0; m < M; ++m) precision += pk[p * M + m] * inv_var[m];
-      vp[p] = 1.0 / (precision + 1.0 / (sg * sg));
-    }
-    for (int i = 0; i < C; ++i) gamma[i] = 0.0;
-    for (int m = 0; m < M; ++m) {
-      const double w = inv_var[m], mum = mu[m];
-      for (int i = 0; i < C; ++i) gamma[i] += ck[m * C + i] * w * (cmean[m * C + i] - mum);
-    }
-    for (int i = 0; i < C; ++i) {
-      vv[i] = vp[pat_of[i]];
-      gamma[i] *= vv[i];
-    }
-    const int full = C - C % 4;
-    double ll = 0.0;
-    for (int m = 0; m < M; ++m) {
-      double ss_l[4] = {0.0, 0.0, 0.0, 0.0}, de_l[4] = {0.0, 0.0, 0.0, 0.0};
-      const double mum = mu[m];
-      const double* k = ck + m * C;
-      const double* y = cmean + m * C;
-      const double* w = css + m * C;
-      for (int i = 0; i < full; ++i) {
-        const int t = i & 3;
-        const double e = y[i] - mum - gamma[i];
-        const double ke = k[i] * e;
-        ss_l[t] += w[i] + ke * e;
-        de_l[t] += ke;
-      }
-      double ss = (((-0.0 + ss_l[0]) + ss_l[1]) + ss_l[2]) + ss_l[3];
-      double de = (((-0.0 + de_l[0]) + de_l[1]) + de_l[2]) + de_l[3];
-      for (int i = full; i < C; ++i) {
-        const double e = y[i] - mum - gamma[i];
-        ss += w[i] + k[i] * e * e;
-        de += k[i] * e;
-      }
-      double sv = -0.0;
-      for (int p = 0; p < P; ++p) sv += pk[p * M + m] * pn[p] * vp[p];
-      const double wm = inv_var[m];
-      ll -= 0.5 * ss * wm + counts[m] * log_sigma[m];
-      d_mu[m] = de * wm;
-      d_log_sigma[m] = (ss + sv) * wm - counts[m];
-    }
-    const double iv_g = 1.0 / (sg * sg);
-    double g2_l[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int i = 0; i < full; ++i) g2_l[i & 3] += gamma[i] * gamma[i];
-    double g2_t = -0.0;
-    for (int i = full; i < C; ++i) g2_t += gamma[i] * gamma[i];
-    const double g2 = ((((-0.0 + g2_l[0]) + g2_l[1]) + g2_l[2]) + g2_l[3]) + g2_t;
-    double ln_v = 0.0, sum_v = 0.0;
-    for (int p = 0; p < P; ++p) {
-      ln_v += pn[p] * log(vp[p]);
-      sum_v += pn[p] * vp[p];
-    }
-    const double r = (double)C;
-    ll += 0.5 * (ln_v - g2 * iv_g) - r * log(sg);
-    lp += ll;
-    grad[log_sg] += (g2 + sum_v) * iv_g - r;
-  } else {
-    // normal_cells without a realization effect (one cell per method).
-    double ll = 0.0;
-    for (int m = 0; m < M; ++m) {
-      const double e = cmean[m] - mu[m];
-      const double ss_tail = css[m] + ck[m] * e * e;
-      const double de_tail = ck[m] * e;
-      const double ss_m = (((((-0.0 + 0.0) + 0.0) + 0.0) + 0.0)) + ss_tail;
-      const double de_m = (((((-0.0 + 0.0) + 0.0) + 0.0) + 0.0)) + de_tail;
-      const double iv = inv_var[m];
-      ll -= 0.5 * ss_m * iv + counts[m] * log_sigma[m];
-      d_mu[m] = de_m * iv;
-      d_log_sigma[m] = ss_m * iv - counts[m];
-    }
-    lp += ll;
-  }
+  const ChGaussCells cells = {M,     C,         P,       pat_of, counts,      ck,    cmean, css, pk,
+                              pn,    mu,        log_sigma, inv_var, d_mu,   d_log_sigma, gamma, vv,    vp};
+  ch_gauss_cells(cells, conditional, sg, log_sg, grad, lp);
   // Chain rule to the unconstrained coordinates.
   for (int m = 0; m < M; ++m) {
     if (centered[m]) {

@@ -14,14 +14,11 @@
 use ndarray::Array2;
 use rayon::prelude::*;
 
-use super::mlp::MlpForward;
+use super::mlp::{CPU_BATCH, MlpForward};
 use super::{Backend, Engine};
 use crate::compare::sampler::philox::philox4x32_10;
 use crate::error::{Error, Result};
 use crate::nn::mlp::{HIDDEN, Layout, Net};
-
-/// Points per CPU forward batch (the buffers of one `Net`).
-pub(super) const CPU_BATCH: usize = 256;
 
 /// The integer keep threshold of drop probability `p` (the study's `Net::sample_masks` rule):
 /// a unit is kept when its uniform 32-bit word is >= this.

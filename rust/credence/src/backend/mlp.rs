@@ -6,10 +6,12 @@
 use ndarray::Array2;
 use rayon::prelude::*;
 
-use super::dropout::CPU_BATCH;
 use super::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::nn::mlp::{Layout, Net};
+
+/// Points per CPU forward batch (the buffers of one `Net`).
+pub(super) const CPU_BATCH: usize = 256;
 
 /// Number of parameters of one network with input dimension `d`: W1 (d x 64, input-major),
 /// b1 (64), W2 (64 x 64, input-major), b2 (64), W3 (2 x 64, output-major), b3 (2).

@@ -4,7 +4,7 @@
 //!
 //! Data flow: [`data`] (pool, test set, realizations) -> [`grid`] (jobs, seeds, shards) ->
 //! [`methods`] (training and prediction) -> [`score`] (metrics) -> [`results`] (the
-//! append-only table, its settings in [`settings`]) with [`runner`] driving it and [`merge`]
+//! append-only table, its settings in [`settings`]) with [`runner`] driving a [`plan`] and [`merge`]
 //! joining shard tables. The `credence study` command is a thin face over
 //! [`runner::run_study`] and [`merge::merge`].
 //!
@@ -18,6 +18,7 @@ pub mod data;
 pub mod grid;
 pub mod merge;
 pub mod methods;
+pub mod plan;
 pub mod results;
 pub mod runner;
 pub mod score;

@@ -1,19 +1,15 @@
 //! Building a report: reading the cells of the table and fitting them, with the across-data-sets
 //! fits, in one run ([`super::batch`]).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
 use crate::report::batch::{CellJob, fit_all};
-use crate::report::tables::{ESS_LIMIT, RHAT_LIMIT, beside};
-use credence::backend::{Backend, Batched};
-use credence::compare::{
-    CheesSettings, Decision, Design, Fit, FitDiagnostics, FitOptions, Plan, PlanOptions, PlanSource, plan,
-};
+use crate::report::options::ReportOptions;
+use crate::report::problems::problems_of;
+use credence::backend::Batched;
+use credence::compare::{Decision, Design, Fit, FitDiagnostics, Plan, PlanOptions, PlanSource, plan};
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
 use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
@@ -24,15 +20,6 @@ use credence::summary::{
 
 /// The metrics of a `credence study` table, summarised in the report's tables when present.
 pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
-
-/// Whether a higher value of the metric is better. Lower is better for the error metrics
-/// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC and the
-/// raw coverage columns (`picp`, `covered`). A metric with a target in
-/// [`ReportOptions::targets`] (by default `picp`, the coverage of the study's 90% intervals) is
-/// compared by its distance to the target instead.
-pub fn higher_is_better(metric: &str) -> bool {
-    matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
-}
 
 /// Quantile levels of the report's per-cell quantile tables: the quartiles and the median,
 /// whose exact order-statistic intervals at level 0.9 exist from 9 realizations on (the 0.1 and
@@ -49,78 +36,6 @@ pub struct QuantileCell {
     pub metric: String,
     /// Exact order-statistic intervals at level 0.9 (grouped by method, n), or the error.
     pub table: std::result::Result<QuantileTable, String>,
-}
-
-/// Options of [`build_report`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportOptions {
-    /// Metrics to fit the hierarchical model to (default `crps`).
-    pub metrics: Vec<String>,
-    /// Power of the minimum detectable difference (default 0.8).
-    pub power: f64,
-    /// Sampler settings, family options and seed of every fit (the direction of "better" is
-    /// set per metric by [`higher_is_better`]).
-    pub fit: FitOptions,
-    /// The command that made the report, for the reproducibility footer.
-    pub command_line: Option<String>,
-    /// Fit every cell by batched ChEES-HMC with these settings (one batch of designs, nested
-    /// R-hat checked) instead of NUTS; the family and direction still come from `fit`.
-    #[serde(default)]
-    pub chees: Option<CheesSettings>,
-    /// Where the ChEES fits run ([`credence::backend::fit_many_chees_on`]; NUTS always runs on the CPU).
-    #[serde(default)]
-    pub backend: Backend,
-    /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
-    /// direction, e.g. `picp` -> 0.9 (the default: `credence study` scores central 90%
-    /// intervals, [`credence_study::score::LEVEL`]); they are also ranked by |mean - target|.
-    #[serde(default = "default_targets")]
-    pub targets: BTreeMap<String, f64>,
-    /// Simulated experiments per R of the planning section (the best two methods of each data
-    /// set at the largest n, for the first fitted metric, [`credence::compare::plan`]); 0 leaves
-    /// it out.
-    #[serde(default = "default_plan_sims")]
-    pub plan_sims: usize,
-    /// Numbers of realizations the planning section tries.
-    #[serde(default = "default_plan_realizations")]
-    pub plan_realizations: Vec<usize>,
-    /// Half-width of the region of practical equivalence of the "Across data sets" section's
-    /// decisions (metric units; default 0.01), `None` for none.
-    #[serde(default = "default_across_rope")]
-    pub across_rope: Option<f64>,
-}
-
-fn default_across_rope() -> Option<f64> {
-    Some(0.01)
-}
-
-fn default_plan_sims() -> usize {
-    100
-}
-
-fn default_plan_realizations() -> Vec<usize> {
-    vec![5, 10, 20, 50]
-}
-
-/// The default targets: PICP at the study's nominal level.
-fn default_targets() -> BTreeMap<String, f64> {
-    BTreeMap::from([("picp".to_string(), credence_study::score::LEVEL)])
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        Self {
-            metrics: vec!["crps".to_string()],
-            power: 0.8,
-            fit: FitOptions::default(),
-            command_line: None,
-            chees: None,
-            backend: Backend::default(),
-            targets: default_targets(),
-            plan_sims: default_plan_sims(),
-            plan_realizations: default_plan_realizations(),
-            across_rope: default_across_rope(),
-        }
-    }
 }
 
 /// The fit of one (dataset, n, metric) cell, or why there is none.
@@ -150,27 +65,6 @@ impl CellFit {
     pub fn problems(&self) -> Vec<String> {
         problems_of(self.error.as_deref(), self.diagnostics())
     }
-}
-
-/// A fit's problems from its error and diagnostics, each number printed with the digits that
-/// make its comparison visible ("max R-hat 1.0104 > 1.01", not "1.010 > 1.01").
-pub(super) fn problems_of(error: Option<&str>, diagnostics: Option<FitDiagnostics>) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(e) = error {
-        out.push(format!("fit failed: {e}"));
-    }
-    if let Some(d) = diagnostics {
-        if d.max_rhat > RHAT_LIMIT || d.max_rhat.is_nan() {
-            out.push(format!("max R-hat {} > {RHAT_LIMIT}", beside(d.max_rhat, RHAT_LIMIT, 3)));
-        }
-        if d.min_ess_bulk < ESS_LIMIT || d.min_ess_bulk.is_nan() {
-            out.push(format!("min bulk-ESS {} < {ESS_LIMIT}", beside(d.min_ess_bulk, ESS_LIMIT, 0)));
-        }
-        if d.divergences > 0 {
-            out.push(format!("{} divergent transition(s)", d.divergences));
-        }
-    }
-    out
 }
 
 /// Everything the report shows ([`Report::to_html`], [`Report::to_json`]).
@@ -550,23 +444,5 @@ impl Report {
     /// Every fit with a problem (R-hat > 1.01, bulk-ESS < 400, divergences or a failure).
     pub fn flagged(&self) -> Vec<(&CellFit, Vec<String>)> {
         self.fits.iter().map(|c| (c, c.problems())).filter(|(_, p)| !p.is_empty()).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn diagnostics(max_rhat: f64, min_ess_bulk: f64) -> Option<FitDiagnostics> {
-        Some(FitDiagnostics { divergences: 0, treedepth_hits: 0, max_rhat, min_ess_bulk })
-    }
-
-    /// The problems print the digit that makes each comparison visible.
-    #[test]
-    fn problems_show_the_digit_that_crosses_the_limit() {
-        assert_eq!(problems_of(None, diagnostics(1.0104, 1000.0)), ["max R-hat 1.0104 > 1.01"]);
-        assert_eq!(problems_of(None, diagnostics(1.2, 399.6)), ["max R-hat 1.200 > 1.01", "min bulk-ESS 399.6 < 400"]);
-        assert_eq!(problems_of(None, diagnostics(1.0099, 400.0)), Vec::<String>::new());
-        assert_eq!(problems_of(Some("no data"), None), ["fit failed: no data"]);
     }
 }

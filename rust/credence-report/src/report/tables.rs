@@ -5,32 +5,11 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use super::build::{CellFit, Report};
+use super::problems::{ESS_LIMIT, RHAT_LIMIT, beside};
 use crate::format::num;
 use crate::plots::html::escape;
 use credence::compare::{FitSummary, PowerLaw, SummaryOptions};
 use credence::summary::{ConvergenceRate, MethodSummary, VarianceSplit};
-
-/// R-hat above this flags a fit (and a parameter's row).
-pub(crate) const RHAT_LIMIT: f64 = 1.01;
-
-/// Bulk-ESS below this flags a fit (and a parameter's row).
-pub(crate) const ESS_LIMIT: f64 = 400.0;
-
-/// `value` with at least `decimals` decimals and as many more as it takes to print it unlike
-/// `limit` printed the same way, so a comparison with the limit shows: R-hat 1.0104 against
-/// 1.01 prints "1.0104" (not "1.010"), a bulk-ESS of 399.6 against 400 prints "399.6". A value
-/// equal to the limit, or not finite, gets `decimals` decimals.
-pub(crate) fn beside(value: f64, limit: f64, decimals: usize) -> String {
-    if value.is_finite() && value != limit {
-        for d in decimals..=15 {
-            let (v, l) = (format!("{value:.d$}"), format!("{limit:.d$}"));
-            if v != l {
-                return v;
-            }
-        }
-    }
-    format!("{value:.decimals$}")
-}
 
 /// The method x size grid the report's per-cell tables share: a header of `size = n` columns,
 /// one row per method that has a cell (in `methods` order), `-` where a method lacks a size.
@@ -340,20 +319,24 @@ impl Report {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn beside_prints_the_first_digit_that_differs_from_the_limit() {
-        assert_eq!(beside(1.0104, RHAT_LIMIT, 3), "1.0104");
-        assert_eq!(beside(1.01004, RHAT_LIMIT, 3), "1.01004");
-        assert_eq!(beside(1.0196, RHAT_LIMIT, 3), "1.020");
-        assert_eq!(beside(1.0032, RHAT_LIMIT, 3), "1.003");
-        assert_eq!(beside(1.01, RHAT_LIMIT, 3), "1.010");
-        assert_eq!(beside(399.6, ESS_LIMIT, 0), "399.6");
-        assert_eq!(beside(399.96, ESS_LIMIT, 0), "399.96");
-        assert_eq!(beside(1234.4, ESS_LIMIT, 0), "1234");
-        assert_eq!(beside(f64::NAN, RHAT_LIMIT, 3), "NaN");
+impl Report {
+    /// The across fits as JSON: `[{metric, sizes {dataset: n}, problems, summary}]`, `summary`
+    /// the [`AcrossSummary`] contract (`credence fit --dataset-column`), or `error`.
+    pub(super) fn across_json(&self) -> Value {
+        let cells: Vec<Value> = self
+            .across
+            .iter()
+            .map(|c| {
+                let sizes: serde_json::Map<String, Value> =
+                    c.sizes.iter().map(|(d, n)| (d.clone(), json!(n))).collect();
+                let mut v = json!({"metric": c.metric, "sizes": sizes, "problems": c.problems()});
+                match &c.summary {
+                    Ok(s) => v["summary"] = serde_json::to_value(s).unwrap_or(Value::Null),
+                    Err(e) => v["error"] = json!(e),
+                }
+                v
+            })
+            .collect();
+        Value::Array(cells)
     }
 }

@@ -78,8 +78,8 @@ fn mixture(out: MlpForward) -> Result<Prediction> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::common::member_seed;
     use super::super::common::{Data, EPOCHS, rows, scaled_epochs, train_adam};
-    use super::super::map::member_seed;
     use super::super::test_support::problem;
     use super::super::{Method, MethodConfig, Precision, train_and_predict};
     use super::*;

@@ -193,17 +193,11 @@ pub enum Backend {
     Cuda,
 }
 
-impl std::str::FromStr for Backend {
-    type Err = Error;
-    /// Parses `auto`, `cpu` or `cuda`.
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice(
-            "backend",
-            s,
-            &[("auto", Backend::Auto), ("cpu", Backend::Cpu), ("cuda", Backend::Cuda)],
-        )
-    }
-}
+crate::error::choice_from_str!(
+    Backend,
+    "backend",
+    [("auto", Backend::Auto), ("cpu", Backend::Cpu), ("cuda", Backend::Cuda)]
+);
 
 /// A resolved backend, holding the process's GPU.
 pub(crate) enum Engine {

@@ -87,8 +87,6 @@ mod mcd;
 mod predict;
 pub mod swag;
 
-use std::str::FromStr;
-
 use ndarray::{Array2, ArrayView2};
 
 use credence::backend::{Backend, MAX_LOW_RANK};
@@ -129,18 +127,7 @@ impl Method {
     }
 }
 
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        credence::error::parse_choice("method", &s.to_ascii_lowercase(), &Method::ALL.map(|m| (m.name(), m)))
-    }
-}
+crate::named_choice!(Method, "method");
 
 /// Float precision the networks train in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -361,7 +361,14 @@ fn cases<T: Real>(tol_name: &str) -> Vec<Case<T>> {
         .collect()
 }
 
-fn cpu_reference<T: Real>(x: &Array3<T>, y: &[usize], logits: bool, opts: &EnsembleOptions) -> EnsembleSummary {
+/// [`ensemble_summary`] on `backend` of `x`, read as logits or as probabilities.
+fn summary_on<T: Real>(
+    backend: Backend,
+    x: &Array3<T>,
+    y: &[usize],
+    logits: bool,
+    opts: &EnsembleOptions,
+) -> EnsembleSummary {
     let probs;
     let input = if logits {
         EnsembleInput::Logits(x.view())
@@ -369,7 +376,11 @@ fn cpu_reference<T: Real>(x: &Array3<T>, y: &[usize], logits: bool, opts: &Ensem
         probs = ClassProbs::with_tolerance(x.clone(), 1e-5).unwrap();
         EnsembleInput::Probs(&probs)
     };
-    ensemble_summary(Backend::Cpu, input, y, opts).unwrap()
+    ensemble_summary(backend, input, y, opts).unwrap()
+}
+
+fn cpu_reference<T: Real>(x: &Array3<T>, y: &[usize], logits: bool, opts: &EnsembleOptions) -> EnsembleSummary {
+    summary_on(Backend::Cpu, x, y, logits, opts)
 }
 
 fn shim_ensemble<T: Real>(exe: &Path, which: &str, tol: f64, elem: usize, bytes: impl Fn(T) -> Vec<u8>) {
@@ -484,14 +495,7 @@ fn device_matches_cpu_reference() {
     fn run<T: Real>(which: &str, tol: f64) {
         for (label, x, y, logits, chunk_bytes) in cases::<T>(which) {
             let opts = EnsembleOptions { chunk_bytes, n_bins: 10, ..Default::default() };
-            let probs;
-            let input = if logits {
-                EnsembleInput::Logits(x.view())
-            } else {
-                probs = ClassProbs::with_tolerance(x.clone(), 1e-5).unwrap();
-                EnsembleInput::Probs(&probs)
-            };
-            let got = ensemble_summary(Backend::Cuda, input, &y, &opts).unwrap();
+            let got = summary_on(Backend::Cuda, &x, &y, logits, &opts);
             compare_ensemble(&format!("device {label}"), &got, &cpu_reference(&x, &y, logits, &opts), tol);
         }
     }

@@ -155,8 +155,17 @@ pub fn io_error(path: &Path, source: std::io::Error) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A file `name` holding `text` in a fresh temporary folder (removed with the returned guard),
+    /// for the readers' tests.
+    pub(crate) fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
 
     #[test]
     fn npz_member_syntax() {

@@ -230,15 +230,39 @@ fn clean_standard_literals(files: &[PathBuf]) -> Vec<String> {
     out
 }
 
-/// Writes `files` (path, text) under a fresh folder named for `name` and returns it.
-fn planted(name: &str, files: &[(&str, &str)]) -> PathBuf {
+/// A fresh folder of planted files, removed when dropped (also when a check fails).
+struct Planted(PathBuf);
+
+impl std::ops::Deref for Planted {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes `files` (path, text) under a fresh folder named for `name`.
+fn planted(name: &str, files: &[(&str, &str)]) -> Planted {
     let dir = std::env::temp_dir().join(format!("credence-house-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     for (p, text) in files {
         std::fs::create_dir_all(dir.join(p).parent().unwrap()).unwrap();
         std::fs::write(dir.join(p), text).unwrap();
     }
-    dir
+    Planted(dir)
+}
+
+/// Asserts that `found` is exactly one line containing each of `needles`.
+fn expect_exactly(found: &[String], needles: &[&str]) {
+    for needle in needles {
+        assert!(found.iter().any(|l| l.contains(needle)), "no {needle:?} in {found:#?}");
+    }
+    assert_eq!(found.len(), needles.len(), "only the planted offenders: {found:#?}");
 }
 
 fn all_files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
@@ -324,13 +348,14 @@ fn the_tier_rules_see_planted_offenders() {
             ("src/plots/mod.rs", "#[cfg(test)]\nmod tests {\n    use crate::notebook::X;\n}\n"),
         ],
     );
-    let v = layering_violations(&dir.join("src"));
-    let has = |needle: &str| v.iter().any(|l| l.contains(needle));
-    assert!(has("io/mod.rs:1: io (tier 1) refers to crate::compare"), "{v:?}");
-    assert!(has("metrics/mod.rs:1: metrics (tier 3) refers to crate::backend"), "{v:?}");
-    assert!(has("compare/model refers to compare::post"), "{v:?}");
-    assert_eq!(v.len(), 3, "only the three planted violations: {v:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    expect_exactly(
+        &layering_violations(&dir.join("src")),
+        &[
+            "io/mod.rs:1: io (tier 1) refers to crate::compare",
+            "metrics/mod.rs:1: metrics (tier 3) refers to crate::backend",
+            "compare/model refers to compare::post",
+        ],
+    );
 }
 
 /// The size and `#[path]` rules catch planted offenders, in Rust and in C++.
@@ -363,15 +388,17 @@ fn the_size_rules_see_planted_offenders() {
     );
     let files: Vec<PathBuf> =
         ["big.rs", "tested.rs", "big/checks.rs", "k.cu", "short.cuh"].iter().map(|f| dir.join(f)).collect();
-    let v = size_violations(&files);
-    let has = |needle: &str| v.iter().any(|l| l.contains(needle));
-    assert!(has("#[path]"), "{v:?}");
-    assert!(has("big.rs:3: fn long is 122 lines"), "{v:?}");
-    assert!(has("big.rs: 727 lines of non-test code"), "{v:?}");
-    assert!(has("k.cu:6: fn long_kernel is 126 lines"), "{v:?}");
-    assert!(has("k.cu: 731 lines of non-test code"), "{v:?}");
-    assert_eq!(v.len(), 5, "test code is not counted: {v:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    // Test code is not counted.
+    expect_exactly(
+        &size_violations(&files),
+        &[
+            "#[path]",
+            "big.rs:3: fn long is 122 lines",
+            "big.rs: 727 lines of non-test code",
+            "k.cu:6: fn long_kernel is 126 lines",
+            "k.cu: 731 lines of non-test code",
+        ],
+    );
 }
 
 /// The crate rule catches planted dependencies, in every kind of dependency table.
@@ -395,13 +422,15 @@ fn the_crate_rule_sees_planted_offenders() {
         ("extra", "[package]\nname = \"credence-extra\"\n"),
     ];
     let texts: Vec<(String, String)> = manifests.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
-    let v = crate_violations(CRATES, &texts);
-    let has = |needle: &str| v.iter().any(|l| l.contains(needle));
-    assert!(has("core: crate credence depends on credence-study"), "{v:?}");
-    assert!(has("kit: crate credence-testkit depends on credence-report"), "{v:?}");
-    assert!(has("r: crate credence-r depends on credence-study"), "{v:?}");
-    assert!(has("extra: crate credence-extra has no place"), "{v:?}");
-    assert_eq!(v.len(), 4, "{v:?}");
+    expect_exactly(
+        &crate_violations(CRATES, &texts),
+        &[
+            "core: crate credence depends on credence-study",
+            "kit: crate credence-testkit depends on credence-report",
+            "r: crate credence-r depends on credence-study",
+            "extra: crate credence-extra has no place",
+        ],
+    );
 }
 
 /// The circle rule finds planted circles (through `crate::`, chains of `super::`, `use`
@@ -436,7 +465,6 @@ fn the_circle_rule_sees_planted_offenders() {
     assert!(v[0].contains("src/b.rs:2 -> src/a.rs"), "{v:#?}");
     assert!(v[1].starts_with("a circle of 2 files: src/e.rs, src/f.rs"), "{v:#?}");
     assert!(v[2].starts_with("a circle of 3 files: src/m/x.rs, src/m/y.rs, src/n.rs"), "{v:#?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The clean standard's literals are found in code in any spelling, and not in comments,
@@ -452,5 +480,4 @@ fn the_clean_standard_rule_sees_planted_offenders() {
     let lines: Vec<&str> = v.iter().map(|l| l.split(" (").next().unwrap()).collect();
     let at = |l: &str| format!("{}:{l}", dir.join("src/a.rs").display());
     assert_eq!(lines, [at("2: 1.01"), at("2: 400.0"), at("4: 400usize"), at("5: 1.010_f64"), at("9: 400")], "{v:#?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,7 +4,8 @@
 //! mini-batch; the predictive is the mixture of the heads of T = 50 weight draws
 //! ([`GaussianWeights::bbb`], drawn and run by the backend's kernel 4).
 
-use super::common::{Data, INIT, Inputs, NOISE, Schedule, member_seed, rng, scaled_epochs};
+use super::common::{Data, INIT, NOISE, Schedule, member_seed, rng, scaled_epochs};
+use super::inputs::Inputs;
 use super::predict::{predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use credence::backend::GaussianWeights;

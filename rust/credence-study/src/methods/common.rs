@@ -8,7 +8,6 @@ use rand::rngs::ChaCha8Rng;
 use rand::seq::SliceRandom;
 
 use super::MethodConfig;
-use super::predict::TestSet;
 use credence::error::{Error, Result};
 use credence::nn::mlp::Net;
 use credence::nn::optim::Adam;
@@ -115,30 +114,6 @@ pub(super) struct Trained<R> {
 /// Whether every value is finite.
 pub(super) fn all_finite<R: Real>(v: &[R]) -> bool {
     v.iter().all(|x| x.is_finite())
-}
-
-/// One job as every method's `run` takes it: the training data, the test points, the
-/// settings and the job seed.
-#[derive(Clone, Copy)]
-pub(super) struct Inputs<'a, R> {
-    pub data: &'a Data<R>,
-    pub test: &'a TestSet<'a>,
-    pub config: &'a MethodConfig,
-    pub seed: u64,
-}
-
-impl<R: Real> Inputs<'_, R> {
-    /// A network for the training data, its buffers one mini-batch long.
-    pub(super) fn net(&self) -> Net<R> {
-        Net::new(self.data.d, self.config.batch_size.min(self.data.n()))
-    }
-
-    /// Network `k` trained with Adam on the training data for the study's (scaled) epochs,
-    /// with drop probability `dropout` (see [`train_adam`]).
-    pub(super) fn train_member(&self, net: &mut Net<R>, dropout: f64, k: u64) -> Result<Trained<R>> {
-        let epochs = scaled_epochs(EPOCHS, self.config.epoch_scale);
-        train_adam(net, self.data, self.config, epochs, dropout, member_seed(self.seed, k))
-    }
 }
 
 /// The mini-batch schedule of one network's training, the loop of every method: `epochs`

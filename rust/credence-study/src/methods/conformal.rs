@@ -6,7 +6,8 @@
 
 use rand::seq::SliceRandom;
 
-use super::common::{Inputs, SPLIT, rng};
+use super::common::{SPLIT, rng};
+use super::inputs::Inputs;
 use super::predict::{TestSet, to_f64};
 use super::{MethodOutput, Prediction};
 use credence::error::{Error, Result};

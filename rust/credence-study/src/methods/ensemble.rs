@@ -3,7 +3,7 @@
 //! the MAP network of the same job seed); the predictive is the equally weighted mixture.
 
 use super::MethodOutput;
-use super::common::Inputs;
+use super::inputs::Inputs;
 use credence::error::Result;
 use credence::nn::Real;
 

@@ -2,7 +2,7 @@
 //! epochs); the predictive is its Gaussian head.
 
 use super::MethodOutput;
-use super::common::Inputs;
+use super::inputs::Inputs;
 use super::predict::to_f64;
 use credence::error::Result;
 use credence::nn::Real;

@@ -4,7 +4,7 @@
 //! backend's MC-dropout kernel with Philox masks keyed by the job's test-time seed.
 
 use super::MethodOutput;
-use super::common::Inputs;
+use super::inputs::Inputs;
 use super::predict::{predict_seed, to_f64};
 use credence::error::Result;
 use credence::nn::Real;

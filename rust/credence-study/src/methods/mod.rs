@@ -82,6 +82,7 @@ mod bbb;
 mod common;
 mod conformal;
 mod ensemble;
+mod inputs;
 mod map;
 mod mcd;
 mod predict;
@@ -313,16 +314,16 @@ pub fn train_and_predict(
     let test = predict::TestSet { x: &test_rows, d: x.ncols(), backend: config.backend };
     match config.precision {
         Precision::F32 => {
-            run(method, &common::Inputs { data: &common::Data::<f32>::new(x, y), test: &test, config, seed })
+            run(method, &inputs::Inputs { data: &common::Data::<f32>::new(x, y), test: &test, config, seed })
         }
         Precision::F64 => {
-            run(method, &common::Inputs { data: &common::Data::<f64>::new(x, y), test: &test, config, seed })
+            run(method, &inputs::Inputs { data: &common::Data::<f64>::new(x, y), test: &test, config, seed })
         }
     }
 }
 
 /// Trains and predicts with `method` in the training precision `R`.
-fn run<R: credence::nn::Real>(method: Method, job: &common::Inputs<'_, R>) -> Result<MethodOutput> {
+fn run<R: credence::nn::Real>(method: Method, job: &inputs::Inputs<'_, R>) -> Result<MethodOutput> {
     match method {
         Method::Map => map::run(job),
         Method::Mcd => mcd::run(job),

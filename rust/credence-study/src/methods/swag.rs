@@ -4,7 +4,8 @@
 //! mixture of the heads of T = 50 weight draws ([`GaussianWeights::swag`], drawn and run by the
 //! backend's kernel 4). See the [module docs](super) for the choices.
 
-use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, Inputs, Schedule, member_seed, rng, scaled_epochs};
+use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, Schedule, member_seed, rng, scaled_epochs};
+use super::inputs::Inputs;
 use super::predict::{predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use credence::backend::GaussianWeights;

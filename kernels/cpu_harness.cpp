@@ -3,8 +3,10 @@
 // from stdout, all little-endian binary: see the tests for the layout.
 //
 //   g++ -std=c++20 -O2 -pthread cpu_harness.cpp -o harness
-//   harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights | chees | chees_logp < input > output
+//   harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights | chees | chees_launch | chees_logp < input > output
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,6 +17,10 @@
 #include "mixture.cu"
 #include "mlp.cu"
 #include "chees.cu"
+#include "chees_beta_binomial.cu"
+#include "chees_collapsed.cu"
+#include "chees_gaussian.cu"
+#include "chees_transition.cu"
 
 template <typename T>
 static std::vector<T> take(std::size_t count) {
@@ -137,32 +143,60 @@ static void mlp_weights() {
   give(w);
 }
 
-// ChEES (kernel 3). Header: i64 designs B, chains n, launches L, len_mi, len_md, state (sum of
-// n x dim), work (sum of n x work), key_lo, key_hi; i64 off[4 B]; i32 mi[len_mi]; f64
-// md[len_md], inv_mass[state / n], pos[state], grad[state], logp[B n]; u64 block[B n]; i32
-// spare_flag[B n]; f64 spare[B n]; then per launch f64 eps[B]; i32 steps[B], move[B]; f64
-// max_error (NaN: fixed steps).
-// Output per launch: f64 pos, grad [state], logp [B n], q, p [state], lp, accept, adapt_accept
-// [B n]; i32 divergent[B n] (0 none, 1 divergent, 2 irreversible); f64 energy[B n]; i32
-// evals[B n]; u64 block[B n]; i32 spare_flag[B n]; f64 spare[B n].
-static void chees() {
-  auto h = take<long long>(9);
-  const long long B = h[0], n = h[1], L = h[2], len_mi = h[3], len_md = h[4], state = h[5], work = h[6];
-  const unsigned key_lo = (unsigned)h[7], key_hi = (unsigned)h[8];
-  auto off = take<long long>(4 * B);
-  auto mi = take<int>(len_mi);
-  auto md = take<double>(len_md);
-  auto inv_mass = take<double>(state / n);
-  auto pos = take<double>(state);
-  auto grad = take<double>(state);
-  auto logp = take<double>(B * n);
-  auto block = take<unsigned long long>(B * n);
-  auto spare_flag = take<int>(B * n);
-  auto spare = take<double>(B * n);
-  std::vector<double> q(state), p(state), g(state), lp(B * n), accept(B * n), adapt(B * n), energy(B * n),
-      scratch(work);
-  std::vector<int> divergent(B * n), evals(B * n);
-  for (long long l = 0; l < L; ++l) {
+// ChEES (kernel 3): a batch's model and chains and chees_transition's buffers. Input, both
+// modes: i64 designs B, chains n, launches L, len_mi, len_md, state (sum of n x dim), work (sum
+// of n x work), key_lo, key_hi; i64 off[4 B]; i32 mi[len_mi]; f64 md[len_md]; then (mode chees
+// only) f64 inv_mass[state / n]; then the chains: f64 pos[state], grad[state], logp[B n]; u64
+// block[B n]; i32 spare_flag[B n]; f64 spare[B n]. Output per launch, both modes: f64 pos,
+// grad [state], logp [B n], q, p [state], lp, accept, adapt_accept [B n]; i32 divergent[B n]
+// (0 none, 1 divergent, 2 irreversible); f64 energy[B n]; i32 evals[B n]; u64 block[B n]; i32
+// spare_flag[B n]; f64 spare[B n].
+struct Chees {
+  long long B, n, L, state, dims;
+  unsigned key_lo, key_hi;
+  std::vector<long long> off;
+  std::vector<int> mi;
+  std::vector<double> md, pos, grad, logp;
+  std::vector<unsigned long long> block;
+  std::vector<int> spare_flag;
+  std::vector<double> spare;
+  // chees_transition's outputs and the chains' scratch start as zeros (as the launcher's
+  // device buffers do).
+  std::vector<double> q, p, g, lp, accept, adapt, energy, scratch;
+  std::vector<int> divergent, evals;
+
+  // Reads the header, off, mi and md.
+  Chees() {
+    auto h = take<long long>(9);
+    B = h[0];
+    n = h[1];
+    L = h[2];
+    state = h[5];
+    dims = state / n;
+    key_lo = (unsigned)h[7];
+    key_hi = (unsigned)h[8];
+    off = take<long long>(4 * B);
+    mi = take<int>(h[3]);
+    md = take<double>(h[4]);
+    for (auto* v : {&q, &p, &g}) v->resize(state);
+    for (auto* v : {&lp, &accept, &adapt, &energy}) v->resize(B * n);
+    scratch.resize(h[6]);
+    divergent.resize(B * n);
+    evals.resize(B * n);
+  }
+
+  void take_chains() {
+    pos = take<double>(state);
+    grad = take<double>(state);
+    logp = take<double>(B * n);
+    block = take<unsigned long long>(B * n);
+    spare_flag = take<int>(B * n);
+    spare = take<double>(B * n);
+  }
+
+  // Reads a launch's f64 eps[B]; i32 steps[B], move[B]; f64 max_error (NaN: fixed steps), runs
+  // chees_transition and returns move.
+  std::vector<int> transition(const std::vector<double>& inv_mass) {
     auto eps = take<double>(B);
     auto steps = take<int>(B);
     auto move = take<int>(B);
@@ -173,20 +207,62 @@ static void chees() {
                       grad.data(), logp.data(), block.data(), spare_flag.data(), spare.data(), q.data(), p.data(),
                       g.data(), lp.data(), accept.data(), adapt.data(), divergent.data(), energy.data(), evals.data(),
                       scratch.data());
-    give(pos);
-    give(grad);
-    give(logp);
-    give(q);
-    give(p);
-    give(lp);
-    give(accept);
-    give(adapt);
+    return move;
+  }
+
+  void give_transition() const {
+    for (auto* v : {&pos, &grad, &logp, &q, &p, &lp, &accept, &adapt}) give(*v);
     give(divergent);
     give(energy);
     give(evals);
     give(block);
     give(spare_flag);
     give(spare);
+  }
+};
+
+// Mode chees: chees_transition alone, one metric for every launch.
+static void chees() {
+  Chees c;
+  auto inv_mass = take<double>(c.dims);
+  c.take_chains();
+  for (long long l = 0; l < c.L; ++l) {
+    c.transition(inv_mass);
+    c.give_transition();
+  }
+}
+
+// Mode chees_launch: each launch runs chees_transition then chees_reduce, the whole device state
+// passed in and out (rust/credence/src/backend/tests/chees.rs). Input after the chains: f64
+// prev[state], window_mean[state / n], window_m2[state / n]; then per launch f64
+// inv_mass[state / n], the transition's launch input (eps, steps, move, max_error); i32
+// want[B]; f64 jitter[B], count[B]. Output per launch after the transition's: f64
+// prev[state], window_mean, window_m2 [state / n], reduced[2 B].
+static void chees_launch() {
+  Chees c;
+  c.take_chains();
+  const long long B = c.B, n = c.n, dims = c.dims;
+  auto prev = take<double>(c.state);
+  auto window_mean = take<double>(dims);
+  auto window_m2 = take<double>(dims);
+  // chees_reduce's scratch and outputs start as NaN, so that a value read before it is written
+  // shows.
+  const double unset = std::nan("");
+  std::vector<double> mean_prev(dims, unset), mean_prop(dims, unset), term(B * n, unset), reduced(2 * B, unset);
+  for (long long l = 0; l < c.L; ++l) {
+    auto inv_mass = take<double>(dims);
+    auto move = c.transition(inv_mass);
+    auto want = take<int>(B);
+    auto jitter = take<double>(B);
+    auto count = take<double>(B);
+    cuda_shim::launch((unsigned)B, (unsigned)n, chees_reduce, (const long long*)c.off.data(), (const int*)c.mi.data(),
+                      (const double*)inv_mass.data(), (const int*)move.data(), (const int*)want.data(),
+                      (const double*)jitter.data(), (const double*)count.data(), (const double*)c.pos.data(),
+                      prev.data(), (const double*)c.q.data(), (const double*)c.p.data(),
+                      (const double*)c.accept.data(), (const double*)c.adapt.data(), mean_prev.data(),
+                      mean_prop.data(), term.data(), window_mean.data(), window_m2.data(), reduced.data());
+    c.give_transition();
+    for (auto* v : {&prev, &window_mean, &window_m2, &reduced}) give(*v);
   }
 }
 
@@ -223,11 +299,13 @@ int main(int argc, char** argv) {
     mlp_weights();
   } else if (which == "chees") {
     chees();
+  } else if (which == "chees_launch") {
+    chees_launch();
   } else if (which == "chees_logp") {
     chees_logp_mode();
   } else {
     std::fprintf(stderr,
-                 "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights | chees | chees_logp"
+                 "usage: harness ensemble_f64 | ensemble_f32 | mixture | mlp | mlp_dropout | mlp_weights | chees | chees_launch | chees_logp"
                  " < input > output\n");
     return 2;
   }

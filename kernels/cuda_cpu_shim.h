@@ -81,7 +81,7 @@ using std::cos;
 using std::sin;
 inline double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-// Used by chees.cu.
+// Used by chees*.cu.
 using std::cos;
 using std::expm1;
 using std::isfinite;

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{credence, write_npy};
+use common::{args, credence, json, write_npy};
 
 fn close(v: &Value, want: f64) -> bool {
     (v.as_f64().unwrap() - want).abs() < 1e-6
@@ -29,10 +29,8 @@ fn samples_reproduce_the_known_values() {
     write_npy(&s, &[3, 2, 3], &data);
     let y = dir.path().join("y.npy");
     write_npy(&y, &[2], &[0i64, 0]);
-    let (ok, out, err) =
-        credence(&["credal", "--samples", s.to_str().unwrap(), "--labels", y.to_str().unwrap(), "--json"]);
-    assert!(ok, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let labelled = ["credal", "--samples", s.to_str().unwrap(), "--labels", y.to_str().unwrap()];
+    let v = json(&args(&labelled, &["--json"]));
     assert!(close(&v["ns"]["mean"], (0.138629 + 0.693147) / 2.0));
     assert!(close(&v["kl"]["mean"], (0.356675 + 0.405465) / 2.0));
     assert!(close(&v["kl"]["sd"], (0.405465 - 0.356675) / 2.0));
@@ -49,34 +47,10 @@ fn samples_reproduce_the_known_values() {
     assert_eq!(v["accuracy"].as_f64(), Some(1.0));
     assert_eq!(v["correct"]["n"].as_u64(), Some(2));
     // A custom grid.
-    let (ok, out, _) = credence(&[
-        "credal",
-        "--samples",
-        s.to_str().unwrap(),
-        "--labels",
-        y.to_str().unwrap(),
-        "--lambda",
-        "0.5",
-        "--json",
-    ]);
-    assert!(ok);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = json(&args(&labelled, &["--lambda", "0.5", "--json"]));
     assert!(close(&v["e"]["0.5"]["mean"], (0.356675 + 0.405465) / 2.0 + 0.5 * (0.138629 + 0.693147) / 2.0));
     // The alternatives by name.
-    let (ok, out, err) = credence(&[
-        "credal",
-        "--samples",
-        s.to_str().unwrap(),
-        "--labels",
-        y.to_str().unwrap(),
-        "--js",
-        "distance",
-        "--uncertainty-unit",
-        "nats",
-        "--json",
-    ]);
-    assert!(ok, "{err}");
-    let w: Value = serde_json::from_str(&out).unwrap();
+    let w = json(&args(&labelled, &["--js", "distance", "--uncertainty-unit", "nats", "--json"]));
     assert!(close(&w["js"]["mean"], (0.342457 + 0.363736) / 2.0));
     assert_eq!(w["units"]["credal_uncertainty"], "nats");
     let bits = v["credal_uncertainty"]["mean"].as_f64().unwrap();

@@ -5,13 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 mod common;
-use common::{credence, write_npy};
-
-fn json(args: &[&str]) -> Value {
-    let (ok, stdout, stderr) = credence(args);
-    assert!(ok, "credence {args:?} failed: {stderr}");
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-}
+use common::{args, credence, json, write_npy};
 
 fn close(v: &Value, want: f64, tol: f64) {
     let got = v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
@@ -75,8 +69,8 @@ fn ensemble_input_and_referral_curve() {
     let data: Vec<f32> = [0.9f32, 0.8, 0.7].iter().flat_map(|&p| [1.0 - p, p, 0.95, 0.05]).collect();
     let probs = f.f32("s.npy", &[3, 2, 2], &data);
     let labels = f.i64("y.npy", &[1, 0]);
-    let v =
-        json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0", "--json"]);
+    let referred = ["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0"];
+    let v = json(&args(&referred, &["--json"]));
     // Point 1: H(0.8) = 0.5004024, expected 0.4787832, MI 0.0216192; point 2: no MI.
     let h2 = -(0.95f64 * 0.95f64.ln() + 0.05 * 0.05f64.ln());
     close(&v["entropy"], (0.500_402_4 + h2) / 2.0, 1e-6);
@@ -96,42 +90,18 @@ fn ensemble_input_and_referral_curve() {
     close(&random[0]["accuracy"], v["accuracy"].as_f64().unwrap(), 0.0);
     assert!(v.get("roc").is_none(), "ROC only on request");
     // --roc: from (0, 0) through one threshold per distinct score to (1, 1).
-    let v = json(&[
-        "metrics",
-        "classification",
-        "--probs",
-        &probs,
-        "--labels",
-        &labels,
-        "--referral",
-        "0.5,1.0",
-        "--roc",
-        "--json",
-    ]);
+    let v = json(&args(&referred, &["--roc", "--json"]));
     let roc = v["roc"].as_array().unwrap();
     assert_eq!(roc.len(), 3);
     assert_eq!((roc[0]["fpr"].as_f64(), roc[0]["tpr"].as_f64()), (Some(0.0), Some(0.0)));
     assert_eq!((roc[1]["fpr"].as_f64(), roc[1]["tpr"].as_f64()), (Some(0.0), Some(1.0)));
     assert_eq!((roc[2]["fpr"].as_f64(), roc[2]["tpr"].as_f64()), (Some(1.0), Some(1.0)));
-    let (ok, out, _) =
-        credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0"]);
+    let (ok, out, _) = credence(&referred);
     assert!(ok && out.contains("random accuracy"), "{out}");
     // --html: a standalone page with the reliability diagram, the referral curve with its
     // baseline and the ROC curve.
     let page = f.dir.path().join("m.html");
-    let (ok, _, err) = credence(&[
-        "metrics",
-        "classification",
-        "--probs",
-        &probs,
-        "--labels",
-        &labels,
-        "--referral",
-        "0.5,1.0",
-        "--roc",
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let (ok, _, err) = credence(&args(&referred, &["--roc", "--html", page.to_str().unwrap()]));
     assert!(ok, "{err}");
     let html = std::fs::read_to_string(&page).unwrap();
     for needle in ["Reliability diagram", "random referral (baseline)", "ROC curve", "window.Plotly = Plotly"] {

@@ -18,6 +18,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{complete_rows, credence, rows_without_timing};
+
 use credence_study::data::Dataset;
 use credence_study::grid::{Shard, jobs};
 use credence_study::methods::Method;
@@ -286,29 +289,9 @@ fn slurm_conf(d: &Path, socket: &Path) -> String {
     )
 }
 
-/// Runs the `credence` binary directly: (success, stdout, stderr).
-fn credence(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).env_remove("CREDENCE_DATA").output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
-
-/// The complete rows of a table (a half-written last line left out), header excluded.
-fn complete_rows(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
-    complete.lines().skip(1).map(str::to_owned).collect()
-}
-
 /// A row's job: dataset, n, method, realization, train_rep.
 fn job_key(row: &str) -> String {
     row.splitn(6, ',').take(5).collect::<Vec<_>>().join(",")
-}
-
-/// The table's rows without the `train_seconds` column, sorted.
-fn rows_without_timing(path: &Path) -> Vec<String> {
-    let mut rows: Vec<String> = complete_rows(path).iter().map(|l| l.rsplit_once(',').unwrap().0.to_owned()).collect();
-    rows.sort();
-    rows
 }
 
 /// Runs `grid` in one process (no Slurm) and checks the merged table of `dir` against it, row

@@ -6,11 +6,39 @@ use std::path::Path;
 use std::process::Command;
 
 use npyz::WriterBuilder;
+use serde_json::Value;
 
-/// Runs the `credence` binary: (success, stdout, stderr).
+/// Runs the `credence` binary without `$CREDENCE_DATA` (so a study reads only the data a test
+/// gives it): (success, stdout, stderr).
 pub fn credence(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).env_remove("CREDENCE_DATA").output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// Runs `credence` with `args`, which must succeed, and parses its standard output as JSON.
+pub fn json(args: &[&str]) -> Value {
+    let (ok, stdout, stderr) = credence(args);
+    assert!(ok, "credence {args:?} failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// `base` followed by `more`: one command line from a shared start.
+pub fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+/// The complete rows of a table (a half-written last line left out), header excluded.
+pub fn complete_rows(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete.lines().skip(1).map(str::to_owned).collect()
+}
+
+/// A study table's complete rows without the `train_seconds` column (the last), sorted.
+pub fn rows_without_timing(path: &Path) -> Vec<String> {
+    let mut rows: Vec<String> = complete_rows(path).iter().map(|l| l.rsplit_once(',').unwrap().0.to_owned()).collect();
+    rows.sort();
+    rows
 }
 
 /// Writes `data` as a C-order .npy array of the given shape.

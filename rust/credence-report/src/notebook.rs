@@ -114,20 +114,8 @@ impl EvcxrDisplay for FitSummary {
     fn to_html(&self) -> String {
         let mut out = String::from("<div class=\"credence-fit\">");
         out.push_str(&fit_table(self));
-        let g = &self.data.methods;
-        out.push_str("<table class=\"credence-prob\"><caption>P(row better than column)</caption><tr><th></th>");
-        for b in g {
-            let _ = write!(out, "<th>{}</th>", escape(b));
-        }
-        out.push_str("</tr>");
-        for a in g {
-            let _ = write!(out, "<tr><th>{}</th>", escape(a));
-            for b in g {
-                let v = self.prob_better.get(a, b).copied().unwrap_or(f64::NAN);
-                let _ = write!(out, "<td>{}</td>", if v.is_finite() { format!("{v:.3}") } else { "-".into() });
-            }
-            out.push_str("</tr>");
-        }
+        out.push_str("<table class=\"credence-prob\"><caption>P(row better than column)</caption>");
+        prob_matrix(&mut out, &self.data.methods, |a, b| self.prob_better.get(a, b).copied());
         out.push_str("</table></div>");
         out
     }
@@ -144,6 +132,23 @@ impl EvcxrDisplay for AcrossFit {
 }
 
 /// A probability, or `-` where there is none.
+/// The rows of a square table of P(row better than column) over `names`, their header row
+/// first; `p(a, b)` is the probability (`-` where there is none).
+fn prob_matrix(out: &mut String, names: &[String], p: impl Fn(&str, &str) -> Option<f64>) {
+    out.push_str("<tr><th></th>");
+    for b in names {
+        let _ = write!(out, "<th>{}</th>", escape(b));
+    }
+    out.push_str("</tr>");
+    for a in names {
+        let _ = write!(out, "<tr><th>{}</th>", escape(a));
+        for b in names {
+            let _ = write!(out, "<td>{}</td>", prob(p(a, b)));
+        }
+        out.push_str("</tr>");
+    }
+}
+
 fn prob(v: Option<f64>) -> String {
     match v {
         Some(v) if v.is_finite() => format!("{v:.3}"),
@@ -206,19 +211,9 @@ impl EvcxrDisplay for AcrossSummary {
         }
         out.push_str(
             "</table><table class=\"credence-prob\"><caption>P(row better than column on a new data \
-             set)</caption><tr><th></th>",
+             set)</caption>",
         );
-        for b in m {
-            let _ = write!(out, "<th>{}</th>", escape(b));
-        }
-        out.push_str("</tr>");
-        for a in m {
-            let _ = write!(out, "<tr><th>{}</th>", escape(a));
-            for b in m {
-                let _ = write!(out, "<td>{}</td>", prob(self.pairwise.get(a, b).map(|p| p.prob_better_new)));
-            }
-            out.push_str("</tr>");
-        }
+        prob_matrix(&mut out, m, |a, b| self.pairwise.get(a, b).map(|p| p.prob_better_new));
         let v = &self.variance_share;
         let _ = write!(
             out,

@@ -15,7 +15,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -24,138 +23,15 @@ use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 use crate::data::{DataSplit, Dataset, Realization};
-use crate::grid::{Job, Shard, ShardPlan, jobs, plan_shards};
+use crate::grid::{Job, jobs};
 use crate::methods::{Method, MethodConfig, MethodOutput, train_and_predict};
+pub use crate::plan::{StudyPlan, Units};
 use crate::results::{ResultsWriter, Row};
 use crate::score::{SD_FLOOR, score};
 use crate::settings::check_settings;
 pub use crate::settings::settings_path;
 use credence::backend::Backend;
 use credence::error::{Error, Result};
-
-/// The scale metrics are reported on. Training always standardises with the training
-/// subsample's own statistics (no leakage); this only chooses the scale of the test metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Units {
-    /// The target standardised with the data set's pool mean and sd: one fixed scale for every
-    /// realization and size of a data set, so metrics are comparable across realizations and
-    /// data sets and their spread is the models' alone. Predictions are mapped from the
-    /// training scale to it exactly (an affine map). The NLL sd floor is 0.05 on this scale.
-    /// The default.
-    #[default]
-    Pool,
-    /// The target standardised with each training subsample's own mean and sd (credence's
-    /// earlier default): the noise of that sd (about 1/sqrt(2n) relative) enters every
-    /// metric, roughly doubling the spread across realizations at n = 50. The NLL sd floor is
-    /// 0.05.
-    Standardized,
-    /// The target's own units: predictions are mapped back with [`crate::methods::Prediction::rescale`];
-    /// the NLL sd floor becomes 0.05 x the training sd, the same clipping as on the
-    /// standardised scale.
-    Original,
-}
-
-impl FromStr for Units {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        credence::error::parse_choice(
-            "units",
-            &s.to_ascii_lowercase(),
-            &[
-                ("pool", Units::Pool),
-                ("standardized", Units::Standardized),
-                ("standardised", Units::Standardized),
-                ("original", Units::Original),
-            ],
-        )
-    }
-}
-
-/// What to run: the grid for one data set and how.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StudyPlan {
-    /// Training sizes (each at least 2; sizes above the pool are skipped with a message).
-    pub sizes: Vec<usize>,
-    /// Methods.
-    pub methods: Vec<Method>,
-    /// Number of realizations R (r = 0..R-1).
-    pub realizations: usize,
-    /// Trainings per realization K (default 1): K > 1 repeats every job on the same data with
-    /// K training seeds, for the split of a metric's variance into data and algorithm parts.
-    pub train_seeds: usize,
-    /// Added to every realization seed (`r + n + seed_offset`).
-    pub seed_offset: u64,
-    /// Scale of the metrics.
-    pub units: Units,
-    /// Worker threads (default: rayon's, one per core).
-    pub threads: Option<usize>,
-    /// Run only this slice of the grid.
-    pub shard: Option<Shard>,
-    /// Hyperparameters of the methods, and where their test-time passes run
-    /// ([`MethodConfig::backend`]).
-    pub method_config: MethodConfig,
-}
-
-impl Default for StudyPlan {
-    fn default() -> Self {
-        StudyPlan {
-            sizes: vec![30, 50, 100, 200, 500],
-            methods: Method::ALL.to_vec(),
-            realizations: 50,
-            train_seeds: 1,
-            seed_offset: 0,
-            units: Units::Pool,
-            threads: None,
-            shard: None,
-            method_config: MethodConfig::default(),
-        }
-    }
-}
-
-impl StudyPlan {
-    /// How this plan's grid for `dataset` splits into shards of about `jobs_per_shard` jobs
-    /// (see [`plan_shards`]). Every size is counted, also those a run skips because they
-    /// exceed the data set's pool (the data is not read here); `shard` is ignored.
-    pub fn shard_plan(&self, dataset: Dataset, jobs_per_shard: usize) -> Result<ShardPlan> {
-        self.validate()?;
-        plan_shards(&jobs(dataset, &self.sizes, &self.methods, self.realizations, self.train_seeds), jobs_per_shard)
-    }
-
-    fn validate(&self) -> Result<()> {
-        let list = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-        if self.sizes.is_empty() || self.sizes.iter().any(|&n| n < 2) {
-            return Err(Error::argument("sizes", list(&self.sizes), "one or more training sizes, each at least 2"));
-        }
-        let mut sizes = self.sizes.clone();
-        sizes.sort_unstable();
-        sizes.dedup();
-        if sizes.len() != self.sizes.len() {
-            return Err(Error::argument("sizes", list(&self.sizes), "distinct training sizes"));
-        }
-        let names = self.methods.iter().map(|m| m.name()).collect::<Vec<_>>().join(",");
-        let mut methods = self.methods.clone();
-        methods.sort_unstable();
-        methods.dedup();
-        if methods.is_empty() || methods.len() != self.methods.len() {
-            return Err(Error::argument("methods", names, "one or more distinct methods"));
-        }
-        if self.train_seeds == 0 {
-            return Err(Error::argument("train-seeds", 0, "at least 1"));
-        }
-        if self.realizations == 0 {
-            return Err(Error::argument("realizations", 0, "at least 1"));
-        }
-        let scale = self.method_config.epoch_scale;
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(Error::argument("epoch scale", scale, "a finite number > 0"));
-        }
-        self.method_config.validate()?;
-        if self.threads == Some(0) {
-            return Err(Error::argument("threads", 0, "at least 1"));
-        }
-        Ok(())
-    }
-}
 
 /// Receives the runner's progress; every method has a default that ignores it. Called from
 /// worker threads.

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::methods::MethodConfig;
-use crate::runner::StudyPlan;
+use crate::plan::StudyPlan;
 use credence::error::{Error, Result};
 use credence::io::{format_error, io_error};
 
@@ -199,7 +199,7 @@ pub fn common_settings(shards: &[PathBuf]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::Units;
+    use crate::plan::Units;
     use credence::backend::Backend;
 
     /// Settings files written before `MethodConfig::backend` existed still match, whatever the

@@ -55,14 +55,20 @@ pub fn gaussian() -> Case {
     }
 }
 
+/// A balanced binomial design: `methods` x `realizations` cells of `trials` trials, half of
+/// them successes (SBC redraws the responses).
+fn binomial_template(methods: usize, realizations: usize, trials: f64) -> Design {
+    let (g, p) = labels(methods, realizations);
+    let n = vec![trials; g.len()];
+    let k = vec![trials / 2.0; g.len()];
+    Design::new(g, Some(p), k, Some(n)).expect("a valid balanced design")
+}
+
 /// The beta-binomial model on 3 methods x 6 realizations of 40 trials.
 pub fn beta_binomial() -> Case {
-    let (g, p) = labels(3, 6);
-    let n = vec![40.0; g.len()];
-    let k = vec![20.0; g.len()];
     Case {
         name: "beta_binomial",
-        template: Design::new(g, Some(p), k, Some(n)).expect("a valid balanced design"),
+        template: binomial_template(3, 6, 40.0),
         family: Family::BetaBinomial(BetaBinomialOptions::default()),
         quantities: vec![
             param("mu0"),
@@ -105,12 +111,9 @@ pub fn gaussian_shared_unpaired() -> Case {
 /// its conditional), with phi per method.
 #[allow(dead_code)] // the bench runs the two default cases only
 pub fn beta_binomial_centred() -> Case {
-    let (g, p) = labels(4, 5);
-    let n = vec![60.0; g.len()];
-    let k = vec![30.0; g.len()];
     Case {
         name: "beta_binomial_centred_phi_per_method",
-        template: Design::new(g, Some(p), k, Some(n)).expect("a valid balanced design"),
+        template: binomial_template(4, 5, 60.0),
         family: Family::BetaBinomial(BetaBinomialOptions {
             phi_per_method: true,
             mu_parameterization: Parameterization::Centered,

@@ -188,6 +188,22 @@ pub fn parse_choice<T: Copy>(option: &str, value: &str, choices: &[(&str, T)]) -
     })
 }
 
+/// `FromStr` for an option enum from its table of snake_case names, through
+/// [`parse_choice`] (so `-` reads as `_` and the error lists the names):
+/// `choice_from_str!(Backend, "backend", [("auto", Backend::Auto), ("cpu", Backend::Cpu)]);`.
+macro_rules! choice_from_str {
+    ($t:ty, $option:literal, [$(($name:literal, $value:expr)),+ $(,)?]) => {
+        impl std::str::FromStr for $t {
+            type Err = $crate::error::Error;
+            #[doc = concat!("Parses one of: ", $("`", $name, "` ",)+ "(`-` reads as `_`).")]
+            fn from_str(s: &str) -> $crate::error::Result<Self> {
+                $crate::error::parse_choice($option, s, &[$(($name, $value)),+])
+            }
+        }
+    };
+}
+pub(crate) use choice_from_str;
+
 #[cfg(test)]
 mod tests {
     use super::*;

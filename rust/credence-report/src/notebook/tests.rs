@@ -160,19 +160,8 @@ fn plan_shows_every_r_and_its_assurance() {
 
 #[test]
 fn across_summary_shows_p_best_and_pairs_escaped() {
-    use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossSummary, fit_across};
-    let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
-    for (k, ds) in ["energy", "yacht", "concrete"].iter().enumerate() {
-        for i in 0..6 {
-            for (method, shift) in [("A<b>", 0.0), ("B", 0.3)] {
-                d.push(ds.to_string());
-                m.push(method.to_string());
-                r.push(i.to_string());
-                y.push(0.3 * k as f64 + shift + 0.05 * ((i * 7 + k * 3) % 5) as f64);
-            }
-        }
-    }
-    let design = AcrossDesign::new(d, m, Some(r), y).unwrap();
+    use credence::compare::{AcrossFitOptions, AcrossSummary, fit_across};
+    let design = crate::plots::across::tests::three_data_sets([("A<b>", 0.0), ("B", 0.3)]);
     let mut o = AcrossFitOptions::default();
     o.sampler.chains = 2;
     o.sampler.warmup = 200;

@@ -140,16 +140,17 @@ pub fn rope_bars(s: &AcrossSummary, metric: &str) -> Option<Plot> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use credence::compare::{AcrossDesign, AcrossFitOptions, fit_across};
 
-    /// Two methods on three data sets, B lower (better) on each.
-    fn summary(rope: f64) -> AcrossSummary {
+    /// Two methods, each with its shift, on three data sets (energy, yacht, concrete) of six
+    /// realizations.
+    pub(crate) fn three_data_sets(methods: [(&str, f64); 2]) -> AcrossDesign {
         let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
         for (k, ds) in ["energy", "yacht", "concrete"].iter().enumerate() {
             for i in 0..6 {
-                for (method, shift) in [("A", 0.2), ("B", 0.0)] {
+                for (method, shift) in methods {
                     d.push(ds.to_string());
                     m.push(method.to_string());
                     r.push(i.to_string());
@@ -157,7 +158,12 @@ mod tests {
                 }
             }
         }
-        let design = AcrossDesign::new(d, m, Some(r), y).unwrap();
+        AcrossDesign::new(d, m, Some(r), y).unwrap()
+    }
+
+    /// Two methods on three data sets, B lower (better) on each.
+    fn summary(rope: f64) -> AcrossSummary {
+        let design = three_data_sets([("A", 0.2), ("B", 0.0)]);
         let mut o = AcrossFitOptions::default();
         o.sampler.warmup = 200;
         o.sampler.draws = 200;

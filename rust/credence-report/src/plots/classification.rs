@@ -79,28 +79,26 @@ pub fn roc_curves(models: &[(&str, &[RocPoint])]) -> Plot {
 
 /// Confidence-vs-accuracy: accuracy on the points whose confidence is at least each threshold.
 pub fn confidence_vs_accuracy(models: &[(&str, &[ConfidencePoint])]) -> Plot {
-    let layout = base_layout(
-        "Accuracy above a confidence threshold",
-        "confidence threshold (probability)",
-        "accuracy on points above threshold (fraction correct)",
-    );
-    let mut plot = plot_with(layout);
-    for (k, (name, points)) in models.iter().enumerate() {
-        plot.add_trace(model_line(k, name, points.iter().filter_map(|p| Some((p.threshold, p.accuracy?)))));
-    }
-    plot
+    let title = "Accuracy above a confidence threshold";
+    above_threshold(models, title, "accuracy on points above threshold (fraction correct)", |p| p.accuracy)
 }
 
 /// Count-vs-confidence: how many points have confidence at least each threshold.
 pub fn count_vs_confidence(models: &[(&str, &[ConfidencePoint])]) -> Plot {
-    let layout = base_layout(
-        "Points above a confidence threshold",
-        "confidence threshold (probability)",
-        "points above threshold (count)",
-    );
-    let mut plot = plot_with(layout);
+    let title = "Points above a confidence threshold";
+    above_threshold(models, title, "points above threshold (count)", |p| Some(p.count as f64))
+}
+
+/// One line per model of `value` (points without one left out) against the confidence threshold.
+fn above_threshold(
+    models: &[(&str, &[ConfidencePoint])],
+    title: &str,
+    y_title: &str,
+    value: impl Fn(&ConfidencePoint) -> Option<f64>,
+) -> Plot {
+    let mut plot = plot_with(base_layout(title, "confidence threshold (probability)", y_title));
     for (k, (name, points)) in models.iter().enumerate() {
-        plot.add_trace(model_line(k, name, points.iter().map(|p| (p.threshold, p.count as f64))));
+        plot.add_trace(model_line(k, name, points.iter().filter_map(|p| Some((p.threshold, value(p)?)))));
     }
     plot
 }

@@ -3,14 +3,7 @@
 //! ([`credence::compare::fit_across`]), at one training size per data set (the largest n every
 //! data set has, as the per-data-set sections compare at their largest n).
 
-use std::fmt::Write;
-
-use serde_json::{Value, json};
-
-use super::build::{Report, ReportOptions, higher_is_better};
-use super::page::Figures;
-use crate::plots::across::{forest, prob_best, rope_bars};
-use crate::plots::html::escape;
+use super::options::{ReportOptions, higher_is_better};
 use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSummary, CLEAN, fit_across};
 use credence::error::Result;
 use credence::io::Table;
@@ -145,129 +138,6 @@ pub(super) fn across_jobs(
         .iter()
         .map(|m| AcrossJob { metric: m.clone(), sizes: chosen.clone(), prepared: prepare(m) })
         .collect()
-}
-
-impl Report {
-    /// The across fits as JSON: `[{metric, sizes {dataset: n}, problems, summary}]`, `summary`
-    /// the [`AcrossSummary`] contract (`credence fit --dataset-column`), or `error`.
-    pub(super) fn across_json(&self) -> Value {
-        let cells: Vec<Value> = self
-            .across
-            .iter()
-            .map(|c| {
-                let sizes: serde_json::Map<String, Value> =
-                    c.sizes.iter().map(|(d, n)| (d.clone(), json!(n))).collect();
-                let mut v = json!({"metric": c.metric, "sizes": sizes, "problems": c.problems()});
-                match &c.summary {
-                    Ok(s) => v["summary"] = serde_json::to_value(s).unwrap_or(Value::Null),
-                    Err(e) => v["error"] = json!(e),
-                }
-                v
-            })
-            .collect();
-        Value::Array(cells)
-    }
-
-    /// The "Across data sets" section (nothing without across fits).
-    pub(super) fn across_section(&self, out: &mut String, figs: &mut Figures) {
-        let Some(first) = self.across.first() else { return };
-        let sizes: Vec<String> = first.sizes.iter().map(|(d, n)| format!("{} at n = {n}", escape(d))).collect();
-        let _ = write!(
-            out,
-            "<h2 id=\"across\">Across data sets</h2>\n<p class=\"small\">Every data set at once: the across-data-sets \
-             model y = nu[d] + delta[m] + u[d,m] + gamma[d,i] + noise (data-set levels nu, method effects delta \
-             shared by all data sets, method-by-data-set interactions u, realization effects gamma), fitted to {}. \
-             It answers how the methods compare on a new data set from the same population (baycomp's hierarchical \
-             test), and on each data set with partial pooling. <code>credence fit TABLE --dataset-column dataset \
-             --where n=N</code> fits one by hand.</p>\n",
-            sizes.join(", ")
-        );
-        for c in &self.across {
-            let _ = writeln!(out, "<h3>{}</h3>", escape(&c.metric));
-            let problems = c.problems();
-            if !problems.is_empty() {
-                let _ = writeln!(out, "<p class=\"bad\">{}</p>", escape(&problems.join("; ")));
-            }
-            let Ok(s) = &c.summary else { continue };
-            figs.add(out, &forest(s, &c.metric));
-            out.push_str("<div class=\"grid\"><div>");
-            figs.add(out, &prob_best(s, &c.metric));
-            out.push_str("</div>");
-            if let Some(p) = rope_bars(s, &c.metric) {
-                out.push_str("<div>");
-                figs.add(out, &p);
-                out.push_str("</div>");
-            }
-            out.push_str("</div>\n");
-            out.push_str(&pairs_table(s));
-            let v = &s.variance_share;
-            let _ = writeln!(
-                out,
-                "<p>Method share of the variance: <b>{:.3}</b> [{:.3}, {:.3}] (the methods' variation common to all \
-                 data sets against the method-by-data-set interaction; near 1, the ranking travels between data \
-                 sets).</p>",
-                v.mean, v.q2_5, v.q97_5
-            );
-            for w in &s.warnings {
-                let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
-            }
-            let json = serde_json::to_string(s).unwrap_or_default().replace("</", "<\\/");
-            let _ = writeln!(
-                out,
-                "<script type=\"application/json\" class=\"credence-across\" data-metric=\"{}\">{json}</script>",
-                escape(&c.metric)
-            );
-        }
-    }
-}
-
-/// The pairs table: P(A better than B) on a new data set with its MCSE, the ROPE decision, and
-/// P(A better than B) on each data set.
-fn pairs_table(s: &AcrossSummary) -> String {
-    let mut out = String::from(
-        "<table class=\"credence-across-pairs\"><thead><tr><th>A vs B</th><th>P(A better), new data set</th>\
-         <th>MCSE</th>",
-    );
-    if let Some(eps) = s.rope_eps {
-        let _ = write!(
-            out,
-            "<th>P(A - B &lt; -{eps})</th><th>P(|A - B| &le; {eps})</th><th>P(A - B &gt; {eps})</th>\
-             <th>most probable region (left / rope / right)</th>"
-        );
-    }
-    for d in &s.data.datasets {
-        let _ = write!(out, "<th>P(A better) on {}</th>", escape(d));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for (i, a) in s.ranking.iter().enumerate() {
-        for b in &s.ranking[i + 1..] {
-            let Some(p) = s.pairwise.get(a, b) else { continue };
-            let strong = if p.prob_better_new > 0.95 { "good" } else { "" };
-            let _ = write!(
-                out,
-                "<tr><th>{} vs {}</th><td class=\"{strong}\">{:.3}</td><td>{:.3}</td>",
-                escape(a),
-                escape(b),
-                p.prob_better_new,
-                p.prob_better_new_mcse
-            );
-            if let Some(r) = &p.rope {
-                let [l, o, g] = r.most_probable;
-                let _ = write!(
-                    out,
-                    "<td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{l:.3} / {o:.3} / {g:.3}</td>",
-                    r.left, r.rope, r.right
-                );
-            }
-            for d in &s.data.datasets {
-                let v = p.prob_better_on.iter().find(|(e, _)| e == d).map(|(_, v)| *v);
-                let _ = write!(out, "<td>{}</td>", v.map_or("-".into(), |v| format!("{v:.3}")));
-            }
-            out.push_str("</tr>");
-        }
-    }
-    out.push_str("</tbody></table>");
-    out
 }
 
 #[cfg(test)]

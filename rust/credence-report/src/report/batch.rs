@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::across::{AcrossCell, AcrossJob};
-use super::build::{ReportOptions, higher_is_better};
+use super::options::{ReportOptions, higher_is_better};
 use credence::backend::fit_many_on;
 use credence::compare::{Design, Fit, FitOptions, Sampler, fit};
 use credence::error::Result;

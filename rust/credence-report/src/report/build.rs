@@ -1,19 +1,14 @@
 //! Building a report: reading the cells of the table and fitting them, with the across-data-sets
 //! fits, in one run ([`super::batch`]).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
 use crate::report::batch::{CellJob, fit_all};
-use credence::backend::{Backend, Batched};
-use credence::compare::{
-    CLEAN, Decision, Design, Fit, FitDiagnostics, FitOptions, NutsSettings, Plan, PlanOptions, PlanSource, Sampler,
-    plan,
-};
+use crate::report::options::ReportOptions;
+use credence::backend::Batched;
+use credence::compare::{CLEAN, Decision, Design, Fit, FitDiagnostics, Plan, PlanOptions, PlanSource, plan};
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
 use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
@@ -24,15 +19,6 @@ use credence::summary::{
 
 /// The metrics of a `credence study` table, summarised in the report's tables when present.
 pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
-
-/// Whether a higher value of the metric is better. Lower is better for the error metrics
-/// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC and the
-/// raw coverage columns (`picp`, `covered`). A metric with a target in
-/// [`ReportOptions::targets`] (by default `picp`, the coverage of the study's 90% intervals) is
-/// compared by its distance to the target instead.
-pub fn higher_is_better(metric: &str) -> bool {
-    matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
-}
 
 /// Quantile levels of the report's per-cell quantile tables: the quartiles and the median,
 /// whose exact order-statistic intervals at level 0.9 exist from 9 realizations on (the 0.1 and
@@ -49,86 +35,6 @@ pub struct QuantileCell {
     pub metric: String,
     /// Exact order-statistic intervals at level 0.9 (grouped by method, n), or the error.
     pub table: std::result::Result<QuantileTable, String>,
-}
-
-/// Options of [`build_report`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportOptions {
-    /// Metrics to fit the hierarchical model to (default `crps`).
-    pub metrics: Vec<String>,
-    /// Power of the minimum detectable difference (default 0.8).
-    pub power: f64,
-    /// Family options, sampler and seed of the per-data-set fits (the direction of "better" is
-    /// set per metric by [`higher_is_better`]). NUTS fits one cell at a time; batched ChEES fits
-    /// every cell in one batch with nested R-hat checked. The across-data-sets fits sample by
-    /// NUTS ([`ReportOptions::across_sampler`]).
-    pub fit: FitOptions,
-    /// The command that made the report, for the reproducibility footer.
-    pub command_line: Option<String>,
-    /// Where the ChEES fits run ([`credence::backend::fit_many_on`]; NUTS always runs on the CPU).
-    #[serde(default)]
-    pub backend: Backend,
-    /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
-    /// direction, e.g. `picp` -> 0.9 (the default: `credence study` scores central 90%
-    /// intervals, [`credence_study::score::LEVEL`]); they are also ranked by |mean - target|.
-    #[serde(default = "default_targets")]
-    pub targets: BTreeMap<String, f64>,
-    /// Simulated experiments per R of the planning section (the best two methods of each data
-    /// set at the largest n, for the first fitted metric, [`credence::compare::plan`]); 0 leaves
-    /// it out.
-    #[serde(default = "default_plan_sims")]
-    pub plan_sims: usize,
-    /// Numbers of realizations the planning section tries.
-    #[serde(default = "default_plan_realizations")]
-    pub plan_realizations: Vec<usize>,
-    /// Half-width of the region of practical equivalence of the "Across data sets" section's
-    /// decisions (metric units; default 0.01), `None` for none.
-    #[serde(default = "default_across_rope")]
-    pub across_rope: Option<f64>,
-}
-
-fn default_across_rope() -> Option<f64> {
-    Some(0.01)
-}
-
-fn default_plan_sims() -> usize {
-    100
-}
-
-fn default_plan_realizations() -> Vec<usize> {
-    vec![5, 10, 20, 50]
-}
-
-/// The default targets: PICP at the study's nominal level.
-fn default_targets() -> BTreeMap<String, f64> {
-    BTreeMap::from([("picp".to_string(), credence_study::score::LEVEL)])
-}
-
-impl ReportOptions {
-    /// The NUTS settings of the across-data-sets fits: the cells' when they are NUTS, else
-    /// NUTS's defaults with the cells' seed.
-    pub fn across_sampler(&self) -> NutsSettings {
-        match self.fit.sampler {
-            Sampler::Nuts(s) => s,
-            Sampler::Chees(c) => NutsSettings { seed: c.seed, ..NutsSettings::default() },
-        }
-    }
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        Self {
-            metrics: vec!["crps".to_string()],
-            power: 0.8,
-            fit: FitOptions::default(),
-            command_line: None,
-            backend: Backend::default(),
-            targets: default_targets(),
-            plan_sims: default_plan_sims(),
-            plan_realizations: default_plan_realizations(),
-            across_rope: default_across_rope(),
-        }
-    }
 }
 
 /// The fit of one (dataset, n, metric) cell, or why there is none.

@@ -38,20 +38,19 @@ mod across;
 mod batch;
 mod build;
 pub(crate) mod html;
+mod options;
 mod page;
 mod ranking;
 pub(crate) mod tables;
 
 pub use across::AcrossCell;
-pub use build::{
-    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, ReportOptions, build_report, build_report_with_progress,
-    higher_is_better,
-};
+pub use build::{CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, build_report, build_report_with_progress};
 /// The table summaries the report shows live below it, in [`credence::summary`].
 pub use credence::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, convergence, is_shift_table, mean_sd, split_variance,
     summarize, variance_decomposition,
 };
+pub use options::{ReportOptions, higher_is_better};
 pub use ranking::BestAtSize;
 
 mod demo;

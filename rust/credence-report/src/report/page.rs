@@ -4,9 +4,12 @@ use std::fmt::Write;
 
 use plotly::Plot;
 
-use super::build::{PlanCell, Report, higher_is_better};
+use super::build::{PlanCell, Report};
+use super::html::across::pairs_table;
+use super::options::higher_is_better;
 use super::tables::{convergence_table, metric_table, plan_table, posterior_table, power_law_table, variance_table};
 use crate::format::num;
+use crate::plots::across::{forest, prob_best, rope_bars};
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::plots::{comparison, diagnostics, plan, scaling, shift};
 use credence::compare::{CLEAN, Fit, Sampler, beside, mdd_curve};
@@ -439,5 +442,59 @@ impl Report {
             self.fit_seconds,
             self.fits.len()
         );
+    }
+}
+
+impl Report {
+    /// The "Across data sets" section (nothing without across fits).
+    pub(super) fn across_section(&self, out: &mut String, figs: &mut Figures) {
+        let Some(first) = self.across.first() else { return };
+        let sizes: Vec<String> = first.sizes.iter().map(|(d, n)| format!("{} at n = {n}", escape(d))).collect();
+        let _ = write!(
+            out,
+            "<h2 id=\"across\">Across data sets</h2>\n<p class=\"small\">Every data set at once: the across-data-sets \
+             model y = nu[d] + delta[m] + u[d,m] + gamma[d,i] + noise (data-set levels nu, method effects delta \
+             shared by all data sets, method-by-data-set interactions u, realization effects gamma), fitted to {}. \
+             It answers how the methods compare on a new data set from the same population (baycomp's hierarchical \
+             test), and on each data set with partial pooling. <code>credence fit TABLE --dataset-column dataset \
+             --where n=N</code> fits one by hand.</p>\n",
+            sizes.join(", ")
+        );
+        for c in &self.across {
+            let _ = writeln!(out, "<h3>{}</h3>", escape(&c.metric));
+            let problems = c.problems();
+            if !problems.is_empty() {
+                let _ = writeln!(out, "<p class=\"bad\">{}</p>", escape(&problems.join("; ")));
+            }
+            let Ok(s) = &c.summary else { continue };
+            figs.add(out, &forest(s, &c.metric));
+            out.push_str("<div class=\"grid\"><div>");
+            figs.add(out, &prob_best(s, &c.metric));
+            out.push_str("</div>");
+            if let Some(p) = rope_bars(s, &c.metric) {
+                out.push_str("<div>");
+                figs.add(out, &p);
+                out.push_str("</div>");
+            }
+            out.push_str("</div>\n");
+            out.push_str(&pairs_table(s));
+            let v = &s.variance_share;
+            let _ = writeln!(
+                out,
+                "<p>Method share of the variance: <b>{:.3}</b> [{:.3}, {:.3}] (the methods' variation common to all \
+                 data sets against the method-by-data-set interaction; near 1, the ranking travels between data \
+                 sets).</p>",
+                v.mean, v.q2_5, v.q97_5
+            );
+            for w in &s.warnings {
+                let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
+            }
+            let json = serde_json::to_string(s).unwrap_or_default().replace("</", "<\\/");
+            let _ = writeln!(
+                out,
+                "<script type=\"application/json\" class=\"credence-across\" data-metric=\"{}\">{json}</script>",
+                escape(&c.metric)
+            );
+        }
     }
 }

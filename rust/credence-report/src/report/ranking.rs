@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::build::{Report, higher_is_better};
+use super::build::Report;
+use super::options::higher_is_better;
 use credence::compare::Fit;
 
 impl Report {

@@ -320,3 +320,25 @@ impl Report {
         v
     }
 }
+
+impl Report {
+    /// The across fits as JSON: `[{metric, sizes {dataset: n}, problems, summary}]`, `summary`
+    /// the [`AcrossSummary`] contract (`credence fit --dataset-column`), or `error`.
+    pub(super) fn across_json(&self) -> Value {
+        let cells: Vec<Value> = self
+            .across
+            .iter()
+            .map(|c| {
+                let sizes: serde_json::Map<String, Value> =
+                    c.sizes.iter().map(|(d, n)| (d.clone(), json!(n))).collect();
+                let mut v = json!({"metric": c.metric, "sizes": sizes, "problems": c.problems()});
+                match &c.summary {
+                    Ok(s) => v["summary"] = serde_json::to_value(s).unwrap_or(Value::Null),
+                    Err(e) => v["error"] = json!(e),
+                }
+                v
+            })
+            .collect();
+        Value::Array(cells)
+    }
+}

@@ -19,7 +19,6 @@ mod synthetic;
 mod uci;
 
 use std::path::Path;
-use std::str::FromStr;
 
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::rngs::ChaCha8Rng;
@@ -92,18 +91,7 @@ impl Dataset {
     }
 }
 
-impl std::fmt::Display for Dataset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Dataset {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        credence::error::parse_choice("dataset", &s.to_ascii_lowercase(), &Dataset::ALL.map(|d| (d.name(), d)))
-    }
-}
+crate::named_choice!(Dataset, "dataset");
 
 /// A data set split into the pool realizations are drawn from and the fixed test set.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,11 +4,9 @@
 //! mini-batch; the predictive is the mixture of the heads of T = 50 weight draws
 //! ([`GaussianWeights::bbb`], drawn and run by the backend's kernel 4).
 
-use rand::seq::SliceRandom;
-
-use super::common::{Data, INIT, NOISE, SHUFFLE, all_finite, rng, scaled_epochs};
-use super::map::member_seed;
-use super::predict::{TestSet, predict_seed, to_f64};
+use super::common::{Data, INIT, NOISE, Schedule, member_seed, rng, scaled_epochs};
+use super::inputs::Inputs;
+use super::predict::{predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use credence::backend::GaussianWeights;
 use credence::error::Result;
@@ -119,58 +117,40 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
     let seed = member_seed(seed, 0);
     let mut theta = vec![R::from_f64(RHO_INIT); 2 * len];
     net.layout().init(&mut rng(seed, &[INIT]), &mut theta[..len]);
-    let (mut shuffle, mut noise) = (rng(seed, &[SHUFFLE]), rng(seed, &[NOISE]));
+    let mut noise = rng(seed, &[NOISE]);
     let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
     let mut step = Step::new(len);
     let mut adam = Adam::new(2 * len, LR, 0.0);
-    let mut backup = theta.clone();
-    let mut order: Vec<usize> = (0..data.n()).collect();
-    let batch = config.batch_size.min(net.capacity());
-    let (mut losses, mut converged) = (Vec::with_capacity(epochs), true);
-    net.unmask();
-    for _ in 0..epochs {
-        order.shuffle(&mut shuffle);
-        backup.copy_from_slice(&theta);
-        let mut total = 0.0;
-        for idx in order.chunks(batch) {
-            let b = net.load(&data.x, &data.y, idx);
+    let mut losses = Vec::with_capacity(epochs);
+    let converged = Schedule::new(net, data, config, epochs, seed).train(
+        net,
+        &mut theta,
+        |net, theta, b, _| {
             step.eps.iter_mut().for_each(|e| *e = R::normal(&mut noise));
-            let nll = step.loss_grad(net, &theta, b, config.kl_weight)?;
-            if !nll.is_finite() {
-                converged = false;
-                break;
+            let nll = step.loss_grad(net, theta, b, config.kl_weight)?;
+            if nll.is_finite() {
+                adam.step(theta, &step.grad);
             }
-            adam.step(&mut theta, &step.grad);
-            total += nll * b as f64;
-        }
-        if !converged || !all_finite(&theta) {
-            theta.copy_from_slice(&backup);
-            converged = false;
-            break;
-        }
-        losses.push(total / data.n() as f64);
-    }
+            Ok(nll)
+        },
+        |_, _, loss| losses.push(loss),
+    )?;
     Ok(Fit { theta, losses, converged })
 }
 
-pub(super) fn run<R: Real>(
-    data: &Data<R>,
-    test: &TestSet<'_>,
-    config: &MethodConfig,
-    seed: u64,
-) -> Result<MethodOutput> {
-    let mut net = Net::new(data.d, config.batch_size.min(data.n()));
-    let fit = fit(&mut net, data, config, seed)?;
+pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
+    let mut net = job.net();
+    let fit = fit(&mut net, job.data, job.config, job.seed)?;
     let (mu, rho) = fit.theta.split_at(net.layout().len);
     // w = mu + softplus(rho) z, the softplus in f64.
     let weights = GaussianWeights::bbb(to_f64(mu), &to_f64(rho))?;
-    let prediction = test.weight_draws(&weights, config.samples, predict_seed(seed))?;
+    let prediction = job.test.weight_draws(&weights, job.config.samples, predict_seed(job.seed))?;
     Ok(MethodOutput { prediction, converged: fit.converged })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{problem, quick};
+    use super::super::test_support::{assert_loss_falls, problem, quick, training_problem};
     use super::*;
     use rand::SeedableRng;
     use rand::rngs::ChaCha8Rng;
@@ -232,14 +212,11 @@ mod tests {
 
     #[test]
     fn bbb_improves_training_loss_and_sd_moves() {
-        let (x, y) = problem(64, 5);
-        let data = Data::<f32>::new(x.view(), &y);
+        let (data, mut net) = training_problem(5);
         let cfg = MethodConfig { epoch_scale: 0.05, ..quick() }; // 50 epochs
-        let mut net = Net::new(3, 32);
         let f = fit(&mut net, &data, &cfg, 3).unwrap();
         assert!(f.converged);
-        assert_eq!(f.losses.len(), 50);
-        assert!(f.losses[49] < f.losses[0] - 0.3, "{:?}", f.losses);
+        assert_loss_falls(&f.losses);
         let len = net.layout().len;
         // The whole objective (NLL + beta KL) falls too.
         let mut init = vec![RHO_INIT as f32; 2 * len];

@@ -27,6 +27,12 @@ pub(super) const NOISE: u64 = 4;
 pub(super) const PREDICT: u64 = 5;
 pub(super) const SPLIT: u64 = 6;
 
+/// The seed of network `k` under the job seed (MAP, MC dropout, SWAG, BBB and CP train
+/// network 0, the ensemble networks 0..M).
+pub(super) fn member_seed(seed: u64, k: u64) -> u64 {
+    stream_seed(seed, &[MEMBER, k])
+}
+
 /// A ChaCha8 stream for `tags` under `seed`.
 pub(super) fn rng(seed: u64, tags: &[u64]) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(stream_seed(seed, tags))
@@ -110,6 +116,66 @@ pub(super) fn all_finite<R: Real>(v: &[R]) -> bool {
     v.iter().all(|x| x.is_finite())
 }
 
+/// The mini-batch schedule of one network's training, the loop of every method: `epochs`
+/// epochs over the rows of the training data in an order drawn anew each epoch from the
+/// member's shuffle stream, in batches of `config.batch_size` rows (at most the network's
+/// capacity).
+pub(super) struct Schedule<'a, R> {
+    data: &'a Data<R>,
+    batch: usize,
+    epochs: usize,
+    shuffle: ChaCha8Rng,
+}
+
+impl<'a, R: Real> Schedule<'a, R> {
+    /// The schedule of `net` on `data` for `epochs` epochs; `seed` is the member's seed.
+    pub(super) fn new(net: &Net<R>, data: &'a Data<R>, config: &MethodConfig, epochs: usize, seed: u64) -> Self {
+        Schedule { data, batch: config.batch_size.min(net.capacity()), epochs, shuffle: rng(seed, &[SHUFFLE]) }
+    }
+
+    /// Trains `params`, the dropout masks off before and after: each batch is loaded into
+    /// `net`, then `step(net, params, rows, epoch)` trains on its `rows` rows and returns their
+    /// mean loss, leaving `params` alone when the loss is not finite; `epoch_end(params, epoch,
+    /// loss)` gets each finished epoch's mean loss. A non-finite loss, or parameters not finite
+    /// after an epoch, restore that epoch's starting parameters and stop training: the result
+    /// is then false.
+    pub(super) fn train(
+        mut self,
+        net: &mut Net<R>,
+        params: &mut [R],
+        mut step: impl FnMut(&mut Net<R>, &mut [R], usize, usize) -> Result<f64>,
+        mut epoch_end: impl FnMut(&[R], usize, f64),
+    ) -> Result<bool> {
+        net.unmask();
+        let n = self.data.n();
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut backup = params.to_vec();
+        let mut finite = true;
+        for epoch in 0..self.epochs {
+            order.shuffle(&mut self.shuffle);
+            backup.copy_from_slice(params);
+            let mut total = 0.0;
+            for idx in order.chunks(self.batch) {
+                let b = net.load(&self.data.x, &self.data.y, idx);
+                let loss = step(net, params, b, epoch)?;
+                if !loss.is_finite() {
+                    finite = false;
+                    break;
+                }
+                total += loss * b as f64;
+            }
+            if !finite || !all_finite(params) {
+                params.copy_from_slice(&backup);
+                finite = false;
+                break;
+            }
+            epoch_end(params, epoch, total / n as f64);
+        }
+        net.unmask();
+        Ok(finite)
+    }
+}
+
 /// Trains one network with Adam (the MAP settings; `dropout > 0` gives MC dropout training) on
 /// `data` for `epochs` epochs of shuffled mini-batches of `config.batch_size`; `seed` is the
 /// member's seed (initialisation, batch order and dropout masks are separate streams of it).
@@ -124,36 +190,22 @@ pub(super) fn train_adam<R: Real>(
     let layout = net.layout();
     let mut params = vec![R::zero(); layout.len];
     layout.init(&mut rng(seed, &[INIT]), &mut params);
-    let (mut shuffle, mut noise) = (rng(seed, &[SHUFFLE]), rng(seed, &[NOISE]));
+    let mut noise = rng(seed, &[NOISE]);
     let mut grad = vec![R::zero(); layout.len];
-    let mut backup = params.clone();
     let mut adam = Adam::new(layout.len, ADAM_LR, ADAM_WEIGHT_DECAY);
-    let mut order: Vec<usize> = (0..data.n()).collect();
     let mut losses = Vec::with_capacity(epochs);
-    let batch = config.batch_size.min(net.capacity());
-    let mut converged = true;
-    for _ in 0..epochs {
-        order.shuffle(&mut shuffle);
-        backup.copy_from_slice(&params);
-        let mut total = 0.0;
-        for idx in order.chunks(batch) {
-            let b = net.load(&data.x, &data.y, idx);
+    let converged = Schedule::new(net, data, config, epochs, seed).train(
+        net,
+        &mut params,
+        |net, params, b, _| {
             net.sample_masks(&mut noise, dropout, b);
-            let loss = net.loss_grad(&params, b, &mut grad)?;
-            if !loss.is_finite() {
-                converged = false;
-                break;
+            let loss = net.loss_grad(params, b, &mut grad)?;
+            if loss.is_finite() {
+                adam.step(params, &grad);
             }
-            adam.step(&mut params, &grad);
-            total += loss * b as f64;
-        }
-        if !converged || !all_finite(&params) {
-            params.copy_from_slice(&backup);
-            converged = false;
-            break;
-        }
-        losses.push(total / data.n() as f64);
-    }
-    net.unmask();
+            Ok(loss)
+        },
+        |_, _, loss| losses.push(loss),
+    )?;
     Ok(Trained { params, losses, converged })
 }

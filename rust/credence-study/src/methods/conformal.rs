@@ -6,13 +6,12 @@
 
 use rand::seq::SliceRandom;
 
-use super::common::{Data, EPOCHS, SPLIT, rng, scaled_epochs, train_adam};
-use super::map::member_seed;
+use super::common::{SPLIT, rng};
+use super::inputs::Inputs;
 use super::predict::{TestSet, to_f64};
-use super::{MethodConfig, MethodOutput, Prediction};
+use super::{MethodOutput, Prediction};
 use credence::error::{Error, Result};
 use credence::nn::Real;
-use credence::nn::mlp::Net;
 use credence::predictive::Intervals;
 
 /// Fewest training points accepted: below this a 20% split leaves at most one calibration point.
@@ -44,19 +43,15 @@ pub(super) fn split_sizes(n: usize, fraction: f64) -> Result<(usize, usize)> {
     Ok((n_cal, n - n_cal))
 }
 
-pub(super) fn run<R: Real>(
-    data: &Data<R>,
-    test: &TestSet<'_>,
-    config: &MethodConfig,
-    seed: u64,
-) -> Result<MethodOutput> {
-    let (n_cal, n_fit) = split_sizes(data.n(), config.calibration_fraction)?;
+pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
+    let (data, test, config) = (job.data, job.test, job.config);
+    let (n_cal, _) = split_sizes(data.n(), config.calibration_fraction)?;
     let mut perm: Vec<usize> = (0..data.n()).collect();
-    perm.shuffle(&mut rng(seed, &[SPLIT]));
+    perm.shuffle(&mut rng(job.seed, &[SPLIT]));
     let (cal, fit) = (data.subset(&perm[..n_cal]), data.subset(&perm[n_cal..]));
-    let mut net = Net::new(data.d, config.batch_size.min(n_fit));
-    let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
-    let trained = train_adam(&mut net, &fit, config, epochs, 0.0, member_seed(seed, 0))?;
+    // The network is fitted on the fitting part alone.
+    let on_fit = Inputs { data: &fit, ..*job };
+    let trained = on_fit.train_member(&mut on_fit.net(), 0.0, 0)?;
 
     // One forward call over the calibration points and the test points, in that order.
     let mut x = cal.x64.clone();

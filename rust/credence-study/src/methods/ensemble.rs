@@ -2,39 +2,31 @@
 //! initialisation, batch order and seeds (network k uses the k-th member stream, so member 0 is
 //! the MAP network of the same job seed); the predictive is the equally weighted mixture.
 
-use super::common::{Data, EPOCHS, scaled_epochs, train_adam};
-use super::map::member_seed;
-use super::predict::TestSet;
-use super::{MethodConfig, MethodOutput};
+use super::MethodOutput;
+use super::inputs::Inputs;
 use credence::error::Result;
 use credence::nn::Real;
-use credence::nn::mlp::Net;
 
-pub(super) fn run<R: Real>(
-    data: &Data<R>,
-    test: &TestSet<'_>,
-    config: &MethodConfig,
-    seed: u64,
-) -> Result<MethodOutput> {
-    let mut net = Net::new(data.d, config.batch_size.min(data.n()));
-    let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
+pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
+    let mut net = job.net();
     // The members' parameters one after the other, for one forward call over all of them.
-    let mut params = Vec::with_capacity(config.ensemble_size * net.layout().len);
+    let mut params = Vec::with_capacity(job.config.ensemble_size * net.layout().len);
     let mut converged = true;
-    for k in 0..config.ensemble_size {
-        let trained = train_adam(&mut net, data, config, epochs, 0.0, member_seed(seed, k as u64))?;
+    for k in 0..job.config.ensemble_size {
+        let trained = job.train_member(&mut net, 0.0, k as u64)?;
         converged &= trained.converged;
         params.extend(trained.params.iter().map(|v| v.to_f64()));
     }
-    Ok(MethodOutput { prediction: test.ensemble(&params)?, converged })
+    Ok(MethodOutput { prediction: job.test.ensemble(&params)?, converged })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{problem, quick};
-    use super::super::{Method, Prediction, train_and_predict};
-    use super::*;
+    use super::super::common::{Data, member_seed, train_adam};
+    use super::super::test_support::{assert_loss_falls, problem, quick};
+    use super::super::{Method, MethodConfig, Prediction, train_and_predict};
     use credence::RegressionPredictive;
+    use credence::nn::mlp::Net;
 
     /// Members are distinct networks, each trained (member 0 is the MAP network), and the
     /// ensemble's training NLL beats the networks' initial NLL.
@@ -53,7 +45,7 @@ mod tests {
         let data = Data::<f32>::new(x.view(), &y);
         let mut net = Net::new(3, 32);
         let t = train_adam(&mut net, &data, &cfg, 50, 0.0, member_seed(3, 2)).unwrap();
-        assert!(t.losses[49] < t.losses[0] - 0.3, "{:?}", t.losses);
+        assert_loss_falls(&t.losses);
         let nll: f64 = e.nll_all(&y, 0.0).unwrap().iter().sum::<f64>() / 48.0;
         assert!(nll < t.losses[0], "ensemble NLL {nll} vs first-epoch loss {}", t.losses[0]);
     }

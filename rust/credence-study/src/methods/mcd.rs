@@ -3,48 +3,39 @@
 //! predictive is the equally weighted mixture of T = 50 stochastic passes, run by the
 //! backend's MC-dropout kernel with Philox masks keyed by the job's test-time seed.
 
-use super::common::{Data, EPOCHS, scaled_epochs, train_adam};
-use super::map::member_seed;
-use super::predict::{TestSet, predict_seed, to_f64};
-use super::{MethodConfig, MethodOutput};
+use super::MethodOutput;
+use super::inputs::Inputs;
+use super::predict::{predict_seed, to_f64};
 use credence::error::Result;
 use credence::nn::Real;
-use credence::nn::mlp::Net;
 
-pub(super) fn run<R: Real>(
-    data: &Data<R>,
-    test: &TestSet<'_>,
-    config: &MethodConfig,
-    seed: u64,
-) -> Result<MethodOutput> {
-    let mut net = Net::new(data.d, config.batch_size.min(data.n()));
-    let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
-    let trained = train_adam(&mut net, data, config, epochs, config.dropout, member_seed(seed, 0))?;
+pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
+    let config = job.config;
+    let trained = job.train_member(&mut job.net(), config.dropout, 0)?;
     let params = to_f64(&trained.params);
-    let prediction = test.dropout(&params, config.dropout, config.samples, predict_seed(seed))?;
+    let prediction = job.test.dropout(&params, config.dropout, config.samples, predict_seed(job.seed))?;
     Ok(MethodOutput { prediction, converged: trained.converged })
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::Prediction;
-    use super::super::test_support::{problem, quick};
+    use super::super::common::{member_seed, train_adam};
+    use super::super::predict::TestSet;
+    use super::super::test_support::{assert_loss_falls, quick, training_problem};
     use super::*;
 
     /// Dropout training still lowers the (noisy) epoch loss, and the T passes differ from
     /// each other (the masks are on at test time).
     #[test]
     fn mcd_improves_training_loss_and_passes_differ() {
-        let (x, y) = problem(64, 4);
-        let data = Data::<f32>::new(x.view(), &y);
+        let (data, mut net) = training_problem(4);
         let cfg = quick();
-        let mut net = Net::new(3, 32);
         let t = train_adam(&mut net, &data, &cfg, 50, cfg.dropout, member_seed(1, 0)).unwrap();
         assert!(t.converged);
-        assert!(t.losses[49] < t.losses[0] - 0.3, "{:?}", t.losses);
-        let rows = super::super::common::rows::<f64>(x.view());
-        let test = TestSet { x: &rows, d: 3, backend: credence::backend::Backend::Cpu };
-        let out = run(&data, &test, &cfg, 1).unwrap();
+        assert_loss_falls(&t.losses);
+        let test = TestSet { x: &data.x64, d: 3, backend: credence::backend::Backend::Cpu };
+        let out = run(&Inputs { data: &data, test: &test, config: &cfg, seed: 1 }).unwrap();
         let Prediction::Mixture(mix) = out.prediction else { panic!("MC dropout gives a mixture") };
         assert_eq!(mix.n_members(), 10);
         let m = mix.point_means(0);

@@ -82,12 +82,11 @@ mod bbb;
 mod common;
 mod conformal;
 mod ensemble;
+mod inputs;
 mod map;
 mod mcd;
 mod predict;
 pub mod swag;
-
-use std::str::FromStr;
 
 use ndarray::{Array2, ArrayView2};
 
@@ -129,18 +128,7 @@ impl Method {
     }
 }
 
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        credence::error::parse_choice("method", &s.to_ascii_lowercase(), &Method::ALL.map(|m| (m.name(), m)))
-    }
-}
+crate::named_choice!(Method, "method");
 
 /// Float precision the networks train in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -322,30 +310,27 @@ pub fn train_and_predict(
 ) -> Result<MethodOutput> {
     config.validate()?;
     common::check_inputs(x, y, test_x)?;
+    let test_rows = common::rows::<f64>(test_x);
+    let test = predict::TestSet { x: &test_rows, d: x.ncols(), backend: config.backend };
     match config.precision {
-        Precision::F32 => run::<f32>(method, config, x, y, test_x, seed),
-        Precision::F64 => run::<f64>(method, config, x, y, test_x, seed),
+        Precision::F32 => {
+            run(method, &inputs::Inputs { data: &common::Data::<f32>::new(x, y), test: &test, config, seed })
+        }
+        Precision::F64 => {
+            run(method, &inputs::Inputs { data: &common::Data::<f64>::new(x, y), test: &test, config, seed })
+        }
     }
 }
 
-fn run<R: credence::nn::Real>(
-    method: Method,
-    config: &MethodConfig,
-    x: ArrayView2<'_, f64>,
-    y: &[f64],
-    test_x: ArrayView2<'_, f64>,
-    seed: u64,
-) -> Result<MethodOutput> {
-    let data = common::Data::<R>::new(x, y);
-    let test_rows = common::rows::<f64>(test_x);
-    let test = predict::TestSet { x: &test_rows, d: data.d, backend: config.backend };
+/// Trains and predicts with `method` in the training precision `R`.
+fn run<R: credence::nn::Real>(method: Method, job: &inputs::Inputs<'_, R>) -> Result<MethodOutput> {
     match method {
-        Method::Map => map::run(&data, &test, config, seed),
-        Method::Mcd => mcd::run(&data, &test, config, seed),
-        Method::Ensemble => ensemble::run(&data, &test, config, seed),
-        Method::Swag => swag::run(&data, &test, config, seed),
-        Method::Bbb => bbb::run(&data, &test, config, seed),
-        Method::Cp => conformal::run(&data, &test, config, seed),
+        Method::Map => map::run(job),
+        Method::Mcd => mcd::run(job),
+        Method::Ensemble => ensemble::run(job),
+        Method::Swag => swag::run(job),
+        Method::Bbb => bbb::run(job),
+        Method::Cp => conformal::run(job),
     }
 }
 
@@ -375,6 +360,21 @@ pub(crate) mod test_support {
     /// Test-speed settings: 10% of the epochs, 10 test draws.
     pub(crate) fn quick() -> super::MethodConfig {
         super::MethodConfig { epoch_scale: 0.1, samples: 10, ..Default::default() }
+    }
+
+    /// 64 points of [`problem`] (seed `seed`) as f32 training data, and a network for them
+    /// (batches of 32).
+    #[cfg(test)]
+    pub(super) fn training_problem(seed: u64) -> (super::common::Data<f32>, credence::nn::mlp::Net<f32>) {
+        let (x, y) = problem(64, seed);
+        (super::common::Data::new(x.view(), &y), credence::nn::mlp::Net::new(3, 32))
+    }
+
+    /// `losses` are 50 epochs' mean training losses, the last more than 0.3 below the first.
+    #[cfg(test)]
+    pub(super) fn assert_loss_falls(losses: &[f64]) {
+        assert_eq!(losses.len(), 50);
+        assert!(losses[49] < losses[0] - 0.3, "{losses:?}");
     }
 }
 

@@ -78,8 +78,8 @@ fn mixture(out: MlpForward) -> Result<Prediction> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::common::member_seed;
     use super::super::common::{Data, EPOCHS, rows, scaled_epochs, train_adam};
-    use super::super::map::member_seed;
     use super::super::test_support::problem;
     use super::super::{Method, MethodConfig, Precision, train_and_predict};
     use super::*;
@@ -115,21 +115,7 @@ mod tests {
     /// The study's own forward pass before the backend path (`Members::push`): the network in
     /// the training precision, in batches of the training buffer's capacity.
     fn in_house<R: Real>(d: usize, cap: usize, params: &[R], test: &[R]) -> (Vec<f64>, Vec<f64>) {
-        let mut net = Net::<R>::new(d, cap);
-        let m = test.len() / d;
-        let (mut means, mut sds) = (Vec::new(), Vec::new());
-        let mut first = 0;
-        while first < m {
-            let b = net.load_rows(test, first, m - first);
-            net.forward(params, b).unwrap();
-            for i in 0..b {
-                let (mu, sd) = net.gaussian(i);
-                means.push(mu);
-                sds.push(sd);
-            }
-            first += b;
-        }
-        (means, sds)
+        Net::<R>::new(d, cap).heads(params, test, |_, _, _| {}).unwrap()
     }
 
     /// The MAP / ensemble networks' test-time heads through the backend equal the previous

@@ -4,16 +4,15 @@
 //! mixture of the heads of T = 50 weight draws ([`GaussianWeights::swag`], drawn and run by the
 //! backend's kernel 4). See the [module docs](super) for the choices.
 
-use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, SHUFFLE, all_finite, rng, scaled_epochs};
-use super::map::member_seed;
-use super::predict::{TestSet, predict_seed, to_f64};
+use super::common::{ADAM_WEIGHT_DECAY, Data, EPOCHS, INIT, Schedule, member_seed, rng, scaled_epochs};
+use super::inputs::Inputs;
+use super::predict::{predict_seed, to_f64};
 use super::{MethodConfig, MethodOutput};
 use credence::backend::GaussianWeights;
 use credence::error::Result;
 use credence::nn::Real;
 use credence::nn::mlp::Net;
 use credence::nn::optim::{Sgd, cosine_lr};
-use rand::seq::SliceRandom;
 
 const LR: f64 = 1e-2;
 const MOMENTUM: f64 = 0.9;
@@ -98,7 +97,6 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
     let seed = member_seed(seed, 0);
     let mut params = vec![R::zero(); len];
     layout.init(&mut rng(seed, &[INIT]), &mut params);
-    let mut shuffle = rng(seed, &[SHUFFLE]);
     let epochs = scaled_epochs(EPOCHS, config.epoch_scale);
     let start = (START as f64 * config.epoch_scale).round() as usize;
     let rank = config.swag_rank;
@@ -113,48 +111,32 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
         failed: false,
     };
     let mut grad = vec![R::zero(); len];
-    let mut backup = params.clone();
     let mut sgd = Sgd::new(len, MOMENTUM, ADAM_WEIGHT_DECAY);
-    let mut order: Vec<usize> = (0..data.n()).collect();
-    let batch = config.batch_size.min(net.capacity());
-    net.unmask();
-    for epoch in 0..epochs {
-        let lr = cosine_lr(LR, epoch, epochs);
-        order.shuffle(&mut shuffle);
-        backup.copy_from_slice(&params);
-        let mut total = 0.0;
-        for idx in order.chunks(batch) {
-            let b = net.load(&data.x, &data.y, idx);
-            let loss = net.loss_grad(&params, b, &mut grad)?;
-            if !loss.is_finite() {
-                swag.failed = true;
-                break;
+    let finite = Schedule::new(net, data, config, epochs, seed).train(
+        net,
+        &mut params,
+        |net, params, b, epoch| {
+            let loss = net.loss_grad(params, b, &mut grad)?;
+            if loss.is_finite() {
+                sgd.step(params, &grad, cosine_lr(LR, epoch, epochs));
             }
-            sgd.step(&mut params, &grad, lr);
-            total += loss * b as f64;
-        }
-        if swag.failed || !all_finite(&params) {
-            params.copy_from_slice(&backup);
-            swag.failed = true;
-            break;
-        }
-        swag.losses.push(total / data.n() as f64);
-        if epoch >= start {
-            swag.collect(&params);
-        }
-    }
+            Ok(loss)
+        },
+        |params, epoch, loss| {
+            swag.losses.push(loss);
+            if epoch >= start {
+                swag.collect(params);
+            }
+        },
+    )?;
+    swag.failed = !finite;
     swag.last = params;
     Ok(swag)
 }
 
-pub(super) fn run<R: Real>(
-    data: &Data<R>,
-    test: &TestSet<'_>,
-    config: &MethodConfig,
-    seed: u64,
-) -> Result<MethodOutput> {
-    let mut net = Net::new(data.d, config.batch_size.min(data.n()));
-    let swag = fit(&mut net, data, config, seed)?;
+pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
+    let (test, config) = (job.test, job.config);
+    let swag = fit(&mut job.net(), job.data, config, job.seed)?;
     if swag.count < 2 {
         // Failed run: predict with the snapshot mean if there is one, else the last weights.
         let params = if swag.count == 1 { swag.mean.clone() } else { to_f64(&swag.last) };
@@ -167,26 +149,25 @@ pub(super) fn run<R: Real>(
     // first K rows).
     let len = swag.mean.len();
     let weights = GaussianWeights::swag(swag.mean, &swag.sq_mean, swag.devs[..k * len].to_vec())?;
-    let prediction = test.weight_draws(&weights, config.samples, predict_seed(seed))?;
+    let prediction = test.weight_draws(&weights, config.samples, predict_seed(job.seed))?;
     Ok(MethodOutput { prediction, converged })
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::Prediction;
-    use super::super::test_support::{problem, quick};
+    use super::super::predict::TestSet;
+    use super::super::test_support::{assert_loss_falls, problem, quick, training_problem};
     use super::*;
 
     #[test]
     fn swag_improves_training_loss_and_collects_snapshots() {
-        let (x, y) = problem(64, 8);
-        let data = Data::<f32>::new(x.view(), &y);
+        let (data, mut net) = training_problem(8);
         let cfg = quick(); // 50 epochs, snapshots from epoch 30
-        let mut net = Net::new(3, 32);
         let s = fit(&mut net, &data, &cfg, 2).unwrap();
         assert!(!s.failed);
-        assert_eq!((s.losses.len(), s.snapshots()), (50, 20));
-        assert!(s.losses[49] < s.losses[0] - 0.3, "{:?}", s.losses);
+        assert_eq!(s.snapshots(), 20);
+        assert_loss_falls(&s.losses);
         // The snapshot mean is a trained network too.
         let mean: Vec<f32> = s.mean.iter().map(|&v| v as f32).collect();
         assert!(net.mean_loss(&mean, &data.x, &data.y).unwrap() < s.losses[0] - 0.3);
@@ -197,6 +178,10 @@ mod tests {
     /// The test rows of `x` on the CPU.
     fn cpu(rows: &[f64]) -> TestSet<'_> {
         TestSet { x: rows, d: 3, backend: credence::backend::Backend::Cpu }
+    }
+
+    fn run<R: Real>(data: &Data<R>, test: &TestSet<'_>, config: &MethodConfig, seed: u64) -> Result<MethodOutput> {
+        super::run(&Inputs { data, test, config, seed })
     }
 
     /// Fewer than two snapshots: not converged, but still a one-member prediction.

@@ -14,14 +14,11 @@
 use ndarray::Array2;
 use rayon::prelude::*;
 
-use super::mlp::MlpForward;
+use super::mlp::{CPU_BATCH, MlpForward};
 use super::{Backend, Engine};
 use crate::compare::sampler::philox::philox4x32_10;
 use crate::error::{Error, Result};
 use crate::nn::mlp::{HIDDEN, Layout, Net};
-
-/// Points per CPU forward batch (the buffers of one `Net`).
-pub(super) const CPU_BATCH: usize = 256;
 
 /// The integer keep threshold of drop probability `p` (the study's `Net::sample_masks` rule):
 /// a unit is kept when its uniform 32-bit word is >= this.
@@ -196,20 +193,9 @@ fn dropout_passes(
         Engine::Cpu => {
             // One pass with the buffers `net` (every buffer a pass reads, it writes first).
             let one = |net: &mut Net<f64>, s: usize| -> Result<(Vec<f64>, Vec<f64>)> {
-                let (mut m, mut sd) = (Vec::with_capacity(n), Vec::with_capacity(n));
-                let mut first = 0;
-                while first < n {
-                    let b = net.load_rows(x, first, n - first);
-                    net.sample_masks(&mut MaskWords::new(seed, s as u32, first, b), p, b);
-                    net.forward(params, b)?;
-                    for i in 0..b {
-                        let (mu, sigma) = net.gaussian(i);
-                        m.push(mu);
-                        sd.push(sigma);
-                    }
-                    first += b;
-                }
-                Ok((m, sd))
+                net.heads(params, x, |net, first, b| {
+                    net.sample_masks(&mut MaskWords::new(seed, s as u32, first, b), p, b)
+                })
             };
             let buffers = || Net::<f64>::new(d, n.min(CPU_BATCH));
             let rows: Vec<(Vec<f64>, Vec<f64>)> = if pool {

@@ -17,7 +17,8 @@ pub enum KernelSource {
     /// `kernels/mlp.cu`: batched forward passes of the study's MLP, MC-dropout passes and
     /// Gaussian weight samples (kernel 4).
     Mlp,
-    /// `kernels/chees.cu`: one ChEES-HMC transition of many chains of many designs (kernel 3).
+    /// `kernels/chees*.cu`: one ChEES-HMC transition of many chains of many designs (kernel 3),
+    /// split by model into five files (see [`KernelSource::files`]).
     Chees,
 }
 
@@ -26,7 +27,8 @@ impl KernelSource {
     pub const ALL: [KernelSource; 4] =
         [KernelSource::Ensemble, KernelSource::Mixture, KernelSource::Mlp, KernelSource::Chees];
 
-    /// File name under `kernels/`.
+    /// File name under `kernels/` (for kernel 3, the first of its files): the name NVRTC and the
+    /// messages give the program.
     pub fn file_name(self) -> &'static str {
         match self {
             KernelSource::Ensemble => "ensemble.cu",
@@ -36,7 +38,8 @@ impl KernelSource {
         }
     }
 
-    /// The CUDA C++ source (for `mlp.cu` and `chees.cu`, `kernels/philox.cuh` followed by the file).
+    /// The CUDA C++ source: [`files`](Self::files) in order, for `mlp.cu` and kernel 3 after
+    /// `kernels/philox.cuh`.
     pub fn source(self) -> &'static str {
         // `rust/credence/kernels` is a link to the repository's top-level `kernels/`, so the
         // packaged crate (the R package's vendored route) carries the sources too.
@@ -48,9 +51,26 @@ impl KernelSource {
             KernelSource::Mlp => {
                 concat!(include_str!("../../kernels/philox.cuh"), include_str!("../../kernels/mlp.cu"))
             }
-            KernelSource::Chees => {
-                concat!(include_str!("../../kernels/philox.cuh"), include_str!("../../kernels/chees.cu"))
-            }
+            // Kernel 3's files as in CHEES_FILES (a test checks that the two agree).
+            KernelSource::Chees => concat!(
+                include_str!("../../kernels/philox.cuh"),
+                include_str!("../../kernels/chees.cu"),
+                include_str!("../../kernels/chees_beta_binomial.cu"),
+                include_str!("../../kernels/chees_collapsed.cu"),
+                include_str!("../../kernels/chees_gaussian.cu"),
+                include_str!("../../kernels/chees_transition.cu"),
+            ),
+        }
+    }
+
+    /// The files under `kernels/` that make the source (without `philox.cuh`), as (name,
+    /// text) in the order they are compiled; the CPU harness includes them by these names.
+    pub fn files(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            KernelSource::Ensemble => &[("ensemble.cu", include_str!("../../kernels/ensemble.cu"))],
+            KernelSource::Mixture => &[("mixture.cu", include_str!("../../kernels/mixture.cu"))],
+            KernelSource::Mlp => &[("mlp.cu", include_str!("../../kernels/mlp.cu"))],
+            KernelSource::Chees => &CHEES_FILES,
         }
     }
 
@@ -74,6 +94,19 @@ impl KernelSource {
         }
     }
 }
+
+/// Kernel 3's files, in the order they are compiled (after `philox.cuh`): the layout of the
+/// flattened models, the Philox stream and the priors and scale maps the models share; one
+/// file per model kind (beta-binomial, collapsed Gaussian with its dense algebra, uncollapsed
+/// Gaussian); the dispatch on the kind, the trajectory, `chees_transition` and `chees_reduce`.
+/// Their concatenation is the single `chees.cu` they were split from, byte for byte.
+const CHEES_FILES: [(&str, &str); 5] = [
+    ("chees.cu", include_str!("../../kernels/chees.cu")),
+    ("chees_beta_binomial.cu", include_str!("../../kernels/chees_beta_binomial.cu")),
+    ("chees_collapsed.cu", include_str!("../../kernels/chees_collapsed.cu")),
+    ("chees_gaussian.cu", include_str!("../../kernels/chees_gaussian.cu")),
+    ("chees_transition.cu", include_str!("../../kernels/chees_transition.cu")),
+];
 
 /// The CPU shim header (`kernels/cuda_cpu_shim.h`) that lets the host C++ compiler build the
 /// kernel sources.

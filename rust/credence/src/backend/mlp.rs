@@ -6,10 +6,12 @@
 use ndarray::Array2;
 use rayon::prelude::*;
 
-use super::dropout::CPU_BATCH;
 use super::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::nn::mlp::{Layout, Net};
+
+/// Points per CPU forward batch (the buffers of one `Net`).
+pub(super) const CPU_BATCH: usize = 256;
 
 /// Number of parameters of one network with input dimension `d`: W1 (d x 64, input-major),
 /// b1 (64), W2 (64 x 64, input-major), b2 (64), W3 (2 x 64, output-major), b3 (2).
@@ -82,12 +84,7 @@ fn forward_networks(backend: Backend, d: usize, params: &[f64], x: &[f64], pool:
             if pool {
                 let rows: Vec<(Vec<f64>, Vec<f64>)> = params
                     .par_chunks(p)
-                    .map(|w| {
-                        let mut net = Net::<f64>::new(d, n);
-                        net.load_rows(x, 0, n);
-                        net.forward(w, n)?;
-                        Ok((0..n).map(|i| net.gaussian(i)).unzip())
-                    })
+                    .map(|w| Net::<f64>::new(d, n).heads(w, x, |_, _, _| {}))
                     .collect::<Result<_>>()?;
                 let (m, s): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rows.into_iter().unzip();
                 (m.concat(), s.concat())
@@ -97,17 +94,9 @@ fn forward_networks(backend: Backend, d: usize, params: &[f64], x: &[f64], pool:
                 let mut net = Net::<f64>::new(d, n.min(CPU_BATCH));
                 let (mut m, mut s) = (Vec::with_capacity(members * n), Vec::with_capacity(members * n));
                 for w in params.chunks(p) {
-                    let mut first = 0;
-                    while first < n {
-                        let b = net.load_rows(x, first, n - first);
-                        net.forward(w, b)?;
-                        for i in 0..b {
-                            let (mu, sd) = net.gaussian(i);
-                            m.push(mu);
-                            s.push(sd);
-                        }
-                        first += b;
-                    }
+                    let (wm, ws) = net.heads(w, x, |_, _, _| {})?;
+                    m.extend(wm);
+                    s.extend(ws);
                 }
                 (m, s)
             }

@@ -29,7 +29,7 @@
 //!    Brier, H(p_bar), mean_s H(p_s), mutual information, and the reliability histogram (atomics).
 //! 2. [`mixture_summary`]: Gaussian mixtures, one thread per point: closed-form CRPS (O(M^2)),
 //!    NLL by log-sum-exp, central-interval quantiles by bisection (PICP, MPIW).
-//! 3. [`fit_many_chees_on`]: batched ChEES-HMC fits (`kernels/chees.cu`): one launch per
+//! 3. [`fit_many_chees_on`]: batched ChEES-HMC fits (`kernels/chees*.cu`): one launch per
 //!    iteration runs the transitions of every design's chains (block per design, thread per
 //!    chain, all chains of a design with the same number of leapfrog steps), with in-kernel
 //!    Philox4x32-10 in the CPU's stream layout (the Box-Muller spare and the block counter
@@ -191,17 +191,11 @@ pub enum Backend {
     Cuda,
 }
 
-impl std::str::FromStr for Backend {
-    type Err = Error;
-    /// Parses `auto`, `cpu` or `cuda`.
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice(
-            "backend",
-            s,
-            &[("auto", Backend::Auto), ("cpu", Backend::Cpu), ("cuda", Backend::Cuda)],
-        )
-    }
-}
+crate::error::choice_from_str!(
+    Backend,
+    "backend",
+    [("auto", Backend::Auto), ("cpu", Backend::Cpu), ("cuda", Backend::Cuda)]
+);
 
 /// A resolved backend, holding the process's GPU.
 pub(crate) enum Engine {

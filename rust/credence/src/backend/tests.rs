@@ -76,6 +76,23 @@ fn ptxas() -> Option<PathBuf> {
     require(found, "ptxas (nvidia-cuda-nvcc-cu12)")
 }
 
+/// Each source is its files in order (after Philox for the random-number kernels), so NVRTC
+/// compiles what the CPU harness includes file by file; every file stays within the size rule.
+#[test]
+fn every_source_is_its_files_in_order() {
+    for source in KernelSource::ALL {
+        let files: String = source.files().iter().map(|(_, text)| *text).collect();
+        let philox = matches!(source, KernelSource::Mlp | KernelSource::Chees);
+        let want = if philox { format!("{PHILOX_HEADER}{files}") } else { files };
+        assert_eq!(source.source(), want, "{}", source.file_name());
+        assert_eq!(source.files()[0].0, source.file_name());
+        for (name, text) in source.files() {
+            let on_disk = std::fs::read_to_string(workspace_root().join("kernels").join(name)).unwrap();
+            assert_eq!(&on_disk, text, "{name}");
+        }
+    }
+}
+
 #[test]
 fn every_kernel_compiles_to_ptx() {
     if nvrtc().is_none() {
@@ -182,7 +199,7 @@ fn harness() -> Option<PathBuf> {
         use std::hash::{Hash, Hasher};
         let mut files =
             vec![("cuda_cpu_shim.h", CPU_SHIM_HEADER), ("philox.cuh", PHILOX_HEADER), ("cpu_harness.cpp", CPU_HARNESS)];
-        files.extend(KernelSource::ALL.iter().map(|s| (s.file_name(), s.source())));
+        files.extend(KernelSource::ALL.iter().flat_map(|s| s.files().iter().copied()));
         let mut h = std::collections::hash_map::DefaultHasher::new();
         files.hash(&mut h);
         let cache = std::env::temp_dir().join(format!("credence-cuda-shim-{:016x}", h.finish()));
@@ -344,7 +361,14 @@ fn cases<T: Real>(tol_name: &str) -> Vec<Case<T>> {
         .collect()
 }
 
-fn cpu_reference<T: Real>(x: &Array3<T>, y: &[usize], logits: bool, opts: &EnsembleOptions) -> EnsembleSummary {
+/// [`ensemble_summary`] on `backend` of `x`, read as logits or as probabilities.
+fn summary_on<T: Real>(
+    backend: Backend,
+    x: &Array3<T>,
+    y: &[usize],
+    logits: bool,
+    opts: &EnsembleOptions,
+) -> EnsembleSummary {
     let probs;
     let input = if logits {
         EnsembleInput::Logits(x.view())
@@ -352,7 +376,11 @@ fn cpu_reference<T: Real>(x: &Array3<T>, y: &[usize], logits: bool, opts: &Ensem
         probs = ClassProbs::with_tolerance(x.clone(), 1e-5).unwrap();
         EnsembleInput::Probs(&probs)
     };
-    ensemble_summary(Backend::Cpu, input, y, opts).unwrap()
+    ensemble_summary(backend, input, y, opts).unwrap()
+}
+
+fn cpu_reference<T: Real>(x: &Array3<T>, y: &[usize], logits: bool, opts: &EnsembleOptions) -> EnsembleSummary {
+    summary_on(Backend::Cpu, x, y, logits, opts)
 }
 
 fn shim_ensemble<T: Real>(exe: &Path, which: &str, tol: f64, elem: usize, bytes: impl Fn(T) -> Vec<u8>) {
@@ -467,14 +495,7 @@ fn device_matches_cpu_reference() {
     fn run<T: Real>(which: &str, tol: f64) {
         for (label, x, y, logits, chunk_bytes) in cases::<T>(which) {
             let opts = EnsembleOptions { chunk_bytes, n_bins: 10, ..Default::default() };
-            let probs;
-            let input = if logits {
-                EnsembleInput::Logits(x.view())
-            } else {
-                probs = ClassProbs::with_tolerance(x.clone(), 1e-5).unwrap();
-                EnsembleInput::Probs(&probs)
-            };
-            let got = ensemble_summary(Backend::Cuda, input, &y, &opts).unwrap();
+            let got = summary_on(Backend::Cuda, &x, &y, logits, &opts);
             compare_ensemble(&format!("device {label}"), &got, &cpu_reference(&x, &y, logits, &opts), tol);
         }
     }

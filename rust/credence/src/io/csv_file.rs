@@ -66,9 +66,7 @@ mod tests {
 
     #[test]
     fn header_detection_and_shapes() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("m.csv");
-        std::fs::write(&p, "a,b\n0.1, 0.9\n0.5,0.5\n").unwrap();
+        let (_dir, p) = super::super::tests::temp_file("m.csv", "a,b\n0.1, 0.9\n0.5,0.5\n");
         let NumArray::F64(a) = read_csv(&p).unwrap() else { panic!() };
         assert_eq!(a, ndarray::array![[0.1, 0.9], [0.5, 0.5]].into_dyn());
         std::fs::write(&p, "1\n2\n3\n").unwrap();
@@ -77,9 +75,7 @@ mod tests {
 
     #[test]
     fn errors_name_line_and_column() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("bad.csv");
-        std::fs::write(&p, "p0,p1\n0.1,0.9\n0.5,abc\n").unwrap();
+        let (_dir, p) = super::super::tests::temp_file("bad.csv", "p0,p1\n0.1,0.9\n0.5,abc\n");
         let e = read_csv(&p).unwrap_err().to_string();
         assert!(e.ends_with("bad.csv: line 3, column 2 ('p1'): 'abc' is not a number"), "{e}");
         std::fs::write(&p, "0.1,0.9\n0.5\n").unwrap();

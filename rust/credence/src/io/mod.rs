@@ -155,8 +155,23 @@ pub fn io_error(path: &Path, source: std::io::Error) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A table `t.csv` of the given columns, for the summaries' tests.
+    pub(crate) fn table(columns: &[(&str, &[&str])]) -> Table {
+        let owned = columns.iter().map(|(name, v)| (name.to_string(), v.iter().map(|s| s.to_string()).collect()));
+        Table::from_columns("t.csv", owned.collect()).unwrap()
+    }
+
+    /// A file `name` holding `text` in a fresh temporary folder (removed with the returned guard),
+    /// for the readers' tests.
+    pub(crate) fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
 
     #[test]
     fn npz_member_syntax() {

@@ -78,33 +78,21 @@ fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str, stored: u64) -> R
             format!("{at}header shape {shape:?} of '{ts}' needs more data than the {stored} bytes stored"),
         ));
     }
+    let bad = |e: std::io::Error| format_error(path, format!("{at}cannot read data: {e}"));
     // Floats, the large arrays, are read in bulk; everything else element by element.
+    macro_rules! floats {
+        ($t:ty, $bits:ty, $variant:ident) => {{
+            let n = values.unwrap_or(0) as usize;
+            let v = read_bulk::<$t, _>(npy.into_inner(), n, ts.endianness(), <$t>::from_bits, <$bits>::swap_bytes)
+                .map_err(bad)?;
+            return Ok(NumArray::$variant(build(v, &shape, order, path, &at)?));
+        }};
+    }
     match (ts.type_char(), ts.size_field()) {
-        (TypeChar::Float, 4) => {
-            let v = read_bulk::<f32, _>(
-                npy.into_inner(),
-                values.unwrap_or(0) as usize,
-                ts.endianness(),
-                f32::from_bits,
-                u32::swap_bytes,
-            )
-            .map_err(|e| format_error(path, format!("{at}cannot read data: {e}")))?;
-            return Ok(NumArray::F32(build(v, &shape, order, path, &at)?));
-        }
-        (TypeChar::Float, 8) => {
-            let v = read_bulk::<f64, _>(
-                npy.into_inner(),
-                values.unwrap_or(0) as usize,
-                ts.endianness(),
-                f64::from_bits,
-                u64::swap_bytes,
-            )
-            .map_err(|e| format_error(path, format!("{at}cannot read data: {e}")))?;
-            return Ok(NumArray::F64(build(v, &shape, order, path, &at)?));
-        }
+        (TypeChar::Float, 4) => floats!(f32, u32, F32),
+        (TypeChar::Float, 8) => floats!(f64, u64, F64),
         _ => {}
     }
-    let bad = |e: std::io::Error| format_error(path, format!("{at}cannot read data: {e}"));
     macro_rules! ints {
         ($t:ty) => {
             NumArray::I64(build(

@@ -216,9 +216,8 @@ mod tests {
 
     #[test]
     fn typed_columns_missing_values_and_errors() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.csv");
-        std::fs::write(&p, "method,realization,crps\nA,0,0.5\nB,0,NA\nA,1,\nB,1,0.7\n").unwrap();
+        let (_dir, p) =
+            super::super::tests::temp_file("t.csv", "method,realization,crps\nA,0,0.5\nB,0,NA\nA,1,\nB,1,0.7\n");
         let t = Table::read(&p).unwrap();
         assert_eq!(t.n_rows(), 4);
         assert_eq!(t.numbers("crps").unwrap(), vec![Some(0.5), None, None, Some(0.7)]);
@@ -233,9 +232,7 @@ mod tests {
 
     #[test]
     fn line_numbers_count_crlf_line_ends_too() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("crlf.csv");
-        std::fs::write(&p, "method,crps\r\nA,0.1\r\nB,x\r\n").unwrap();
+        let (_dir, p) = super::super::tests::temp_file("crlf.csv", "method,crps\r\nA,0.1\r\nB,x\r\n");
         let t = Table::read(&p).unwrap();
         assert_eq!((t.line(0), t.line(1)), (2, 3));
         let e = t.numbers("crps").unwrap_err().to_string();
@@ -244,9 +241,8 @@ mod tests {
 
     #[test]
     fn filter_keeps_matching_rows_and_their_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.csv");
-        std::fs::write(&p, "method,n,crps\nA,30,0.5\nB,100,0.4\nA,100.0,x\nB,30,0.7\n").unwrap();
+        let (_dir, p) =
+            super::super::tests::temp_file("t.csv", "method,n,crps\nA,30,0.5\nB,100,0.4\nA,100.0,x\nB,30,0.7\n");
         let t = Table::read(&p).unwrap();
         let f = t.filter_equal("n", "100").unwrap();
         assert_eq!(f.n_rows(), 2);

@@ -281,17 +281,11 @@ pub enum BrierScale {
     PerClass,
 }
 
-impl std::str::FromStr for BrierScale {
-    type Err = Error;
-    /// Parses `sum`, `half` or `per_class`.
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice(
-            "brier scale",
-            s,
-            &[("sum", BrierScale::Sum), ("half", BrierScale::Half), ("per_class", BrierScale::PerClass)],
-        )
-    }
-}
+crate::error::choice_from_str!(
+    BrierScale,
+    "brier scale",
+    [("sum", BrierScale::Sum), ("half", BrierScale::Half), ("per_class", BrierScale::PerClass)]
+);
 
 impl BrierScale {
     /// Factor that turns the unnormalised score into this scale for K classes.

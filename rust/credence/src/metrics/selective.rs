@@ -30,25 +30,18 @@ pub enum Uncertainty {
     OneMinusConfidence,
 }
 
-impl std::str::FromStr for Uncertainty {
-    type Err = Error;
-    /// Parses the snake_case name (`entropy`, `expected_entropy`, `mutual_information`,
-    /// `bernoulli_sd`, `sample_sd`, `one_minus_confidence`).
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice(
-            "uncertainty",
-            s,
-            &[
-                ("entropy", Uncertainty::Entropy),
-                ("expected_entropy", Uncertainty::ExpectedEntropy),
-                ("mutual_information", Uncertainty::MutualInformation),
-                ("bernoulli_sd", Uncertainty::BernoulliSd),
-                ("sample_sd", Uncertainty::SampleSd),
-                ("one_minus_confidence", Uncertainty::OneMinusConfidence),
-            ],
-        )
-    }
-}
+crate::error::choice_from_str!(
+    Uncertainty,
+    "uncertainty",
+    [
+        ("entropy", Uncertainty::Entropy),
+        ("expected_entropy", Uncertainty::ExpectedEntropy),
+        ("mutual_information", Uncertainty::MutualInformation),
+        ("bernoulli_sd", Uncertainty::BernoulliSd),
+        ("sample_sd", Uncertainty::SampleSd),
+        ("one_minus_confidence", Uncertainty::OneMinusConfidence)
+    ]
+);
 
 impl Uncertainty {
     /// The per-point values of this measure.

@@ -234,6 +234,32 @@ impl<R: Real> Net<R> {
         (mu, s.exp().clamp(VAR_MIN, VAR_MAX).sqrt())
     }
 
+    /// The heads ([`Net::gaussian`]: means and sds) of parameters `p` at every row of `x`,
+    /// forwarded in batches of the buffers' capacity; `prepare(net, first, b)` runs on each
+    /// batch of `b` rows from row `first` once it is loaded (to draw its dropout masks, say).
+    pub fn heads(
+        &mut self,
+        p: &[R],
+        x: &[R],
+        mut prepare: impl FnMut(&mut Self, usize, usize),
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let n = x.len() / self.layout.d;
+        let (mut means, mut sds) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut first = 0;
+        while first < n {
+            let b = self.load_rows(x, first, n - first);
+            prepare(self, first, b);
+            self.forward(p, b)?;
+            for i in 0..b {
+                let (mu, sd) = self.gaussian(i);
+                means.push(mu);
+                sds.push(sd);
+            }
+            first += b;
+        }
+        Ok((means, sds))
+    }
+
     /// Forward and backward pass over the first `b` loaded rows: writes the gradient of the
     /// batch-mean Gaussian NLL into `grad` (overwritten) and returns that mean NLL.
     pub fn loss_grad(&mut self, p: &[R], b: usize, grad: &mut [R]) -> Result<f64> {

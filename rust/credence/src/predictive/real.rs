@@ -32,40 +32,30 @@ pub enum TypedSlice<'a> {
     F64(&'a [f64]),
 }
 
-impl Real for f32 {
-    #[inline]
-    fn from_f64(x: f64) -> Self {
-        x as f32
-    }
-    #[inline]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    #[inline(always)]
-    fn neg_p_ln_p(self) -> Self {
-        crate::special::neg_p_ln_p_f32(self)
-    }
-    #[inline]
-    fn as_typed_slice(x: &[Self]) -> TypedSlice<'_> {
-        TypedSlice::F32(x)
-    }
+/// `Real` for one float type: its entropy term and its [`TypedSlice`] variant.
+macro_rules! real {
+    ($t:ty, $neg_p_ln_p:path, $slice:ident) => {
+        impl Real for $t {
+            #[inline]
+            #[allow(clippy::unnecessary_cast)] // the identity for f64
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            #[inline]
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            #[inline(always)]
+            fn neg_p_ln_p(self) -> Self {
+                $neg_p_ln_p(self)
+            }
+            #[inline]
+            fn as_typed_slice(x: &[Self]) -> TypedSlice<'_> {
+                TypedSlice::$slice(x)
+            }
+        }
+    };
 }
 
-impl Real for f64 {
-    #[inline]
-    fn from_f64(x: f64) -> Self {
-        x
-    }
-    #[inline]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-    #[inline(always)]
-    fn neg_p_ln_p(self) -> Self {
-        crate::special::neg_p_ln_p(self)
-    }
-    #[inline]
-    fn as_typed_slice(x: &[Self]) -> TypedSlice<'_> {
-        TypedSlice::F64(x)
-    }
-}
+real!(f32, crate::special::neg_p_ln_p_f32, F32);
+real!(f64, crate::special::neg_p_ln_p, F64);

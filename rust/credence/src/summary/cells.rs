@@ -158,27 +158,18 @@ mod tests {
 
     #[test]
     fn convergence_counts_runs_per_cell() {
-        let col = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let t = Table::from_columns(
-            "t.csv",
-            vec![
-                ("n".into(), col(&["30", "30", "30", "50", "30"])),
-                ("method".into(), col(&["swag", "swag", "swag", "swag", "map"])),
-                ("converged".into(), col(&["true", "false", "FALSE", "1", "true"])),
-            ],
-        )
-        .unwrap();
+        let t = crate::io::tests::table(&[
+            ("n", &["30", "30", "30", "50", "30"]),
+            ("method", &["swag", "swag", "swag", "swag", "map"]),
+            ("converged", &["true", "false", "FALSE", "1", "true"]),
+        ]);
         let methods = vec!["map".to_string(), "swag".to_string()];
         let c = convergence(&t, "d", &[30.0, 50.0], &methods).unwrap();
         let got: Vec<(&str, f64, usize, usize)> =
             c.iter().map(|r| (r.method.as_str(), r.n, r.runs, r.converged)).collect();
         assert_eq!(got, [("map", 30.0, 1, 1), ("swag", 30.0, 3, 1), ("swag", 50.0, 1, 1)]);
         assert!((c[1].rate() - 1.0 / 3.0).abs() < 1e-15);
-        let bad = Table::from_columns(
-            "t.csv",
-            vec![("n".into(), col(&["30"])), ("method".into(), col(&["map"])), ("converged".into(), col(&["yes"]))],
-        )
-        .unwrap();
+        let bad = crate::io::tests::table(&[("n", &["30"]), ("method", &["map"]), ("converged", &["yes"])]);
         let e = convergence(&bad, "d", &[30.0], &methods).unwrap_err().to_string();
         assert!(e.contains("t.csv") && e.contains("line 2, column converged") && e.contains("\"yes\""), "{e}");
     }

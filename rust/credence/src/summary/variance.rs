@@ -162,48 +162,35 @@ mod tests {
 
     #[test]
     fn tables_are_split_per_method_and_size() {
-        let col = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let t = Table::from_columns(
-            "t.csv",
-            vec![
-                ("n".into(), col(&["30", "30", "30", "30", "30", "30"])),
-                ("method".into(), col(&["a", "a", "a", "a", "a", "a"])),
-                ("realization".into(), col(&["0", "0", "1", "1", "2", "2"])),
-                ("train_rep".into(), col(&["0", "1", "0", "1", "0", "1"])),
-                ("crps".into(), col(&["1", "3", "5", "9", "4", "NA"])),
-            ],
-        )
-        .unwrap();
+        let t = crate::io::tests::table(&[
+            ("n", &["30", "30", "30", "30", "30", "30"]),
+            ("method", &["a", "a", "a", "a", "a", "a"]),
+            ("realization", &["0", "0", "1", "1", "2", "2"]),
+            ("train_rep", &["0", "1", "0", "1", "0", "1"]),
+            ("crps", &["1", "3", "5", "9", "4", "NA"]),
+        ]);
         let s = variance_decomposition(&t, "d", "crps", &[30.0], &["a".to_string()]).unwrap();
         // Realization 2 lacks repeat 1 and is left out: the hand-computed split above.
         assert_eq!((s[0].realizations, s[0].repeats, s[0].data, s[0].algorithm), (2, 2, 10.0, 5.0));
         assert!((s[0].data_share() - 2.0 / 3.0).abs() < 1e-15);
         // Text realization labels (shift types) group as well; a fractional repeat is an error
         // naming the line, not a silent merge.
-        let t = Table::from_columns(
-            "t.csv",
-            vec![
-                ("n".into(), col(&["30", "30", "30", "30"])),
-                ("method".into(), col(&["a", "a", "a", "a"])),
-                ("realization".into(), col(&["fog", "fog", "snow", "snow"])),
-                ("train_rep".into(), col(&["0", "1", "0", "1"])),
-                ("crps".into(), col(&["1", "3", "5", "9"])),
-            ],
-        )
-        .unwrap();
+        let t = crate::io::tests::table(&[
+            ("n", &["30", "30", "30", "30"]),
+            ("method", &["a", "a", "a", "a"]),
+            ("realization", &["fog", "fog", "snow", "snow"]),
+            ("train_rep", &["0", "1", "0", "1"]),
+            ("crps", &["1", "3", "5", "9"]),
+        ]);
         let s = variance_decomposition(&t, "d", "crps", &[30.0], &["a".to_string()]).unwrap();
         assert_eq!((s[0].data, s[0].algorithm), (10.0, 5.0));
-        let t = Table::from_columns(
-            "t.csv",
-            vec![
-                ("n".into(), col(&["30", "30"])),
-                ("method".into(), col(&["a", "a"])),
-                ("realization".into(), col(&["0", "0"])),
-                ("train_rep".into(), col(&["0", "0.5"])),
-                ("crps".into(), col(&["1", "3"])),
-            ],
-        )
-        .unwrap();
+        let t = crate::io::tests::table(&[
+            ("n", &["30", "30"]),
+            ("method", &["a", "a"]),
+            ("realization", &["0", "0"]),
+            ("train_rep", &["0", "0.5"]),
+            ("crps", &["1", "3"]),
+        ]);
         let e = variance_decomposition(&t, "d", "crps", &[30.0], &["a".to_string()]).unwrap_err().to_string();
         assert!(e.contains("t.csv") && e.contains("line 3, column 'train_rep': 0.5"), "{e}");
     }

@@ -8,14 +8,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use super::super::chees::{Batch, fit_many_with};
 use super::super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
-use super::super::{CPU_SHIM_HEADER, KernelSource, PHILOX_HEADER, compile_ptx};
-use super::{Reader, device, harness, nvrtc, ptxas, ptxas_report, require, run_harness, workspace_root};
+use super::super::{KernelSource, compile_ptx};
+use super::{Reader, device, harness, nvrtc, ptxas, ptxas_report, run_harness, workspace_root};
 use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::gaussian::GaussianModel;
@@ -523,49 +522,10 @@ fn cpu_shim_transitions_match_ensemble_transition() {
     assert!(diverged > 0, "no trajectory diverged after its halvings");
 }
 
-/// `tests/chees_harness.cpp`: each launch runs `chees_transition` then `chees_reduce` through
-/// the shim, the whole device state passed in and out.
-const CHEES_HARNESS: &str = include_str!("chees_harness.cpp");
-
-/// The launch harness built from the embedded sources, or `None` (skip) without a C++20
-/// compiler; cached in the temp directory under a hash of its sources, as the parent's
-/// `harness()` is.
+/// The harness for the launch tests: its mode `chees_launch` runs `chees_transition` then
+/// `chees_reduce` per launch through the shim, the whole device state passed in and out.
 fn launch_harness() -> Option<PathBuf> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        use std::hash::{Hash, Hasher};
-        let files = [
-            ("cuda_cpu_shim.h", CPU_SHIM_HEADER),
-            ("philox.cuh", PHILOX_HEADER),
-            ("chees.cu", KernelSource::Chees.source()),
-            ("chees_harness.cpp", CHEES_HARNESS),
-        ];
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        files.hash(&mut h);
-        let cache = std::env::temp_dir().join(format!("credence-chees-shim-{:016x}", h.finish()));
-        let exe = cache.join("chees_harness");
-        if exe.is_file() {
-            return Some(exe);
-        }
-        let work = cache.join(format!("build-{}", std::process::id()));
-        std::fs::create_dir_all(&work).ok()?;
-        for (name, text) in &files {
-            std::fs::write(work.join(name), text).ok()?;
-        }
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".to_owned());
-        let out = Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
-            .arg(work.join("chees_harness"))
-            .arg(work.join("chees_harness.cpp"))
-            .output()
-            .ok()?;
-        // A compiler that runs but rejects the sources is a failure, not a skip.
-        assert!(out.status.success(), "{cxx} failed on the kernels:\n{}", String::from_utf8_lossy(&out.stderr));
-        std::fs::rename(work.join("chees_harness"), &exe).ok()?;
-        let _ = std::fs::remove_dir_all(&work);
-        Some(exe)
-    });
-    require(built.clone(), "a C++20 compiler (g++ >= 11; set CXX)")
+    harness()
 }
 
 /// The device state of a batch between launches: the chains' (as [`ShimState`]), the positions
@@ -678,15 +638,9 @@ fn harness_launches(exe: &Path, init: &BatchInit, state: &DeviceState, launches:
     res
 }
 
-/// Runs the launch harness (it takes no mode argument).
+/// Runs the launch harness's mode `chees_launch`.
 fn run_harness_at(exe: &Path, input: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "chees_harness failed");
-    out.stdout
+    run_harness(exe, "chees_launch", input)
 }
 
 /// What `CheesLauncher` copies back from a launch, taken from the harness's full buffers with

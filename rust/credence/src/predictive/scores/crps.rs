@@ -20,17 +20,11 @@ pub enum CrpsEstimator {
     Fair,
 }
 
-impl std::str::FromStr for CrpsEstimator {
-    type Err = crate::Error;
-    /// Parses `standard` or `fair`.
-    fn from_str(s: &str) -> crate::Result<Self> {
-        crate::error::parse_choice(
-            "CRPS estimator",
-            s,
-            &[("standard", CrpsEstimator::Standard), ("fair", CrpsEstimator::Fair)],
-        )
-    }
-}
+crate::error::choice_from_str!(
+    CrpsEstimator,
+    "CRPS estimator",
+    [("standard", CrpsEstimator::Standard), ("fair", CrpsEstimator::Fair)]
+);
 
 /// Closed form for a Gaussian (Gneiting et al. 2005):
 /// sd * (z (2 Phi(z) - 1) + 2 phi(z) - 1/sqrt(pi)), z = (y - mean)/sd.

@@ -146,6 +146,10 @@ fn ptxas_assembles_for_sm80_and_sm90_without_spills() {
     for source in KernelSource::ALL {
         for (arch, sm) in [("compute_80", "sm_80"), ("compute_90", "sm_90")] {
             let ptx = compile_ptx(source, arch).unwrap_or_else(|e| panic!("{e}"));
+            // The ChEES source holds two kernels: the transitions and the cross-chain reductions.
+            if source == KernelSource::Chees {
+                assert!(ptx.contains(".entry chees_reduce("), "{sm}: no entry chees_reduce in the PTX");
+            }
             let file = dir.path().join(format!("{}.{sm}.ptx", source.file_name()));
             std::fs::write(&file, ptx).unwrap();
             let out = Command::new(&ptxas)

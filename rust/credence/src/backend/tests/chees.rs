@@ -7,14 +7,12 @@
 //! on the same libm: its results must be equal to the last bit.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::super::chees::{Batch, fit_many_with};
 use super::super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
-use super::super::{KernelSource, compile_ptx};
-use super::{Reader, device, harness, nvrtc, ptxas, ptxas_report, run_harness, workspace_root};
+use super::{Reader, device, harness, run_harness, workspace_root};
 use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::gaussian::GaussianModel;
@@ -362,28 +360,33 @@ fn shim_launch(exe: &std::path::Path, init: &BatchInit, state: &ShimState, launc
     let res = launches
         .iter()
         .map(|_| {
-            let pos = r.f64s(cells);
-            let grad = r.f64s(cells);
-            let logp = r.f64s(chains);
-            let q = r.f64s(cells);
-            let p = r.f64s(cells);
-            let lp = r.f64s(chains);
-            let accept = r.f64s(chains);
-            let adapt_accept = r.f64s(chains);
-            let divergent = r.i32s(chains);
-            let energy = r.f64s(chains);
-            let evals = r.i32s(chains);
-            let block = (0..chains).map(|_| u64::from_le_bytes(r.take())).collect();
-            let spare_flag = r.i32s(chains);
-            let spare = r.f64s(chains);
-            ShimOut {
-                out: Transition { pos: pos.clone(), q, p, lp, accept, adapt_accept, divergent, energy, evals },
-                state: ShimState { pos, grad, logp, block, spare_flag, spare },
-            }
+            let (out, state) = read_transition(&mut r, cells, chains);
+            ShimOut { out, state }
         })
         .collect();
     assert!(r.0.is_empty(), "harness wrote more than expected");
     res
+}
+
+/// One launch's transition and chain state as the harness writes them (`cells` doubles of
+/// positions, `chains` per-chain values).
+fn read_transition(r: &mut Reader<'_>, cells: usize, chains: usize) -> (Transition, ShimState) {
+    let pos = r.f64s(cells);
+    let grad = r.f64s(cells);
+    let logp = r.f64s(chains);
+    let q = r.f64s(cells);
+    let p = r.f64s(cells);
+    let lp = r.f64s(chains);
+    let accept = r.f64s(chains);
+    let adapt_accept = r.f64s(chains);
+    let divergent = r.i32s(chains);
+    let energy = r.f64s(chains);
+    let evals = r.i32s(chains);
+    let block = (0..chains).map(|_| u64::from_le_bytes(r.take())).collect();
+    let spare_flag = r.i32s(chains);
+    let spare = r.f64s(chains);
+    let transition = Transition { pos: pos.clone(), q, p, lp, accept, adapt_accept, divergent, energy, evals };
+    (transition, ShimState { pos, grad, logp, block, spare_flag, spare })
 }
 
 /// Per launch of the transition test: step size, steps per design, move flag.
@@ -604,34 +607,12 @@ fn harness_launches(exe: &Path, init: &BatchInit, state: &DeviceState, launches:
     let res = launches
         .iter()
         .map(|_| {
-            let pos = r.f64s(cells);
-            let grad = r.f64s(cells);
-            let logp = r.f64s(chains);
-            let q = r.f64s(cells);
-            let p = r.f64s(cells);
-            let lp = r.f64s(chains);
-            let accept = r.f64s(chains);
-            let adapt_accept = r.f64s(chains);
-            let divergent = r.i32s(chains);
-            let energy = r.f64s(chains);
-            let evals = r.i32s(chains);
-            let block = (0..chains).map(|_| u64::from_le_bytes(r.take())).collect();
-            let spare_flag = r.i32s(chains);
-            let spare = r.f64s(chains);
+            let (transition, chains) = read_transition(&mut r, cells, chains);
             let prev = r.f64s(cells);
             let window_mean = r.f64s(init.dims);
             let window_m2 = r.f64s(init.dims);
             let reduced = r.f64s(2 * designs);
-            Launched {
-                transition: Transition { pos: pos.clone(), q, p, lp, accept, adapt_accept, divergent, energy, evals },
-                state: DeviceState {
-                    chains: ShimState { pos, grad, logp, block, spare_flag, spare },
-                    prev,
-                    window_mean,
-                    window_m2,
-                },
-                reduced,
-            }
+            Launched { transition, state: DeviceState { chains, prev, window_mean, window_m2 }, reduced }
         })
         .collect();
     assert!(r.0.is_empty(), "harness wrote more than expected");
@@ -897,34 +878,6 @@ fn cpu_shim_fit_with_metric_windows_equals_cpu_fit() {
             };
             same(&label(&format!("chain {c} statistics")), &stat(&x.stats), &stat(&y.stats));
         }
-    }
-}
-
-/// `chees_reduce` is in the PTX for sm_80 and sm_90 and assembles with no spills (the general
-/// ptxas test checks every function's spill line; this names the new entry).
-#[test]
-fn chees_reduce_assembles_without_spills() {
-    let (Some(()), Some(ptxas)) = (nvrtc(), ptxas()) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    for (arch, sm) in [("compute_80", "sm_80"), ("compute_90", "sm_90")] {
-        let ptx = compile_ptx(KernelSource::Chees, arch).unwrap_or_else(|e| panic!("{e}"));
-        assert!(ptx.contains(".entry chees_reduce("), "{sm}: no entry chees_reduce in the PTX");
-        let file = dir.path().join(format!("chees.{sm}.ptx"));
-        std::fs::write(&file, ptx).unwrap();
-        let out = Command::new(&ptxas)
-            .args(["-v", "-arch", sm, "-o"])
-            .arg(file.with_extension("cubin"))
-            .arg(&file)
-            .output()
-            .unwrap_or_else(|e| panic!("running {}: {e}", ptxas.display()));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas {sm} failed on chees.cu:\n{stderr}");
-        let (_, regs, stores, loads) = ptxas_report(&stderr)
-            .into_iter()
-            .find(|r| r.0 == "chees_reduce")
-            .unwrap_or_else(|| panic!("{sm}: no ptxas report for chees_reduce:\n{stderr}"));
-        eprintln!("{sm} chees_reduce: {regs} registers, {stores} B spill stores, {loads} B spill loads");
-        assert!(stores == 0 && loads == 0, "{sm} chees_reduce: register spills");
     }
 }
 

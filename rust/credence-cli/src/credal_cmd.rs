@@ -107,11 +107,7 @@ fn group(g: &GroupSummary) -> Value {
 /// Runs `credence credal`.
 pub fn run(a: CredalArgs) -> Result<()> {
     let policy = Normalisation::parse(&a.normalisation)?;
-    let vertices = match a.vertices.replace('_', "-").as_str() {
-        "two-k" | "2k" => VertexMethod::TwoK,
-        "exact" => VertexMethod::Exact,
-        other => bail!("invalid vertices = {other}: expected two-k or exact"),
-    };
+    let vertices: VertexMethod = a.vertices.parse()?;
     let mut budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;
     if let (Some(tp), Some(tl)) = (&a.train_probs, &a.train_labels) {
         let p = read_array(tp)?.into_matrix("train probs").map_err(|e| e.in_file(tp))?;

@@ -21,6 +21,12 @@ pub enum VertexMethod {
     Exact,
 }
 
+crate::error::choice_from_str!(
+    VertexMethod,
+    "vertices",
+    [("two_k", VertexMethod::TwoK), ("2k", VertexMethod::TwoK), ("exact", VertexMethod::Exact)]
+);
+
 /// Largest K for exact enumeration.
 pub const MAX_EXACT_CLASSES: usize = 8;
 

@@ -49,13 +49,11 @@ pub enum FamilyName {
     BetaBinomial,
 }
 
-impl std::str::FromStr for FamilyName {
-    type Err = Error;
-    /// Parses `gaussian` or `beta_binomial` (`beta-binomial`).
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice("family", s, &[("gaussian", Self::Gaussian), ("beta_binomial", Self::BetaBinomial)])
-    }
-}
+crate::error::choice_from_str!(
+    FamilyName,
+    "family",
+    [("gaussian", FamilyName::Gaussian), ("beta_binomial", FamilyName::BetaBinomial)]
+);
 
 /// Everything a fit needs besides its data: the model, the sampler, where it runs and what
 /// the summary computes. Every field is optional in JSON or an R list; an option that does not

@@ -44,13 +44,7 @@ pub enum SamplerName {
     Chees,
 }
 
-impl std::str::FromStr for SamplerName {
-    type Err = crate::Error;
-    /// Parses `nuts` or `chees`.
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice("sampler", s, &[("nuts", SamplerName::Nuts), ("chees", SamplerName::Chees)])
-    }
-}
+crate::error::choice_from_str!(SamplerName, "sampler", [("nuts", SamplerName::Nuts), ("chees", SamplerName::Chees)]);
 
 impl Sampler {
     /// Batched ChEES-HMC with its defaults.

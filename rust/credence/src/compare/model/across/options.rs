@@ -23,44 +23,34 @@ pub enum AcrossScale {
     PerDataSet,
 }
 
-impl std::str::FromStr for AcrossScale {
-    type Err = crate::Error;
-    /// Parses `as_given` or `per_dataset` (`per_data_set`; `-` may replace `_`).
-    fn from_str(s: &str) -> Result<Self> {
-        let choices =
-            [("as_given", Self::AsGiven), ("per_dataset", Self::PerDataSet), ("per_data_set", Self::PerDataSet)];
-        crate::error::parse_choice("across_scale", s, &choices)
-    }
-}
-
-impl std::str::FromStr for AcrossSigma {
-    type Err = crate::Error;
-    /// Parses `per_cell` or `per_method`.
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice("across_sigma", s, &[("per_cell", Self::PerCell), ("per_method", Self::PerMethod)])
-    }
-}
-
-impl std::str::FromStr for Interaction {
-    type Err = crate::Error;
-    /// Parses `normal`, `student_t` or `student_t_per_data_set`.
-    fn from_str(s: &str) -> Result<Self> {
-        let choices = [
-            ("normal", Self::Normal),
-            ("student_t", Self::StudentT),
-            ("student_t_per_data_set", Self::StudentTPerDataSet),
-        ];
-        crate::error::parse_choice("interaction", s, &choices)
-    }
-}
-
-impl std::str::FromStr for MethodEffects {
-    type Err = crate::Error;
-    /// Parses `pooled` or `flat`.
-    fn from_str(s: &str) -> Result<Self> {
-        crate::error::parse_choice("method_effects", s, &[("pooled", Self::Pooled), ("flat", Self::Flat)])
-    }
-}
+crate::error::choice_from_str!(
+    AcrossScale,
+    "across_scale",
+    [
+        ("as_given", AcrossScale::AsGiven),
+        ("per_dataset", AcrossScale::PerDataSet),
+        ("per_data_set", AcrossScale::PerDataSet)
+    ]
+);
+crate::error::choice_from_str!(
+    AcrossSigma,
+    "across_sigma",
+    [("per_cell", AcrossSigma::PerCell), ("per_method", AcrossSigma::PerMethod)]
+);
+crate::error::choice_from_str!(
+    Interaction,
+    "interaction",
+    [
+        ("normal", Interaction::Normal),
+        ("student_t", Interaction::StudentT),
+        ("student_t_per_data_set", Interaction::StudentTPerDataSet)
+    ]
+);
+crate::error::choice_from_str!(
+    MethodEffects,
+    "method_effects",
+    [("pooled", MethodEffects::Pooled), ("flat", MethodEffects::Flat)]
+);
 
 /// The residual sd's structure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -4,9 +4,9 @@
 
 # `sigma` of the model across data sets: "per_cell" (one residual sd per data set and method),
 # "per_method" (one per method, shared across data sets), or the formulas ~ dataset:method and
-# ~ method.
+# ~ method; NULL (the core's default, per cell) when not given.
 across_sigma <- function(sigma, sigma_given, group, dataset) {
-  if (!sigma_given || is.null(sigma)) return("per_cell")
+  if (!sigma_given || is.null(sigma)) return(NULL)
   if (is.character(sigma) && length(sigma) == 1 && sigma %in% c("per_cell", "per_method")) return(sigma)
   if (inherits(sigma, "formula") && length(sigma) == 2) {
     rhs <- sigma[[2]]
@@ -33,60 +33,28 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
   } else {
     dataset <- f$dataset
   }
-  if (!is.null(f$trials) || resolve_family(args$family) != "gaussian") {
-    stop("credence_fit: the model across data sets is gaussian (no trials(), no beta_binomial())", call. = FALSE)
-  }
-  if (!is.null(args$prior)) {
-    stop("credence_fit: the model across data sets takes its default priors (prior must be NULL)", call. = FALSE)
-  }
-  if (!is.null(args$sampler) && !identical(args$sampler, "nuts")) {
-    stop("credence_fit: the model across data sets is sampled by NUTS (sampler = \"nuts\")", call. = FALSE)
-  }
-  if (!check_backend(if (is.null(args$backend)) "auto" else args$backend, "credence_fit") %in% c("auto", "cpu")) {
-    stop("credence_fit: the model across data sets runs on the CPU (backend = \"cpu\" or \"auto\")", call. = FALSE)
+  # The columns the design has: no trials (the family is the core's to refuse).
+  if (!is.null(f$trials)) {
+    stop("credence_fit: the model across data sets is gaussian: its formula has no trials()", call. = FALSE)
   }
   sigma <- across_sigma(args$sigma, sigma_given, f$group, dataset)
-  across_scale <- if (is.null(args$across_scale)) "as_given" else args$across_scale
-  interaction <- if (is.null(args$interaction)) "normal" else args$interaction
-  for (k in c("across_scale", "interaction")) {
-    v <- if (k == "across_scale") across_scale else interaction
-    allowed <- eval(formals(credence_fit)[[k]])
-    if (!is.character(v) || length(v) != 1 || !v %in% allowed) {
-      stop("credence_fit: ", k, " must be one of ", paste0("\"", allowed, "\"", collapse = ", "), call. = FALSE)
-    }
-  }
-  rope <- args$rope
-  if (!is.null(rope) && (!is.numeric(rope) || length(rope) != 1 || !is.finite(rope) || rope <= 0)) {
-    stop("credence_fit: rope must be one number > 0 (the half-width of the region of practical equivalence)",
-         call. = FALSE)
-  }
   d <- model_rows(args$data, f$response, c(dataset, f$group, f$pair))
-  chains <- check_count("chains", if (is.null(args$chains)) 4 else args$chains, 1)
-  iter <- check_count("iter", if (is.null(args$iter)) 2000 else args$iter, 1)
-  warmup <- check_count("warmup", if (is.null(args$warmup)) floor(iter / 4) else args$warmup, 0)
-  if (iter <= warmup) stop("credence_fit: iter (", iter, ") must exceed warmup (", warmup, ")", call. = FALSE)
-  seed <- args$seed
-  if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1)
-  seed <- check_count("seed", seed, 0)
-  defaults <- list(adapt_delta = 0.8, max_treedepth = 10)
-  control <- utils::modifyList(defaults, as.list(args$control))
-  unknown <- setdiff(names(control), names(defaults))
-  if (length(unknown)) {
-    stop("credence_fit: unsupported control entries: ", paste(unknown, collapse = ", "), "; expected ",
-         paste(names(defaults), collapse = ", "), call. = FALSE)
-  }
-  # The arguments of the core's fit, built here once (named as the glue function's arguments).
-  request <- list(dataset = as.character(d[[dataset]]), method = as.character(d[[f$group]]),
-                  realization = if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-                  y = as.double(d[[f$response]]), across_scale = across_scale, sigma = sigma,
-                  interaction = interaction, chains = chains, warmup = warmup, draws = iter - warmup, seed = seed,
-                  target_accept = as.double(control$adapt_delta), max_depth = as.double(control$max_treedepth),
-                  higher_is_better = isTRUE(args$higher_is_better), rope = if (is.null(rope)) NULL else as.double(rope))
-  s <- core("credence_fit", do.call(glue_fit_across, request))
+  seed <- fit_seed(args$seed)
+  # The core's request (credence::request::FitRequest) as one named list; the core holds the
+  # defaults and refuses what does not apply to this model (ChEES, a family, a prior, ...).
+  request <- c(list(family = resolve_family(args$family), realization_effect = if (!is.null(f$pair)) TRUE,
+                    across_scale = args$across_scale, across_sigma = sigma, interaction = args$interaction,
+                    rope = args$rope),
+               prior_request(prior_strings(args$prior)), sampler_request(args, seed))
+  s <- core("credence_fit", glue_fit_across(request, as.character(d[[dataset]]), as.character(d[[f$group]]),
+                                            if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                                            as.double(d[[f$response]])))
   args$seed <- seed
-  structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = sigma,
-                 across_scale = across_scale, interaction = interaction, data = d, data_name = data_name,
-                 seed = seed, chains = chains, iter = iter, warmup = warmup, sigma_given = sigma_given, args = args),
+  p <- s$sampler
+  structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = s$model$sigma,
+                 across_scale = s$scale, interaction = s$model$interaction, data = d, data_name = data_name,
+                 seed = p$seed, chains = p$chains, iter = p$warmup + p$draws, warmup = p$warmup,
+                 sigma_given = sigma_given, args = args),
             class = "credence_across")
 }
 
@@ -154,8 +122,8 @@ check_dataset <- function(s, dataset, fn) {
 #' method, the default, or \code{~ dataset:method}; \code{"per_method"} or \code{~ method}),
 #' \code{interaction} (\code{"normal"} or \code{"student_t"}, df estimated) and \code{rope} (the
 #' half-width of a region of practical equivalence: each pair's baycomp-style decision on a new
-#' data set). The model takes its default priors (\code{prior = NULL}) and is sampled by NUTS on the
-#' CPU. Realizations may also be written \code{(1 | dataset:realization)}: they are always nested in
+#' data set). Of the priors (\code{\link{credence_prior}}) only \code{sigma} and \code{sigma_gamma}
+#' apply to this model (the others are an error), and it is sampled by NUTS on the CPU. Realizations may also be written \code{(1 | dataset:realization)}: they are always nested in
 #' their data set. Fewer than two data sets is an error (fit one data set with \code{credence_fit}
 #' alone).
 #' @seealso \code{\link{credence_fit}}, \code{\link{fit_summary}}

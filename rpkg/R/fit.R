@@ -5,6 +5,9 @@
 #' @description Fits the Bayesian hierarchical model that compares methods from metric values across data
 #' realizations. The formula is parsed in R; data are converted and the posterior is sampled by NUTS
 #' (or batched ChEES-HMC, on the CPU or a GPU) in the Rust core of credence (no model compilation).
+#' The arguments become one request of the core (\code{credence::request::FitRequest}, as the CLI's
+#' flags do): the core holds the defaults, and an option that does not apply to the model or the
+#' sampler is an error that names it.
 #' @param formula One of \code{y ~ method + (1 | realization)} (the published model: method means
 #'   plus a realization intercept that pairs methods trained on the same data), \code{y ~ method}
 #'   (no pairing), or for coverage counts \code{covered | trials(n) ~ method} (optionally
@@ -25,7 +28,8 @@
 #' @param iter Iterations per chain, warmup included; exact, as in brms (the chains are not made
 #'   longer when the fit is not clean, as the CLI's default does). With \code{sampler = "chees"}
 #'   the default is the core's ChEES default: 75 warmup + 100 draws per chain, run on in blocks of
-#'   50 up to 200 draws while the fit is not clean (nested R-hat > 1.01 or bulk-ESS < 400); an
+#'   50 up to 200 draws while the fit is not clean (nested R-hat > 1.01 or bulk-ESS < 400), so
+#'   a \code{warmup} given without \code{iter} leaves 175 - \code{warmup} draws; an
 #'   \code{iter} given is exact.
 #' @param warmup Warmup iterations per chain (discarded). The default, a quarter of \code{iter}
 #'   (500 + 1500 of 2000): the sampler halves leapfrog steps where the energy varies too much
@@ -40,11 +44,13 @@
 #' @param control As in brms: \code{adapt_delta} (target acceptance rate of step-size
 #'   adaptation) and \code{max_treedepth} (NUTS). With \code{sampler = "chees"}:
 #'   \code{adapt_delta}, \code{superchains} (default 10) and \code{chains_per_superchain}
-#'   (default 4).
+#'   (default 4). Entries not given take the core's defaults (\code{adapt_delta} 0.8,
+#'   \code{max_treedepth} 10); one given that does not apply to the sampler is an error.
 #' @param sampler \code{"nuts"} (the default: NUTS with WALNUTS' step halving, one fit at a time
 #'   on the CPU) or \code{"chees"} (batched ChEES-HMC: superchains of chains in lockstep, with
-#'   nested R-hat; \code{credence::backend::fit_many_chees_on}, as the CLI's
-#'   \code{credence fit --sampler chees}). The fit works with every method of a NUTS fit;
+#'   nested R-hat; \code{credence::request::FitRequest::fit}, as the CLI's
+#'   \code{credence fit --sampler chees}; a fit whose superchains still disagree is an error).
+#'   The fit works with every method of a NUTS fit;
 #'   \code{fit$chees} holds nested R-hat, step size, trajectory length and the backend that
 #'   ran.
 #' @param backend \code{"auto"}, \code{"cpu"} or \code{"cuda"} (see
@@ -85,6 +91,11 @@ credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~met
                          sampler = c("nuts", "chees"), backend = "auto", dataset = NULL,
                          across_scale = c("as_given", "per_dataset"), interaction = c("normal", "student_t"),
                          rope = NULL) {
+  # Options not given are left to the core's request (NULL), which holds the defaults: brms'
+  # lengths (iter 2000 with a quarter warmup, exact) for NUTS, ChEES's 75 warmup + 100 draws run
+  # on while the fit is not clean, also when update() changes iter or the sampler.
+  unset <- c(chains = missing(chains), iter = missing(iter), warmup = missing(warmup), control = missing(control),
+             across_scale = missing(across_scale), interaction = missing(interaction))
   sampler <- match.arg(sampler)
   across_scale <- match.arg(across_scale)
   interaction <- match.arg(interaction)
@@ -92,22 +103,8 @@ credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~met
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
                control = control, sampler = sampler, backend = backend, dataset = dataset,
                across_scale = across_scale, interaction = interaction, rope = rope)
-  # An unspecified warmup stays a quarter of iter when update() changes iter (500 warmup +
-  # 1500 draws of 2000 iterations). As in brms, iter is exact: the chains are not made longer
-  # when the fit is not clean (the CLI's and the Rust API's default do that). Unspecified
-  # chains, iter and warmup take the sampler's defaults (ChEES: 10 superchains x 4 chains,
-  # 75 warmup + 100 draws), also when update() changes the sampler.
-  if (missing(warmup)) args["warmup"] <- list(NULL)
-  if (missing(iter)) args["iter"] <- list(NULL)
-  if (missing(chains)) args["chains"] <- list(NULL)
+  args[names(unset)[unset]] <- list(NULL)
   fit_from_args(args, data_name = deparse1(substitute(data)), sigma_given = !missing(sigma))
-}
-
-check_count <- function(name, x, min) {
-  if (!is.numeric(x) || length(x) != 1 || is.na(x) || x != round(x) || x < min) {
-    stop("credence_fit: ", name, " must be a whole number >= ", min, call. = FALSE)
-  }
-  as.double(x)
 }
 
 # The data frame's rows the model uses: checks that the numeric and label columns exist and have
@@ -136,89 +133,57 @@ model_rows <- function(data, numeric, labels) {
   data[keep, , drop = FALSE]
 }
 
+# brms' control entries and the request's fields they set.
+control_fields <- c(adapt_delta = "target_accept", max_treedepth = "max_depth", superchains = "superchains",
+                    chains_per_superchain = "chains_per_superchain")
+
+# The fields of the core's request (credence::request::FitRequest) that both models share: the
+# sampler, its lengths and settings, the seed and the direction, with brms' conventions. A NULL
+# leaves a field to the core's defaults; an option that does not apply (a NUTS option with
+# ChEES, ...) is the core's error naming it.
+sampler_request <- function(args, seed) {
+  control <- as.list(args$control)
+  entries <- names(control)
+  if (length(control) && (is.null(entries) || !all(entries %in% names(control_fields)))) {
+    bad <- if (is.null(entries)) "(unnamed)" else setdiff(entries, names(control_fields))
+    stop("credence_fit: unsupported control entries: ", paste(bad, collapse = ", "), "; expected ",
+         paste(names(control_fields), collapse = ", "), call. = FALSE)
+  }
+  out <- list(sampler = args$sampler, backend = args$backend, chains = args$chains, iter = args$iter,
+              warmup = args$warmup, seed = seed, higher_is_better = isTRUE(args$higher_is_better),
+              convention = "brms")
+  out[unname(control_fields[entries])] <- control
+  out
+}
+
+# The seed of a fit: the one given, else one drawn from R's RNG (so set.seed() reproduces it).
+fit_seed <- function(seed) if (is.null(seed)) sample.int(.Machine$integer.max, 1) else seed
+
 fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   f <- parse_credence_formula(args$formula)
   if (!is.null(f$dataset) || !is.null(args$dataset)) return(fit_across_from_args(args, f, data_name, sigma_given))
-  for (k in c("across_scale", "interaction")) {
-    if (!is.null(args[[k]]) && !identical(args[[k]], formals(credence_fit)[[k]][[2]])) {
-      stop("credence_fit: ", k, " applies to the model across data sets only (add + (1 | dataset:method) ",
-           "or dataset = \"column\")", call. = FALSE)
-    }
-  }
+  # The fit on one data set computes no summary: its rope is fit_summary()'s argument.
   if (!is.null(args$rope)) {
     stop("credence_fit: rope applies to the model across data sets; for one data set use ",
          "fit_summary(fit, rope = ...)", call. = FALSE)
   }
   family <- resolve_family(args$family)
-  if (family == "beta_binomial" && is.null(f$trials)) {
-    stop("credence_fit: beta_binomial() needs the trials on the left-hand side, e.g. covered | trials(n_test) ~ method",
-         call. = FALSE)
-  }
-  if (family == "gaussian" && !is.null(f$trials)) {
-    stop("credence_fit: trials() needs family = beta_binomial()", call. = FALSE)
-  }
-  shared_sigma <- parse_sigma_formula(args$sigma, f$group)
-  if (family == "beta_binomial" && sigma_given) {
-    stop("credence_fit: sigma applies to the gaussian family only (beta_binomial has phi)", call. = FALSE)
-  }
+  shared_sigma <- if (sigma_given) parse_sigma_formula(args$sigma, f$group)
   d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair))
-  sampler <- if (is.null(args$sampler)) "nuts" else args$sampler
-  if (!is.character(sampler) || length(sampler) != 1L || !sampler %in% c("nuts", "chees")) {
-    stop("credence_fit: sampler must be \"nuts\" or \"chees\"", call. = FALSE)
-  }
-  backend <- check_backend(if (is.null(args$backend)) "auto" else args$backend, "credence_fit")
-  chees <- sampler == "chees"
-  if (!chees && backend == "cuda") {
-    stop("credence_fit: NUTS runs on the CPU only; backend = \"cuda\" needs sampler = \"chees\"", call. = FALSE)
-  }
-  if (chees && !is.null(args$chains)) {
-    stop("credence_fit: sampler = \"chees\" counts chains as control = list(superchains, chains_per_superchain), ",
-         "not chains", call. = FALSE)
-  }
-  chains <- check_count("chains", if (is.null(args$chains)) 4 else args$chains, 1)
-  iter <- check_count("iter", if (!is.null(args$iter)) args$iter else if (chees) 175 else 2000, 1)
-  warmup <- check_count("warmup", if (!is.null(args$warmup)) args$warmup else if (chees && is.null(args$iter)) 75
-                        else floor(iter / 4), 0)
-  if (iter <= warmup) stop("credence_fit: iter (", iter, ") must exceed warmup (", warmup, ")", call. = FALSE)
-  seed <- args$seed
-  if (is.null(seed)) seed <- sample.int(.Machine$integer.max, 1)
-  seed <- check_count("seed", seed, 0)
-  defaults <- if (chees) list(adapt_delta = 0.8, superchains = 10, chains_per_superchain = 4) else
-    list(adapt_delta = 0.8, max_treedepth = 10)
-  control <- utils::modifyList(defaults, as.list(args$control))
-  # A NUTS control list (the default) passed on to ChEES keeps working: max_treedepth is NUTS's.
-  if (chees) control$max_treedepth <- NULL
-  unknown <- setdiff(names(control), names(defaults))
-  if (length(unknown)) {
-    stop("credence_fit: unsupported control entries for sampler = \"", sampler, "\": ",
-         paste(unknown, collapse = ", "), "; expected ", paste(names(defaults), collapse = ", "), call. = FALSE)
-  }
+  seed <- fit_seed(args$seed)
   priors <- prior_strings(args$prior)
-  # The arguments of the core's fit, built here once (named as the glue functions' arguments).
-  request <- list(group = as.character(d[[f$group]]), pair = if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-                  y = as.double(d[[f$response]]), trials = if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
-                  family = family, shared_sigma = shared_sigma, realization_effect = !is.null(f$pair),
-                  phi_per_method = FALSE, priors = unname(priors), warmup = warmup, draws = iter - warmup, seed = seed,
-                  target_accept = as.double(control$adapt_delta), higher_is_better = isTRUE(args$higher_is_better))
-  chees_info <- NULL
-  if (chees) {
-    r <- core("credence_fit", do.call(glue_fit_chees, c(request, list(
-      superchains = check_count("superchains", control$superchains, 2),
-      chains_per_superchain = check_count("chains_per_superchain", control$chains_per_superchain, 1),
-      # The ChEES defaults (iter unspecified) run a fit that is not clean on, up to 200 draws per
-      # chain, as the core's; an iter given is exact, as in brms.
-      max_draws = if (is.null(args$iter)) 200 else iter - warmup, backend = backend))))
-    ptr <- r$ptr
-    chees_info <- r[setdiff(names(r), "ptr")]
-  } else {
-    ptr <- core("credence_fit", do.call(glue_fit, c(request, list(
-      student_t = FALSE, standardize = FALSE, chains = chains, max_depth = as.double(control$max_treedepth)))))
-  }
+  request <- c(list(family = family, shared_sigma = shared_sigma, realization_effect = if (!is.null(f$pair)) TRUE,
+                    across_scale = args$across_scale, interaction = args$interaction),
+               prior_request(priors), sampler_request(args, seed))
+  r <- core("credence_fit", glue_fit(request, as.character(d[[f$group]]),
+                                     if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                                     as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]])))
   args$seed <- seed
-  structure(list(ptr = ptr, formula = args$formula, family = family, shared_sigma = shared_sigma,
-                 terms = f, data = d, data_name = data_name, seed = seed, sigma_given = sigma_given, prior = priors, args = args,
-                 sampler = sampler, backend = if (chees) chees_info$backend else "cpu", chees = chees_info,
-                 summary = as.data.frame(glue_summary(ptr)), info = glue_info(ptr)),
+  info <- glue_info(r$ptr)
+  structure(list(ptr = r$ptr, formula = args$formula, family = family, shared_sigma = isTRUE(shared_sigma),
+                 terms = f, data = d, data_name = data_name, seed = info$seed, sigma_given = sigma_given, prior = priors,
+                 args = args, sampler = r$sampler, backend = r$backend, chees = r$chees,
+                 summary = as.data.frame(glue_summary(r$ptr)), info = info),
             class = "credence_fit")
 }
 

@@ -3,20 +3,7 @@
 # (internal; checks and conversions stay with the callers).
 
 # src/rust/src/fit.rs: fits on one data set and what is read from them
-glue_fit <- function(group, pair, y, trials, family, shared_sigma, realization_effect, student_t, standardize,
-                     phi_per_method, priors, chains, warmup, draws, seed, target_accept, max_depth,
-                     higher_is_better) {
-  .Call(wrap__glue_fit, group, pair, y, trials, family, shared_sigma, realization_effect, student_t,
-        standardize, phi_per_method, priors, chains, warmup, draws, seed, target_accept, max_depth,
-        higher_is_better)
-}
-glue_fit_chees <- function(group, pair, y, trials, family, shared_sigma, realization_effect, phi_per_method,
-                           priors, superchains, chains_per_superchain, warmup, draws, max_draws, seed,
-                           target_accept, higher_is_better, backend) {
-  .Call(wrap__glue_fit_chees, group, pair, y, trials, family, shared_sigma, realization_effect,
-        phi_per_method, priors, superchains, chains_per_superchain, warmup, draws, max_draws, seed,
-        target_accept, higher_is_better, backend)
-}
+glue_fit <- function(request, group, pair, y, trials) .Call(wrap__glue_fit, request, group, pair, y, trials)
 glue_backend <- function(name) .Call(wrap__glue_backend, name)
 glue_summary <- function(f) .Call(wrap__glue_summary, f)
 glue_info <- function(f) .Call(wrap__glue_info, f)
@@ -33,10 +20,8 @@ glue_mdd_curve <- function(fits, n, a, b, power, r_new) {
 glue_predict <- function(f, n, seed) .Call(wrap__glue_predict, f, n, seed)
 
 # src/rust/src/across.rs: the model across data sets
-glue_fit_across <- function(dataset, method, realization, y, across_scale, sigma, interaction, chains, warmup,
-                            draws, seed, target_accept, max_depth, higher_is_better, rope) {
-  .Call(wrap__glue_fit_across, dataset, method, realization, y, across_scale, sigma, interaction, chains,
-        warmup, draws, seed, target_accept, max_depth, higher_is_better, rope)
+glue_fit_across <- function(request, dataset, method, realization, y) {
+  .Call(wrap__glue_fit_across, request, dataset, method, realization, y)
 }
 
 # src/rust/src/summary.rs: the fit's summary (FitSummary)

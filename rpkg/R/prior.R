@@ -89,9 +89,16 @@ print.credence_dist <- function(x, ...) {
   invisible(x)
 }
 
-# prior argument of credence_fit -> the 5 strings glue_fit expects ("" keeps the default).
+# prior argument of credence_fit -> the 5 strings named by slot ("" keeps the default).
 prior_strings <- function(prior) {
-  if (is.null(prior)) return(rep("", length(prior_slots)))
+  if (is.null(prior)) return(stats::setNames(rep("", length(prior_slots)), prior_slots))
   if (!inherits(prior, "credence_prior")) stop("credence_fit: prior must come from credence_prior()", call. = FALSE)
   vapply(prior_slots, function(k) prior[[k]], "")
+}
+
+# The priors given (not "") as the request's fields prior_mu0, prior_tau, ...
+prior_request <- function(priors) {
+  given <- priors[nzchar(priors)]
+  if (!length(given)) return(list())
+  stats::setNames(as.list(unname(given)), paste0("prior_", names(given)))
 }

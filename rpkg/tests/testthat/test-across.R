@@ -98,7 +98,9 @@ test_that("one data set, bad terms and bad options are clear errors", {
   expect_error(across_fit(crps ~ method + (1 | dataset:method), d, dataset = "realization"),
                "formula's interaction is \\(1 \\| dataset:method\\)")
   expect_error(across_fit(crps ~ method + (1 | realization:n), d), "unsupported term")
-  expect_error(across_fit(crps ~ method + (1 | dataset:method), d, family = beta_binomial()), "gaussian")
+  expect_error(across_fit(crps ~ method + (1 | dataset:method), d, family = beta_binomial()),
+               "family = beta_binomial: the across-data-sets model is Gaussian")
+  expect_error(across_fit(covered | trials(n) ~ method + (1 | dataset:method), d), "gaussian: its formula has no trials")
   expect_error(across_fit(crps ~ method + (1 | dataset:method), d, sigma = "shared"), "per_cell")
   expect_error(across_fit(crps ~ method + (1 | dataset:method), d, rope = -1), "rope")
   expect_error(across_fit(crps ~ method + (1 | realization), d, rope = 0.1), "rope applies")
@@ -109,6 +111,19 @@ test_that("one data set, bad terms and bad options are clear errors", {
   expect_error(prob_best(f, dataset = "iris"), "dataset 'iris' is not one of")
   dup <- rbind(d, d[1, ])
   expect_error(across_fit(crps ~ method + (1 | realization) + (1 | dataset:method), dup), "one value per data set, method and realization")
+})
+
+test_that("the across model takes its own priors and refuses what it does not have", {
+  d <- across_table()
+  fm <- crps ~ method + (1 | realization) + (1 | dataset:method)
+  expect_error(across_fit(fm, d, prior = credence_prior(tau = half_normal(1))), "prior_tau")
+  f <- across_fit(fm, d, prior = credence_prior(sigma = half_normal(0.5)))
+  expect_identical(f$summary$model$priors$sigma, list(family = "half_normal", scale = 0.5))
+  expect_error(across_fit(fm, d, control = list(superchains = 4)),
+               "superchains = 4: it applies to batched ChEES, and the across-data-sets model samples by NUTS")
+  expect_error(across_fit(fm, d, backend = "cuda"), "backend = cuda: .*; use backend = cpu")
+  expect_error(across_fit(fm, d, sampler = "chees"), "sampler = chees: .*; use sampler = nuts")
+  expect_error(across_fit(fm, d, rope = 0), "rope = 0: the half-width")
 })
 
 test_that("update refits the across model", {

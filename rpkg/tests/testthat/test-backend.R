@@ -108,7 +108,7 @@ test_that("credence_fit: the backend argument and ChEES settings are checked", {
   expect_error(credence_fit(fm, d, sampler = "chees", control = list(max_depth = 3)), "max_depth")
   expect_error(credence_fit(fm, d, sampler = "chees", control = list(superchains = 1)), "superchains")
   expect_error(credence_fit(fm, d, sampler = "hmc"), "should be one of")
-  expect_error(credence_fit(fm, d, sampler = "chees", backend = "tpu"), "backend must be")
+  expect_error(credence_fit(fm, d, sampler = "chees", backend = "tpu"), "backend = \"tpu\": unknown variant `tpu`")
   f <- credence_fit(fm, d, sampler = "chees", backend = "cpu", seed = 2,
                     control = list(superchains = 2, chains_per_superchain = 2))
   expect_identical(f$backend, "cpu")

@@ -53,7 +53,7 @@ test_that("unsupported formula terms fail with a message naming the term", {
   expect_error(credence_fit(covered ~ method, d, family = beta_binomial()), "trials")
   expect_error(credence_fit(crps ~ nope, d), "not in data: nope")
   expect_error(credence_fit(crps ~ method, d, control = list(stepsize = 1)), "stepsize")
-  expect_error(credence_fit(crps ~ method, d, iter = 100, warmup = 100), "must exceed warmup")
+  expect_error(credence_fit(crps ~ method, d, iter = 100, warmup = 100), "iter = 100: more iterations than the warmup")
   d$txt <- as.character(d$crps)
   expect_error(credence_fit(txt ~ method, d), "'txt' must be numeric")
 })
@@ -112,6 +112,9 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
   expect_equal(colnames(fixef(f)), c("Estimate", "Est.Error", "Q2.5", "Q97.5"))
   expect_equal(prior_summary(f)$class, c("mu0", "tau", "phi", "sigma_gamma"))
   expect_error(credence_fit(covered | trials(n_test) ~ method, d, family = "beta_binomial", sigma = ~1), "sigma")
+  # sigma given at all: the beta-binomial model has phi, not sigma (~method is refused too).
+  expect_error(credence_fit(covered | trials(n_test) ~ method, d, family = "beta_binomial", sigma = ~method),
+               "shared_sigma = false: it applies to the Gaussian model")
   # String family names work like the constructor.
   g <- credence_fit(covered | trials(n_test) ~ method + (1 | realization), d, family = "beta-binomial",
                     iter = 600, seed = 2, chains = 2, higher_is_better = TRUE)
@@ -203,6 +206,23 @@ test_that("NA rows in any model column are dropped with one warning", {
   expect_equal(f$info$n_obs, nrow(d) - 2)
   g <- credence_fit(crps ~ method + (1 | realization), d[-c(2, 5), ], iter = 200, seed = 1, chains = 2)
   expect_equal(g$summary, f$summary)
+})
+
+test_that("options that do not apply, or are not values, are errors naming them", {
+  d <- mt()
+  fm <- crps ~ method + (1 | realization)
+  # A prior of the other family is refused, not ignored.
+  expect_error(credence_fit(fm, d, prior = credence_prior(phi = exponential(0.1))), "prior_phi")
+  expect_error(credence_fit(covered | trials(n_test) ~ method, d, family = beta_binomial(),
+                            prior = credence_prior(sigma = half_normal(1))), "prior_sigma")
+  # ChEES builds no tree: a max_treedepth given is refused (the default control is not given).
+  expect_error(credence_fit(fm, d, sampler = "chees", control = list(max_treedepth = 10)),
+               "max_depth = 10: it applies to NUTS")
+  # A value of the wrong type names its argument.
+  expect_error(credence_fit(fm, d, chains = 2.5), "chains = 2.5: invalid type")
+  expect_error(credence_fit(fm, d, seed = NA), "seed: NA is not a value")
+  expect_error(credence_fit(fm, d, iter = Inf), "iter: inf is not a finite number")
+  expect_error(credence_fit(fm, d, chains = -1), "chains = -1: invalid value")
 })
 
 test_that("a seed reproduces a fit; seed = NULL draws one from R's RNG and records it", {

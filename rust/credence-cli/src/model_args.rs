@@ -78,7 +78,7 @@ impl ModelArgs {
     pub fn request(&self) -> FitRequest {
         FitRequest {
             family: self.family.unwrap_or_default(),
-            shared_sigma: self.shared_sigma,
+            shared_sigma: self.shared_sigma.then_some(true),
             realization_effect: if self.no_realization_effect {
                 Some(false)
             } else {

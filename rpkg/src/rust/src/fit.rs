@@ -1,27 +1,16 @@
-//! Fitting and the quantities of a fit: R vectors in, `credence::compare` calls, R lists out.
+//! Fitting (the core's `FitRequest`, from an R named list) and the quantities of a fit: R vectors
+//! in, `credence` calls, R lists out.
 
-use credence::backend::{Backend, chees_kernel_unsupported, fit_many_chees_on};
-use credence::compare::{
-    BetaBinomialOptions, BetaBinomialPriors, CheesOptions, CheesSettings, Design, DrawStats, Family, Fit, FitOptions,
-    GaussianOptions, GaussianPriors, Likelihood, LocationPrior, REWARM_RHAT, NutsSettings, ScalePrior, SigmaStructure, fit,
-    mdd_curve,
-};
+use credence::backend::Backend;
+use credence::compare::{Design, DrawStats, Family, Fit, Likelihood, mdd_curve};
 use extendr_api::prelude::*;
 
+use crate::json::request;
 use crate::msg;
 
 type R<T> = std::result::Result<T, String>;
 
-/// A prior from its text form, or the default when the text is empty.
-fn scale_prior(text: &str, default: ScalePrior) -> R<ScalePrior> {
-    if text.is_empty() { Ok(default) } else { text.parse().map_err(msg) }
-}
-
-fn location_prior(text: &str, default: LocationPrior) -> R<LocationPrior> {
-    if text.is_empty() { Ok(default) } else { text.parse().map_err(msg) }
-}
-
-/// Whole non-negative number from an R double (seeds, iteration counts).
+/// Whole non-negative number from an R double (seeds, counts).
 pub(crate) fn count(name: &str, x: f64) -> R<u64> {
     if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) {
         Ok(x as u64)
@@ -30,192 +19,50 @@ pub(crate) fn count(name: &str, x: f64) -> R<u64> {
     }
 }
 
-/// The model family from its name, options and prior strings ("" keeps a prior's default).
-#[allow(clippy::too_many_arguments)]
-fn family(
-    family: &str,
-    shared_sigma: bool,
-    realization_effect: bool,
-    student_t: bool,
-    standardize: bool,
-    phi_per_method: bool,
-    priors: Vec<String>,
-) -> R<Family> {
-    let [mu0, tau, sigma, sigma_gamma, phi] = <[String; 5]>::try_from(priors)
-        .map_err(|_| "priors: expected 5 strings (mu0, tau, sigma, sigma_gamma, phi)".to_string())?;
-    Ok(match family {
-        "gaussian" => {
-            let d = GaussianPriors::default();
-            Family::Gaussian(GaussianOptions {
-                sigma: if shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
-                realization_effect,
-                likelihood: if student_t { Likelihood::StudentT } else { Likelihood::Normal },
-                standardize,
-                priors: GaussianPriors {
-                    mu0: location_prior(&mu0, d.mu0)?,
-                    tau: scale_prior(&tau, d.tau)?,
-                    sigma: scale_prior(&sigma, d.sigma)?,
-                    sigma_gamma: scale_prior(&sigma_gamma, d.sigma_gamma)?,
-                    nu: d.nu,
-                },
-                ..Default::default()
-            })
-        }
-        "beta_binomial" => {
-            let d = BetaBinomialPriors::default();
-            Family::BetaBinomial(BetaBinomialOptions {
-                phi_per_method,
-                realization_effect,
-                priors: BetaBinomialPriors {
-                    mu0: location_prior(&mu0, d.mu0)?,
-                    tau: scale_prior(&tau, d.tau)?,
-                    phi: scale_prior(&phi, d.phi)?,
-                    sigma_gamma: scale_prior(&sigma_gamma, d.sigma_gamma)?,
-                },
-                ..Default::default()
-            })
-        }
-        other => return Err(format!("family '{other}': expected gaussian or beta_binomial")),
-    })
-}
-
 /// A backend from its name (`auto`, `cpu` or `cuda`).
 pub(crate) fn backend(name: &str) -> R<Backend> {
     name.parse().map_err(msg)
 }
 
-/// Fits the model by NUTS; priors are strings such as "normal(0, 1)" ("" keeps the default).
+/// Fits the model that `request` (a named list of `credence::request::FitRequest`'s fields)
+/// asks for to one data set's columns (`pair` `NULL` for an unpaired design, `trials` `NULL`
+/// but for the beta-binomial model): NUTS on the CPU, or batched ChEES on the request's
+/// backend. Returns the fit, the sampler that ran (`nuts` or `chees`), where it ran (`cpu` or
+/// `cuda`) and, for ChEES, what is particular to it (nested R-hat, step size, trajectory
+/// length, leapfrog steps; `NULL` for NUTS).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
 fn glue_fit(
+    request: Robj,
     group: Vec<String>,
     pair: Nullable<Vec<String>>,
     y: Vec<f64>,
     trials: Nullable<Vec<f64>>,
-    family: &str,
-    shared_sigma: bool,
-    realization_effect: bool,
-    student_t: bool,
-    standardize: bool,
-    phi_per_method: bool,
-    priors: Vec<String>,
-    chains: f64,
-    warmup: f64,
-    draws: f64,
-    seed: f64,
-    target_accept: f64,
-    max_depth: f64,
-    higher_is_better: bool,
-) -> R<ExternalPtr<Fit>> {
-    let family =
-        self::family(family, shared_sigma, realization_effect, student_t, standardize, phi_per_method, priors)?;
-    let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
-    design.one_value_per_cell().map_err(msg)?;
-    let options = FitOptions {
-        family,
-        sampler: NutsSettings {
-            chains: count("chains", chains)? as usize,
-            warmup: count("warmup", warmup)?,
-            draws: count("draws", draws)?,
-            seed: count("seed", seed)?,
-            target_accept,
-            max_depth: count("max_treedepth", max_depth)?,
-            // brms' meaning of iter: exactly iter - warmup draws per chain (the core's default
-            // would run a fit that is not clean longer).
-            max_draws: None,
-            ..Default::default()
-        },
-        higher_is_better,
-    };
-    Ok(ExternalPtr::new(fit(&design, &options).map_err(msg)?))
-}
-
-/// Fits the model by batched ChEES-HMC on a backend (`credence::backend::fit_many_chees_on`
-/// with one design; `max_draws` as `CheesSettings::max_draws`): the fit and what is particular to ChEES (nested R-hat, step size,
-/// trajectory length, the backend that ran).
-#[extendr]
-#[allow(clippy::too_many_arguments)]
-fn glue_fit_chees(
-    group: Vec<String>,
-    pair: Nullable<Vec<String>>,
-    y: Vec<f64>,
-    trials: Nullable<Vec<f64>>,
-    family: &str,
-    shared_sigma: bool,
-    realization_effect: bool,
-    phi_per_method: bool,
-    priors: Vec<String>,
-    superchains: f64,
-    chains_per_superchain: f64,
-    warmup: f64,
-    draws: f64,
-    max_draws: f64,
-    seed: f64,
-    target_accept: f64,
-    higher_is_better: bool,
-    backend: &str,
 ) -> R<List> {
-    let backend = self::backend(backend)?;
-    let family = self::family(family, shared_sigma, realization_effect, false, false, phi_per_method, priors)?;
+    let request = self::request(&request)?;
     let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
+    // Where it runs, and the request's refusals, before the data's own check.
+    let ran = request.runs_on(&design).map_err(msg)?;
     design.one_value_per_cell().map_err(msg)?;
-    let sampler = CheesSettings {
-        superchains: count("superchains", superchains)? as usize,
-        chains_per_superchain: count("chains_per_superchain", chains_per_superchain)? as usize,
-        warmup: count("warmup", warmup)?,
-        draws: count("draws", draws)?,
-        seed: count("seed", seed)?,
-        target_accept,
-        // At most max_draws per chain (the core's extension of a fit that is not clean);
-        // max_draws = draws keeps exactly draws, brms' meaning of iter.
-        max_draws: Some(count("max_draws", max_draws)?),
-        ..Default::default()
-    };
-    let options = CheesOptions { family, sampler, higher_is_better };
-    // The backend that runs: Auto falls back to the CPU where the kernel cannot fit the model.
-    let ran = match backend.resolve().map_err(msg)? {
-        Backend::Cuda
-            if backend == Backend::Auto
-                && (options.sampler.chains() > 256 || chees_kernel_unsupported(&design, &options).is_some()) =>
-        {
-            Backend::Cpu
+    let fit = request.fit(&design, &|_, _| {}).map_err(msg)?;
+    let chees: Robj = match fit.chees() {
+        Some(c) => {
+            let (nested_rhat_name, nested_rhat): (Vec<String>, Vec<f64>) = c.nested_rhat.iter().cloned().unzip();
+            list!(
+                nested_rhat_name = nested_rhat_name,
+                nested_rhat = nested_rhat,
+                max_nested_rhat = c.max_nested_rhat,
+                step_size = c.step_size,
+                trajectory_length = c.trajectory_length,
+                mean_leapfrog_steps = c.mean_leapfrog_steps,
+                max_leapfrog_hits = c.max_leapfrog_hits as f64,
+                backend = ran.name()
+            )
+            .into()
         }
-        b => b,
+        None => Robj::from(NULL),
     };
-    let c = fit_many_chees_on(backend, std::slice::from_ref(&design), &options)
-        .map_err(msg)?
-        .pop()
-        .ok_or_else(|| "ChEES returned no fit".to_string())?
-        .map_err(msg)?;
-    let max_nested_rhat = c.max_nested_rhat();
-    if max_nested_rhat > REWARM_RHAT {
-        return Err(format!(
-            "ChEES did not converge: largest nested R-hat {max_nested_rhat:.3} after {} warmup iterations (the \
-             superchains disagree); fit with sampler = \"nuts\", or a longer warmup",
-            c.fit.options().sampler.warmup
-        ));
-    }
-    let (nested_rhat_name, nested_rhat): (Vec<String>, Vec<f64>) = c.nested_rhat.into_iter().unzip();
-    Ok(list!(
-        ptr = ExternalPtr::new(c.fit),
-        nested_rhat_name = nested_rhat_name,
-        nested_rhat = nested_rhat,
-        max_nested_rhat = max_nested_rhat,
-        step_size = c.step_size,
-        trajectory_length = c.trajectory_length,
-        mean_leapfrog_steps = c.mean_leapfrog_steps,
-        max_leapfrog_hits = c.max_leapfrog_hits as f64,
-        backend = backend_name(ran)
-    ))
-}
-
-/// `cpu` or `cuda` (a resolved backend's name).
-pub(crate) fn backend_name(b: Backend) -> &'static str {
-    match b {
-        Backend::Auto => "auto",
-        Backend::Cpu => "cpu",
-        Backend::Cuda => "cuda",
-    }
+    let sampler = if fit.chees().is_some() { "chees" } else { "nuts" };
+    Ok(list!(ptr = ExternalPtr::new(fit), sampler = sampler, backend = ran.name(), chees = chees))
 }
 
 /// The backend `name` resolves to here (`cpu` or `cuda`), and why CUDA cannot run ("" when it
@@ -223,7 +70,7 @@ pub(crate) fn backend_name(b: Backend) -> &'static str {
 #[extendr]
 fn glue_backend(name: &str) -> R<List> {
     let b = backend(name)?.resolve().map_err(msg)?;
-    Ok(list!(backend = backend_name(b), cuda_unavailable = Backend::cuda_unavailable_reason().unwrap_or_default()))
+    Ok(list!(backend = b.name(), cuda_unavailable = Backend::cuda_unavailable_reason().unwrap_or_default()))
 }
 
 /// The summary table, one vector per column.
@@ -257,8 +104,8 @@ fn glue_info(f: ExternalPtr<Fit>) -> List {
         y = d.y().to_vec(),
         chains = f.n_chains() as f64,
         draws = f.n_draws() as f64,
-        warmup = s.warmup as f64,
-        seed = s.seed as f64,
+        warmup = s.warmup() as f64,
+        seed = s.seed() as f64,
         divergences = diag.divergences as f64,
         treedepth_hits = diag.treedepth_hits as f64,
         max_rhat = diag.max_rhat,
@@ -387,7 +234,6 @@ fn glue_predict(f: ExternalPtr<Fit>, n: f64, seed: f64) -> R<Vec<f64>> {
 extendr_module! {
     mod fit;
     fn glue_fit;
-    fn glue_fit_chees;
     fn glue_backend;
     fn glue_summary;
     fn glue_info;

@@ -10,6 +10,7 @@ use extendr_api::prelude::*;
 mod across;
 mod credal;
 mod fit;
+mod json;
 mod metrics;
 mod plan;
 mod quantiles;

@@ -10,7 +10,7 @@ use credence::ndarray::{Array2, Array3, ShapeBuilder};
 use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
 use extendr_api::prelude::*;
 
-use crate::fit::{backend, backend_name};
+use crate::fit::backend;
 use crate::msg;
 
 type R<T> = std::result::Result<T, String>;
@@ -174,7 +174,7 @@ fn glue_ensemble_on(probs: Vec<f64>, dim: Vec<i32>, y: Nullable<Vec<i32>>, bins:
         total = s.entropy,
         aleatoric = s.expected_entropy,
         epistemic = s.mutual_information,
-        backend = backend_name(ran)
+        backend = ran.name()
     ))
 }
 

@@ -1,9 +1,9 @@
 //! Planning an experiment: R values in, `credence::compare::plan` out as R vectors.
 
+use credence::backend::Batched;
 use credence::compare::{
     CheesSettings, Decision, Family, Fit, GaussianOptions, Plan, PlanOptions, PlanSource, Stated, plan,
 };
-use credence::backend::Batched;
 use extendr_api::prelude::*;
 
 use crate::fit::{backend as backend_choice, count};
@@ -103,19 +103,7 @@ fn glue_plan_pilot(
     superchains: Nullable<f64>,
     chains_per_superchain: Nullable<f64>,
 ) -> R<List> {
-    let o = options(
-        a,
-        b,
-        realizations,
-        sims,
-        level,
-        rope,
-        power,
-        methods,
-        seed,
-        superchains,
-        chains_per_superchain,
-    )?;
+    let o = options(a, b, realizations, sims, level, rope, power, methods, seed, superchains, chains_per_superchain)?;
     let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
     let fit: &Fit = &f;
     Ok(to_list(&plan(PlanSource::Pilot(fit), &o, &fitter).map_err(msg)?))

@@ -64,8 +64,9 @@ crate::error::choice_from_str!(
 pub struct FitRequest {
     /// The family (default gaussian; the across-data-sets model is Gaussian).
     pub family: FamilyName,
-    /// Gaussian: one sigma shared by all methods.
-    pub shared_sigma: bool,
+    /// Gaussian: one sigma shared by all methods (`true`) or one per method (`false`, the
+    /// default); either is refused for the models without that sigma.
+    pub shared_sigma: Option<bool>,
     /// The realization effect (default: in the Gaussian and across models when the data pair
     /// methods by realization, not in the beta-binomial model).
     pub realization_effect: Option<bool>,
@@ -224,7 +225,11 @@ impl FitRequest {
                 self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
                 let d = GaussianPriors::default();
                 Family::Gaussian(GaussianOptions {
-                    sigma: if self.shared_sigma { SigmaStructure::Shared } else { SigmaStructure::PerMethod },
+                    sigma: if self.shared_sigma == Some(true) {
+                        SigmaStructure::Shared
+                    } else {
+                        SigmaStructure::PerMethod
+                    },
                     realization_effect: self.realization_effect.unwrap_or(true),
                     likelihood: if self.student_t { Likelihood::StudentT } else { Likelihood::Normal },
                     standardize: self.standardize,
@@ -304,6 +309,19 @@ impl FitRequest {
         model.priors.sigma_gamma = prior("prior_sigma_gamma", &self.prior_sigma_gamma, model.priors.sigma_gamma)?;
         model.validate()?;
         Ok(AcrossFitOptions { model, sampler: self.nuts_only()?, higher_is_better: self.higher_is_better })
+    }
+
+    /// The ROPE's half-width, refused before any fit unless a finite number > 0 (the
+    /// single-data-set summary and the across-data-sets decision both need one).
+    fn check_rope(&self) -> Result<()> {
+        match self.rope {
+            Some(eps) if !(eps > 0.0 && eps.is_finite()) => Err(Error::refused(
+                "rope",
+                eps,
+                "the half-width of a region of practical equivalence is a finite number > 0",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// What the summary computes: power, new realizations, ROPE and pairs.

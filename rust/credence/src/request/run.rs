@@ -24,9 +24,11 @@ impl FitRequest {
     /// Fits one data set's design: NUTS on the CPU (calling `progress(done, total)` with the
     /// iterations of all chains), or batched ChEES on the request's backend. A ChEES fit whose
     /// superchains still disagree after the longest warmup is refused (it is not a posterior),
-    /// and the target, if any, is applied.
+    /// and the target, if any, is applied. A ROPE that is not a finite half-width > 0 is
+    /// refused before fitting.
     pub fn fit(&self, design: &Design, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
         let options = self.fit_options()?;
+        self.check_rope()?;
         let fit = match options.sampler {
             Sampler::Nuts(_) => fit_with_progress(design, &options, progress)?,
             Sampler::Chees(s) => {
@@ -50,13 +52,17 @@ impl FitRequest {
         }
     }
 
-    /// Fits the across-data-sets model (NUTS; `progress` as for [`FitRequest::fit`]).
+    /// Fits the across-data-sets model (NUTS; `progress` and the ROPE as for
+    /// [`FitRequest::fit`]).
     pub fn fit_across(&self, design: &AcrossDesign, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<AcrossFit> {
-        fit_across_with_progress(design, &self.across_options()?, progress)
+        let options = self.across_options()?;
+        self.check_rope()?;
+        fit_across_with_progress(design, &options, progress)
     }
 
     /// The summary of a single-data-set fit (the JSON contract).
     pub fn summarize(&self, fit: &Fit) -> Result<FitSummary> {
+        self.check_rope()?;
         FitSummary::new(fit, &self.summary_options())
     }
 
@@ -73,6 +79,7 @@ impl FitRequest {
             shown(&self.pairs),
             "the across-data-sets summary chooses its pairs",
         )?;
+        self.check_rope()?;
         AcrossSummary::new(fit, self.rope)
     }
 }

@@ -17,7 +17,8 @@ pub enum Convention {
     #[default]
     Credence,
     /// brms': `iter` is warmup plus draws, exactly (no extension), the warmup a quarter of it;
-    /// NUTS defaults to iter 2000. ChEES without `iter` keeps the core's lengths and extension.
+    /// NUTS defaults to iter 2000. ChEES without `iter` keeps the core's lengths and extension,
+    /// its iter the core's warmup plus draws (175): a warmup given shortens the draws.
     Brms,
 }
 
@@ -134,9 +135,25 @@ impl FitRequest {
         let brms = self.convention == Convention::Brms;
         let iter = self.iter.or(brms_iter.filter(|_| brms));
         let Some(iter) = iter else {
-            // ChEES under brms' convention without iter: the core's lengths, from iter's
-            // default warmup + draws.
-            return Ok((self.warmup.unwrap_or(d_warmup), self.draws.unwrap_or(d_draws), self.max_draws.or(d_max)));
+            let warmup = self.warmup.unwrap_or(d_warmup);
+            let draws = match self.draws {
+                Some(draws) => draws,
+                // ChEES under brms' convention without iter: the core's lengths and extension,
+                // iter being their warmup + draws, so a warmup given shortens the draws.
+                None if brms => {
+                    let iter = d_warmup + d_draws;
+                    if iter <= warmup {
+                        return Err(Error::refused(
+                            "warmup",
+                            warmup,
+                            format!("the default iter ({iter}, warmup plus draws) must exceed it; give iter"),
+                        ));
+                    }
+                    iter - warmup
+                }
+                None => d_draws,
+            };
+            return Ok((warmup, draws, self.max_draws.or(d_max)));
         };
         refuse(self.draws.is_some(), "draws", shown(&self.draws), "iter sets the draws (iter - warmup)")?;
         refuse(self.max_draws.is_some(), "max_draws", shown(&self.max_draws), "iter sets the draws exactly")?;
@@ -149,8 +166,22 @@ impl FitRequest {
 
     /// The NUTS settings of a model that samples by NUTS only (across data sets).
     pub(super) fn nuts_only(&self) -> Result<NutsSettings> {
-        refuse(self.sampler == SamplerName::Chees, "sampler", "chees", "the across-data-sets model samples by NUTS")
+        let nuts = "the across-data-sets model samples by NUTS";
+        refuse(self.sampler == SamplerName::Chees, "sampler", "chees", nuts)
             .map_err(|e| e.instead("sampler", "nuts"))?;
+        // ChEES's options, refused here with this model's reason (NUTS's refusal would point
+        // to ChEES, which this model does not have).
+        let chees_only = "it applies to batched ChEES, and the across-data-sets model samples by NUTS";
+        refuse(self.superchains.is_some(), "superchains", shown(&self.superchains), chees_only)?;
+        let per = self.chains_per_superchain;
+        refuse(per.is_some(), "chains_per_superchain", shown(&per), chees_only)?;
+        refuse(
+            self.backend == Backend::Cuda,
+            "backend",
+            "cuda",
+            "the across-data-sets model samples by NUTS on the CPU",
+        )
+        .map_err(|e| e.instead("backend", "cpu"))?;
         match self.sampler()? {
             Sampler::Nuts(s) => Ok(s),
             Sampler::Chees(_) => Err(Error::refused("sampler", "chees", "the across-data-sets model samples by NUTS")),

@@ -43,6 +43,11 @@ fn lengths_follow_the_convention() {
     let c = CheesSettings::default();
     assert_eq!(chees(r#"{"sampler": "chees", "convention": "brms"}"#), (c.warmup, c.draws, c.max_draws));
     assert_eq!(chees(r#"{"sampler": "chees", "convention": "brms", "iter": 200}"#), (50, 150, None));
+    // Without iter, ChEES's iter under brms is the core's warmup + draws (175): a warmup given
+    // shortens the draws, and one as long as iter is refused.
+    assert_eq!(chees(r#"{"sampler": "chees", "convention": "brms", "warmup": 100}"#), (100, 75, c.max_draws));
+    assert_eq!(chees(r#"{"sampler": "chees", "warmup": 100}"#), (100, c.draws, c.max_draws));
+    assert_eq!(refused(request(r#"{"sampler": "chees", "convention": "brms", "warmup": 175}"#).sampler()).0, "warmup");
     assert_eq!(refused(request(r#"{"iter": 100, "warmup": 100}"#).sampler()).0, "iter");
     assert_eq!(refused(request(r#"{"iter": 100, "draws": 10}"#).sampler()).0, "draws");
 }
@@ -76,4 +81,54 @@ fn names_read_as_the_faces_write_them() {
     assert_eq!(refused(request(r#"{"max_energy_error": -1}"#).sampler()).0, "max_energy_error");
     let rendered = Error::refused("student_t", true, "no Student-t here").instead("interaction", "student_t");
     assert_eq!(rendered.to_string(), "student_t: no Student-t here; use interaction = student_t");
+}
+
+#[test]
+fn shared_sigma_given_either_way_is_refused_where_there_is_no_such_sigma() {
+    let sigma = |json: &str| match request(json).family().unwrap() {
+        Family::Gaussian(o) => o.sigma,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(sigma(r#"{"shared_sigma": true}"#), SigmaStructure::Shared);
+    assert_eq!(sigma(r#"{"shared_sigma": false}"#), SigmaStructure::PerMethod);
+    assert_eq!(sigma("{}"), SigmaStructure::PerMethod);
+    for value in ["true", "false"] {
+        let bb = format!(r#"{{"family": "beta_binomial", "shared_sigma": {value}}}"#);
+        assert_eq!(refused(request(&bb).family()).0, "shared_sigma");
+        let (o, instead) = refused(request(&format!(r#"{{"shared_sigma": {value}}}"#)).across_options());
+        assert_eq!((o.as_str(), instead), ("shared_sigma", Some(("across_sigma".into(), "per_method".into()))));
+    }
+}
+
+#[test]
+fn the_across_model_refuses_chees_options_without_pointing_to_chees() {
+    for json in [r#"{"superchains": 4}"#, r#"{"chains_per_superchain": 2}"#] {
+        let (_, instead) = refused(request(json).across_options());
+        assert_eq!(instead, None);
+    }
+    let (o, instead) = refused(request(r#"{"backend": "cuda"}"#).across_options());
+    assert_eq!((o.as_str(), instead), ("backend", Some(("backend".into(), "cpu".into()))));
+    assert!(request(r#"{"backend": "cpu", "max_depth": 12}"#).across_options().is_ok());
+}
+
+#[test]
+fn a_rope_that_is_not_a_positive_half_width_is_refused_before_fitting() {
+    for eps in [0.0, -0.1, f64::INFINITY, f64::NAN] {
+        let r = FitRequest { rope: Some(eps), ..FitRequest::default() };
+        assert_eq!(refused(r.check_rope()).0, "rope");
+    }
+    assert!(request(r#"{"rope": 0.01}"#).check_rope().is_ok());
+    let g = ["A", "A", "B", "B"].map(String::from).to_vec();
+    let d = crate::compare::Design::new(g, None, vec![0.1, 0.2, 0.3, 0.5], None).unwrap();
+    // Refused before sampling: no progress is reported.
+    let r = request(r#"{"rope": 0}"#).fit(&d, &|_, _| panic!("sampled"));
+    assert_eq!(refused(r).0, "rope");
+    let a = crate::compare::AcrossDesign::new(
+        ["x", "x", "y", "y"].map(String::from).to_vec(),
+        ["A", "B", "A", "B"].map(String::from).to_vec(),
+        None,
+        vec![0.1, 0.2, 0.3, 0.5],
+    )
+    .unwrap();
+    assert_eq!(refused(request(r#"{"rope": -1}"#).fit_across(&a, &|_, _| panic!("sampled"))).0, "rope");
 }

@@ -123,11 +123,7 @@ fn glue_credal(
     let policy = Normalisation::parse(normalisation).map_err(msg)?;
     let js = JsForm::parse(js).map_err(msg)?;
     let uncertainty_unit = EntropyUnit::parse(uncertainty_unit).map_err(msg)?;
-    let vertices = match vertices.replace('-', "_").as_str() {
-        "two_k" | "2k" => VertexMethod::TwoK,
-        "exact" => VertexMethod::Exact,
-        other => return Err(format!("vertices = {other}: expected two_k or exact")),
-    };
+    let vertices: VertexMethod = vertices.parse().map_err(msg)?;
     let focal = budget(budget_file, &budget_classes, &budget_lengths, n_classes)?;
     let masses = match kind {
         "probs" => from_probs(matrix("probs", values, &dim)?.view()),

@@ -96,9 +96,9 @@ prior_strings <- function(prior) {
   vapply(prior_slots, function(k) prior[[k]], "")
 }
 
-# The priors given (not "") as the request's fields prior_mu0, prior_tau, ...
+# The priors given (not "") as the request's field priors: a named list of their texts.
 prior_request <- function(priors) {
   given <- priors[nzchar(priors)]
   if (!length(given)) return(list())
-  stats::setNames(as.list(unname(given)), paste0("prior_", names(given)))
+  list(priors = as.list(given))
 }

@@ -147,14 +147,14 @@ impl FitArgs {
     /// The request the flags make.
     pub(crate) fn request(&self) -> FitRequest {
         let (s, x) = (&self.sampler, &self.across);
+        let model = self.model.request();
+        let across = [("tau_delta", &x.prior_tau_delta), ("tau_u", &x.prior_tau_u), ("df", &x.prior_df)];
         FitRequest {
+            priors: model.priors.clone().into_iter().chain(crate::model_args::priors(&across)).collect(),
             across_scale: x.across_scale,
             across_sigma: x.across_sigma,
             interaction: x.interaction,
             method_effects: x.method_effects,
-            prior_tau_delta: x.prior_tau_delta.clone(),
-            prior_tau_u: x.prior_tau_u.clone(),
-            prior_df: x.prior_df.clone(),
             baycomp: x.baycomp,
             sampler: s.sampler.unwrap_or_default(),
             chains: s.chains,
@@ -171,7 +171,7 @@ impl FitArgs {
             r_new: s.r_new,
             rope: s.rope,
             pairs: s.pairs.unwrap_or_default(),
-            ..self.model.request()
+            ..model
         }
     }
 }

@@ -73,6 +73,11 @@ pub struct ModelArgs {
     pub prior_phi: Option<String>,
 }
 
+/// The priors given as flags, by parameter name.
+pub(crate) fn priors(given: &[(&str, &Option<String>)]) -> std::collections::BTreeMap<String, String> {
+    given.iter().filter_map(|(name, text)| text.as_ref().map(|t| (name.to_string(), t.clone()))).collect()
+}
+
 impl ModelArgs {
     /// The model's part of the request (the core resolves and checks it).
     pub fn request(&self) -> FitRequest {
@@ -89,11 +94,13 @@ impl ModelArgs {
             phi_per_method: self.phi_per_method,
             higher_is_better: self.higher_is_better,
             target: self.target,
-            prior_mu0: self.prior_mu0.clone(),
-            prior_tau: self.prior_tau.clone(),
-            prior_sigma: self.prior_sigma.clone(),
-            prior_sigma_gamma: self.prior_sigma_gamma.clone(),
-            prior_phi: self.prior_phi.clone(),
+            priors: priors(&[
+                ("mu0", &self.prior_mu0),
+                ("tau", &self.prior_tau),
+                ("sigma", &self.prior_sigma),
+                ("sigma_gamma", &self.prior_sigma_gamma),
+                ("phi", &self.prior_phi),
+            ]),
             ..FitRequest::default()
         }
     }

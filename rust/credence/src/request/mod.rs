@@ -25,6 +25,8 @@
 mod run;
 mod sampler;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use sampler::{Convention, EnergyError};
@@ -80,22 +82,11 @@ pub struct FitRequest {
     pub higher_is_better: bool,
     /// "Better" means closer to this value (single data set).
     pub target: Option<f64>,
-    /// Prior of mu0, e.g. "normal(0, 1)".
-    pub prior_mu0: Option<String>,
-    /// Prior of tau.
-    pub prior_tau: Option<String>,
-    /// Prior of sigma (Gaussian and across).
-    pub prior_sigma: Option<String>,
-    /// Prior of sigma_gamma.
-    pub prior_sigma_gamma: Option<String>,
-    /// Prior of phi (beta-binomial).
-    pub prior_phi: Option<String>,
-    /// Across data sets: prior of tau_delta.
-    pub prior_tau_delta: Option<String>,
-    /// Across data sets: prior of tau_u.
-    pub prior_tau_u: Option<String>,
-    /// Across data sets: prior of a Student-t interaction's df.
-    pub prior_df: Option<String>,
+    /// Priors by parameter, as text, e.g. `{"tau": "half_student_t(3, 2.5)"}`: `mu0`, `tau`,
+    /// `sigma_gamma` and `sigma` (Gaussian) or `phi` (beta-binomial) for one data set;
+    /// `sigma`, `sigma_gamma`, `tau_delta`, `tau_u` and `df` across data sets. The rest keep
+    /// their defaults.
+    pub priors: BTreeMap<String, String>,
     /// Across data sets: the comparable scale (default as given).
     pub across_scale: Option<AcrossScale>,
     /// Across data sets: residual sds per cell (default) or per method.
@@ -144,14 +135,6 @@ pub struct FitRequest {
     pub pairs: Pairs,
 }
 
-/// A prior's text parsed, the field named in the error.
-fn prior<T: std::str::FromStr<Err = Error>>(field: &str, text: &Option<String>, default: T) -> Result<T> {
-    match text.as_deref() {
-        None | Some("") => Ok(default),
-        Some(t) => t.parse().map_err(|e: Error| Error::refused(field, t, e.to_string())),
-    }
-}
-
 /// A value as the request's JSON writes it (`student_t`, `0.5`), for messages.
 fn shown<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
@@ -167,20 +150,16 @@ fn refuse(given: bool, field: &str, value: impl std::fmt::Display, reason: &str)
 }
 
 /// The options of the model across data sets only.
-const ACROSS_ONLY: &[&str] = &[
-    "across_scale",
-    "across_sigma",
-    "interaction",
-    "method_effects",
-    "baycomp",
-    "prior_tau_delta",
-    "prior_tau_u",
-    "prior_df",
-];
+const ACROSS_ONLY: &[&str] = &["across_scale", "across_sigma", "interaction", "method_effects", "baycomp"];
 
 /// The options of one model family only, refused for the other.
-const GAUSSIAN_ONLY: &[&str] = &["shared_sigma", "student_t", "standardize", "prior_sigma"];
-const BETA_BINOMIAL_ONLY: &[&str] = &["phi_per_method", "prior_phi"];
+const GAUSSIAN_ONLY: &[&str] = &["shared_sigma", "student_t", "standardize"];
+const BETA_BINOMIAL_ONLY: &[&str] = &["phi_per_method"];
+
+/// The priors each model has.
+const GAUSSIAN_PRIORS: &[&str] = &["mu0", "tau", "sigma", "sigma_gamma"];
+const BETA_BINOMIAL_PRIORS: &[&str] = &["mu0", "tau", "phi", "sigma_gamma"];
+const ACROSS_PRIORS: &[&str] = &["sigma", "sigma_gamma", "tau_delta", "tau_u", "df"];
 
 /// The single-data-set options the across-data-sets model refuses, with what to set instead.
 const SINGLE_ONLY: &[(&str, Option<(&str, &str)>)] = &[
@@ -189,13 +168,11 @@ const SINGLE_ONLY: &[(&str, Option<(&str, &str)>)] = &[
     ("student_t", Some(("interaction", "student_t"))),
     ("standardize", Some(("across_scale", "per_dataset"))),
     ("phi_per_method", None),
-    ("prior_mu0", None),
-    ("prior_tau", None),
-    ("prior_phi", None),
 ];
 
 /// What baycomp's preset sets, so that it cannot be given beside it.
-const BAYCOMP_SETS: &[&str] = &["interaction", "method_effects", "prior_tau_delta", "prior_tau_u", "prior_df"];
+const BAYCOMP_SETS: &[&str] = &["interaction", "method_effects"];
+const BAYCOMP_PRIORS: &[&str] = &["sigma", "sigma_gamma"];
 
 impl FitRequest {
     /// The fields the request sets (those unlike the default), with their values as written.
@@ -206,6 +183,26 @@ impl FitRequest {
             return Vec::new();
         };
         set.into_iter().filter(|(k, v)| default.get(k) != Some(v)).map(|(k, v)| (k, shown(&v))).collect()
+    }
+
+    /// The priors the request gives, each one of `model`'s (`allowed`), else refused by name.
+    fn check_priors(&self, allowed: &[&str], model: &str) -> Result<()> {
+        match self.priors.iter().find(|(name, _)| !allowed.contains(&name.as_str())) {
+            Some((name, text)) => Err(Error::refused(
+                &format!("prior_{name}"),
+                text,
+                format!("{model} has priors of {} only", allowed.join(", ")),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The prior of `name`: its text parsed, or `default`.
+    fn prior<T: std::str::FromStr<Err = Error>>(&self, name: &str, default: T) -> Result<T> {
+        match self.priors.get(name).map(String::as_str) {
+            None | Some("") => Ok(default),
+            Some(t) => t.parse().map_err(|e: Error| Error::refused(&format!("prior_{name}"), t, e.to_string())),
+        }
     }
 
     /// The first of `fields` the request sets, refused for `reason`.
@@ -223,6 +220,7 @@ impl FitRequest {
         Ok(match self.family {
             FamilyName::Gaussian => {
                 self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
+                self.check_priors(GAUSSIAN_PRIORS, "the Gaussian model")?;
                 let d = GaussianPriors::default();
                 Family::Gaussian(GaussianOptions {
                     sigma: if self.shared_sigma == Some(true) {
@@ -234,10 +232,10 @@ impl FitRequest {
                     likelihood: if self.student_t { Likelihood::StudentT } else { Likelihood::Normal },
                     standardize: self.standardize,
                     priors: GaussianPriors {
-                        mu0: prior("prior_mu0", &self.prior_mu0, d.mu0)?,
-                        tau: prior("prior_tau", &self.prior_tau, d.tau)?,
-                        sigma: prior("prior_sigma", &self.prior_sigma, d.sigma)?,
-                        sigma_gamma: prior("prior_sigma_gamma", &self.prior_sigma_gamma, d.sigma_gamma)?,
+                        mu0: self.prior("mu0", d.mu0)?,
+                        tau: self.prior("tau", d.tau)?,
+                        sigma: self.prior("sigma", d.sigma)?,
+                        sigma_gamma: self.prior("sigma_gamma", d.sigma_gamma)?,
                         nu: d.nu,
                     },
                     ..Default::default()
@@ -245,15 +243,16 @@ impl FitRequest {
             }
             FamilyName::BetaBinomial => {
                 self.refuse_set(GAUSSIAN_ONLY, "it applies to the Gaussian model")?;
+                self.check_priors(BETA_BINOMIAL_PRIORS, "the beta-binomial model")?;
                 let d = BetaBinomialPriors::default();
                 Family::BetaBinomial(BetaBinomialOptions {
                     phi_per_method: self.phi_per_method,
                     realization_effect: self.realization_effect.unwrap_or(false),
                     priors: BetaBinomialPriors {
-                        mu0: prior("prior_mu0", &self.prior_mu0, d.mu0)?,
-                        tau: prior("prior_tau", &self.prior_tau, d.tau)?,
-                        phi: prior("prior_phi", &self.prior_phi, d.phi)?,
-                        sigma_gamma: prior("prior_sigma_gamma", &self.prior_sigma_gamma, d.sigma_gamma)?,
+                        mu0: self.prior("mu0", d.mu0)?,
+                        tau: self.prior("tau", d.tau)?,
+                        phi: self.prior("phi", d.phi)?,
+                        sigma_gamma: self.prior("sigma_gamma", d.sigma_gamma)?,
                     },
                     ..Default::default()
                 })
@@ -284,19 +283,21 @@ impl FitRequest {
                 None => e,
             });
         }
+        self.check_priors(ACROSS_PRIORS, "the across-data-sets model")?;
         let d = AcrossPriors::default();
         // baycomp's options are a preset: the options it sets cannot be given beside it.
         let mut model = if self.baycomp {
             self.refuse_set(BAYCOMP_SETS, "baycomp sets it")?;
+            self.check_priors(BAYCOMP_PRIORS, "baycomp's preset")?;
             AcrossOptions::baycomp()
         } else {
             AcrossOptions {
                 interaction: self.interaction.unwrap_or_default(),
                 method_effects: self.method_effects.unwrap_or_default(),
                 priors: AcrossPriors {
-                    tau_delta: prior("prior_tau_delta", &self.prior_tau_delta, d.tau_delta)?,
-                    tau_u: prior("prior_tau_u", &self.prior_tau_u, d.tau_u)?,
-                    df: prior("prior_df", &self.prior_df, d.df)?,
+                    tau_delta: self.prior("tau_delta", d.tau_delta)?,
+                    tau_u: self.prior("tau_u", d.tau_u)?,
+                    df: self.prior("df", d.df)?,
                     ..d
                 },
                 ..AcrossOptions::default()
@@ -305,8 +306,8 @@ impl FitRequest {
         model.scale = self.across_scale.unwrap_or_default();
         model.sigma = self.across_sigma.unwrap_or_default();
         model.no_realization_effect = self.realization_effect == Some(false);
-        model.priors.sigma = prior("prior_sigma", &self.prior_sigma, model.priors.sigma)?;
-        model.priors.sigma_gamma = prior("prior_sigma_gamma", &self.prior_sigma_gamma, model.priors.sigma_gamma)?;
+        model.priors.sigma = self.prior("sigma", model.priors.sigma)?;
+        model.priors.sigma_gamma = self.prior("sigma_gamma", model.priors.sigma_gamma)?;
         model.validate()?;
         Ok(AcrossFitOptions { model, sampler: self.nuts_only()?, higher_is_better: self.higher_is_better })
     }

@@ -67,7 +67,18 @@ fn options_that_do_not_apply_are_refused_by_name() {
         refused(request(r#"{"baycomp": true, "method_effects": "pooled"}"#).across_options()).0,
         "method_effects"
     );
-    assert_eq!(refused(request(r#"{"prior_tau": "bogus(1)"}"#).family()).0, "prior_tau");
+    assert_eq!(refused(request(r#"{"priors": {"tau": "bogus(1)"}}"#).family()).0, "prior_tau");
+    // Each model takes its own priors, by name.
+    assert_eq!(refused(request(r#"{"priors": {"phi": "exponential(1)"}}"#).family()).0, "prior_phi");
+    let bb = request(r#"{"family": "beta_binomial", "priors": {"sigma": "half_normal(1)"}}"#);
+    assert_eq!(refused(bb.family()).0, "prior_sigma");
+    assert_eq!(refused(request(r#"{"priors": {"mu0": "normal(0, 1)"}}"#).across_options()).0, "prior_mu0");
+    let across = request(r#"{"priors": {"tau_u": "half_normal(0.5)", "sigma": "half_normal(2)"}}"#);
+    let o = across.across_options().unwrap();
+    assert_eq!(o.model.priors.tau_u, "half_normal(0.5)".parse().unwrap());
+    assert_eq!(o.model.priors.sigma, "half_normal(2)".parse().unwrap());
+    let baycomp = request(r#"{"baycomp": true, "priors": {"df": "gamma(2, 0.1)"}}"#);
+    assert_eq!(refused(baycomp.across_options()).0, "prior_df");
     // Unknown fields are an error, not ignored.
     assert!(serde_json::from_str::<FitRequest>(r#"{"shared_sigmas": true}"#).is_err());
 }

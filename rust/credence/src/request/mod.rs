@@ -185,14 +185,10 @@ impl FitRequest {
         set.into_iter().filter(|(k, v)| default.get(k) != Some(v)).map(|(k, v)| (k, shown(&v))).collect()
     }
 
-    /// The priors the request gives, each one of `model`'s (`allowed`), else refused by name.
-    fn check_priors(&self, allowed: &[&str], model: &str) -> Result<()> {
+    /// The priors the request gives, each one of `allowed`, else refused by name for `reason`.
+    fn check_priors(&self, allowed: &[&str], reason: &str) -> Result<()> {
         match self.priors.iter().find(|(name, _)| !allowed.contains(&name.as_str())) {
-            Some((name, text)) => Err(Error::refused(
-                &format!("prior_{name}"),
-                text,
-                format!("{model} has priors of {} only", allowed.join(", ")),
-            )),
+            Some((name, text)) => Err(Error::refused(&format!("prior_{name}"), text, reason)),
             None => Ok(()),
         }
     }
@@ -220,7 +216,7 @@ impl FitRequest {
         Ok(match self.family {
             FamilyName::Gaussian => {
                 self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
-                self.check_priors(GAUSSIAN_PRIORS, "the Gaussian model")?;
+                self.check_priors(GAUSSIAN_PRIORS, "the Gaussian model has priors of mu0, tau, sigma, sigma_gamma")?;
                 let d = GaussianPriors::default();
                 Family::Gaussian(GaussianOptions {
                     sigma: if self.shared_sigma == Some(true) {
@@ -243,7 +239,10 @@ impl FitRequest {
             }
             FamilyName::BetaBinomial => {
                 self.refuse_set(GAUSSIAN_ONLY, "it applies to the Gaussian model")?;
-                self.check_priors(BETA_BINOMIAL_PRIORS, "the beta-binomial model")?;
+                self.check_priors(
+                    BETA_BINOMIAL_PRIORS,
+                    "the beta-binomial model has priors of mu0, tau, phi, sigma_gamma",
+                )?;
                 let d = BetaBinomialPriors::default();
                 Family::BetaBinomial(BetaBinomialOptions {
                     phi_per_method: self.phi_per_method,
@@ -283,12 +282,13 @@ impl FitRequest {
                 None => e,
             });
         }
-        self.check_priors(ACROSS_PRIORS, "the across-data-sets model")?;
+        let across = "the across-data-sets model has priors of sigma, sigma_gamma, tau_delta, tau_u, df";
+        self.check_priors(ACROSS_PRIORS, across)?;
         let d = AcrossPriors::default();
         // baycomp's options are a preset: the options it sets cannot be given beside it.
         let mut model = if self.baycomp {
             self.refuse_set(BAYCOMP_SETS, "baycomp sets it")?;
-            self.check_priors(BAYCOMP_PRIORS, "baycomp's preset")?;
+            self.check_priors(BAYCOMP_PRIORS, "baycomp sets it")?;
             AcrossOptions::baycomp()
         } else {
             AcrossOptions {

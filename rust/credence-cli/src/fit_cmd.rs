@@ -1,6 +1,6 @@
 //! `credence fit`: the hierarchical comparison of methods from a long metric table, on one data
 //! set or, with `--dataset-column`, across data sets. The flags fill one
-//! [`FitRequest`](credence::request::FitRequest); the core resolves and checks it.
+//! [`FitRequest`]; the core resolves and checks it.
 
 use std::path::PathBuf;
 

@@ -33,7 +33,7 @@ pub struct ReportOptions {
     /// Where the ChEES fits run ([`credence::backend::fit_many_on`]; NUTS always runs on the CPU).
     #[serde(default)]
     pub backend: Backend,
-    /// Metrics compared by closeness to a nominal value ([`Fit::with_target`]) rather than by a
+    /// Metrics compared by closeness to a nominal value ([`credence::compare::Fit::with_target`]) rather than by a
     /// direction, e.g. `picp` -> 0.9 (the default: `credence study` scores central 90%
     /// intervals, [`credence_study::score::LEVEL`]); they are also ranked by |mean - target|.
     #[serde(default = "default_targets")]

@@ -29,7 +29,7 @@
 //!    Brier, H(p_bar), mean_s H(p_s), mutual information, and the reliability histogram (atomics).
 //! 2. [`mixture_summary`]: Gaussian mixtures, one thread per point: closed-form CRPS (O(M^2)),
 //!    NLL by log-sum-exp, central-interval quantiles by bisection (PICP, MPIW).
-//! 3. [`fit_many_chees_on`]: batched ChEES-HMC fits (`kernels/chees*.cu`): one launch per
+//! 3. [`fit_many_on`] with ChEES settings: batched ChEES-HMC fits (`kernels/chees*.cu`): one launch per
 //!    iteration runs the transitions of every design's chains (block per design, thread per
 //!    chain, all chains of a design with the same number of leapfrog steps), with in-kernel
 //!    Philox4x32-10 in the CPU's stream layout (the Box-Muller spare and the block counter

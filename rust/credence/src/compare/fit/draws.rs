@@ -15,7 +15,7 @@ use crate::compare::sampler::nuts::{ChainOutput, DrawStats};
 use crate::error::{Error, Result};
 
 /// A fit's draws (per chain, on the reported scale) with their summaries, diagnostics and
-/// warnings. [`super::Fit`] and [`super::AcrossFit`] dereference to it.
+/// warnings. [`super::Fit`] and [`super::across::AcrossFit`] dereference to it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Draws {
     outputs: Vec<Output>,

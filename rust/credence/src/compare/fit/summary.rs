@@ -399,7 +399,7 @@ pub(crate) mod parameters {
 pub struct FitSummary {
     /// The model family with its options and priors.
     pub model: crate::compare::Family,
-    /// How the sampler saw the model ([`super::Fit::form`]).
+    /// How the sampler saw the model ([`super::Draws::form`]).
     pub form: String,
     /// The data.
     pub data: DataSummary,

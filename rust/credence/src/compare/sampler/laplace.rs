@@ -150,7 +150,7 @@ mod tests {
     fn finds_the_mode_and_covariance_of_a_gaussian() {
         // Covariance [[4, 1.2], [1.2, 0.5]] has precision 1/(2 - 1.44) [[0.5, -1.2], [-1.2, 4]].
         let det = 4.0 * 0.5 - 1.2 * 1.2;
-        let prec = vec![0.5 / det, -1.2 / det, -1.2 / det, 4.0 / det];
+        let prec = [0.5 / det, -1.2 / det, -1.2 / det, 4.0 / det];
         // A correlated Gaussian: the mode and covariance are known exactly.
         let mean = [3.0, -1.0];
         let post = TestDensity::new(2, "gaussian", |x: &[f64], g: &mut [f64]| {

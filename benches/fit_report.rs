@@ -11,29 +11,23 @@ use credence::compare::{BetaBinomialOptions, Family, FitOptions, GaussianOptions
 use credence_testkit::fit_data;
 
 fn main() -> Result<(), credence::Error> {
+    // The uncollapsed Gaussian with gamma in form `gamma`.
+    let uncollapsed = |gamma| FitOptions {
+        family: Family::Gaussian(GaussianOptions { gamma_parameterization: gamma, ..Default::default() }),
+        ..Default::default()
+    };
+    let gaussian = || fit_data::gaussian_design(6, 50, 1);
     let cases = [
-        ("gaussian (default: collapsed)", fit_data::gaussian_design(6, 50, 1), FitOptions::default()),
+        ("gaussian (default: collapsed)", gaussian(), FitOptions::default()),
         (
             "gaussian, uncollapsed (gamma integrated out, the previous default)",
-            fit_data::gaussian_design(6, 50, 1),
-            FitOptions {
-                family: Family::Gaussian(GaussianOptions {
-                    gamma_parameterization: Parameterization::Conditional,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
+            gaussian(),
+            uncollapsed(Parameterization::Conditional),
         ),
         (
             "gaussian, uncollapsed, gamma sampled (centred, shifted mean)",
-            fit_data::gaussian_design(6, 50, 1),
-            FitOptions {
-                family: Family::Gaussian(GaussianOptions {
-                    gamma_parameterization: Parameterization::Centered,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
+            gaussian(),
+            uncollapsed(Parameterization::Centered),
         ),
         (
             "beta-binomial",

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{args, credence, json, write_npy};
+use common::{Files, args, credence, json};
 
 fn close(v: &Value, want: f64) -> bool {
     (v.as_f64().unwrap() - want).abs() < 1e-6
@@ -18,18 +18,16 @@ fn close(v: &Value, want: f64) -> bool {
 /// point's third sample repeats its second, which leaves its lower probabilities unchanged).
 #[test]
 fn samples_reproduce_the_known_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = dir.path().join("s.npy");
+    let f = Files::new();
     #[rustfmt::skip]
     let data = [
         0.7, 0.2, 0.1,  0.5, 0.5, 0.0,
         0.5, 0.3, 0.2,  0.0, 0.5, 0.5,
         0.5, 0.3, 0.2,  0.5, 0.0, 0.5,
     ];
-    write_npy(&s, &[3, 2, 3], &data);
-    let y = dir.path().join("y.npy");
-    write_npy(&y, &[2], &[0i64, 0]);
-    let labelled = ["credal", "--samples", s.to_str().unwrap(), "--labels", y.to_str().unwrap()];
+    let s = f.npy("s.npy", &[3, 2, 3], &data);
+    let y = f.vector("y.npy", &[0i64, 0]);
+    let labelled = ["credal", "--samples", &s, "--labels", &y];
     let v = json(&args(&labelled, &["--json"]));
     assert!(close(&v["ns"]["mean"], (0.138629 + 0.693147) / 2.0));
     assert!(close(&v["kl"]["mean"], (0.356675 + 0.405465) / 2.0));
@@ -55,30 +53,19 @@ fn samples_reproduce_the_known_values() {
     assert_eq!(w["units"]["credal_uncertainty"], "nats");
     let bits = v["credal_uncertainty"]["mean"].as_f64().unwrap();
     assert!((w["credal_uncertainty"]["mean"].as_f64().unwrap() * std::f64::consts::LOG2_E - bits).abs() < 1e-12);
-    let (ok, _, err) = credence(&["credal", "--samples", s.to_str().unwrap(), "--js", "root"]);
+    let (ok, _, err) = credence(&["credal", "--samples", &s, "--js", "root"]);
     assert!(!ok && err.contains("invalid js = root"), "{err}");
 }
 
 #[test]
 fn beliefs_with_budget_and_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let b = dir.path().join("b.npy");
+    let f = Files::new();
     // Budget {0}, {1}, {2}, {0,1}: beliefs 0.5, 0.2, 0.1, 0.8 -> m {01} = 0.1, frame 0.1.
-    write_npy(&b, &[1, 4], &[0.5f32, 0.2, 0.1, 0.8]);
-    let budget = dir.path().join("budget.json");
+    let b = f.npy("b.npy", &[1, 4], &[0.5f32, 0.2, 0.1, 0.8]);
+    let budget = f.path("budget.json");
     std::fs::write(&budget, r#"{"classes": ["a", "b", "c"], "focal_sets": [[0], [1], [2], [0, 1]]}"#).unwrap();
-    let y = dir.path().join("y.npy");
-    write_npy(&y, &[1], &[1i64]);
-    let args = [
-        "credal",
-        "--beliefs",
-        b.to_str().unwrap(),
-        "--budget",
-        budget.to_str().unwrap(),
-        "--labels",
-        y.to_str().unwrap(),
-        "--json",
-    ];
+    let y = f.vector("y.npy", &[1i64]);
+    let args = ["credal", "--beliefs", &b, "--budget", budget.to_str().unwrap(), "--labels", &y, "--json"];
     let (ok, out, err) = credence(&args);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -91,14 +78,14 @@ fn beliefs_with_budget_and_errors() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["kl"].is_null() && v["e"].is_null() && v["ns"]["mean"].is_number());
     // A label out of range and a budget of the wrong width are named.
-    write_npy(&y, &[1], &[3i64]);
+    f.vector("y.npy", &[3i64]);
     let (ok, _, err) = credence(&args);
     assert!(!ok && err.contains("labels[0] = 3"), "{err}");
     std::fs::write(&budget, r#"{"classes": ["a", "b", "c"], "focal_sets": [[0], [1], [2]]}"#).unwrap();
     let (ok, _, err) = credence(&args);
     assert!(!ok && err.contains("b.npy") && err.contains("N x 3"), "{err}");
     // --beliefs needs --budget.
-    let (ok, _, _) = credence(&["credal", "--beliefs", b.to_str().unwrap()]);
+    let (ok, _, _) = credence(&["credal", "--beliefs", &b]);
     assert!(!ok);
 }
 
@@ -125,7 +112,7 @@ fn rsnn_cifar10_table() {
 /// singletons, then the confused pair first; it is written with --budget-out and read back.
 #[test]
 fn budget_by_clustering_of_training_predictions() {
-    let dir = tempfile::tempdir().unwrap();
+    let f = Files::new();
     // Classes 0 and 1 predicted alike, class 2 apart (as in the core's test).
     let mut train = Vec::new();
     for i in 0..60 {
@@ -136,27 +123,14 @@ fn budget_by_clustering_of_training_predictions() {
             _ => [0.05 + t / 6.0, 0.05 + t / 6.0, 0.9 - t / 3.0],
         });
     }
-    let tp = dir.path().join("tp.npy");
-    write_npy(&tp, &[60, 3], &train);
-    let tl = dir.path().join("tl.npy");
-    write_npy(&tl, &[60], &(0..60).map(|i| (i % 3) as i64).collect::<Vec<_>>());
-    let s = dir.path().join("s.npy");
-    write_npy(&s, &[2, 1, 3], &[0.5, 0.4, 0.1, 0.4, 0.5, 0.1]);
-    let out = dir.path().join("budget.json");
-    let (ok, stdout, err) = credence(&[
-        "credal",
-        "--samples",
-        s.to_str().unwrap(),
-        "--train-probs",
-        tp.to_str().unwrap(),
-        "--train-labels",
-        tl.to_str().unwrap(),
-        "--budget-size",
-        "1",
-        "--budget-out",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
+    let tp = f.npy("tp.npy", &[60, 3], &train);
+    let tl = f.vector("tl.npy", &(0..60).map(|i| (i % 3) as i64).collect::<Vec<_>>());
+    let s = f.npy("s.npy", &[2, 1, 3], &[0.5, 0.4, 0.1, 0.4, 0.5, 0.1]);
+    let (out, page) = (f.path("budget.json"), f.path("c.html"));
+    let (out, page) = (out.to_str().unwrap(), page.to_str().unwrap());
+    let samples = ["credal", "--samples", &s];
+    let cluster = ["--train-probs", &tp, "--train-labels", &tl, "--budget-size", "1", "--budget-out", out, "--json"];
+    let (ok, stdout, err) = credence(&args(&samples, &cluster));
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["budget"]["focal_sets"], serde_json::json!([[0], [1], [2], [0, 1]]));
@@ -165,16 +139,7 @@ fn budget_by_clustering_of_training_predictions() {
     // The two samples disagree between classes 0 and 1: mass moves to {0, 1}, both classes
     // stay in the credal set (size 2).
     assert!(close(&v["set_size"]["mean"], 2.0));
-    let page = dir.path().join("c.html");
-    let (ok, _, err) = credence(&[
-        "credal",
-        "--samples",
-        s.to_str().unwrap(),
-        "--budget",
-        out.to_str().unwrap(),
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let (ok, _, err) = credence(&args(&samples, &["--budget", out, "--html", page]));
     assert!(ok, "the written budget reads back: {err}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Credal-set size") && html.contains("mean size 2.00"), "set-size figure");
@@ -183,12 +148,10 @@ fn budget_by_clustering_of_training_predictions() {
 /// A NaN, infinite or negative lambda is refused by name (today's NaN rows are gone).
 #[test]
 fn lambda_must_be_a_finite_weight() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("p.npy");
-    write_npy(&p, &[2, 2], &[0.7, 0.3, 0.4, 0.6]);
-    let y = dir.path().join("y.npy");
-    write_npy(&y, &[2], &[0i64, 1]);
-    let (p, y) = (p.to_str().unwrap(), y.to_str().unwrap());
+    let f = Files::new();
+    let p = f.npy("p.npy", &[2, 2], &[0.7, 0.3, 0.4, 0.6]);
+    let y = f.vector("y.npy", &[0i64, 1]);
+    let (p, y) = (p.as_str(), y.as_str());
     for (arg, shown) in [("nan", "NaN"), ("-1", "-1"), ("0.5,inf", "inf")] {
         let (ok, out, err) = credence(&["credal", "--probs", p, "--labels", y, "--lambda", arg, "--json"]);
         let want = format!("invalid lambda = {shown}: expected a finite weight >= 0");

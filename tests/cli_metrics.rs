@@ -1,50 +1,20 @@
 //! End-to-end tests of `credence metrics`: files in, JSON/table out, errors as messages.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 mod common;
-use common::{args, credence, json, write_npy};
+use common::{Files, args, credence, json};
 
 fn close(v: &Value, want: f64, tol: f64) {
     let got = v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
     assert!((got - want).abs() <= tol, "{got} vs {want}");
 }
 
-struct Files {
-    dir: tempfile::TempDir,
-}
-
-impl Files {
-    fn new() -> Self {
-        Self { dir: tempfile::tempdir().unwrap() }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    fn f64(&self, name: &str, shape: &[u64], data: &[f64]) -> String {
-        let p = self.path(name);
-        write_npy(&p, shape, data);
-        p.to_string_lossy().into()
-    }
-    fn f32(&self, name: &str, shape: &[u64], data: &[f32]) -> String {
-        let p = self.path(name);
-        write_npy(&p, shape, data);
-        p.to_string_lossy().into()
-    }
-    fn i64(&self, name: &str, data: &[i64]) -> String {
-        let p = self.path(name);
-        write_npy(&p, &[data.len() as u64], data);
-        p.to_string_lossy().into()
-    }
-}
-
 #[test]
 fn classification_json_has_the_contracted_keys_and_known_values() {
     let f = Files::new();
-    let probs = f.f64("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
-    let labels = f.i64("y.npy", &[2, 0, 1, 0]);
+    let probs = f.npy("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
+    let labels = f.vector("y.npy", &[2, 0, 1, 0]);
     let v = json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--json"]);
     for key in ["accuracy", "nll", "brier", "ece", "mce", "entropy", "expected_entropy", "mutual_information", "auroc"]
     {
@@ -67,8 +37,8 @@ fn ensemble_input_and_referral_curve() {
     let f = Files::new();
     // Binary MC samples p(class 1) = 0.9, 0.8, 0.7 for one point, plus a confident second point.
     let data: Vec<f32> = [0.9f32, 0.8, 0.7].iter().flat_map(|&p| [1.0 - p, p, 0.95, 0.05]).collect();
-    let probs = f.f32("s.npy", &[3, 2, 2], &data);
-    let labels = f.i64("y.npy", &[1, 0]);
+    let probs = f.npy("s.npy", &[3, 2, 2], &data);
+    let labels = f.vector("y.npy", &[1, 0]);
     let referred = ["metrics", "classification", "--probs", &probs, "--labels", &labels, "--referral", "0.5,1.0"];
     let v = json(&args(&referred, &["--json"]));
     // Point 1: H(0.8) = 0.5004024, expected 0.4787832, MI 0.0216192; point 2: no MI.
@@ -112,9 +82,9 @@ fn ensemble_input_and_referral_curve() {
 #[test]
 fn regression_gaussian_and_mixture_json() {
     let f = Files::new();
-    let y = f.f64("y.npy", &[3], &[0.1, 0.9, 5.0]);
-    let mean = f.f64("m.npy", &[3], &[0.0, 1.0, 2.0]);
-    let sd = f.f64("s.npy", &[3], &[1.0, 1.0, 1.0]);
+    let y = f.npy("y.npy", &[3], &[0.1, 0.9, 5.0]);
+    let mean = f.npy("m.npy", &[3], &[0.0, 1.0, 2.0]);
+    let sd = f.npy("s.npy", &[3], &[1.0, 1.0, 1.0]);
     let v = json(&["metrics", "regression", "--mean", &mean, "--sd", &sd, "--y", &y, "--json"]);
     for key in ["crps", "nll", "picp", "mpiw", "interval_score", "rmse"] {
         assert!(v[key].is_number(), "missing {key}");
@@ -125,8 +95,8 @@ fn regression_gaussian_and_mixture_json() {
     close(&v["rmse"], ((0.01 + 0.01 + 9.0) / 3.0f64).sqrt(), 1e-12);
 
     // Two identical members form the same Gaussian.
-    let means = f.f64("mm.npy", &[2, 3], &[0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
-    let sds = f.f64("ss.npy", &[2, 3], &[1.0; 6]);
+    let means = f.npy("mm.npy", &[2, 3], &[0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    let sds = f.npy("ss.npy", &[2, 3], &[1.0; 6]);
     let w = json(&["metrics", "regression", "--mean", &means, "--sd", &sds, "--y", &y, "--json"]);
     for key in ["crps", "nll", "picp", "mpiw", "interval_score"] {
         close(&w[key], v[key].as_f64().unwrap(), 1e-10);
@@ -137,13 +107,13 @@ fn regression_gaussian_and_mixture_json() {
 #[test]
 fn regression_samples_and_intervals() {
     let f = Files::new();
-    let y = f.f64("y.npy", &[2], &[0.0, 3.0]);
-    let samples = f.f64("x.npy", &[3, 2], &[-1.0, 1.0, 0.0, 2.0, 1.0, 3.0]);
+    let y = f.npy("y.npy", &[2], &[0.0, 3.0]);
+    let samples = f.npy("x.npy", &[3, 2], &[-1.0, 1.0, 0.0, 2.0, 1.0, 3.0]);
     let v = json(&["metrics", "regression", "--samples", &samples, "--y", &y, "--json"]);
     assert!(v["nll"].is_null());
     assert!(v["crps"].is_number());
-    let lo = f.f64("lo.npy", &[2], &[-1.0, 0.0]);
-    let hi = f.f64("hi.npy", &[2], &[1.0, 2.0]);
+    let lo = f.npy("lo.npy", &[2], &[-1.0, 0.0]);
+    let hi = f.npy("hi.npy", &[2], &[1.0, 2.0]);
     let v = json(&["metrics", "regression", "--lower", &lo, "--upper", &hi, "--y", &y, "--json"]);
     assert!(v["crps"].is_null());
     close(&v["picp"], 0.5, 0.0);
@@ -153,8 +123,8 @@ fn regression_samples_and_intervals() {
 #[test]
 fn table_output_is_aligned_text() {
     let f = Files::new();
-    let probs = f.f64("p.npy", &[2, 2], &[0.8, 0.2, 0.3, 0.7]);
-    let labels = f.i64("y.npy", &[0, 1]);
+    let probs = f.npy("p.npy", &[2, 2], &[0.8, 0.2, 0.3, 0.7]);
+    let labels = f.vector("y.npy", &[0, 1]);
     let (ok, stdout, _) = credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels]);
     assert!(ok);
     assert!(stdout.contains("accuracy            1.000000"), "{stdout}");
@@ -164,27 +134,27 @@ fn table_output_is_aligned_text() {
 #[test]
 fn bad_input_fails_with_a_message_naming_file_and_index() {
     let f = Files::new();
-    let probs = f.f64("bad.npy", &[2, 2], &[0.8, 0.2, 1.3, -0.3]);
-    let labels = f.i64("y.npy", &[0, 1]);
+    let probs = f.npy("bad.npy", &[2, 2], &[0.8, 0.2, 1.3, -0.3]);
+    let labels = f.vector("y.npy", &[0, 1]);
     let (ok, _, stderr) = credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels]);
     assert!(!ok);
     assert!(stderr.contains("bad.npy: probs[0, 1, 0] = 1.3: expected a probability"), "{stderr}");
 
-    let good = f.f64("p.npy", &[2, 2], &[0.8, 0.2, 0.3, 0.7]);
-    let out_of_range = f.i64("y3.npy", &[0, 2]);
+    let good = f.npy("p.npy", &[2, 2], &[0.8, 0.2, 0.3, 0.7]);
+    let out_of_range = f.vector("y3.npy", &[0, 2]);
     let (ok, _, stderr) = credence(&["metrics", "classification", "--probs", &good, "--labels", &out_of_range]);
     assert!(!ok);
     assert!(stderr.contains("labels[1] = 2: expected a class index in 0..2"), "{stderr}");
 
-    let y = f.f64("y.npy", &[2], &[0.0, 1.0]);
-    let mean = f.f64("m.npy", &[2], &[0.0, 1.0]);
-    let sd = f.f64("s.npy", &[2], &[1.0, 0.0]);
+    let y = f.npy("y.npy", &[2], &[0.0, 1.0]);
+    let mean = f.npy("m.npy", &[2], &[0.0, 1.0]);
+    let sd = f.npy("s.npy", &[2], &[1.0, 0.0]);
     let (ok, _, stderr) = credence(&["metrics", "regression", "--mean", &mean, "--sd", &sd, "--y", &y]);
     assert!(!ok);
     assert!(stderr.contains("sd[1] = 0: expected a finite number > 0"), "{stderr}");
 
-    let short_y = f.f64("y1.npy", &[1], &[0.0]);
-    let sd_ok = f.f64("s2.npy", &[2], &[1.0, 1.0]);
+    let short_y = f.npy("y1.npy", &[1], &[0.0]);
+    let sd_ok = f.npy("s2.npy", &[2], &[1.0, 1.0]);
     let (ok, _, stderr) = credence(&["metrics", "regression", "--mean", &mean, "--sd", &sd_ok, "--y", &short_y]);
     assert!(!ok);
     assert!(stderr.contains("y: shape [1], expected [2]"), "{stderr}");
@@ -216,8 +186,8 @@ fn csv_input_works_and_bad_cells_are_located() {
 #[test]
 fn optional_classification_outputs() {
     let f = Files::new();
-    let probs = f.f64("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
-    let labels = f.i64("y.npy", &[2, 0, 1, 0]);
+    let probs = f.npy("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
+    let labels = f.vector("y.npy", &[2, 0, 1, 0]);
     let v = json(&[
         "metrics",
         "classification",
@@ -248,8 +218,8 @@ fn optional_classification_outputs() {
     assert!(!ok && stderr.contains("binary task"), "{stderr}");
     let (ok, _, stderr) = credence(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--roc"]);
     assert!(!ok && stderr.contains("invalid roc") && stderr.contains("K = 3"), "{stderr}");
-    let binary = f.f64("b.npy", &[4, 2], &[0.9, 0.1, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8]);
-    let yb = f.i64("yb.npy", &[0, 1, 1, 0]);
+    let binary = f.npy("b.npy", &[4, 2], &[0.9, 0.1, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8]);
+    let yb = f.vector("yb.npy", &[0, 1, 1, 0]);
     let v = json(&["metrics", "classification", "--probs", &binary, "--labels", &yb, "--threshold", "0.5", "--json"]);
     // p1 = .1 .7 .4 .8 against labels 0 1 1 0: TP 1, FN 1, TN 1, FP 1.
     close(&v["sensitivity_specificity"]["sensitivity"], 0.5, 0.0);
@@ -260,8 +230,8 @@ fn optional_classification_outputs() {
 fn temperature_fit_reduces_validation_nll() {
     let f = Files::new();
     // Overconfident logits: a large margin, but the top class is right only 3 times in 5.
-    let logits = f.f64("l.npy", &[5, 2], &[6.0, 0.0, 0.0, 6.0, 6.0, 0.0, 0.0, 6.0, 6.0, 0.0]);
-    let labels = f.i64("y.npy", &[0, 1, 1, 0, 0]);
+    let logits = f.npy("l.npy", &[5, 2], &[6.0, 0.0, 0.0, 6.0, 6.0, 0.0, 0.0, 6.0, 6.0, 0.0]);
+    let labels = f.vector("y.npy", &[0, 1, 1, 0, 0]);
     let v = json(&["metrics", "temperature", "--logits", &logits, "--labels", &labels, "--json"]);
     let t = v["temperature"].as_f64().unwrap();
     assert!(t > 1.0, "overconfident logits need T > 1, got {t}");
@@ -277,8 +247,8 @@ fn temperature_fit_reduces_validation_nll() {
 #[test]
 fn top_k_above_the_number_of_classes_is_refused() {
     let f = Files::new();
-    let probs = f.f64("p.npy", &[2, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2]);
-    let labels = f.i64("y.npy", &[2, 0]);
+    let probs = f.npy("p.npy", &[2, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2]);
+    let labels = f.vector("y.npy", &[2, 0]);
     let base = ["metrics", "classification", "--probs", &probs, "--labels", &labels, "--json"];
     for k in ["4", "0"] {
         let (ok, stdout, stderr) = credence(&[&base[..], &["--top-k", k]].concat());
@@ -294,9 +264,9 @@ fn top_k_above_the_number_of_classes_is_refused() {
 #[test]
 fn overflowing_regression_metrics_are_errors() {
     let f = Files::new();
-    let y = f.f64("y.npy", &[2], &[0.0, 0.0]);
-    let sd = f.f64("sd.npy", &[2], &[1.0, 1.0]);
-    let absurd = f.f64("m.npy", &[2], &[0.0, 1e300]);
+    let y = f.npy("y.npy", &[2], &[0.0, 0.0]);
+    let sd = f.npy("sd.npy", &[2], &[1.0, 1.0]);
+    let absurd = f.npy("m.npy", &[2], &[0.0, 1e300]);
     for json in [true, false] {
         let mut args = vec!["metrics", "regression", "--mean", &absurd, "--sd", &sd, "--y", &y];
         if json {
@@ -309,7 +279,7 @@ fn overflowing_regression_metrics_are_errors() {
             "{stderr}"
         );
     }
-    let large = f.f64("l.npy", &[2], &[0.0, 1e100]);
+    let large = f.npy("l.npy", &[2], &[0.0, 1e100]);
     let (ok, stdout, stderr) = credence(&["metrics", "regression", "--mean", &large, "--sd", &sd, "--y", &y]);
     assert!(ok, "{stderr}");
     let crps = stdout.lines().find(|l| l.starts_with("crps")).unwrap();

@@ -15,7 +15,7 @@ use std::fs::File;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod common;
@@ -57,6 +57,8 @@ struct Cluster {
     dir: tempfile::TempDir,
     conf: PathBuf,
     daemons: Vec<(&'static str, Child)>,
+    /// Held from the start until the daemons have stopped ([`ONE_AT_A_TIME`]).
+    _one: MutexGuard<'static, ()>,
 }
 
 impl Cluster {
@@ -87,13 +89,14 @@ impl Cluster {
     }
 
     fn start() -> Cluster {
+        let one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         for sub in ["state", "spool", "log"] {
             std::fs::create_dir(d.join(sub)).unwrap();
         }
         let conf = d.join("slurm.conf");
-        let mut cluster = Cluster { conf: conf.clone(), dir, daemons: Vec::new() };
+        let mut cluster = Cluster { conf: conf.clone(), dir, daemons: Vec::new(), _one: one };
         let d = cluster.dir.path().to_owned();
         // munge: a fresh key, and socket, pid, log and seed files in the temporary directory
         // (--force: the directory's permissions are not munged's usual ones).
@@ -327,7 +330,6 @@ const GRID: [&str; 10] = [
 #[test]
 #[ignore = "starts a live Slurm: its own step of scripts/test-all (-- --ignored)"]
 fn the_array_and_merge_jobs_give_the_single_process_table() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(mut cluster) = Cluster::start_or_skip() else { return };
     let started = Instant::now();
     let study = cluster.dir.path().join("study");
@@ -360,7 +362,6 @@ const SLOW: [&str; 8] = ["--dataset", "synthetic", "--n", "100", "--methods", "m
 #[test]
 #[ignore = "starts a live Slurm: its own step of scripts/test-all (-- --ignored)"]
 fn a_cancelled_task_resumes_its_shard_without_losing_or_duplicating_jobs() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(mut cluster) = Cluster::start_or_skip() else { return };
     let started = Instant::now();
     let study = cluster.dir.path().join("study");

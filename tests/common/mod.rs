@@ -2,7 +2,7 @@
 //! dead-code allowance).
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use npyz::WriterBuilder;
@@ -47,4 +47,32 @@ pub fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, s
     let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
     w.extend(data.iter().copied()).unwrap();
     w.finish().unwrap();
+}
+
+/// A temporary directory holding a test's input files.
+pub struct Files {
+    pub dir: tempfile::TempDir,
+}
+
+impl Files {
+    pub fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes `data` as the C-order .npy array `name` of the given shape; returns its path as
+    /// a command-line argument.
+    pub fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(&self, name: &str, shape: &[u64], data: &[T]) -> String {
+        let p = self.path(name);
+        write_npy(&p, shape, data);
+        p.to_string_lossy().into()
+    }
+
+    /// [`Files::npy`] of a vector.
+    pub fn vector<T: npyz::Serialize + npyz::AutoSerialize + Copy>(&self, name: &str, data: &[T]) -> String {
+        self.npy(name, &[data.len() as u64], data)
+    }
 }

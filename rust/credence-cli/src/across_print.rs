@@ -6,7 +6,7 @@ use std::path::Path;
 
 use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects};
 
-use crate::output::{halving, parameter_rows, print_draws, print_warnings};
+use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
 use crate::table::{number, render};
 
 /// The header: model, form, data, draws and sampler, as brms prints them.
@@ -23,15 +23,9 @@ fn print_header(s: &AcrossSummary, data: &Path) {
         if m.method_effects == MethodEffects::Flat { ", flat method effects" } else { "" },
         if s.data.realizations > 0 && !m.no_realization_effect { ", realization effect" } else { "" }
     );
-    outln!("   Form: {}", s.form);
-    outln!(
-        "   Data: {} ({} observations, {} data sets, {} methods, {} realizations)",
-        data.display(),
-        s.data.observations,
-        s.data.datasets.len(),
-        s.data.methods.len(),
-        s.data.realizations
-    );
+    let d = &s.data;
+    let counts = [(d.datasets.len(), "data sets"), (d.methods.len(), "methods"), (d.realizations, "realizations")];
+    print_form_and_data(&s.form, data, d.observations, &counts);
     outln!(
         "  Scale: {}",
         if s.scale == "per_data_set" { "per data set (effects in data-set sds)" } else { "as given" }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use credence::compare::{Family, FitSummary, Likelihood, Pairs, SigmaStructure};
 
-use crate::output::{halving, parameter_rows, print_draws, print_warnings};
+use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
 use crate::table::{number, render};
 
 /// The header: family, form, data, draws and sampler, as brms prints them.
@@ -27,14 +27,8 @@ fn print_header(s: &FitSummary, data: &Path) {
     };
     let sm = &s.sampler;
     outln!(" Family: {family}");
-    outln!("   Form: {}", s.form);
-    outln!(
-        "   Data: {} ({} observations, {} methods, {} realizations)",
-        data.display(),
-        s.data.observations,
-        s.data.methods.len(),
-        s.data.realizations
-    );
+    let counts = [(s.data.methods.len(), "methods"), (s.data.realizations, "realizations")];
+    print_form_and_data(&s.form, data, s.data.observations, &counts);
     print_draws(sm.chains, sm.warmup, sm.draws as u64);
     let halving = halving(sm.max_energy_error);
     match &sm.chees {

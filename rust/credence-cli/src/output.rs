@@ -1,6 +1,8 @@
 //! What the fit commands share in printing: the JSON or tables choice, a progress bar for long
 //! fits, and the brms-style parameter table.
 
+use std::path::Path;
+
 use anyhow::Result;
 use credence::compare::ParamSummary;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -48,6 +50,14 @@ pub(crate) fn print_draws(chains: usize, warmup: u64, draws: u64) {
         warmup + draws,
         chains as u64 * draws
     );
+}
+
+/// The header's form and data lines: the sampler's form, then the table and its counts
+/// ("observations" first, then each (count, what) of `counts`).
+pub(crate) fn print_form_and_data(form: &str, data: &Path, observations: usize, counts: &[(usize, &str)]) {
+    outln!("   Form: {form}");
+    let counts: Vec<String> = counts.iter().map(|(n, what)| format!("{n} {what}")).collect();
+    outln!("   Data: {} ({observations} observations, {})", data.display(), counts.join(", "));
 }
 
 /// The step-halving rule in words.

@@ -152,6 +152,7 @@ pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
 mod tests {
     use super::super::test_support::{assert_loss_falls, problem, quick, training_problem};
     use super::*;
+    use credence_testkit::gradients::central_difference_error;
     use rand::SeedableRng;
     use rand::rngs::ChaCha8Rng;
 
@@ -180,18 +181,10 @@ mod tests {
             let j = i % len;
             kl(&[t[j], t[len + j]])
         };
-        let h = 1e-6;
-        let mut worst: f64 = 0.0;
-        for i in 0..2 * len {
-            let orig = theta[i];
-            theta[i] = orig + h;
-            let up = step.loss_grad(&mut net, &theta, b, beta).unwrap() + beta * kl_term(&theta, i);
-            theta[i] = orig - h;
-            let down = step.loss_grad(&mut net, &theta, b, beta).unwrap() + beta * kl_term(&theta, i);
-            theta[i] = orig;
-            let fd = (up - down) / (2.0 * h);
-            worst = worst.max((fd - grad[i]).abs() / (1e-4 + grad[i].abs()));
-        }
+        assert_eq!(theta.len(), 2 * len);
+        let worst = central_difference_error(&mut theta, &grad, 1e-6, |t, i| {
+            step.loss_grad(&mut net, t, b, beta).unwrap() + beta * kl_term(t, i)
+        });
         assert!(worst < 1e-4, "worst relative gradient error {worst}");
     }
 

@@ -231,16 +231,7 @@ impl Batch {
         for (b, s) in slots.iter().enumerate() {
             match &s.model {
                 Some((m, pos, grad, logp)) => {
-                    init.off.extend([
-                        init.mi.len() as i64,
-                        init.md.len() as i64,
-                        (init.dims * n) as i64,
-                        init.work as i64,
-                    ]);
-                    init.mi.extend(&m.ints);
-                    init.md.extend(&m.doubles);
-                    init.dims += m.dim;
-                    init.work += m.work * n;
+                    init.push_model(m);
                     init.pos.extend(pos);
                     init.grad.extend(grad);
                     init.logp.extend(logp);

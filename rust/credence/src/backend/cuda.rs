@@ -12,7 +12,7 @@ use cudarc::driver::{CudaContext, CudaModule, CudaStream, DeviceRepr, LaunchConf
 
 use super::ensemble::{EnsembleRaw, Launch};
 use super::kernels::{KernelSource, compile_ptx, nvrtc_available};
-use super::mixture::MixtureRaw;
+use super::mixture::MixtureSummary;
 use crate::error::{Error, Result};
 
 /// The GPU used by this process (device 0) and its compiled modules.
@@ -177,19 +177,12 @@ impl Gpu {
             // every per-point buffer has N elements, acc N x K, the bins n_bins (>= 1 allocated).
             unsafe { b.launch(cfg) }.map_err(driver("ens_finalize"))?;
         }
-        let mut f = out.iter().map(|o| self.download(o, n)).collect::<Result<Vec<_>>>()?.into_iter();
-        let mut next = || f.next().unwrap_or_default();
+        let per_point = out.iter().map(|o| self.download(o, n)).collect::<Result<Vec<_>>>()?;
         Ok(EnsembleRaw {
             mean_probs: self.download(&acc, n * k)?,
             predicted: self.download(&predicted, n)?,
             label_rank: self.download(&rank, n)?,
-            confidence: next(),
-            nll: next(),
-            brier: next(),
-            entropy: next(),
-            expected_entropy: next(),
-            mutual_information: next(),
-            sample_sd: next(),
+            per_point: per_point.try_into().unwrap_or_default(),
             bin_count: self.download(&bin_count, n_bins)?,
             bin_confidence: self.download(&bin_conf, n_bins)?,
             bin_correct: self.download(&bin_correct, n_bins)?,
@@ -207,7 +200,7 @@ impl Gpu {
         sd_floor: f64,
         (z_lo, p_lo, z_hi, p_hi): (f64, f64, f64, f64),
         (grid, block): (u32, u32),
-    ) -> Result<MixtureRaw> {
+    ) -> Result<MixtureSummary> {
         let module = self.module(KernelSource::Mixture)?;
         let f = module.load_function("mix_metrics").map_err(driver("mix_metrics"))?;
         let st = &self.stream;
@@ -231,15 +224,11 @@ impl Gpu {
             // means and sds hold M x N values, y and the outputs N, covered 1.
             unsafe { b.launch(cfg) }.map_err(driver("mix_metrics"))?;
         }
+        let covered = self.download(&covered, 1)?.first().copied().unwrap_or(0).max(0) as usize;
         let mut v = out.iter().map(|o| self.download(o, n)).collect::<Result<Vec<_>>>()?.into_iter();
         let mut next = || v.next().unwrap_or_default();
-        Ok(MixtureRaw {
-            crps: next(),
-            nll: next(),
-            lower: next(),
-            upper: next(),
-            covered: self.download(&covered, 1)?.first().copied().unwrap_or(0),
-        })
+        let (crps, nll, lower, upper) = (next(), next(), next(), next());
+        Ok(MixtureSummary::from_points(crps, nll, lower, upper, covered))
     }
 
     /// Kernel 4: E members' forward passes over N points (x row-major N x d).

@@ -145,7 +145,7 @@ pub fn mlp_dropout_forward(
     passes: usize,
     seed: u64,
 ) -> Result<MlpForward> {
-    dropout_passes(backend, d, params, x, p, passes, seed, true)
+    MlpForward::dropout(backend, d, params, x, p, passes, seed, true)
 }
 
 impl MlpForward {
@@ -163,62 +163,46 @@ impl MlpForward {
         seed: u64,
         pool: bool,
     ) -> Result<Self> {
-        dropout_passes(backend, d, params, x, p, passes, seed, pool)
-    }
-}
-
-/// [`mlp_dropout_forward`], with the CPU reference over rayon's pool (`pool`) or on the
-/// calling thread.
-#[allow(clippy::too_many_arguments)]
-fn dropout_passes(
-    backend: Backend,
-    d: usize,
-    params: &[f64],
-    x: &[f64],
-    p: f64,
-    passes: usize,
-    seed: u64,
-    pool: bool,
-) -> Result<MlpForward> {
-    let n = check_network(d, params, x)?;
-    if !(0.0..1.0).contains(&p) {
-        return Err(Error::argument("p", p, "a drop probability in [0, 1)"));
-    }
-    if passes == 0 || passes > i32::MAX as usize {
-        return Err(Error::argument("passes", passes, "between 1 and 2^31 - 1"));
-    }
-    let threshold = dropout_threshold(p);
-    let keep = 1.0 / (1.0 - p);
-    let (means, sds) = match backend.engine()? {
-        Engine::Cpu => {
-            // One pass with the buffers `net` (every buffer a pass reads, it writes first).
-            let one = |net: &mut Net<f64>, s: usize| -> Result<(Vec<f64>, Vec<f64>)> {
-                net.heads(params, x, |net, first, b| {
-                    net.sample_masks(&mut MaskWords::new(seed, s as u32, first, b), p, b)
-                })
-            };
-            let buffers = || Net::<f64>::new(d, n.min(CPU_BATCH));
-            let rows: Vec<(Vec<f64>, Vec<f64>)> = if pool {
-                (0..passes).into_par_iter().map(|s| one(&mut buffers(), s)).collect::<Result<_>>()?
-            } else {
-                let mut net = buffers();
-                (0..passes).map(|s| one(&mut net, s)).collect::<Result<_>>()?
-            };
-            let (m, s): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rows.into_iter().unzip();
-            (m.concat(), s.concat())
+        let n = check_network(d, params, x)?;
+        if !(0.0..1.0).contains(&p) {
+            return Err(Error::argument("p", p, "a drop probability in [0, 1)"));
         }
-        Engine::Cuda(gpu) => {
-            if (passes as u64) * (n as u64) > i64::MAX as u64 {
-                return Err(Error::argument("passes", passes, "passes x points below 2^63"));
+        if passes == 0 || passes > i32::MAX as usize {
+            return Err(Error::argument("passes", passes, "between 1 and 2^31 - 1"));
+        }
+        let threshold = dropout_threshold(p);
+        let keep = 1.0 / (1.0 - p);
+        let (means, sds) = match backend.engine()? {
+            Engine::Cpu => {
+                // One pass with the buffers `net` (every buffer a pass reads, it writes first).
+                let one = |net: &mut Net<f64>, s: usize| -> Result<(Vec<f64>, Vec<f64>)> {
+                    net.heads(params, x, |net, first, b| {
+                        net.sample_masks(&mut MaskWords::new(seed, s as u32, first, b), p, b)
+                    })
+                };
+                let buffers = || Net::<f64>::new(d, n.min(CPU_BATCH));
+                let rows: Vec<(Vec<f64>, Vec<f64>)> = if pool {
+                    (0..passes).into_par_iter().map(|s| one(&mut buffers(), s)).collect::<Result<_>>()?
+                } else {
+                    let mut net = buffers();
+                    (0..passes).map(|s| one(&mut net, s)).collect::<Result<_>>()?
+                };
+                let (m, s): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rows.into_iter().unzip();
+                (m.concat(), s.concat())
             }
-            // One (pass, point) pair per block iteration, grid-stride.
-            let grid = ((passes * n) as u64).clamp(1, u64::from(gpu.sm_count()) * 32) as u32;
-            gpu.mlp_dropout(params, x, (passes, n, d), (threshold, keep, seed), grid)?
-        }
-    };
-    let shape = |v: Vec<f64>| {
-        Array2::from_shape_vec((passes, n), v)
-            .map_err(|e| Error::Backend { message: format!("MC-dropout output: {e}") })
-    };
-    Ok(MlpForward { means: shape(means)?, sds: shape(sds)? })
+            Engine::Cuda(gpu) => {
+                if (passes as u64) * (n as u64) > i64::MAX as u64 {
+                    return Err(Error::argument("passes", passes, "passes x points below 2^63"));
+                }
+                // One (pass, point) pair per block iteration, grid-stride.
+                let grid = ((passes * n) as u64).clamp(1, u64::from(gpu.sm_count()) * 32) as u32;
+                gpu.mlp_dropout(params, x, (passes, n, d), (threshold, keep, seed), grid)?
+            }
+        };
+        let shape = |v: Vec<f64>| {
+            Array2::from_shape_vec((passes, n), v)
+                .map_err(|e| Error::Backend { message: format!("MC-dropout output: {e}") })
+        };
+        Ok(MlpForward { means: shape(means)?, sds: shape(sds)? })
+    }
 }

@@ -7,7 +7,7 @@ use ndarray::{Array2, Array3, ArrayView3};
 
 use super::{Backend, Engine};
 use crate::error::{Error, Result};
-use crate::metrics::{Binning, Calibration, DEFAULT_NLL_EPS, ReliabilityBin, calibration, label_ranks, summarise};
+use crate::metrics::{Binning, Calibration, DEFAULT_NLL_EPS, calibration, label_ranks, summarise};
 use crate::predictive::{ClassProbs, Real, TypedSlice, check_labels};
 
 /// What the ensemble's S x N x K array holds.
@@ -201,63 +201,45 @@ impl Launch {
 /// harness, so [`EnsembleRaw::assemble`] is tested without a GPU too).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EnsembleRaw {
+    /// p_bar (N x K, row-major), the prediction and the label's rank.
     pub mean_probs: Vec<f64>,
     pub predicted: Vec<i32>,
     pub label_rank: Vec<i32>,
-    pub confidence: Vec<f64>,
-    pub nll: Vec<f64>,
-    pub brier: Vec<f64>,
-    pub entropy: Vec<f64>,
-    pub expected_entropy: Vec<f64>,
-    pub mutual_information: Vec<f64>,
-    pub sample_sd: Vec<f64>,
+    /// Per point, in the kernel's order: confidence, NLL, Brier, entropy, expected entropy,
+    /// mutual information and the sd of p_s(class 1).
+    pub per_point: [Vec<f64>; 7],
+    /// Per equal-width confidence bin: points, their summed confidence and correct points.
     pub bin_count: Vec<i32>,
     pub bin_confidence: Vec<f64>,
     pub bin_correct: Vec<i32>,
 }
 
 impl EnsembleRaw {
-    /// The summary, with ECE/MCE from the kernel's histogram by [`calibration()`]'s formulas.
+    /// The summary, with ECE/MCE from the kernel's histogram (`Calibration::from_bin_sums`, as
+    /// [`calibration()`] computes them).
     pub(crate) fn assemble(self, labels: &[usize], k: usize, n_bins: usize) -> Result<EnsembleSummary> {
         let n = labels.len();
         let mean_probs = Array2::from_shape_vec((n, k), self.mean_probs)
             .map_err(|_| Error::Backend { message: "kernel returned a p_bar of the wrong size".to_owned() })?;
         let calibration = (n_bins > 0).then(|| {
-            let (mut ece, mut mce) = (0.0, 0.0f64);
-            let bins = (0..n_bins)
-                .map(|b| {
-                    let count = self.bin_count[b].max(0) as usize;
-                    let (confidence, accuracy) = if count > 0 {
-                        let (c, a) =
-                            (self.bin_confidence[b] / count as f64, f64::from(self.bin_correct[b]) / count as f64);
-                        ece += count as f64 / n as f64 * (a - c).abs();
-                        mce = mce.max((a - c).abs());
-                        (Some(c), Some(a))
-                    } else {
-                        (None, None)
-                    };
-                    ReliabilityBin {
-                        lo: b as f64 / n_bins as f64,
-                        hi: (b + 1) as f64 / n_bins as f64,
-                        count,
-                        confidence,
-                        accuracy,
-                    }
-                })
-                .collect();
-            Calibration { ece, mce, bins }
+            let sums = (0..n_bins).map(|b| {
+                let edges = (b as f64 / n_bins as f64, (b + 1) as f64 / n_bins as f64);
+                (edges, self.bin_count[b].max(0) as usize, self.bin_confidence[b], f64::from(self.bin_correct[b]))
+            });
+            Calibration::from_bin_sums(n, sums)
         });
+        let [confidence, nll, brier, entropy, expected_entropy, mutual_information, sample_sd] = self.per_point;
         Ok(EnsembleSummary {
             mean_probs,
             predicted: self.predicted.iter().map(|&p| p.max(0) as usize).collect(),
             label_rank: self.label_rank.iter().map(|&r| r.max(0) as usize).collect(),
-            confidence: self.confidence,
-            nll: self.nll,
-            brier: self.brier,
-            entropy: self.entropy,
-            expected_entropy: self.expected_entropy,
-            mutual_information: self.mutual_information,
-            sample_sd: (k == 2).then_some(self.sample_sd),
+            confidence,
+            nll,
+            brier,
+            entropy,
+            expected_entropy,
+            mutual_information,
+            sample_sd: (k == 2).then_some(sample_sd),
             calibration,
         })
     }

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use crate::compare::model::device::DeviceModel;
 use crate::error::Result;
 
 /// The static part of a batch, handed to the launcher with the first launch: per design
@@ -37,6 +38,17 @@ impl BatchInit {
     /// chains x dims vectors'.
     pub(crate) fn dims_before(&self, b: usize) -> usize {
         self.off.get(4 * b + 2).map_or(self.dims, |&o| o as usize / self.chains.max(1))
+    }
+
+    /// Appends the next design's model: its offsets, its flat model, its dims and its scratch
+    /// (the chains' states are the caller's to append).
+    pub(crate) fn push_model(&mut self, m: &DeviceModel) {
+        let n = self.chains;
+        self.off.extend([self.mi.len() as i64, self.md.len() as i64, (self.dims * n) as i64, self.work as i64]);
+        self.mi.extend(&m.ints);
+        self.md.extend(&m.doubles);
+        self.dims += m.dim;
+        self.work += m.work * n;
     }
 
     /// The metric-layout range (sums of dims) of the designs `designs`.

@@ -77,14 +77,13 @@ pub fn mixture_summary(
             let (lower, upper): (Vec<f64>, Vec<f64>) =
                 (0..n).into_par_iter().map(|i| mix.central_interval(i, opts.level)).unzip();
             let covered = lower.iter().zip(&upper).zip(y).filter(|((l, u), y)| *l <= *y && *y <= *u).count();
-            let raw = MixtureRaw {
-                crps: mix.crps_all(y, CrpsEstimator::Standard).unwrap_or_default(),
-                nll: mix.nll_all(y, opts.sd_floor).unwrap_or_default(),
+            MixtureSummary::from_points(
+                mix.crps_all(y, CrpsEstimator::Standard).unwrap_or_default(),
+                mix.nll_all(y, opts.sd_floor).unwrap_or_default(),
                 lower,
                 upper,
-                covered: covered as i32,
-            };
-            raw.assemble()
+                covered,
+            )
         }
         Engine::Cuda(gpu) => {
             if n > i32::MAX as usize || mix.n_members() > i32::MAX as usize {
@@ -93,9 +92,7 @@ pub fn mixture_summary(
             let (means, sds) = mix.member_major();
             let block = 128u32;
             let grid = (n.div_ceil(block as usize) as u32).clamp(1, gpu.sm_count().saturating_mul(32).max(1));
-            let raw =
-                gpu.mixture(mix.weights(), means, sds, y, opts.sd_floor, interval_probs(opts.level), (grid, block))?;
-            raw.assemble()
+            gpu.mixture(mix.weights(), means, sds, y, opts.sd_floor, interval_probs(opts.level), (grid, block))?
         }
     };
     // As evaluate_regression: a score that overflows is an error naming the point.
@@ -110,29 +107,12 @@ pub(crate) fn interval_probs(level: f64) -> (f64, f64, f64, f64) {
     (norm_quantile(tail), tail, norm_quantile(1.0 - tail), 1.0 - tail)
 }
 
-/// What kernel 2 returns (also filled by the CPU path and the CPU-shim tests).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct MixtureRaw {
-    pub crps: Vec<f64>,
-    pub nll: Vec<f64>,
-    pub lower: Vec<f64>,
-    pub upper: Vec<f64>,
-    pub covered: i32,
-}
-
-impl MixtureRaw {
-    pub(crate) fn assemble(self) -> MixtureSummary {
-        let n = self.lower.len().max(1);
-        let widths: Vec<f64> = self.upper.iter().zip(&self.lower).map(|(u, l)| u - l).collect();
-        let covered = self.covered.max(0) as usize;
-        MixtureSummary {
-            picp: covered as f64 / n as f64,
-            mpiw: det_mean(&widths),
-            covered,
-            crps: self.crps,
-            nll: self.nll,
-            lower: self.lower,
-            upper: self.upper,
-        }
+impl MixtureSummary {
+    /// The summary of per-point scores and central intervals, `covered` of whose outcomes lie
+    /// inside (kernel 2's output, the CPU path's and the CPU-shim tests').
+    pub(crate) fn from_points(crps: Vec<f64>, nll: Vec<f64>, lower: Vec<f64>, upper: Vec<f64>, covered: usize) -> Self {
+        let n = lower.len().max(1);
+        let widths: Vec<f64> = upper.iter().zip(&lower).map(|(u, l)| u - l).collect();
+        MixtureSummary { picp: covered as f64 / n as f64, mpiw: det_mean(&widths), covered, crps, nll, lower, upper }
     }
 }

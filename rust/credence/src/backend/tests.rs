@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use ndarray::Array3;
 
 use super::ensemble::{EnsembleRaw, Launch};
-use super::mixture::{MixtureRaw, interval_probs};
+use super::mixture::{MixtureSummary, interval_probs};
 use super::*;
 use crate::predictive::Real;
 use crate::{ClassProbs, GaussianMixture};
@@ -407,13 +407,7 @@ fn shim_ensemble<T: Real>(exe: &Path, which: &str, tol: f64, elem: usize, bytes:
             mean_probs: r.f64s(n * k),
             predicted: r.i32s(n),
             label_rank: r.i32s(n),
-            confidence: r.f64s(n),
-            nll: r.f64s(n),
-            brier: r.f64s(n),
-            entropy: r.f64s(n),
-            expected_entropy: r.f64s(n),
-            mutual_information: r.f64s(n),
-            sample_sd: r.f64s(n),
+            per_point: (0..7).map(|_| r.f64s(n)).collect::<Vec<_>>().try_into().unwrap(),
             bin_count: r.i32s(opts.n_bins),
             bin_confidence: r.f64s(opts.n_bins),
             bin_correct: r.i32s(opts.n_bins),
@@ -482,11 +476,11 @@ fn cpu_shim_mixture_matches_reference() {
         }
         let out = run_harness(&exe, "mixture", &input);
         let mut r = Reader(&out);
-        let raw =
-            MixtureRaw { crps: r.f64s(n), nll: r.f64s(n), lower: r.f64s(n), upper: r.f64s(n), covered: r.i32s(1)[0] };
+        let (crps, nll, lower, upper) = (r.f64s(n), r.f64s(n), r.f64s(n), r.f64s(n));
+        let got = MixtureSummary::from_points(crps, nll, lower, upper, r.i32s(1)[0].max(0) as usize);
         assert!(r.0.is_empty());
         let want = mixture_summary(Backend::Cpu, &mix, &y, &opts).unwrap();
-        compare_mixture(&format!("M={m} N={n} level={level}"), &raw.assemble(), &want, 1e-10);
+        compare_mixture(&format!("M={m} N={n} level={level}"), &got, &want, 1e-10);
     }
 }
 

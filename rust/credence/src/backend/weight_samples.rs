@@ -247,7 +247,7 @@ pub fn gaussian_weight_forward(
     samples: usize,
     seed: u64,
 ) -> Result<MlpForward> {
-    weight_forward(backend, d, weights, x, samples, seed, true)
+    weights.forward(backend, d, x, samples, seed, true)
 }
 
 impl GaussianWeights {
@@ -263,56 +263,42 @@ impl GaussianWeights {
         seed: u64,
         pool: bool,
     ) -> Result<MlpForward> {
-        weight_forward(backend, d, self, x, samples, seed, pool)
-    }
-}
-
-/// [`gaussian_weight_forward`], with the CPU reference over rayon's pool (`pool`) or on the
-/// calling thread.
-fn weight_forward(
-    backend: Backend,
-    d: usize,
-    weights: &GaussianWeights,
-    x: &[f64],
-    samples: usize,
-    seed: u64,
-    pool: bool,
-) -> Result<MlpForward> {
-    check_samples(samples)?;
-    if d == 0 {
-        return Err(Error::argument("d", d, "at least 1"));
-    }
-    let p = mlp_param_count(d);
-    if weights.len() != p {
-        return Err(Error::shape("weights", &[weights.len()], format!("[{p}], the parameters of a d = {d} network")));
-    }
-    if x.is_empty() || !x.len().is_multiple_of(d) {
-        return Err(Error::shape("x", &[x.len()], format!("N x {d} values, N >= 1")));
-    }
-    if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-        return Err(Error::value("x", &[i / d, i % d], x[i], "a finite number"));
-    }
-    let n = x.len() / d;
-    match backend.engine()? {
-        Engine::Cpu => {
-            let w = weight_samples(Backend::Cpu, weights, samples, seed, pool)?;
-            let flat =
-                w.as_slice().ok_or_else(|| Error::Backend { message: "weight samples not contiguous".into() })?;
-            MlpForward::networks(Backend::Cpu, d, flat, x, pool)
+        check_samples(samples)?;
+        if d == 0 {
+            return Err(Error::argument("d", d, "at least 1"));
         }
-        Engine::Cuda(gpu) => {
-            if n > i32::MAX as usize || d > i32::MAX as usize / 64 {
-                return Err(Error::shape("x", &[n, d], "fewer than 2^31 points and d < 2^25"));
+        let p = mlp_param_count(d);
+        if self.len() != p {
+            return Err(Error::shape("weights", &[self.len()], format!("[{p}], the parameters of a d = {d} network")));
+        }
+        if x.is_empty() || !x.len().is_multiple_of(d) {
+            return Err(Error::shape("x", &[x.len()], format!("N x {d} values, N >= 1")));
+        }
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::value("x", &[i / d, i % d], x[i], "a finite number"));
+        }
+        let n = x.len() / d;
+        match backend.engine()? {
+            Engine::Cpu => {
+                let w = weight_samples(Backend::Cpu, self, samples, seed, pool)?;
+                let flat =
+                    w.as_slice().ok_or_else(|| Error::Backend { message: "weight samples not contiguous".into() })?;
+                MlpForward::networks(Backend::Cpu, d, flat, x, pool)
             }
-            let tile = 32u32;
-            let jobs = samples * n.div_ceil(tile as usize);
-            let grid = (jobs as u64).clamp(1, u64::from(gpu.sm_count()) * 32) as u32;
-            let (means, sds) = gpu.gaussian_weight_forward(weights, samples, seed, x, (n, d), (grid, tile))?;
-            let shape = |v: Vec<f64>| {
-                Array2::from_shape_vec((samples, n), v)
-                    .map_err(|e| Error::Backend { message: format!("weight-sample forward output: {e}") })
-            };
-            Ok(MlpForward { means: shape(means)?, sds: shape(sds)? })
+            Engine::Cuda(gpu) => {
+                if n > i32::MAX as usize || d > i32::MAX as usize / 64 {
+                    return Err(Error::shape("x", &[n, d], "fewer than 2^31 points and d < 2^25"));
+                }
+                let tile = 32u32;
+                let jobs = samples * n.div_ceil(tile as usize);
+                let grid = (jobs as u64).clamp(1, u64::from(gpu.sm_count()) * 32) as u32;
+                let (means, sds) = gpu.gaussian_weight_forward(self, samples, seed, x, (n, d), (grid, tile))?;
+                let shape = |v: Vec<f64>| {
+                    Array2::from_shape_vec((samples, n), v)
+                        .map_err(|e| Error::Backend { message: format!("weight-sample forward output: {e}") })
+                };
+                Ok(MlpForward { means: shape(means)?, sds: shape(sds)? })
+            }
         }
     }
 }

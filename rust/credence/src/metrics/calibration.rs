@@ -132,29 +132,39 @@ pub fn calibration(confidence: &[f64], hit: &[bool], binning: Binning) -> Result
             }
         }
     }
-    let mut ece = 0.0;
-    let mut mce: f64 = 0.0;
-    let bins = acc
-        .iter()
-        .enumerate()
-        .map(|(b, &(count, conf, hits, min, max))| {
-            let (lo, hi) = match binning {
-                Binning::EqualWidth(_) => (b as f64 / nb as f64, (b + 1) as f64 / nb as f64),
-                Binning::EqualMass(_) if count > 0 => (min, max),
-                Binning::EqualMass(_) => (f64::NAN, f64::NAN),
-            };
-            let (confidence, accuracy) = if count > 0 {
-                let (c, a) = (conf / count as f64, hits / count as f64);
-                ece += count as f64 / n as f64 * (a - c).abs();
-                mce = mce.max((a - c).abs());
-                (Some(c), Some(a))
-            } else {
-                (None, None)
-            };
-            ReliabilityBin { lo, hi, count, confidence, accuracy }
-        })
-        .collect();
-    Ok(Calibration { ece, mce, bins })
+    let sums = acc.iter().enumerate().map(|(b, &(count, conf, hits, min, max))| {
+        let edges = match binning {
+            Binning::EqualWidth(_) => (b as f64 / nb as f64, (b + 1) as f64 / nb as f64),
+            Binning::EqualMass(_) if count > 0 => (min, max),
+            Binning::EqualMass(_) => (f64::NAN, f64::NAN),
+        };
+        (edges, count, conf, hits)
+    });
+    Ok(Calibration::from_bin_sums(n, sums))
+}
+
+impl Calibration {
+    /// The calibration of `n` predictions from their bins: per bin its edges (lo, hi), the
+    /// count and the sums of confidence and of hits (as [`calibration()`] bins them, or as
+    /// the ensemble kernel does).
+    pub(crate) fn from_bin_sums(n: usize, bins: impl Iterator<Item = ((f64, f64), usize, f64, f64)>) -> Self {
+        let mut ece = 0.0;
+        let mut mce: f64 = 0.0;
+        let bins = bins
+            .map(|((lo, hi), count, conf, hits)| {
+                let (confidence, accuracy) = if count > 0 {
+                    let (c, a) = (conf / count as f64, hits / count as f64);
+                    ece += count as f64 / n as f64 * (a - c).abs();
+                    mce = mce.max((a - c).abs());
+                    (Some(c), Some(a))
+                } else {
+                    (None, None)
+                };
+                ReliabilityBin { lo, hi, count, confidence, accuracy }
+            })
+            .collect();
+        Calibration { ece, mce, bins }
+    }
 }
 
 /// Top-k calibration: for each point the k most probable classes (ties by index) each count as

@@ -398,6 +398,7 @@ fn hidden_layer<R: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use credence_testkit::gradients::central_difference_error;
     use rand::SeedableRng;
     use rand::rngs::ChaCha8Rng;
 
@@ -425,18 +426,9 @@ mod tests {
             let mut grad = vec![0.0; p.len()];
             let loss = net.loss_grad(&p, b, &mut grad).unwrap();
             assert!(loss.is_finite());
-            let h = 1e-6;
-            let mut worst: f64 = 0.0;
-            for i in 0..p.len() {
-                let orig = p[i];
-                p[i] = orig + h;
-                let up = net.loss_grad(&p, b, &mut vec![0.0; p.len()]).unwrap();
-                p[i] = orig - h;
-                let down = net.loss_grad(&p, b, &mut vec![0.0; p.len()]).unwrap();
-                p[i] = orig;
-                let fd = (up - down) / (2.0 * h);
-                worst = worst.max((fd - grad[i]).abs() / (1e-4 + grad[i].abs()));
-            }
+            let worst = central_difference_error(&mut p, &grad, 1e-6, |p, _| {
+                net.loss_grad(p, b, &mut vec![0.0; p.len()]).unwrap()
+            });
             assert!(worst < 1e-4, "dropout {dropout}: worst relative gradient error {worst}");
         }
     }

@@ -323,6 +323,31 @@ struct Transition {
     evals: Vec<i32>,
 }
 
+/// The start of a harness run's input: the sizes (designs, chains per design, launches, model
+/// ints and doubles, chains x dims, scratch), the Philox key, the offsets and the flat models.
+fn batch_header(init: &BatchInit, launches: usize) -> Vec<u8> {
+    let n = init.chains;
+    let mut input = Vec::new();
+    let header = [init.designs(), n, launches, init.mi.len(), init.md.len(), init.dims * n, init.work];
+    le(&mut input, &header, |v| (v as i64).to_le_bytes().to_vec());
+    le(&mut input, &[init.key.0 as i64, init.key.1 as i64], |v| v.to_le_bytes().to_vec());
+    le(&mut input, &init.off, |v| v.to_le_bytes().to_vec());
+    le(&mut input, &init.mi, |v| v.to_le_bytes().to_vec());
+    le(&mut input, &init.md, |v| v.to_le_bytes().to_vec());
+    input
+}
+
+/// The chains' states as the harnesses read them: positions, gradients, log densities and the
+/// Philox blocks with their spare normals.
+fn write_chains(input: &mut Vec<u8>, state: &ShimState) {
+    for v in [&state.pos, &state.grad, &state.logp] {
+        le(input, v, |x| x.to_le_bytes().to_vec());
+    }
+    le(input, &state.block, |v| v.to_le_bytes().to_vec());
+    le(input, &state.spare_flag, |v| v.to_le_bytes().to_vec());
+    le(input, &state.spare, |v| v.to_le_bytes().to_vec());
+}
+
 /// Everything one launch writes, with the Philox state.
 struct ShimOut {
     out: Transition,
@@ -334,20 +359,9 @@ fn shim_launch(exe: &std::path::Path, init: &BatchInit, state: &ShimState, launc
     let designs = init.off.len() / 4;
     let chains = designs * n;
     let cells = init.dims * n;
-    let mut input = Vec::new();
-    let header = [designs, n, launches.len(), init.mi.len(), init.md.len(), cells, init.work];
-    le(&mut input, &header, |v| (v as i64).to_le_bytes().to_vec());
-    le(&mut input, &[init.key.0 as i64, init.key.1 as i64], |v| v.to_le_bytes().to_vec());
-    le(&mut input, &init.off, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &init.mi, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &init.md, |v| v.to_le_bytes().to_vec());
+    let mut input = batch_header(init, launches.len());
     le(&mut input, &launches[0].inv_mass, |v| v.to_le_bytes().to_vec());
-    for v in [&state.pos, &state.grad, &state.logp] {
-        le(&mut input, v, |x| x.to_le_bytes().to_vec());
-    }
-    le(&mut input, &state.block, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &state.spare_flag, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &state.spare, |v| v.to_le_bytes().to_vec());
+    write_chains(&mut input, state);
     for l in launches {
         assert_eq!(l.inv_mass, launches[0].inv_mass, "the harness takes one metric per run");
         le(&mut input, &l.eps, |v| v.to_le_bytes().to_vec());
@@ -389,19 +403,13 @@ fn read_transition(r: &mut Reader<'_>, cells: usize, chains: usize) -> (Transiti
     (transition, ShimState { pos, grad, logp, block, spare_flag, spare })
 }
 
-/// Per launch of the transition test: step size, steps per design, move flag.
-type Plan = (f64, [i32; 5], i32);
-
-/// Transitions of five designs (two collapsed Gaussian, the uncollapsed Gaussian, two
-/// beta-binomial forms) through the shim against `Ensemble::transition` under `walnuts`; returns
-/// how many chains (halved a step, were rejected as irreversible, diverged).
-fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) -> (usize, usize, usize) {
-    let designs = fixtures();
-    let counts = count_fixtures();
-    // Odd dimensions (a spare normal is left after drawing the momenta and must carry over).
-    let s = CheesSettings { superchains: 4, chains_per_superchain: 2, walnuts, ..Default::default() };
+/// The five designs of the shim's transition and reduction tests: two collapsed Gaussian (the
+/// second with shared sigma and other priors), the uncollapsed Gaussian, two beta-binomial
+/// forms (the second centred).
+fn five_models() -> Vec<Box<dyn Posterior>> {
+    let (designs, counts) = (fixtures(), count_fixtures());
     let centred = BetaBinomialOptions { mu_parameterization: Parameterization::Centered, ..Default::default() };
-    let models: Vec<Box<dyn Posterior>> = vec![
+    vec![
         Box::new(CollapsedGaussian::new(&designs[0], GaussianOptions::default(), Geometry::Pooled)),
         Box::new(CollapsedGaussian::new(
             &designs[1],
@@ -411,7 +419,34 @@ fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) 
         Box::new(GaussianModel::new(&designs[2], GaussianOptions::default(), None)),
         Box::new(BetaBinomialModel::new(&counts[0], BetaBinomialOptions::default())),
         Box::new(BetaBinomialModel::new(&counts[1], centred)),
-    ];
+    ]
+}
+
+/// The batch of the ensembles `ens` of `models` (in order, with their chains' states) as
+/// [`Batch`] builds it, and their metrics concatenated.
+fn batch_of(models: &[Box<dyn Posterior>], ens: &[Ensemble<'_>], s: &CheesSettings) -> (BatchInit, Vec<f64>) {
+    let mut init = BatchInit { chains: s.chains(), key: (s.seed as u32, (s.seed >> 32) as u32), ..Default::default() };
+    let mut inv_mass = Vec::new();
+    for (b, (e, m)) in ens.iter().zip(models).enumerate() {
+        init.push_model(&m.device_model(b as u32).unwrap());
+        init.pos.extend(&e.pos);
+        init.grad.extend(&e.grad);
+        init.logp.extend(&e.logp);
+        inv_mass.extend(&e.inv_mass);
+    }
+    (init, inv_mass)
+}
+
+/// Per launch of the transition test: step size, steps per design, move flag.
+type Plan = (f64, [i32; 5], i32);
+
+/// Transitions of five designs (two collapsed Gaussian, the uncollapsed Gaussian, two
+/// beta-binomial forms) through the shim against `Ensemble::transition` under `walnuts`; returns
+/// how many chains (halved a step, were rejected as irreversible, diverged).
+fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) -> (usize, usize, usize) {
+    // Odd dimensions (a spare normal is left after drawing the momenta and must carry over).
+    let s = CheesSettings { superchains: 4, chains_per_superchain: 2, walnuts, ..Default::default() };
+    let models = five_models();
     let kinds: Vec<i32> = models.iter().map(|m| m.device_model(0).unwrap().ints[13]).collect();
     assert_eq!(kinds, [2, 2, 0, 1, 1]);
     let mut ens: Vec<Ensemble<'_>> =
@@ -424,27 +459,19 @@ fn shim_transitions(exe: &std::path::Path, walnuts: Option<f64>, plan: &[Plan]) 
         e.transition(0.05, 2, true, Want::Draws).unwrap();
     }
     let n = s.chains();
-    let mut init = BatchInit { chains: n, key: (s.seed as u32, (s.seed >> 32) as u32), ..Default::default() };
-    let mut state =
-        ShimState { pos: vec![], grad: vec![], logp: vec![], block: vec![], spare_flag: vec![], spare: vec![] };
-    let mut inv_mass = Vec::new();
-    for (b, (e, m)) in ens.iter().zip(&models).enumerate() {
-        let flat = m.device_model(b as u32).unwrap();
-        init.off.extend([init.mi.len() as i64, init.md.len() as i64, (init.dims * n) as i64, init.work as i64]);
-        init.mi.extend(&flat.ints);
-        init.md.extend(&flat.doubles);
-        init.dims += flat.dim;
-        init.work += flat.work * n;
-        state.pos.extend(&e.pos);
-        state.grad.extend(&e.grad);
-        state.logp.extend(&e.logp);
-        for st in &e.streams {
-            let (block, spare) = st.state();
-            state.block.push(block);
-            state.spare_flag.push(i32::from(spare.is_some()));
-            state.spare.push(spare.unwrap_or(0.0));
-        }
-        inv_mass.extend(&e.inv_mass);
+    let (init, inv_mass) = batch_of(&models, &ens, &s);
+    let mut state = ShimState {
+        pos: init.pos.clone(),
+        grad: init.grad.clone(),
+        logp: init.logp.clone(),
+        block: vec![],
+        spare_flag: vec![],
+        spare: vec![],
+    };
+    for (block, spare) in ens.iter().flat_map(|e| &e.streams).map(|st| st.state()) {
+        state.block.push(block);
+        state.spare_flag.push(i32::from(spare.is_some()));
+        state.spare.push(spare.unwrap_or(0.0));
     }
     let launches: Vec<LaunchIn> = plan
         .iter()
@@ -575,20 +602,8 @@ fn harness_launches(exe: &Path, init: &BatchInit, state: &DeviceState, launches:
     let designs = init.designs();
     let chains = designs * n;
     let cells = init.dims * n;
-    let mut input = Vec::new();
-    let header = [designs, n, launches.len(), init.mi.len(), init.md.len(), cells, init.work];
-    le(&mut input, &header, |v| (v as i64).to_le_bytes().to_vec());
-    le(&mut input, &[init.key.0 as i64, init.key.1 as i64], |v| v.to_le_bytes().to_vec());
-    le(&mut input, &init.off, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &init.mi, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &init.md, |v| v.to_le_bytes().to_vec());
-    let c = &state.chains;
-    for v in [&c.pos, &c.grad, &c.logp] {
-        le(&mut input, v, |x| x.to_le_bytes().to_vec());
-    }
-    le(&mut input, &c.block, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &c.spare_flag, |v| v.to_le_bytes().to_vec());
-    le(&mut input, &c.spare, |v| v.to_le_bytes().to_vec());
+    let mut input = batch_header(init, launches.len());
+    write_chains(&mut input, &state.chains);
     for v in [&state.prev, &state.window_mean, &state.window_m2] {
         le(&mut input, v, |x| x.to_le_bytes().to_vec());
     }
@@ -671,21 +686,8 @@ type ReducePlan = (f64, [i32; 5], [i32; 5], i32, f64);
 #[test]
 fn cpu_shim_reductions_equal_the_cpu_adaptation() {
     let Some(exe) = launch_harness() else { return };
-    let designs = fixtures();
-    let counts = count_fixtures();
     let s = CheesSettings { superchains: 4, chains_per_superchain: 2, ..Default::default() };
-    let centred = BetaBinomialOptions { mu_parameterization: Parameterization::Centered, ..Default::default() };
-    let models: Vec<Box<dyn Posterior>> = vec![
-        Box::new(CollapsedGaussian::new(&designs[0], GaussianOptions::default(), Geometry::Pooled)),
-        Box::new(CollapsedGaussian::new(
-            &designs[1],
-            GaussianOptions { sigma: SigmaStructure::Shared, priors: other_priors(), ..Default::default() },
-            Geometry::Pooled,
-        )),
-        Box::new(GaussianModel::new(&designs[2], GaussianOptions::default(), None)),
-        Box::new(BetaBinomialModel::new(&counts[0], BetaBinomialOptions::default())),
-        Box::new(BetaBinomialModel::new(&counts[1], centred)),
-    ];
+    let models = five_models();
     let mut ens: Vec<Ensemble<'_>> =
         models.iter().enumerate().map(|(b, m)| Ensemble::new(m.as_ref(), &s, b as u32).unwrap()).collect();
     let mut rng = SplitMix64(17);
@@ -693,20 +695,7 @@ fn cpu_shim_reductions_equal_the_cpu_adaptation() {
         e.inv_mass.iter_mut().for_each(|v| *v = 0.05 + 0.3 * rng.uniform());
     }
     let n = s.chains();
-    let mut init = BatchInit { chains: n, key: (s.seed as u32, (s.seed >> 32) as u32), ..Default::default() };
-    let mut inv_mass = Vec::new();
-    for (b, (e, m)) in ens.iter().zip(&models).enumerate() {
-        let flat = m.device_model(b as u32).unwrap();
-        init.off.extend([init.mi.len() as i64, init.md.len() as i64, (init.dims * n) as i64, init.work as i64]);
-        init.mi.extend(&flat.ints);
-        init.md.extend(&flat.doubles);
-        init.dims += flat.dim;
-        init.work += flat.work * n;
-        init.pos.extend(&e.pos);
-        init.grad.extend(&e.grad);
-        init.logp.extend(&e.logp);
-        inv_mass.extend(&e.inv_mass);
-    }
+    let (init, inv_mass) = batch_of(&models, &ens, &s);
     let (grad, window, m2) = (WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW | WANT_WINDOW_M2);
     // A window over launches 0-4 (restarted at 5), the step-size search (no move) in between,
     // design 2 skipped twice, a step so large that nothing is accepted (the gradient's

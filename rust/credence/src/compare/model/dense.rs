@@ -37,6 +37,30 @@ fn dot_lanes(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// One solve S x = h in n dimensions: S, its factor L and U = L^-T (n x n), the linear term
+/// h and the solution x (n).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DenseSolve {
+    pub s: Vec<f64>,
+    pub l: Vec<f64>,
+    pub u_inv: Vec<f64>,
+    pub h: Vec<f64>,
+    pub x: Vec<f64>,
+}
+
+impl DenseSolve {
+    /// Zeros for n dimensions.
+    pub(crate) fn new(n: usize) -> Self {
+        Self { s: vec![0.0; n * n], l: vec![0.0; n * n], u_inv: vec![0.0; n * n], h: vec![0.0; n], x: vec![0.0; n] }
+    }
+
+    /// x = S^-1 h = U U^T h, from U (`tmp`: n values of scratch).
+    pub(crate) fn solve(&mut self, tmp: &mut [f64], n: usize) {
+        solve_lower(&self.u_inv, &self.h, tmp, n);
+        solve_upper(&self.u_inv, tmp, &mut self.x, n);
+    }
+}
+
 /// Lower Cholesky factor of the symmetric positive-definite `a` (n x n, row-major; only the
 /// lower triangle is read) into `l` (its upper triangle is zeroed). Returns false when `a` is
 /// not numerically positive definite (a non-positive or non-finite pivot).

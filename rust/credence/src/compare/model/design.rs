@@ -46,15 +46,13 @@ fn ranks(labels: &[String]) -> (Vec<String>, Vec<usize>) {
     (order.iter().map(|&i| labels[i].clone()).collect(), rank)
 }
 
-/// Every count a whole number in 0..=trials and every trials a whole number >= 1; the error
-/// names the file, line and column.
+/// Every count (the named column `response`) a whole number in 0..=trials and every trials a
+/// whole number >= 1; the error names the file, line and column.
 fn check_counts(
     table: &Table,
     keep: &[usize],
-    y: &[Option<f64>],
-    t: &[Option<f64>],
-    response: &str,
-    trials: &str,
+    (response, y): (&str, &[Option<f64>]),
+    (trials, t): (&str, &[Option<f64>]),
 ) -> Result<()> {
     for &i in keep {
         let (k, n) = (y[i].unwrap_or(f64::NAN), t[i].unwrap_or(f64::NAN));
@@ -97,17 +95,12 @@ pub(crate) fn duplicated_cells(table: &Table, keep: &[usize], cols: &[(&str, &[O
         .collect()
 }
 
-/// At most one row per (method, realization): the paired model takes one value per cell.
-/// The error names the file, the first duplicated cells and their lines.
-fn check_one_per_cell(
-    table: &Table,
-    keep: &[usize],
-    g: &[Option<String>],
-    p: &[Option<String>],
-    group: &str,
-    pair: &str,
-) -> Result<()> {
-    let dup = duplicated_cells(table, keep, &[(group, g), (pair, p)]);
+/// At most one row per (method, realization), the named columns `cells`: the paired model
+/// takes one value per cell. The error names the file, the first duplicated cells and their
+/// lines.
+fn check_one_per_cell(table: &Table, keep: &[usize], cells: [(&str, &[Option<String>]); 2]) -> Result<()> {
+    let [(group, _), (pair, _)] = cells;
+    let dup = duplicated_cells(table, keep, &cells);
     if dup.is_empty() {
         return Ok(());
     }
@@ -196,10 +189,10 @@ impl Design {
         let pick = |v: &Vec<Option<f64>>| keep.iter().map(|&i| v[i].unwrap_or(f64::NAN)).collect::<Vec<_>>();
         let pick_text = |v: &Vec<Option<String>>| keep.iter().map(|&i| v[i].clone().unwrap_or_default()).collect();
         if let (Some(t), Some(trials)) = (&t, trials) {
-            check_counts(table, &keep, &y, t, response, trials)?;
+            check_counts(table, &keep, (response, &y), (trials, t))?;
         }
         if let (Some(p), Some(pair)) = (&p, pair) {
-            check_one_per_cell(table, &keep, &g, p, group, pair)?;
+            check_one_per_cell(table, &keep, [(group, &g), (pair, p)])?;
         }
         let design = Self::new(pick_text(&g), p.as_ref().map(pick_text), pick(&y), t.as_ref().map(pick))
             .map_err(|e| e.in_file(table.source()))?;
@@ -331,10 +324,11 @@ impl Design {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn s(v: &[&str]) -> Vec<String> {
+    /// Owned labels (tests).
+    pub(crate) fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
     }
 

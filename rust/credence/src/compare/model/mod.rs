@@ -257,3 +257,46 @@ pub(crate) fn gradient_error(post: &dyn Posterior, theta: &[f64]) -> f64 {
     }
     worst
 }
+
+/// A test density on R^d given by its log density (writing the gradient): reports the
+/// coordinates themselves as `x[i]`, with nothing to simulate and no prior (tests only).
+#[cfg(test)]
+pub(crate) struct TestDensity<F> {
+    outputs: Vec<Output>,
+    form: &'static str,
+    logp: F,
+}
+
+#[cfg(test)]
+impl<F: Fn(&[f64], &mut [f64]) -> f64 + Sync> TestDensity<F> {
+    /// The density `logp` on R^`dim`, described as `form`.
+    pub(crate) fn new(dim: usize, form: &'static str, logp: F) -> Self {
+        let outputs = (0..dim).map(|i| Output::new(format!("x[{i}]"), OutputKind::Fixed)).collect();
+        Self { outputs, form, logp }
+    }
+}
+
+#[cfg(test)]
+impl<F: Fn(&[f64], &mut [f64]) -> f64 + Sync> Posterior for TestDensity<F> {
+    fn dim(&self) -> usize {
+        self.outputs.len()
+    }
+    fn logp(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        (self.logp)(x, grad)
+    }
+    fn outputs(&self) -> &[Output] {
+        &self.outputs
+    }
+    fn constrain(&self, x: &[f64], _: &[f64], out: &mut [f64]) {
+        out.copy_from_slice(x);
+    }
+    fn form(&self) -> String {
+        self.form.into()
+    }
+    fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
+        Vec::new()
+    }
+    fn sample_prior(&self, _: &mut dyn rand::Rng) -> Vec<f64> {
+        Vec::new()
+    }
+}

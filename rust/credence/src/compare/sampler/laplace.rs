@@ -144,55 +144,24 @@ pub(crate) fn laplace(post: &dyn Posterior, start: &[f64]) -> Option<Laplace> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::model::{Output, OutputKind};
-
-    /// A correlated Gaussian: the mode and covariance are known exactly.
-    struct Gauss {
-        mean: Vec<f64>,
-        prec: Vec<f64>,
-        outputs: Vec<Output>,
-    }
-
-    impl Posterior for Gauss {
-        fn dim(&self) -> usize {
-            self.mean.len()
-        }
-        fn logp(&self, x: &[f64], g: &mut [f64]) -> f64 {
-            let d = x.len();
-            let mut lp = 0.0;
-            for i in 0..d {
-                g[i] = -(0..d).map(|j| self.prec[i * d + j] * (x[j] - self.mean[j])).sum::<f64>();
-                lp += 0.5 * g[i] * (x[i] - self.mean[i]);
-            }
-            lp
-        }
-        fn outputs(&self) -> &[Output] {
-            &self.outputs
-        }
-        fn constrain(&self, x: &[f64], _: &[f64], out: &mut [f64]) {
-            out.copy_from_slice(x);
-        }
-        fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
-            Vec::new()
-        }
-        fn sample_prior(&self, _: &mut dyn rand::Rng) -> Vec<f64> {
-            Vec::new()
-        }
-        fn form(&self) -> String {
-            "gaussian".into()
-        }
-    }
+    use crate::compare::model::TestDensity;
 
     #[test]
     fn finds_the_mode_and_covariance_of_a_gaussian() {
         // Covariance [[4, 1.2], [1.2, 0.5]] has precision 1/(2 - 1.44) [[0.5, -1.2], [-1.2, 4]].
         let det = 4.0 * 0.5 - 1.2 * 1.2;
-        let prec = vec![0.5 / det, -1.2 / det, -1.2 / det, 4.0 / det];
-        let post = Gauss {
-            mean: vec![3.0, -1.0],
-            prec,
-            outputs: (0..2).map(|i| Output::new(format!("x{i}"), OutputKind::Fixed)).collect(),
-        };
+        let prec = [0.5 / det, -1.2 / det, -1.2 / det, 4.0 / det];
+        // A correlated Gaussian: the mode and covariance are known exactly.
+        let mean = [3.0, -1.0];
+        let post = TestDensity::new(2, "gaussian", |x: &[f64], g: &mut [f64]| {
+            let d = x.len();
+            let mut lp = 0.0;
+            for i in 0..d {
+                g[i] = -(0..d).map(|j| prec[i * d + j] * (x[j] - mean[j])).sum::<f64>();
+                lp += 0.5 * g[i] * (x[i] - mean[i]);
+            }
+            lp
+        });
         let l = laplace(&post, &[-5.0, 7.0]).unwrap();
         assert!((l.mode[0] - 3.0).abs() < 1e-8 && (l.mode[1] + 1.0).abs() < 1e-8, "{:?}", l.mode);
         assert!((l.var[0] - 4.0).abs() < 1e-6 && (l.var[1] - 0.5).abs() < 1e-6, "{:?}", l.var);

@@ -462,11 +462,11 @@ impl<'a> ChainRun<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::sampler::chees::tests::Normals;
+    use crate::compare::sampler::chees::tests::normals;
 
     #[test]
     fn a_longer_run_repeats_the_shorter_one_and_unclean_runs_are_extended() {
-        let post = Normals::new(vec![0.0, 3.0], vec![1.0, 0.1]);
+        let post = normals(vec![0.0, 3.0], vec![1.0, 0.1]);
         let fixed = |draws: u64| NutsSettings { warmup: 100, draws, max_draws: None, ..Default::default() };
         let short = run_chains(&post, &fixed(30)).unwrap();
         let long = run_chains(&post, &fixed(45)).unwrap();

@@ -256,10 +256,7 @@ impl AcrossDesign {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
+    use crate::compare::model::design::tests::s;
 
     #[test]
     fn canonical_whatever_the_row_order_and_errors_name_the_problem() {

@@ -91,6 +91,11 @@ fn variants() -> Vec<(bool, AcrossOptions)> {
     ]
 }
 
+/// The model of every variant, on its design.
+fn models() -> Vec<(AcrossOptions, AcrossModel)> {
+    variants().into_iter().map(|(paired, opts)| (opts, AcrossModel::new(&design(paired), opts).unwrap())).collect()
+}
+
 fn point(model: &AcrossModel, seed: u64) -> Vec<f64> {
     let mut state = seed;
     (0..model.dim)
@@ -103,8 +108,7 @@ fn point(model: &AcrossModel, seed: u64) -> Vec<f64> {
 
 #[test]
 fn the_marginal_likelihood_is_the_multivariate_normal_density() {
-    for (paired, opts) in variants() {
-        let model = AcrossModel::new(&design(paired), opts).unwrap();
+    for (opts, model) in models() {
         for seed in 1..4 {
             let v = point(&model, seed);
             let sc = model.scales(&v);
@@ -130,8 +134,7 @@ fn the_marginal_likelihood_is_the_multivariate_normal_density() {
 
 #[test]
 fn gradients_match_finite_differences() {
-    for (paired, opts) in variants() {
-        let model = AcrossModel::new(&design(paired), opts).unwrap();
+    for (opts, model) in models() {
         for seed in 1..4 {
             let v = point(&model, seed);
             let err = gradient_error(&model, &v);

@@ -15,8 +15,11 @@
 
 use std::cell::RefCell;
 
+use super::stats::DistinctRows;
 use super::{CollapsedGaussian, lanes};
-use crate::compare::model::dense::{add_log_det, cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+use crate::compare::model::dense::{
+    DenseSolve, add_log_det, cholesky, dot, inverse_transpose, solve_lower, solve_upper,
+};
 
 /// Fewest methods for which the likelihood eliminates the method effects (below it, and
 /// whenever the methods are not more than the realizations, `marginal.rs` eliminates gamma).
@@ -36,9 +39,8 @@ pub(super) struct DualData {
     /// k\[c, m\] and the cell mean ybar\[c, m\] (0 for an empty cell), C x M.
     pub k: Vec<f64>,
     pub ybar: Vec<f64>,
-    /// Row of counts of each method, and the distinct rows (P x C) with their totals K.
-    pub row_of: Vec<usize>,
-    pub rows: Vec<f64>,
+    /// Row of counts of each method among the distinct rows (P x C), and their totals K.
+    pub rows: DistinctRows,
     pub row_total: Vec<f64>,
 }
 
@@ -57,15 +59,9 @@ impl DualData {
                 d.k[c * m + g] = k;
                 d.ybar[c * m + g] = y_rm(c, g);
             }
-            let id = match d.rows.chunks(cols).position(|r| r == row) {
-                Some(id) => id,
-                None => {
-                    d.rows.extend_from_slice(&row);
-                    d.row_total.push(row.iter().sum());
-                    d.row_total.len() - 1
-                }
-            };
-            d.row_of.push(id);
+            if d.rows.push(&row) == d.row_total.len() {
+                d.row_total.push(row.iter().sum());
+            }
         }
         d
     }
@@ -91,12 +87,8 @@ struct DualWork {
     d_sq: Vec<f64>,
     ka_sq: Vec<f64>,
     ka_dot_d: Vec<f64>,
-    /// S', its factor L, U = L^-T (n x n), the linear term, theta_hat and vector scratch (n).
-    s: Vec<f64>,
-    l: Vec<f64>,
-    u_inv: Vec<f64>,
-    h: Vec<f64>,
-    theta: Vec<f64>,
+    /// S' x = h: its linear term and theta_hat = x; vector scratch (n).
+    solve: DenseSolve,
     tmp: Vec<f64>,
     /// A_c = L^-1 (e0 + e_c) per column (C x n) and L^-1 (K, k) per row of counts (P x n).
     a: Vec<f64>,
@@ -109,7 +101,7 @@ thread_local! {
 
 impl DualWork {
     fn fit(&mut self, m: usize, n: usize, cols: usize, p: usize) {
-        if self.w.len() == m && self.s.len() == n * n && self.a.len() == cols * n && self.rows.len() == p * n {
+        if self.w.len() == m && self.solve.s.len() == n * n && self.a.len() == cols * n && self.rows.len() == p * n {
             return;
         }
         let z = |len: usize| vec![0.0; len];
@@ -126,11 +118,7 @@ impl DualWork {
             d_sq: z(p),
             ka_sq: z(p),
             ka_dot_d: z(p),
-            s: z(n * n),
-            l: z(n * n),
-            u_inv: z(n * n),
-            h: z(n),
-            theta: z(n),
+            solve: DenseSolve::new(n),
             tmp: z(n),
             a: z(cols * n),
             rows: z(p * n),
@@ -209,7 +197,7 @@ impl CollapsedGaussian {
             let d = self.counts[g] * w + itau2;
             let id = 1.0 / d;
             (wk.w[g], wk.d[g], wk.id[g]) = (w, d, id);
-            let p = dd.row_of[g];
+            let p = dd.rows.of[g];
             wk.s1[p] += w * id;
             wk.s2[p] += w * w * id;
             // delta's linear term K w ybar_m, shrunk: h0 gets its 1/(tau^2 d) share.
@@ -217,13 +205,13 @@ impl CollapsedGaussian {
             wk.shrunk[g] = shrunk;
             h0 += shrunk;
         }
-        wk.h[0] = self.prior_precision * self.prior_mean + itau2 * h0;
+        wk.solve.h[0] = self.prior_precision * self.prior_mean + itau2 * h0;
         // gamma_c's linear term: sum_m k w (ybar - shrunk), column by column.
         for i in 0..r {
             let (k, y) = (&dd.k[i * m..(i + 1) * m], &dd.ybar[i * m..(i + 1) * m]);
-            wk.h[1 + i] = weighted_gaps(k, y, &wk.w, &wk.shrunk);
+            wk.solve.h[1 + i] = weighted_gaps(k, y, &wk.w, &wk.shrunk);
         }
-        let s = &mut wk.s;
+        let s = &mut wk.solve.s;
         s.fill(0.0);
         s[0] = self.prior_precision;
         for (p, (&s1, &s2)) in wk.s1.iter().zip(&wk.s2).enumerate() {
@@ -232,7 +220,7 @@ impl CollapsedGaussian {
             if r == 0 {
                 continue;
             }
-            let k = &dd.rows[p * c..(p + 1) * c];
+            let k = &dd.rows.values[p * c..(p + 1) * c];
             for i in 0..r {
                 s[1 + i] += itau2 * k[i] * s1;
                 s[(1 + i) * n + 1 + i] += k[i] * ((total - k[i]) * s2 + itau2 * s1);
@@ -248,7 +236,7 @@ impl CollapsedGaussian {
                 s[(1 + j) * n + 1 + i] = s[(1 + i) * n + 1 + j];
             }
         }
-        if !cholesky(&wk.s, &mut wk.l, n) {
+        if !cholesky(&wk.solve.s, &mut wk.solve.l, n) {
             return false;
         }
         // A method far more precise than the others pins the differences of gamma: S' holds
@@ -257,15 +245,14 @@ impl CollapsedGaussian {
         // back to it when S' is that ill-conditioned.
         // The loss shows as a pivot that keeps only a sliver of its diagonal entry (a scale
         // alone, such as a tiny tau, changes nothing there).
-        if (0..n).any(|j| wk.l[j * n + j] * wk.l[j * n + j] < MIN_PIVOT_SHARE * wk.s[j * n + j]) {
+        if (0..n).any(|j| wk.solve.l[j * n + j] * wk.solve.l[j * n + j] < MIN_PIVOT_SHARE * wk.solve.s[j * n + j]) {
             return false;
         }
-        inverse_transpose(&wk.l, &mut wk.u_inv, n);
-        solve_lower(&wk.u_inv, &wk.h, &mut wk.tmp, n);
-        solve_upper(&wk.u_inv, &wk.tmp, &mut wk.theta, n);
-        let theta = std::mem::take(&mut wk.theta);
+        inverse_transpose(&wk.solve.l, &mut wk.solve.u_inv, n);
+        wk.solve.solve(&mut wk.tmp, n);
+        let theta = std::mem::take(&mut wk.solve.x);
         self.method_means(dd, &theta, wk);
-        wk.theta = theta;
+        wk.solve.x = theta;
         true
     }
 
@@ -274,10 +261,10 @@ impl CollapsedGaussian {
     fn method_means(&self, dd: &DualData, theta: &[f64], wk: &mut DualWork) {
         let c = dd.cols;
         for (p, kg) in wk.k_gamma.iter_mut().enumerate() {
-            *kg = if self.r > 0 { dot(&dd.rows[p * c..(p + 1) * c], &theta[1..]) } else { 0.0 };
+            *kg = if self.r > 0 { dot(&dd.rows.values[p * c..(p + 1) * c], &theta[1..]) } else { 0.0 };
         }
         for g in 0..self.m {
-            let t = self.counts[g] * (self.method_mean[g] - theta[0]) - wk.k_gamma[dd.row_of[g]];
+            let t = self.counts[g] * (self.method_mean[g] - theta[0]) - wk.k_gamma[dd.rows.of[g]];
             wk.delta[g] = wk.w[g] * t * wk.id[g];
         }
     }
@@ -294,14 +281,14 @@ impl CollapsedGaussian {
             if r > 0 {
                 wk.tmp[1 + i] = 1.0;
             }
-            solve_lower(&wk.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
+            solve_lower(&wk.solve.u_inv, &wk.tmp, &mut wk.a[i * n..(i + 1) * n], n);
         }
         for p in 0..dd.row_total.len() {
             wk.tmp[0] = dd.row_total[p];
             for i in 0..r {
-                wk.tmp[1 + i] = dd.rows[p * c + i];
+                wk.tmp[1 + i] = dd.rows.values[p * c + i];
             }
-            solve_lower(&wk.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
+            solve_lower(&wk.solve.u_inv, &wk.tmp, &mut wk.rows[p * n..(p + 1) * n], n);
         }
         // |A_c - s D|^2 = |A_c|^2 - 2 s A_c . D + s^2 |D|^2 with the dots per column and row
         // of counts computed once: O(M + P C) per evaluation, summed over a method's cells
@@ -310,7 +297,7 @@ impl CollapsedGaussian {
         let p_rows = dd.row_total.len();
         let a_sq: Vec<f64> = (0..c).map(|i| dot(&wk.a[i * n..(i + 1) * n], &wk.a[i * n..(i + 1) * n])).collect();
         for p in 0..p_rows {
-            let (row, k) = (&wk.rows[p * n..(p + 1) * n], &dd.rows[p * c..(p + 1) * c]);
+            let (row, k) = (&wk.rows[p * n..(p + 1) * n], &dd.rows.values[p * c..(p + 1) * c]);
             wk.d_sq[p] = dot(row, row);
             wk.ka_sq[p] = dot(k, &a_sq);
             wk.ka_dot_d[p] = (0..c).map(|i| k[i] * dot(&wk.a[i * n..(i + 1) * n], row)).sum();
@@ -330,7 +317,7 @@ impl CollapsedGaussian {
             }
             Self::row_dots(dd, wk, r);
             let itau2 = 1.0 / (sc[0] * sc[0]);
-            let theta = &wk.theta;
+            let theta = &wk.solve.x;
             let mut quad = (theta[0] - self.prior_mean).powi(2) * self.prior_precision;
             let (mut delta2, mut gamma2, mut ln_sigma, mut ln_d) = (0.0, 0.0, 0.0, 0.0);
             // sum ln d as the logarithm of a product, renormalised when it leaves
@@ -375,7 +362,7 @@ impl CollapsedGaussian {
                 (e_delta2, quad) = (e_delta2 + ev, quad + q);
             }
             for g in (0..m).filter(|_| !uniform) {
-                let (w, id, p) = (wk.w[g], wk.id[g], dd.row_of[g]);
+                let (w, id, p) = (wk.w[g], wk.id[g], dd.rows.of[g]);
                 let sg = w * id;
                 let k_total = self.counts[g];
                 e_delta2 += id + sg * sg * wk.d_sq[p];
@@ -385,7 +372,7 @@ impl CollapsedGaussian {
                 grad[self.sigma_slot(g)] += -self.counts[g] + w * (self.ssw[g] + wk.wrss[g] + var);
             }
             grad[0] += -(m as f64) + itau2 * e_delta2;
-            let mut log_det = add_log_det(ln_d, &wk.l, n);
+            let mut log_det = add_log_det(ln_d, &wk.solve.l, n);
             if r > 0 {
                 let isg2 = 1.0 / (sc[self.dim - 1] * sc[self.dim - 1]);
                 quad += isg2 * gamma2;
@@ -393,7 +380,7 @@ impl CollapsedGaussian {
                 let mut e_gamma2 = gamma2;
                 for i in 0..r {
                     let j = 1 + i;
-                    let row = &wk.u_inv[j * n + j..(j + 1) * n];
+                    let row = &wk.solve.u_inv[j * n + j..(j + 1) * n];
                     e_gamma2 += dot(row, row);
                 }
                 grad[self.dim - 1] += -(r as f64) + isg2 * e_gamma2;
@@ -417,8 +404,8 @@ impl CollapsedGaussian {
                 return false;
             }
             let mut theta = vec![0.0; n];
-            solve_upper(&wk.u_inv, &z[..n], &mut theta, n);
-            for (t, hat) in theta.iter_mut().zip(&wk.theta) {
+            solve_upper(&wk.solve.u_inv, &z[..n], &mut theta, n);
+            for (t, hat) in theta.iter_mut().zip(&wk.solve.x) {
                 *t += hat;
             }
             self.method_means(dd, &theta, wk);

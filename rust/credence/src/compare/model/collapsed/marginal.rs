@@ -26,9 +26,9 @@ impl CollapsedGaussian {
             let s = sc[self.sigma_slot(g)];
             wk.w[g] = 1.0 / (s * s);
         }
-        wk.s.fill(0.0);
-        wk.h.fill(0.0);
-        wk.h[0] = self.prior_precision * self.prior_mean;
+        wk.solve.s.fill(0.0);
+        wk.solve.h.fill(0.0);
+        wk.solve.h[0] = self.prior_precision * self.prior_mean;
         if r > 0 {
             let sg = sc[self.dim - 1];
             let isg2 = 1.0 / (sg * sg);
@@ -44,7 +44,7 @@ impl CollapsedGaussian {
                 wk.q[p] = q;
                 wk.a_sum[p] = a_sum;
                 let nq = np / q;
-                let s = &mut wk.s;
+                let s = &mut wk.solve.s;
                 s[0] += nq * a_sum * isg2;
                 for g in 0..m {
                     let row = (g + 1) * n;
@@ -63,7 +63,7 @@ impl CollapsedGaussian {
             for (p, &np) in self.pattern_n.iter().enumerate() {
                 let (a, loo, q) = (&wk.a[p * m..(p + 1) * m], &wk.loo[p * m..(p + 1) * m], wk.q[p]);
                 let y = &self.pattern_mean[p * m..(p + 1) * m];
-                let h = &mut wk.h;
+                let h = &mut wk.solve.h;
                 let total = leave_one_out(
                     |g| a[g] * y[g],
                     m,
@@ -73,19 +73,19 @@ impl CollapsedGaussian {
                 h[0] += isg2 * np * total / q;
             }
         } else {
-            let s = &mut wk.s;
+            let s = &mut wk.solve.s;
             for g in 0..m {
                 let kw = self.counts[g] * wk.w[g];
                 s[0] += kw;
                 s[(g + 1) * n] = kw;
                 s[(g + 1) * n + g + 1] = kw;
-                wk.h[0] += kw * self.method_mean[g];
-                wk.h[g + 1] = kw * self.method_mean[g];
+                wk.solve.h[0] += kw * self.method_mean[g];
+                wk.solve.h[g + 1] = kw * self.method_mean[g];
             }
         }
-        wk.s[0] += self.prior_precision;
+        wk.solve.s[0] += self.prior_precision;
         for g in 1..n {
-            wk.s[g * n + g] += itau2;
+            wk.solve.s[g * n + g] += itau2;
         }
         // The many-method model comes here only where its dual form is too ill-conditioned, with
         // M + 1 rows: dot products in lanes (no kernel repeats this model).
@@ -97,12 +97,11 @@ impl CollapsedGaussian {
         } else {
             (cholesky as fn(&[f64], &mut [f64], usize) -> bool, inverse_transpose as fn(&[f64], &mut [f64], usize))
         };
-        if !factor(&wk.s, &mut wk.l, n) {
+        if !factor(&wk.solve.s, &mut wk.solve.l, n) {
             return false;
         }
-        invert(&wk.l, &mut wk.u_inv, n);
-        solve_lower(&wk.u_inv, &wk.h, &mut wk.tmp, n);
-        solve_upper(&wk.u_inv, &wk.tmp, &mut wk.beta, n);
+        invert(&wk.solve.l, &mut wk.solve.u_inv, n);
+        wk.solve.solve(&mut wk.tmp, n);
         true
     }
 
@@ -139,7 +138,7 @@ impl CollapsedGaussian {
             let y = &self.pattern_mean[p * m..(p + 1) * m];
             let cross = &self.pattern_cross[p * m * m..(p + 1) * m * m];
             for g in 0..m {
-                wk.d[g] = if a[g] != 0.0 { y[g] - wk.beta[0] - wk.beta[g + 1] } else { 0.0 };
+                wk.d[g] = if a[g] != 0.0 { y[g] - wk.solve.x[0] - wk.solve.x[g + 1] } else { 0.0 };
                 wk.alpha[g] = a[g] / q;
             }
             let pi_c_pi = quadratic(cross, &wk.alpha, &mut wk.c_alpha);
@@ -293,11 +292,11 @@ impl CollapsedGaussian {
             g_hat2 = self.residuals(wk);
         } else {
             for g in 0..m {
-                let e = self.method_mean[g] - wk.beta[0] - wk.beta[g + 1];
+                let e = self.method_mean[g] - wk.solve.x[0] - wk.solve.x[g + 1];
                 wk.wrss[g] = self.counts[g] * wk.w[g] * e * e;
             }
         }
-        let beta = &wk.beta;
+        let beta = &wk.solve.x;
         let mut quad = (beta[0] - self.prior_mean).powi(2) * self.prior_precision;
         let mut delta2 = 0.0;
         let mut ln_sigma = 0.0;
@@ -307,11 +306,11 @@ impl CollapsedGaussian {
             ln_sigma += self.counts[g] * u[self.sigma_slot(g)];
         }
         quad += itau2 * delta2;
-        let mut log_det = add_log_det(0.0, &wk.l, n);
+        let mut log_det = add_log_det(0.0, &wk.solve.l, n);
         // d/d ln tau: -M + E|delta|^2 / tau^2, with the conditional variances (the diagonal
         // of S^-1 = L^-T L^-1) added to the squared means.
         // |L^-1 e_j|^2 = |row j of U|^2, the diagonal of S^-1.
-        let u_inv = &wk.u_inv;
+        let u_inv = &wk.solve.u_inv;
         for j in 0..n {
             let row = &u_inv[j * n + j..(j + 1) * n];
             wk.col_norm[j] = dot(row, row);
@@ -402,8 +401,8 @@ impl CollapsedGaussian {
         }
         // beta = beta_hat + L^-T z.
         let mut beta = std::mem::take(&mut wk.tmp2);
-        solve_upper(&wk.u_inv, &z[..n], &mut beta, n);
-        for (b, hat) in beta.iter_mut().zip(&wk.beta) {
+        solve_upper(&wk.solve.u_inv, &z[..n], &mut beta, n);
+        for (b, hat) in beta.iter_mut().zip(&wk.solve.x) {
             *b += hat;
         }
         if r > 0 {

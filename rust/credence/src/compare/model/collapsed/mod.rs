@@ -44,7 +44,7 @@ use crate::compare::model::gaussian::{gaussian_outputs, sample_gaussian_prior, s
 use crate::compare::model::priors::LocationPrior;
 use crate::compare::model::scale_map::ScaleMap;
 use crate::compare::model::{GaussianOptions, Output, Posterior, SigmaStructure};
-use stats::CellStats;
+use stats::{CellStats, DistinctRows};
 use work::WORK;
 
 mod device;
@@ -142,8 +142,7 @@ impl CollapsedGaussian {
             counts,
             method_mean,
             ssw,
-            pattern_of,
-            pattern_k,
+            patterns: DistinctRows { of: pattern_of, values: pattern_k },
             pattern_n,
             pattern_mean,
             pattern_cross,

@@ -12,15 +12,37 @@ pub(super) struct CellStats {
     pub method_mean: Vec<f64>,
     /// Sum of squares within cells, per method.
     pub ssw: Vec<f64>,
-    /// Count pattern of each realization, and per pattern the counts, the number of
-    /// realizations, the mean cell means and their centred cross-products.
-    pub pattern_of: Vec<usize>,
-    pub pattern_k: Vec<f64>,
+    /// Count pattern of each realization with the patterns' counts, and per pattern the number
+    /// of realizations, the mean cell means and their centred cross-products.
+    pub patterns: DistinctRows,
     pub pattern_n: Vec<f64>,
     pub pattern_mean: Vec<f64>,
     pub pattern_cross: Vec<f64>,
     /// Sum of squares of each method's values around its mean.
     pub sq: Vec<f64>,
+}
+
+/// Rows of equal length numbered by first appearance: row i is distinct row `of[i]`, and
+/// `values` holds the distinct rows in that order.
+#[derive(Debug, Clone, Default)]
+pub(super) struct DistinctRows {
+    pub of: Vec<usize>,
+    pub values: Vec<f64>,
+}
+
+impl DistinctRows {
+    /// Numbers the next row, returning its number (the next free one when it is new).
+    pub(super) fn push(&mut self, row: &[f64]) -> usize {
+        let id = match self.values.chunks(row.len()).position(|r| r == row) {
+            Some(id) => id,
+            None => {
+                self.values.extend_from_slice(row);
+                self.values.len() / row.len() - 1
+            }
+        };
+        self.of.push(id);
+        id
+    }
 }
 
 impl CellStats {
@@ -56,26 +78,20 @@ impl CellStats {
         for (c, s) in ss.iter().enumerate() {
             ssw[c % m] += s;
         }
-        let (mut pattern_of, mut pattern_k, mut pattern_n) = (Vec::new(), Vec::<f64>::new(), Vec::<f64>::new());
+        let (mut patterns, mut pattern_n) = (DistinctRows::default(), Vec::<f64>::new());
         for i in 0..r {
-            let col = &k[i * m..(i + 1) * m];
-            let id = match pattern_k.chunks(m).position(|c| c == col) {
-                Some(id) => id,
-                None => {
-                    pattern_k.extend_from_slice(col);
-                    pattern_n.push(0.0);
-                    pattern_n.len() - 1
-                }
-            };
+            let id = patterns.push(&k[i * m..(i + 1) * m]);
+            if id == pattern_n.len() {
+                pattern_n.push(0.0);
+            }
             pattern_n[id] += 1.0;
-            pattern_of.push(id);
         }
         // Per pattern, Welford's update of the mean vector and the centred cross-products.
         let n_pat = pattern_n.len();
         let (mut pattern_mean, mut pattern_cross) = (vec![0.0; n_pat * m], vec![0.0; n_pat * m * m]);
         let mut seen = vec![0.0; n_pat];
         for i in 0..r {
-            let p = pattern_of[i];
+            let p = patterns.of[i];
             seen[p] += 1.0;
             let y = &mean[i * m..(i + 1) * m];
             let avg = &mut pattern_mean[p * m..(p + 1) * m];
@@ -96,6 +112,6 @@ impl CellStats {
             let g = design.group()[j];
             sq[g] += (y[j] - shift - method_mean[g]).powi(2);
         }
-        Self { mean, counts, method_mean, ssw, pattern_of, pattern_k, pattern_n, pattern_mean, pattern_cross, sq }
+        Self { mean, counts, method_mean, ssw, patterns, pattern_n, pattern_mean, pattern_cross, sq }
     }
 }

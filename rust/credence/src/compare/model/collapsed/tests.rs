@@ -69,6 +69,18 @@ fn variants() -> Vec<GaussianOptions> {
     out
 }
 
+/// Every design, each in both geometries with every variant in both forms.
+fn every_model() -> Vec<(Design, Vec<CollapsedGaussian>)> {
+    let mut out = Vec::new();
+    for d in designs() {
+        for geometry in [Geometry::PerChain, Geometry::Pooled] {
+            let models = variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)).collect();
+            out.push((d.clone(), models));
+        }
+    }
+    out
+}
+
 /// Log-scales near the data, and a point where one method's sigma is far in its left tail.
 fn points(model: &CollapsedGaussian) -> Vec<Vec<f64>> {
     let base: Vec<f64> = (0..model.dim()).map(|k| -3.5 + 0.37 * ((k * 5 % 7) as f64 - 3.0)).collect();
@@ -139,8 +151,8 @@ fn scales(model: &CollapsedGaussian, v: &[f64]) -> (f64, Vec<f64>, Option<f64>) 
 
 #[test]
 fn marginal_density_equals_the_multivariate_normal_density_of_y() {
-    for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
-        for model in variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)) {
+    for (d, models) in every_model() {
+        for model in models {
             let opts = model.opts;
             for u in points(&model) {
                 let mut g = vec![0.0; model.dim()];
@@ -178,8 +190,8 @@ fn gradient_error4(model: &CollapsedGaussian, v: &[f64]) -> (f64, usize) {
 
 #[test]
 fn gradients_match_finite_differences() {
-    for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
-        for model in variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)) {
+    for (_, models) in every_model() {
+        for model in models {
             let opts = model.opts;
             for u in points(&model) {
                 let (err, k) = gradient_error4(&model, &u);
@@ -290,8 +302,8 @@ fn scale_jacobian_matches_finite_differences() {
 /// must be those of Gaussian conditioning on the joint of (mu0, mu, gamma, y).
 #[test]
 fn location_draws_follow_the_exact_conditional_posterior() {
-    for (d, geometry) in designs().into_iter().flat_map(|d| [(d.clone(), Geometry::PerChain), (d, Geometry::Pooled)]) {
-        for model in variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)) {
+    for (d, models) in every_model() {
+        for model in models {
             let opts = model.opts;
             let u = &points(&model)[0];
             let (m, r) = (model.m, model.r);

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 
 use super::CollapsedGaussian;
+use crate::compare::model::dense::DenseSolve;
 
 /// Per-thread scratch of one evaluation, sized for the model on first use.
 #[derive(Default)]
@@ -32,12 +33,8 @@ pub(crate) struct Work {
     pub(super) c_alpha: Vec<f64>,
     /// The realization effects' conditional means (R; location draws only).
     pub(super) g_hat: Vec<f64>,
-    /// S, its factor L and U = L^-T (n x n), the linear term, beta_hat and vector scratch (n).
-    pub(super) s: Vec<f64>,
-    pub(super) l: Vec<f64>,
-    pub(super) u_inv: Vec<f64>,
-    pub(super) h: Vec<f64>,
-    pub(super) beta: Vec<f64>,
+    /// S beta = h: its linear term and beta_hat = x; vector scratch (n each).
+    pub(super) solve: DenseSolve,
     pub(super) tmp: Vec<f64>,
     pub(super) tmp2: Vec<f64>,
     /// Per method: sum of k w e^2 over cells at the conditional mean, and sum of k w times
@@ -55,7 +52,7 @@ impl Work {
     pub(super) fn fit(&mut self, model: &CollapsedGaussian) {
         let (m, n, p, r) = (model.m, model.m + 1, model.pattern_n.len(), model.r);
         if self.w.len() == m
-            && self.s.len() == n * n
+            && self.solve.s.len() == n * n
             && self.q.len() == p
             && self.g_hat.len() == r
             && self.u.len() == model.dim
@@ -80,11 +77,7 @@ impl Work {
             alpha: z(m),
             c_alpha: z(m),
             g_hat: z(r),
-            s: z(n * n),
-            l: z(n * n),
-            u_inv: z(n * n),
-            h: z(n),
-            beta: z(n),
+            solve: DenseSolve::new(n),
             tmp: z(n),
             tmp2: z(n),
             wrss: z(m),

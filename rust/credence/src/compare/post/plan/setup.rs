@@ -86,21 +86,20 @@ impl Setup {
         let picks: Vec<&[f64]> = (0..options.sims)
             .map(|s| rows[((s as f64 + 0.5) * rows.len() as f64 / options.sims as f64) as usize])
             .collect();
-        let (worlds, trials) = match fit.options().family {
+        // Each arm: the world of one pilot draw (a row of the fit's draws), and the trials.
+        type WorldOf = Box<dyn Fn(&[f64]) -> World>;
+        let (world, trials): (WorldOf, _) = match fit.options().family {
             Family::Gaussian(o) => {
                 let mu: Vec<usize> = methods.iter().map(|m| need(format!("mu[{m}]"))).collect::<Result<_>>()?;
                 let sigma: Vec<usize> = methods.iter().map(|m| need(format!("sigma[{m}]"))).collect::<Result<_>>()?;
                 let nu = (o.likelihood == Likelihood::StudentT).then(|| need("nu".into())).transpose()?;
-                let worlds = picks
-                    .iter()
-                    .map(|row| World::Gaussian {
-                        mu: mu.iter().map(|&k| row[k]).collect(),
-                        sigma: sigma.iter().map(|&k| row[k]).collect(),
-                        sigma_gamma: sg.map_or(0.0, |k| row[k]),
-                        nu: nu.map(|k| row[k]),
-                    })
-                    .collect();
-                (worlds, None)
+                let world = move |row: &[f64]| World::Gaussian {
+                    mu: mu.iter().map(|&k| row[k]).collect(),
+                    sigma: sigma.iter().map(|&k| row[k]).collect(),
+                    sigma_gamma: sg.map_or(0.0, |k| row[k]),
+                    nu: nu.map(|k| row[k]),
+                };
+                (Box::new(world), None)
             }
             Family::BetaBinomial(o) => {
                 let p: Vec<usize> = methods.iter().map(|m| need(format!("p[{m}]"))).collect::<Result<_>>()?;
@@ -110,18 +109,17 @@ impl Setup {
                     vec![need("phi".into())?; methods.len()]
                 };
                 let trials = pilot_trials(fit.design(), &methods);
-                let worlds = picks
-                    .iter()
-                    .map(|row| World::BetaBinomial {
-                        p: p.iter().map(|&k| row[k]).collect(),
-                        phi: phi.iter().map(|&k| row[k]).collect(),
-                        sigma_gamma: sg.map_or(0.0, |k| row[k]),
-                        trials: trials.clone(),
-                    })
-                    .collect();
-                (worlds, Some(trials))
+                let per_cell = trials.clone();
+                let world = move |row: &[f64]| World::BetaBinomial {
+                    p: p.iter().map(|&k| row[k]).collect(),
+                    phi: phi.iter().map(|&k| row[k]).collect(),
+                    sigma_gamma: sg.map_or(0.0, |k| row[k]),
+                    trials: per_cell.clone(),
+                };
+                (Box::new(world), Some(trials))
             }
         };
+        let worlds = picks.iter().map(|row| world(row)).collect();
         let pilot = fit.clone();
         let (a, b, power) = (options.a.clone(), options.b.clone(), options.power);
         Ok(Self {

@@ -2,51 +2,19 @@ use super::adapt::{halton, metric_windows};
 use super::run::run_chees;
 use super::*;
 use crate::compare::model::design::Design;
-use crate::compare::model::{Family, Output, Posterior};
+use crate::compare::model::{Family, TestDensity};
 
 /// Independent normals N(m_i, s_i^2): the ChEES-optimal behaviour and the moments are known.
-pub(crate) struct Normals {
-    mean: Vec<f64>,
-    sd: Vec<f64>,
-    outputs: Vec<Output>,
-}
-
-impl Normals {
-    pub(crate) fn new(mean: Vec<f64>, sd: Vec<f64>) -> Self {
-        let outputs =
-            (0..mean.len()).map(|i| Output::new(format!("x[{i}]"), crate::compare::OutputKind::Fixed)).collect();
-        Self { mean, sd, outputs }
-    }
-}
-
-impl Posterior for Normals {
-    fn dim(&self) -> usize {
-        self.mean.len()
-    }
-    fn logp(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+pub(crate) fn normals(mean: Vec<f64>, sd: Vec<f64>) -> TestDensity<impl Fn(&[f64], &mut [f64]) -> f64 + Sync> {
+    TestDensity::new(mean.len(), "independent normals", move |x, grad| {
         let mut lp = 0.0;
         for i in 0..x.len() {
-            let z = (x[i] - self.mean[i]) / self.sd[i];
+            let z = (x[i] - mean[i]) / sd[i];
             lp -= 0.5 * z * z;
-            grad[i] = -z / self.sd[i];
+            grad[i] = -z / sd[i];
         }
         lp
-    }
-    fn outputs(&self) -> &[Output] {
-        &self.outputs
-    }
-    fn constrain(&self, x: &[f64], _: &[f64], out: &mut [f64]) {
-        out.copy_from_slice(x);
-    }
-    fn form(&self) -> String {
-        "independent normals".into()
-    }
-    fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
-        Vec::new()
-    }
-    fn sample_prior(&self, _: &mut dyn rand::Rng) -> Vec<f64> {
-        Vec::new()
-    }
+    })
 }
 
 #[test]
@@ -66,7 +34,8 @@ fn halton_and_windows_follow_their_definitions() {
 fn samples_independent_normals_with_the_right_moments_and_adapts_the_metric() {
     // Scales over two orders of magnitude: the metric must learn them.
     let sd = vec![0.05, 0.3, 1.0, 2.0, 5.0];
-    let post = Normals::new(vec![1.0, -2.0, 0.0, 3.0, 0.5], sd.clone());
+    let mean = vec![1.0, -2.0, 0.0, 3.0, 0.5];
+    let post = normals(mean.clone(), sd.clone());
     let s = CheesSettings { warmup: 300, draws: 100, ..Default::default() };
     let run = run_chees(&post, &s, 0).unwrap();
     let divergences: usize = run.chains.iter().map(|c| c.divergences).sum();
@@ -80,14 +49,14 @@ fn samples_independent_normals_with_the_right_moments_and_adapts_the_metric() {
             assert_eq!(st.step_size, run.step_size);
         }
     }
-    let d = post.dim();
+    let d = mean.len();
     for (i, &sd_i) in sd.iter().enumerate() {
         let all: Vec<f64> = run.chains.iter().flat_map(|c| c.draws.iter().skip(i).step_by(d).copied()).collect();
         let m = all.iter().sum::<f64>() / all.len() as f64;
         let v = all.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (all.len() as f64 - 1.0);
         // 6400 draws; even at an ESS of 1000 the standard error of the mean is 0.032 sd and
         // of the variance about 0.045 var: bounds of 5 standard errors.
-        assert!(((m - post.mean[i]) / sd_i).abs() < 0.16, "mean {i}: {m}");
+        assert!(((m - mean[i]) / sd_i).abs() < 0.16, "mean {i}: {m}");
         assert!((v / (sd_i * sd_i) - 1.0).abs() < 0.25, "var {i}: {v}");
     }
     // The metric learns the variances: 12 800 pooled states in the last window.
@@ -105,7 +74,7 @@ fn samples_independent_normals_with_the_right_moments_and_adapts_the_metric() {
 
 #[test]
 fn an_unclean_run_continues_the_same_chains() {
-    let post = Normals::new(vec![0.0, 3.0], vec![1.0, 0.1]);
+    let post = normals(vec![0.0, 3.0], vec![1.0, 0.1]);
     let fixed = CheesSettings { warmup: 50, draws: 10, max_draws: None, ..Default::default() };
     let short = run_chees(&post, &fixed, 0).unwrap();
     // 40 chains x 10 draws cannot give a bulk-ESS of 400: two blocks of 5 more draws.
@@ -121,7 +90,7 @@ fn an_unclean_run_continues_the_same_chains() {
 
 #[test]
 fn results_do_not_depend_on_threads_or_batch_position() {
-    let post = Normals::new(vec![0.0, 1.0], vec![1.0, 0.5]);
+    let post = normals(vec![0.0, 1.0], vec![1.0, 0.5]);
     let s = CheesSettings { warmup: 60, draws: 10, superchains: 2, chains_per_superchain: 2, ..Default::default() };
     let a = run_chees(&post, &s, 3).unwrap();
     let b = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run_chees(&post, &s, 3));
@@ -183,39 +152,19 @@ fn bad_settings_are_errors() {
 
 /// An equal mixture of N(-10, 1) and N(10, 1) in one dimension: superchains started in
 /// (-2, 2) settle in the mode on their side and never meet, so nested R-hat stays large.
-struct Bimodal(Vec<Output>);
-
-impl Posterior for Bimodal {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn logp(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+fn bimodal() -> TestDensity<impl Fn(&[f64], &mut [f64]) -> f64 + Sync> {
+    TestDensity::new(1, "two modes", |x, grad| {
         let (a, b) = (-0.5 * (x[0] + 10.0).powi(2), -0.5 * (x[0] - 10.0).powi(2));
         let top = a.max(b);
         let (ea, eb) = ((a - top).exp(), (b - top).exp());
         grad[0] = (ea * -(x[0] + 10.0) + eb * -(x[0] - 10.0)) / (ea + eb);
         top + (ea + eb).ln()
-    }
-    fn outputs(&self) -> &[Output] {
-        &self.0
-    }
-    fn constrain(&self, x: &[f64], _: &[f64], out: &mut [f64]) {
-        out.copy_from_slice(x);
-    }
-    fn form(&self) -> String {
-        "two modes".into()
-    }
-    fn simulate(&self, _: &[f64], _: &mut dyn rand::Rng) -> Vec<f64> {
-        Vec::new()
-    }
-    fn sample_prior(&self, _: &mut dyn rand::Rng) -> Vec<f64> {
-        Vec::new()
-    }
+    })
 }
 
 #[test]
 fn superchains_that_disagree_warm_up_again_up_to_the_cap() {
-    let post = Bimodal(vec![Output::new("x", crate::compare::OutputKind::Fixed)]);
+    let post = bimodal();
     let s = CheesSettings { warmup: 20, draws: 40, max_draws: None, max_warmup: Some(200), ..Default::default() };
     let run = run_chees(&post, &s, 0).unwrap();
     // 20, then 20 + 40 = 60, then 60 + 120 = 180, then the last 20 to the cap.
@@ -223,6 +172,6 @@ fn superchains_that_disagree_warm_up_again_up_to_the_cap() {
     let fixed = run_chees(&post, &CheesSettings { max_warmup: None, ..s }, 0).unwrap();
     assert_eq!(fixed.warmup, 20);
     // A unimodal posterior whose superchains agree keeps the warmup asked for.
-    let normals = Normals::new(vec![0.0, 3.0], vec![1.0, 0.5]);
+    let normals = normals(vec![0.0, 3.0], vec![1.0, 0.5]);
     assert_eq!(run_chees(&normals, &s, 0).unwrap().warmup, 20);
 }

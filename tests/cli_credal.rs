@@ -134,14 +134,14 @@ fn budget_by_clustering_of_training_predictions() {
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["budget"]["focal_sets"], serde_json::json!([[0], [1], [2], [0, 1]]));
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
     assert_eq!(written, v["budget"]);
     // The two samples disagree between classes 0 and 1: mass moves to {0, 1}, both classes
     // stay in the credal set (size 2).
     assert!(close(&v["set_size"]["mean"], 2.0));
     let (ok, _, err) = credence(&args(&samples, &["--budget", out, "--html", page]));
     assert!(ok, "the written budget reads back: {err}");
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = std::fs::read_to_string(page).unwrap();
     assert!(html.contains("Credal-set size") && html.contains("mean size 2.00"), "set-size figure");
 }
 

@@ -65,7 +65,12 @@ impl Files {
 
     /// Writes `data` as the C-order .npy array `name` of the given shape; returns its path as
     /// a command-line argument.
-    pub fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(&self, name: &str, shape: &[u64], data: &[T]) -> String {
+    pub fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+        &self,
+        name: &str,
+        shape: &[u64],
+        data: &[T],
+    ) -> String {
         let p = self.path(name);
         write_npy(&p, shape, data);
         p.to_string_lossy().into()

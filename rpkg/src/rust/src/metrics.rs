@@ -55,6 +55,14 @@ fn glue_nll_gaussian(mean: Vec<f64>, sd: Vec<f64>, y: Vec<f64>) -> R<Vec<f64>> {
     nll_points(&g, &y, 0.0).map_err(msg).map(Option::unwrap_or_default)
 }
 
+/// The mixture of N points with M members from R's column-major N x M matrices.
+fn mixture(means: Vec<f64>, sds: Vec<f64>, rows: i32, cols: i32, weights: Nullable<Vec<f64>>) -> R<GaussianMixture> {
+    let (n, m) = (rows as usize, cols as usize);
+    let means = matrix("means", means, n, m)?.reversed_axes();
+    let sds = matrix("sds", sds, n, m)?.reversed_axes();
+    GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)
+}
+
 /// CRPS of Gaussian mixtures given as N x M matrices of member means and sds.
 #[extendr]
 fn glue_crps_mixture(
@@ -65,10 +73,7 @@ fn glue_crps_mixture(
     weights: Nullable<Vec<f64>>,
     y: Vec<f64>,
 ) -> R<Vec<f64>> {
-    let (n, m) = (rows as usize, cols as usize);
-    let means = matrix("means", means, n, m)?.reversed_axes();
-    let sds = matrix("sds", sds, n, m)?.reversed_axes();
-    let mix = GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)?;
+    let mix = mixture(means, sds, rows, cols, weights)?;
     crps_points(&mix, &y, CrpsEstimator::Standard).map_err(msg).map(Option::unwrap_or_default)
 }
 
@@ -94,10 +99,7 @@ fn glue_crps_mixture_on(
     backend: &str,
 ) -> R<Vec<f64>> {
     let backend = self::backend(backend)?;
-    let (n, m) = (rows as usize, cols as usize);
-    let means = matrix("means", means, n, m)?.reversed_axes();
-    let sds = matrix("sds", sds, n, m)?.reversed_axes();
-    let mix = GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)?;
+    let mix = mixture(means, sds, rows, cols, weights)?;
     Ok(mixture_summary(backend, &mix, &y, &MixtureOptions::default()).map_err(msg)?.crps)
 }
 

@@ -152,7 +152,7 @@ impl ChainRhat {
 /// output: the R-hat of `rhat`'s kind and bulk-ESS (a NaN, from a constant output, passes).
 /// Blocks of outputs in parallel, each block's draws gathered in one pass over the rows.
 pub(crate) fn chains_meet(outputs: &[Output], chains: &[&[f64]], rhat: ChainRhat) -> bool {
-    let checked: Vec<usize> = (0..outputs.len()).filter(|&k| outputs[k].role.summarised()).collect();
+    let checked = Output::summarised(outputs);
     checked.par_chunks(COLUMN_BLOCK).all(|ks| {
         gather_columns(chains, outputs.len(), ks).iter().all(|columns| {
             let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
@@ -165,7 +165,7 @@ pub(crate) fn chains_meet(outputs: &[Output], chains: &[&[f64]], rhat: ChainRhat
 /// The largest nested R-hat of running chains over the summarised outputs (NaN ignored; 1
 /// when there is none).
 pub(crate) fn worst_nested_rhat(outputs: &[Output], chains: &[&[f64]], per_superchain: usize) -> f64 {
-    let checked: Vec<usize> = (0..outputs.len()).filter(|&k| outputs[k].role.summarised()).collect();
+    let checked = Output::summarised(outputs);
     gather_columns(chains, outputs.len(), &checked).iter().fold(1.0, |worst, columns| {
         let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
         let r = nested_rhat(&refs, per_superchain).unwrap_or(f64::NAN);

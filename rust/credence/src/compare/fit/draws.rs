@@ -92,7 +92,7 @@ impl Draws {
         };
         draws.by_name = (0..draws.outputs.len()).collect();
         draws.by_name.sort_by(|&a, &b| draws.outputs[a].name.cmp(&draws.outputs[b].name));
-        let summarised: Vec<usize> = (0..draws.outputs.len()).filter(|&k| draws.outputs[k].role.summarised()).collect();
+        let summarised = Output::summarised(&draws.outputs);
         // Blocks of quantities, each block's draws gathered in one pass over the rows.
         draws.summary = summarised
             .par_chunks(COLUMN_BLOCK)

@@ -76,6 +76,11 @@ impl Output {
     pub(crate) fn with_role(name: impl Into<String>, kind: OutputKind, role: Role) -> Self {
         Self { name: name.into(), kind, role }
     }
+
+    /// The indices of the outputs in a fit's summary and its clean standard ([`Role::summarised`]).
+    pub(crate) fn summarised(outputs: &[Output]) -> Vec<usize> {
+        (0..outputs.len()).filter(|&k| outputs[k].role.summarised()).collect()
+    }
 }
 
 /// A posterior density on an unconstrained space with its gradient, and the map to the

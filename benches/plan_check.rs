@@ -65,6 +65,7 @@ fn main() -> credence::Result<()> {
         );
     }
     println!("smallest R with assurance >= {}: {:?}", p.power, p.smallest_r);
+    println!("simulated fits by {:?} (trial: {:?})", p.sampler, p.trial);
     if brute == 0 {
         return Ok(());
     }

@@ -14,8 +14,10 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 #' @description The assurance (O'Hagan and Stevens) of a decision at each candidate number of realizations R,
 #' by simulated experiments: for each R, \code{sims} worlds are drawn (from a pilot fit's posterior,
 #' one posterior draw per simulation, or fixed by stated values), a new table of R realizations is
-#' simulated in each, fitted with the pilot's model by batched ChEES-HMC on the chosen backend
-#' (fits ChEES leaves unclean are fitted again by NUTS on the CPU), and the share of fits reaching
+#' simulated in each, fitted with the pilot's model by batched ChEES-HMC on a GPU (fits ChEES stops at
+#' its gradient budget or leaves unclean are fitted again by NUTS on the CPU) or, on the CPU, by
+#' whichever of ChEES and NUTS costs fewer gradient evaluations on a trial of 8 tables at the largest
+#' R, and the share of fits reaching
 #' the decision is the assurance. The predictive-MDD approximation (\code{\link{mdd}}) is given side
 #' by side. Everything is computed by the Rust core (\code{credence::compare::plan}); the CLI's
 #' \code{credence plan} is the same computation.
@@ -59,7 +61,8 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 #'   \code{refit} (fitted again by NUTS), \code{unclean}, \code{failed}, \code{mdd} and
 #'   \code{mdd_detection_probability}; and attributes \code{smallest_r} (\code{NA} when no R
 #'   reaches the power), \code{decision} (in words), \code{backend} (\code{"cpu"} or
-#'   \code{"cuda"}: where the fits ran), \code{warnings}, \code{power}, \code{a}, \code{b},
+#'   \code{"cuda"}: where the fits ran), \code{sampler} (which sampler fitted the simulated tables,
+#'   with its trial, in words), \code{warnings}, \code{power}, \code{a}, \code{b},
 #'   \code{methods}, \code{source} (\code{"pilot"} or \code{"stated"}), \code{sims}, \code{seed} and
 #'   \code{seconds}.
 #'
@@ -152,6 +155,7 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
   attr(out, "smallest_r") <- if (is.nan(p$smallest_r)) NA_integer_ else as.integer(p$smallest_r)
   attr(out, "decision") <- p$decision
   attr(out, "backend") <- p$backend
+  attr(out, "sampler") <- p$sampler
   attr(out, "warnings") <- p$warnings
   attr(out, "power") <- p$power
   attr(out, "a") <- p$a
@@ -175,8 +179,9 @@ print.credence_plan <- function(x, digits = 3, ...) {
   cat("   Plan:", attr(x, "decision"), "\n")
   cat(" Worlds:", if (identical(attr(x, "source"), "pilot")) "the pilot fit's posterior" else "stated values", "\n")
   cat("Methods: ", paste(attr(x, "methods"), collapse = ", "), " (", attr(x, "sims"),
-      " simulated experiments per R, fitted by ChEES on the ", toupper(attr(x, "backend")), ", seed ",
-      attr(x, "seed"), ", ", sprintf("%.1f", attr(x, "seconds")), " s)\n\n", sep = "")
+      " simulated experiments per R, on the ", toupper(attr(x, "backend")), ", seed ",
+      attr(x, "seed"), ", ", sprintf("%.1f", attr(x, "seconds")), " s)\n", sep = "")
+  cat("Sampler:", attr(x, "sampler"), "\n\n")
   tab <- as.data.frame(unclass(x))
   attributes(tab) <- attributes(tab)[c("names", "row.names", "class")]
   num <- c("assurance", "assurance_mcse", "expected_prob_better", "mdd_detection_probability")

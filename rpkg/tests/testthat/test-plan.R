@@ -23,6 +23,7 @@ test_that("a plan from stated values is a data frame with one row per R and the 
   expect_true(all(p$mdd_detection_probability >= 0.5 & p$mdd_detection_probability <= 1))
   expect_identical(attr(p, "decision"), "P(A better than B) >= 0.95")
   expect_identical(attr(p, "backend"), "cpu")
+  expect_match(attr(p, "sampler"), "^(NUTS|ChEES).*a trial of [0-9]+ tables at the largest R")
   expect_true(all(grepl("^R = [0-9]+: [0-9]+ of 30 simulated fits were not clean$", attr(p, "warnings"))))
   expect_identical(attr(p, "methods"), c("A", "B"))
   # A large effect is detected with certainty at the largest R, and the plan names the first R

@@ -158,13 +158,14 @@ fn print(p: &Plan, what: &str, notes: &[String]) {
     outln!("   Plan: {}", p.decision.describe(&p.a, &p.b));
     outln!("  Worlds: {what}");
     outln!(
-        " Methods: {} ({} simulated experiments per R, fitted by ChEES on {}, seed {}, {:.1} s)\n",
+        " Methods: {} ({} simulated experiments per R, on {}, seed {}, {:.1} s)",
         p.methods.join(", "),
         p.sims,
         p.backend,
         p.seed,
         p.seconds
     );
+    outln!(" Sampler: {}\n", p.sampler_note());
     let mut rows = vec![
         ["R", "assurance", "MC error", "E[P(A better)]", "refit", "unclean", "failed", "MDD", "MDD P(detect)"]
             .map(String::from)

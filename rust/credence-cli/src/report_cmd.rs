@@ -96,14 +96,33 @@ fn write_report(report: &Report, out: &PathBuf, format: Format) -> Result<()> {
     std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
 }
 
-/// Builds the report with one progress bar (stderr, hidden when `quiet`) over all its fits:
-/// the per-data-set cells and the across-data-sets fits, which run together.
+/// Builds the report with a progress bar (stderr, hidden when `quiet`) over each stage of its
+/// fits: the per-data-set cells and the across-data-sets fits, which run together, then the
+/// planning section's simulated fits. Without a terminal (CI logs, pipes) each stage ends with
+/// one line: its count and time.
 fn report_with_bar(results: &Path, options: &ReportOptions, quiet: bool) -> Result<Report> {
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} fits, ETA {eta}")?);
+    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}, ETA {eta}")?);
+    let lines = !quiet && bar.is_hidden();
+    // (stage, its start, whether its line is out)
+    let stage = std::sync::Mutex::new((0usize, std::time::Instant::now(), false));
     let progress = |done: usize, total: usize| {
+        let Ok(mut s) = stage.lock() else { return };
+        // A new total after a stage ended starts the next stage (timed from that end).
+        if total != bar.length().unwrap_or(0) as usize && s.2 {
+            *s = (s.0 + 1, s.1, false);
+        }
+        let what = if s.0 == 0 { "fits" } else { "simulated fits of the planning section" };
+        bar.set_message(what);
         bar.set_length(total as u64);
         bar.set_position(done as u64);
+        if done == total && !s.2 {
+            s.2 = true;
+            if lines {
+                eprintln!("report: {total} {what} in {:.1} s", s.1.elapsed().as_secs_f64());
+            }
+            s.1 = std::time::Instant::now();
+        }
     };
     let report = Report::from_path_with_progress(results, options, &progress);
     bar.finish_and_clear();

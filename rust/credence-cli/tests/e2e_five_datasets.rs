@@ -159,11 +159,15 @@ fn check_html(html: &str) {
     assert_eq!(embedded["data"]["datasets"], serde_json::json!(DATASETS));
 }
 
-/// The report's stderr holds nothing but the named warnings of `credence report`.
+/// The report's stderr holds nothing but the named warnings of `credence report` and, without a
+/// terminal, one line per stage of its fits ("report: 11 fits in 2.3 s").
 fn only_named_warnings(stderr: &str) {
+    let stage = |l: &str| l.starts_with("report: ") && l.ends_with(" s") && l.contains(" fits ");
     for line in stderr.lines().filter(|l| !l.starts_with("  ")) {
         assert!(
-            line.contains("fits have sampler problems") || line.starts_with("warning: the across-data-sets fit of"),
+            line.contains("fits have sampler problems")
+                || line.starts_with("warning: the across-data-sets fit of")
+                || stage(line),
             "unexpected output of credence report: {line}"
         );
     }
@@ -186,6 +190,10 @@ fn five_data_sets_go_through_study_and_report() {
         assert!(ok, "credence report: {stderr}");
         assert!(stdout.contains("10 fits and 1 across-data-sets fit(s)"), "{stdout}");
         only_named_warnings(&stderr);
+        // Without a terminal each stage says what it did: the fits, then the planning
+        // section's simulated fits (5 data sets x 4 simulations at R = 5).
+        assert!(stderr.contains("report: 11 fits in "), "{stderr}");
+        assert!(stderr.contains("report: 20 simulated fits of the planning section in "), "{stderr}");
     }
     let json_text = std::fs::read_to_string(&json).unwrap();
     check_json(&serde_json::from_str(&json_text).unwrap());

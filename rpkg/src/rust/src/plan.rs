@@ -79,6 +79,7 @@ fn to_list(p: &Plan) -> List {
         power = p.power,
         sims = p.sims as f64,
         backend = p.backend.clone(),
+        sampler = p.sampler_note(),
         seed = p.seed as f64,
         seconds = p.seconds,
         warnings = p.warnings.clone()

@@ -118,6 +118,8 @@ fn plan_shows_every_r_and_its_assurance() {
         points: vec![point(3, 0.31, 0.25), point(5, 0.57, 0.18), point(10, 0.83, 0.12)],
         smallest_r: Some(10),
         backend: "cpu".into(),
+        sampler: credence::compare::SamplerName::Nuts,
+        trial: Some(credence::compare::SamplerTrial { tables: 8, chees_gradient_evals: 900, nuts_gradient_evals: 300 }),
         seed: 7,
         seconds: 12.34,
         warnings: vec!["R = 3: 1 of 100 simulated fits were not clean <x>".into()],
@@ -126,7 +128,10 @@ fn plan_shows_every_r_and_its_assurance() {
     assert!(html.starts_with("<div class=\"credence-plan\">") && html.contains("class=\"credence-plan-table\""));
     assert!(html.contains("&lt;A&gt; vs B&amp;C") && !html.contains("<A>"), "{html}");
     assert!(html.contains("P(&lt;A&gt; better than B&amp;C by more than 0.01) &gt;= 0.9"), "{html}");
-    assert!(html.contains("smallest R: <b>R = 10</b>") && html.contains("fitted on cpu in 12.3 s (seed 7)"));
+    assert!(
+        html.contains("smallest R: <b>R = 10</b>")
+            && html.contains("fitted on cpu in 12.3 s (seed 7) by NUTS (a trial of 8 tables")
+    );
     assert!(html.contains("3 methods simulated, worlds drawn from the pilot fit's posterior"));
     assert_eq!(html.matches("<tr>").count() + html.matches("<tr class=").count(), 1 + plan.points.len());
     for p in &plan.points {

@@ -8,7 +8,9 @@ use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
 use crate::report::batch::{CellJob, fit_all};
 use crate::report::options::ReportOptions;
 use credence::backend::Batched;
-use credence::compare::{CLEAN, Decision, Design, Fit, FitDiagnostics, Plan, PlanOptions, PlanSource, plan};
+use credence::compare::{
+    CLEAN, Decision, Design, Fit, FitDiagnostics, Plan, PlanOptions, PlanSource, plan_with_progress,
+};
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
 use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
@@ -304,9 +306,9 @@ pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     build_report_with_progress(table, options, &|_, _| {})
 }
 
-/// [`build_report`], calling `progress(done, total)` as the fits finish (`total`: the cells
-/// with a design and the across fits; the planning section's simulated fits come after and are
-/// not counted).
+/// [`build_report`], calling `progress(done, total)` as the fits finish, in two stages: the
+/// cells with a design and the across fits, then the planning section's simulated fits (a
+/// new `total`).
 pub fn build_report_with_progress(
     table: &Table,
     options: &ReportOptions,
@@ -365,7 +367,7 @@ pub fn build_report_with_progress(
         across,
     };
     if !shift && options.plan_sims > 0 {
-        report.plans = report.plan_cells();
+        report.plans = report.plan_cells(progress);
     }
     Ok(report)
 }
@@ -373,9 +375,10 @@ pub fn build_report_with_progress(
 impl Report {
     /// Plans per data set for the first fitted metric: the fit at the largest n as the pilot, the best
     /// two methods of the ranking, the decision P(best better than runner-up) >= 0.95 at the
-    /// report's power.
-    fn plan_cells(&self) -> Vec<PlanCell> {
-        let mut out = Vec::new();
+    /// report's power. `progress(done, total)` counts their simulated fits (a stage of its own
+    /// after the cells' fits).
+    fn plan_cells(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Vec<PlanCell> {
+        let mut jobs = Vec::new();
         for d in &self.datasets {
             // The first fitted metric only: a plan costs hundreds of fits (`credence plan` plans
             // any other).
@@ -396,11 +399,33 @@ impl Report {
                     seed: self.options.fit.sampler.seed(),
                     ..Default::default()
                 };
-                let plan = Batched::new(self.options.backend)
-                    .and_then(|fitter| plan(PlanSource::Pilot(fit), &options, &fitter))
-                    .map_err(|e| e.to_string());
-                out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n: cell.n, plan });
+                jobs.push((d, m, cell.n, fit, options));
             }
+        }
+        let per_plan = |o: &PlanOptions| {
+            let mut rs = o.realizations.clone();
+            rs.sort_unstable();
+            rs.dedup();
+            rs.len() * o.sims
+        };
+        let total: usize = jobs.iter().map(|j| per_plan(&j.4)).sum();
+        if total > 0 {
+            progress(0, total);
+        }
+        let mut before = 0;
+        let mut out = Vec::new();
+        for (d, m, n, fit, options) in jobs {
+            let offset = before;
+            let plan = Batched::new(self.options.backend)
+                .and_then(|fitter| {
+                    plan_with_progress(PlanSource::Pilot(fit), &options, &fitter, &|done, _| {
+                        progress(offset + done, total)
+                    })
+                })
+                .map_err(|e| e.to_string());
+            before += per_plan(&options);
+            progress(before, total);
+            out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n, plan });
         }
         out
     }

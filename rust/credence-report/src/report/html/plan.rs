@@ -27,13 +27,14 @@ pub(crate) fn plan(this: &Plan) -> String {
     let mut out = format!(
         "<div class=\"credence-plan\"><b>plan</b>: {a} vs {b} ({methods} methods simulated, {worlds}), decision \
          {decision}, power {power}; smallest R: <b>{smallest}</b><table class=\"credence-plan-table\"><caption>\
-         {sims} simulated experiments per R, fitted on {backend} in {seconds:.1} s (seed {seed})</caption><tr>\
+         {sims} simulated experiments per R, fitted on {backend} in {seconds:.1} s (seed {seed}) by {sampler}</caption><tr>\
          <th>R</th><th>assurance &plusmn; MCSE</th><th>E[P({a} better than {b})]</th><th>fits</th><th>refit</th>\
          <th>unclean</th><th>failed</th><th>MDD at power {power} (normal approx.)</th><th>its detection \
          probability</th></tr>",
         methods = this.methods.len(),
         decision = escape(&this.decision.describe(&this.a, &this.b)),
         backend = escape(&this.backend),
+        sampler = escape(&this.sampler_note()),
     );
     for p in &this.points {
         let class = if Some(p.r) == this.smallest_r { " class=\"ok\"" } else { "" };

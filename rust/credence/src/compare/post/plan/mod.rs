@@ -10,13 +10,18 @@
 //! 2. simulate a new table of R realizations for the methods (new realization effects from
 //!    sigma_gamma, new residuals from each method's sigma; for the beta-binomial new counts
 //!    from p, phi and the pilot's trials);
-//! 3. fit every simulated table with the same model as the pilot, batched ChEES-HMC through
-//!    the given [`BatchFitter`] ([`CpuBatch`](crate::compare::CpuBatch), or
-//!    `credence::backend::Batched` for a GPU; all simulated tables of all R, in batches of
-//!    256), and fit again by
-//!    NUTS on the CPU the few tables whose batched fit is not clean (divergences, nested
-//!    R-hat or bulk-ESS outside the clean standard: designs with one very precise method keep
-//!    some ChEES fits unclean, where NUTS is clean);
+//! 3. fit every simulated table with the same model as the pilot. On a device
+//!    (`credence::backend::Batched`): batched ChEES-HMC, all simulated tables of all R in
+//!    batches of 256, and NUTS on the CPU for the tables ChEES stopped at its gradient budget
+//!    ([`PLAN_GRADIENT_BUDGET`]) or left unclean (divergences, nested R-hat or bulk-ESS
+//!    outside the clean standard). On the CPU ([`CpuBatch`](crate::compare::CpuBatch)) the
+//!    same, or NUTS for every table when a trial says it costs less: before the plan, the
+//!    first [`TRIAL_TABLES`] tables at the largest R are fitted by both samplers and their
+//!    gradient evaluations counted ([`SamplerTrial`]; ChEES's with the refits it would need).
+//!    On the demo's pilot (2 methods, a realization effect much larger than the methods'
+//!    residual sds) ChEES's adaptation collapses the step size on about a quarter of the
+//!    tables at R >= 20 and NUTS is 20 times cheaper; on a 6-method pilot ChEES is 3 times
+//!    cheaper (benches/README.md);
 //! 4. count the tables whose fit reaches the decision: P(A better than B | y) >= level, or
 //!    with a region of practical equivalence eps, P(A better than B by more than eps | y) >=
 //!    level ([`Decision`]).
@@ -31,7 +36,7 @@
 //! Assumptions (the issue leaves them open): a simulated table is analysed alone (a new
 //! experiment, not pooled with the pilot); a pilot fit with divergences or R-hat > 1.01 is
 //! refused (its draws are not the posterior); when more than a quarter of a batch of 256
-//! simulated fits is unclean the NUTS refits are skipped (such worlds are hard for any
+//! simulated ChEES fits is unclean the NUTS refits of the unclean fits are skipped (such worlds are hard for any
 //! sampler and would only take long); fits still unclean after the NUTS refit count, and
 //! are reported per R with the refits; fits that fail are left out of
 //! the share and reported; with [`Stated`] values the world is fixed, so the assurance is the
@@ -52,11 +57,12 @@ use crate::compare::fit::chees::BatchFitter;
 use crate::compare::fit::{Fit, FitOptions, fit};
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, GaussianOptions};
-use crate::compare::sampler::Sampler;
 use crate::compare::sampler::chees::CheesSettings;
+use crate::compare::sampler::{Sampler, SamplerName};
 use crate::error::{Error, Result};
 use crate::seeds::stream_seed;
 use run::{Outcome, run};
+
 use setup::Setup;
 
 /// When a simulated experiment counts as settled.
@@ -119,8 +125,9 @@ pub struct PlanOptions {
     pub power: f64,
     /// Methods in the simulated tables (must include A and B); `None`: all of the pilot's.
     pub methods: Option<Vec<String>>,
-    /// Sampler of the simulated fits (default: [`PLAN_SUPERCHAINS`] superchains; its seed is
-    /// replaced by one derived from `seed` per batch of fits).
+    /// Batched ChEES for the simulated fits (default: [`PLAN_SUPERCHAINS`] superchains and
+    /// [`PLAN_GRADIENT_BUDGET`]; its seed is replaced by one derived from `seed` per batch of
+    /// fits). On the CPU a [`SamplerTrial`] may choose NUTS (its defaults) instead.
     pub sampler: CheesSettings,
     /// Seed of the simulations and the fits.
     pub seed: u64,
@@ -136,7 +143,11 @@ impl Default for PlanOptions {
             decision: Decision::default(),
             power: 0.8,
             methods: None,
-            sampler: CheesSettings { superchains: PLAN_SUPERCHAINS, ..CheesSettings::default() },
+            sampler: CheesSettings {
+                superchains: PLAN_SUPERCHAINS,
+                max_gradient_evals: Some(PLAN_GRADIENT_BUDGET),
+                ..CheesSettings::default()
+            },
             seed: 1,
         }
     }
@@ -231,6 +242,13 @@ pub struct Plan {
     pub smallest_r: Option<usize>,
     /// Where the fits ran (`cpu` or `cuda`: [`BatchFitter::runs_on`]).
     pub backend: String,
+    /// The sampler of the simulated fits: batched ChEES (with NUTS refits) on a device; on
+    /// the CPU the cheaper of the two in the [`SamplerTrial`].
+    #[serde(default)]
+    pub sampler: SamplerName,
+    /// The trial that chose the sampler on the CPU (`None` on a device).
+    #[serde(default)]
+    pub trial: Option<SamplerTrial>,
     /// Seed.
     pub seed: u64,
     /// Wall-clock seconds.
@@ -277,42 +295,146 @@ pub fn plan_with_progress(
         higher_is_better: setup.higher_is_better,
     };
     chees.sampler.validate()?;
-    let fit_batch = |designs: &[Design], chunk: usize| -> Result<Vec<Result<Outcome>>> {
-        let o = FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, chunk as u64 + 1)), ..chees };
-        let mut out: Vec<Result<Outcome>> = fitter
-            .fit_batch(designs, &o)?
-            .into_iter()
-            .map(|r| r.and_then(|f| Outcome::of(f, &options.a, &options.b, &options.decision, setup.target, false)))
-            .collect();
-        // Fits ChEES leaves unclean are fitted again by NUTS (the single-fit sampler, clean on
-        // the small-design families where batched ChEES keeps a few fits unclean).
-        let mut again: Vec<usize> = (0..out.len()).filter(|&i| matches!(&out[i], Ok(x) if !x.clean)).collect();
-        // When most of a batch is unclean the worlds themselves are hard (e.g. a sigma at 0):
-        // NUTS would not fix them either, only take long, so they stay unclean and reported.
-        if again.len() > designs.len() / MAX_REFIT_SHARE {
-            again.clear();
-        }
-        let refits: Vec<(usize, Result<Outcome>)> = again
-            .par_iter()
-            .map(|&i| {
-                let seed = stream_seed(options.seed, (chunk * BATCH + i) as u64 + (1 << 40));
-                let fo = FitOptions { sampler: Sampler::default().with_seed(seed), ..chees };
-                let refit = fit(&designs[i], &fo);
-                (i, refit.and_then(|f| Outcome::of(f, &options.a, &options.b, &options.decision, setup.target, true)))
-            })
-            .collect();
-        for (i, r) in refits {
-            out[i] = r;
-        }
-        Ok(out)
+    let simulations = run::simulate(&setup, options);
+    let outcome = |fit: Result<Fit>, refit: bool| {
+        fit.and_then(|f| Outcome::of(f, &options.a, &options.b, &options.decision, setup.target, refit))
     };
-    let mut p = run(&setup, options, fit_batch, progress)?;
+    // NUTS fit of the table at `position` (of all the plan's fits, R-major) on its own seed.
+    let by_nuts = |design: &Design, position: usize| {
+        let seed = stream_seed(options.seed, position as u64 + (1 << 40));
+        fit(design, &FitOptions { sampler: Sampler::default().with_seed(seed), ..chees })
+    };
+    let chees_options =
+        |key: u64| FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, key)), ..chees };
     // Where a table of this layout runs (a device may leave models it does not implement to
     // the CPU).
-    p.backend = setup.sample_design().map_or_else(|_| "cpu".into(), |d| fitter.runs_on(&d, &chees));
+    let backend = setup.sample_design().map_or_else(|_| "cpu".into(), |d| fitter.runs_on(&d, &chees));
+    let trial =
+        if backend == "cpu" { Some(trial(&simulations, options, fitter, &chees_options, &by_nuts)?) } else { None };
+    let sampler = trial.as_ref().map_or(SamplerName::Chees, SamplerTrial::choice);
+    let fit_batch = |designs: &[Design], chunk: usize| -> Result<Vec<Result<Outcome>>> {
+        if sampler == SamplerName::Nuts {
+            return Ok(designs
+                .par_iter()
+                .enumerate()
+                .map(|(i, d)| outcome(by_nuts(d, chunk * BATCH + i), false))
+                .collect());
+        }
+        let fits = fitter.fit_batch(designs, &chees_options(chunk as u64 + 1))?;
+        // A fit ChEES stopped at its gradient budget goes to NUTS; so do the fits it leaves
+        // unclean (NUTS is clean on the small-design families where batched ChEES keeps a few
+        // unclean), unless most of the batch is: then the worlds themselves are hard (e.g. a
+        // sigma at 0), NUTS would not fix them either, only take long, so they stay unclean and
+        // are reported.
+        let mut out: Vec<Option<Result<Outcome>>> =
+            fits.into_iter().map(|f| f.ok().map(|f| outcome(Ok(f), false))).collect();
+        let unclean = out.iter().filter(|o| matches!(o, Some(Ok(x)) if !x.clean)).count();
+        let refit_unclean = unclean <= designs.len() / MAX_REFIT_SHARE;
+        let again: Vec<usize> = (0..out.len())
+            .filter(|&i| match &out[i] {
+                None => true,
+                Some(Ok(x)) => !x.clean && refit_unclean,
+                Some(Err(_)) => false,
+            })
+            .collect();
+        let refits: Vec<(usize, Result<Outcome>)> =
+            again.par_iter().map(|&i| (i, outcome(by_nuts(&designs[i], chunk * BATCH + i), true))).collect();
+        for (i, r) in refits {
+            out[i] = Some(r);
+        }
+        Ok(out.into_iter().map(|o| o.expect("every fit ChEES did not finish was refitted")).collect())
+    };
+    let mut p = run(&setup, options, simulations, fit_batch, progress)?;
+    p.backend = backend;
+    p.sampler = sampler;
+    p.trial = trial;
     p.seconds = start.elapsed().as_secs_f64();
     Ok(p)
 }
+
+impl Plan {
+    /// The sampler of the simulated fits in words, e.g. "NUTS (a trial of 8 tables at the
+    /// largest R: 227771 gradient evaluations against ChEES's 833584)".
+    pub fn sampler_note(&self) -> String {
+        match (self.sampler, &self.trial) {
+            (SamplerName::Nuts, Some(t)) => format!(
+                "NUTS (a trial of {} tables at the largest R: {} gradient evaluations against ChEES's {})",
+                t.tables, t.nuts_gradient_evals, t.chees_gradient_evals
+            ),
+            (SamplerName::Chees, Some(t)) => format!(
+                "ChEES, NUTS for the fits it leaves unclean (a trial of {} tables at the largest R: {} gradient \
+                 evaluations against NUTS's {})",
+                t.tables, t.chees_gradient_evals, t.nuts_gradient_evals
+            ),
+            (SamplerName::Nuts, None) => "NUTS".into(),
+            (SamplerName::Chees, None) => "ChEES, NUTS for the fits it leaves unclean".into(),
+        }
+    }
+}
+
+/// What the trial before a plan on the CPU found: the gradient evaluations each sampler spent
+/// on the first [`TRIAL_TABLES`] simulated tables at the largest R (ChEES's including the NUTS
+/// refits its unclean or stopped fits would get). The cheaper runs the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SamplerTrial {
+    /// Tables fitted by both samplers.
+    pub tables: usize,
+    /// Batched ChEES's gradient evaluations, with the NUTS refits it would need.
+    pub chees_gradient_evals: u64,
+    /// NUTS's gradient evaluations.
+    pub nuts_gradient_evals: u64,
+}
+
+impl SamplerTrial {
+    /// The sampler the plan's simulated fits run: ChEES unless NUTS costs less.
+    pub fn choice(&self) -> SamplerName {
+        if self.nuts_gradient_evals < self.chees_gradient_evals { SamplerName::Nuts } else { SamplerName::Chees }
+    }
+}
+
+/// Simulated tables fitted by both samplers before a plan on the CPU.
+pub const TRIAL_TABLES: usize = 8;
+
+/// Fits the first [`TRIAL_TABLES`] simulated tables at the largest R (the costliest fits) by
+/// both samplers and counts their gradient evaluations: deterministic, unlike a timing, so the
+/// choice, like every result, depends on the inputs and the seed only. On the CPU one gradient
+/// evaluation costs about the same under either sampler (benches/README.md).
+fn trial(
+    (rs, sims): &(Vec<usize>, world::Simulations),
+    options: &PlanOptions,
+    fitter: &dyn BatchFitter,
+    chees_options: &dyn Fn(u64) -> FitOptions,
+    by_nuts: &(dyn Fn(&Design, usize) -> Result<Fit> + Sync),
+) -> Result<SamplerTrial> {
+    let r = *rs.last().unwrap_or(&2);
+    let tables = TRIAL_TABLES.min(options.sims);
+    let designs: Vec<Design> = (0..tables).map(|s| sims.design(s, r)).collect::<Result<_>>()?;
+    // Keys and positions apart from the plan's own fits'.
+    let chees = fitter.fit_batch(&designs, &chees_options(1 << 41))?;
+    let nuts: Vec<u64> = designs
+        .par_iter()
+        .enumerate()
+        .map(|(i, d)| by_nuts(d, (1 << 41) + i).map_or(0, |f| f.gradient_evals()))
+        .collect();
+    let spent = options.sampler.max_gradient_evals.unwrap_or(0);
+    let chees_gradient_evals = chees
+        .iter()
+        .zip(&nuts)
+        .map(|(c, &n)| match c {
+            Ok(f) if f.is_clean() => f.gradient_evals(),
+            Ok(f) => f.gradient_evals() + n,
+            Err(_) => spent + n,
+        })
+        .sum();
+    Ok(SamplerTrial { tables, chees_gradient_evals, nuts_gradient_evals: nuts.iter().sum() })
+}
+
+/// Gradient evaluations a simulated ChEES fit may spend before NUTS takes its table over:
+/// about ten times a typical plan fit's (6 x 4 chains, 20 000 to 25 000 on the demo's and
+/// the plan bench's pilots) and five times a NUTS fit's (30 000 to 45 000). Without it a world
+/// whose adaptation collapses the step size (about 1 in 4 at R >= 20 from the demo's pilot:
+/// 0.0025 and 480 leapfrog steps per iteration) ran up to 17 million.
+pub const PLAN_GRADIENT_BUDGET: u64 = 200_000;
 
 /// NUTS refits a batch at most for one in this many of its fits.
 const MAX_REFIT_SHARE: usize = 4;

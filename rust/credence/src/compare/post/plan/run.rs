@@ -49,14 +49,10 @@ impl Outcome {
     }
 }
 
-/// Simulates, fits (through `fitter`, called with batches of designs and the batch's index) and
-/// summarises; `backend` and `seconds` are left for the caller.
-pub(crate) fn run(
-    setup: &Setup,
-    options: &PlanOptions,
-    fitter: impl Fn(&[Design], usize) -> Result<Vec<Result<Outcome>>>,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Plan> {
+/// The candidate numbers of realizations (sorted, distinct) and every simulation's table at
+/// the largest of them (simulation s: its world on its own seeded stream; a smaller R takes the
+/// first realizations).
+pub(crate) fn simulate(setup: &Setup, options: &PlanOptions) -> (Vec<usize>, Simulations) {
     let mut rs = options.realizations.clone();
     rs.sort_unstable();
     rs.dedup();
@@ -67,7 +63,19 @@ pub(crate) fn run(
         .enumerate()
         .map(|(s, w)| w.simulate(r_max, &mut ChaCha8Rng::seed_from_u64(stream_seed(options.seed, s as u64))))
         .collect();
-    let sims = Simulations { methods: setup.methods.clone(), trials: setup.trials.clone(), tables };
+    (rs, Simulations { methods: setup.methods.clone(), trials: setup.trials.clone(), tables })
+}
+
+/// Fits (through `fitter`, called with batches of designs and the batch's index) the tables of
+/// [`simulate`] and summarises; `backend`, `sampler` and `seconds` are left for the caller.
+pub(crate) fn run(
+    setup: &Setup,
+    options: &PlanOptions,
+    (rs, sims): (Vec<usize>, Simulations),
+    fitter: impl Fn(&[Design], usize) -> Result<Vec<Result<Outcome>>>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Plan> {
+    let r_max = *rs.last().unwrap_or(&2);
     // Every (R, simulation) pair, R-major; fitted in batches.
     let jobs: Vec<(usize, usize)> = rs.iter().flat_map(|&r| (0..options.sims).map(move |s| (r, s))).collect();
     let mut outcomes: Vec<Result<Outcome>> = Vec::with_capacity(jobs.len());
@@ -130,6 +138,8 @@ pub(crate) fn run(
         points,
         smallest_r,
         backend: String::new(),
+        sampler: Default::default(),
+        trial: None,
         seed: options.seed,
         seconds: 0.0,
         warnings,

@@ -71,7 +71,7 @@ fn assurance_matches_the_closed_form_with_exact_posteriors() {
                 })
                 .collect())
         };
-        let p = run(&setup, &o, exact, &|_, _| {}).unwrap();
+        let p = run(&setup, &o, super::run::simulate(&setup, &o), exact, &|_, _| {}).unwrap();
         assert_eq!(p.points.iter().map(|x| x.r).collect::<Vec<_>>(), vec![4, 8, 16, 32]);
         check(&p, &s, eps);
         // The assurance grows with R here, and the plan names the first R reaching 0.8.
@@ -104,7 +104,7 @@ fn assurance_matches_the_closed_form_with_sampled_posteriors() {
             })
             .collect())
     };
-    let p = run(&setup, &o, sampled, &|_, _| {}).unwrap();
+    let p = run(&setup, &o, super::run::simulate(&setup, &o), sampled, &|_, _| {}).unwrap();
     check(&p, &s, 0.0);
 }
 
@@ -160,4 +160,56 @@ fn a_pilot_fit_gives_worlds_from_its_posterior() {
     let broken = crate::compare::fit(&d.with_response(flat).unwrap(), &FitOptions::default()).unwrap();
     let e = plan(PlanSource::Pilot(&broken), &o, &CpuBatch).unwrap_err();
     assert!(e.to_string().contains("a clean fit"), "{e}");
+}
+
+#[test]
+fn the_cpu_trial_picks_the_cheaper_sampler() {
+    let s = Stated { sigma_gamma: 0.1, ..stated() };
+    // The plan's ChEES defaults cost less than NUTS's on an easy two-method world: ChEES runs
+    // the plan.
+    let o = options(&[3, 5], 6, None);
+    let p = plan(PlanSource::Stated(&s), &o, &CpuBatch).unwrap();
+    let t = p.trial.unwrap();
+    assert_eq!((p.sampler, t.tables), (SamplerName::Chees, 6));
+    assert!(t.chees_gradient_evals < t.nuts_gradient_evals, "{t:?}");
+    // A budget every ChEES fit exceeds makes ChEES the costlier (so do settings too short for
+    // a clean fit: every table would need NUTS as well): NUTS fits every table, and none
+    // counts as a refit.
+    let stopped = PlanOptions { sampler: CheesSettings { max_gradient_evals: Some(10), ..o.sampler }, ..o.clone() };
+    let q = plan(PlanSource::Stated(&s), &stopped, &CpuBatch).unwrap();
+    let t = q.trial.unwrap();
+    assert_eq!(q.sampler, SamplerName::Nuts);
+    assert!(t.nuts_gradient_evals < t.chees_gradient_evals, "{t:?}");
+    assert!(q.points.iter().all(|x| x.fits == 6 && x.refit == 0 && x.unclean == 0), "{:?}", q.points);
+}
+
+/// A stand-in for a device: ChEES on the CPU, except that every other table stops (as at
+/// the gradient budget).
+struct HalfStops;
+
+impl BatchFitter for HalfStops {
+    fn fit_batch(&self, designs: &[Design], options: &FitOptions) -> Result<Vec<Result<Fit>>> {
+        let fits = CpuBatch.fit_batch(designs, options)?;
+        Ok(fits
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| if i % 2 == 1 { Err(Error::argument("max_gradient_evals", 1, "stand-in")) } else { f })
+            .collect())
+    }
+    fn runs_on(&self, _: &Design, _: &FitOptions) -> String {
+        "stand-in".into()
+    }
+}
+
+#[test]
+fn tables_chees_stops_are_fitted_by_nuts() {
+    let s = Stated { sigma_gamma: 0.1, ..stated() };
+    let o = PlanOptions { sampler: small(), ..options(&[3, 5], 6, None) };
+    let p = plan(PlanSource::Stated(&s), &o, &HalfStops).unwrap();
+    // No trial off the CPU; every stopped table refitted, none left out.
+    assert_eq!((p.sampler, p.trial, p.backend.as_str()), (SamplerName::Chees, None, "stand-in"));
+    for x in &p.points {
+        assert_eq!((x.fits, x.failed), (6, 0), "{x:?}");
+        assert!(x.refit >= 3, "{x:?}");
+    }
 }

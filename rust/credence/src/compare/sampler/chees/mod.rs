@@ -188,6 +188,12 @@ pub struct CheesSettings {
     /// exactly `warmup`.
     #[serde(default)]
     pub max_warmup: Option<u64>,
+    /// Gradient evaluations of all the design's chains at most, warmup included: past it the
+    /// run stops with an error instead of going on (`None`: no limit). A plan sets it so that
+    /// a simulated table whose adaptation collapses the step size (hundreds of leapfrog steps
+    /// per iteration) goes to NUTS at a bounded cost.
+    #[serde(default)]
+    pub max_gradient_evals: Option<u64>,
 }
 
 /// Nested R-hat of the kept draws above which ChEES warms up again rather than drawing more
@@ -210,6 +216,7 @@ impl Default for CheesSettings {
             walnuts: default_walnuts(),
             max_draws: Some(200),
             max_warmup: Some(1200),
+            max_gradient_evals: None,
         }
     }
 }
@@ -242,6 +249,9 @@ impl CheesSettings {
         }
         if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
             return Err(Error::argument("learning_rate", self.learning_rate, "a finite number > 0"));
+        }
+        if self.max_gradient_evals == Some(0) {
+            return Err(Error::argument("max_gradient_evals", 0, "at least 1, or none"));
         }
         if self.max_leapfrog == 0 {
             return Err(Error::argument("max_leapfrog", self.max_leapfrog, "at least 1"));

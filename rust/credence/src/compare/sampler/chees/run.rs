@@ -8,7 +8,7 @@ use crate::compare::diagnostics::clean::{ChainRhat, chains_meet, worst_nested_rh
 use crate::compare::model::Posterior;
 use crate::compare::sampler::nuts::{ChainOutput, DrawStats};
 use crate::compare::sampler::philox::Stream;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Runs one design's chains: warmup with adaptation, then the kept draws.
 #[cfg(test)]
@@ -268,6 +268,18 @@ pub(crate) fn run_chees_on<'a>(
             prev.copy_from_slice(&ens.pos);
         }
         ens.transition(step, steps, true, want)?;
+        if let Some(budget) = s.max_gradient_evals {
+            let spent: u64 = ens.gradient_evals.iter().sum();
+            if spent > budget {
+                return Err(Error::Sampler {
+                    chain: 0,
+                    message: format!(
+                        "ChEES stopped after {spent} gradient evaluations (max_gradient_evals {budget}) at \
+                         iteration {it}: step size {step:.3e}, {steps} leapfrog steps per iteration"
+                    ),
+                });
+            }
+        }
         if warming {
             adapt.update(&mut ens, &prev, h, it, s)?;
         } else {

@@ -175,3 +175,18 @@ fn superchains_that_disagree_warm_up_again_up_to_the_cap() {
     let normals = normals(vec![0.0, 3.0], vec![1.0, 0.5]);
     assert_eq!(run_chees(&normals, &s, 0).unwrap().warmup, 20);
 }
+
+#[test]
+fn a_run_past_its_gradient_budget_stops_with_an_error() {
+    // The bimodal density warms up again to 200 iterations; a budget below that run's cost
+    // stops it, one above leaves it as it was.
+    let post = bimodal();
+    let s = CheesSettings { warmup: 20, draws: 40, max_draws: None, max_warmup: Some(200), ..Default::default() };
+    let full = run_chees(&post, &s, 0).unwrap();
+    let spent: u64 = full.chains.iter().map(|c| c.gradient_evals).sum();
+    let e = run_chees(&post, &CheesSettings { max_gradient_evals: Some(spent / 2), ..s }, 0).err().unwrap();
+    assert!(e.to_string().contains("max_gradient_evals"), "{e}");
+    let roomy = run_chees(&post, &CheesSettings { max_gradient_evals: Some(spent + 1000), ..s }, 0).unwrap();
+    assert_eq!(roomy.chains, full.chains);
+    assert!(CheesSettings { max_gradient_evals: Some(0), ..s }.validate().is_err());
+}

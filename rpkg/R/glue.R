@@ -30,15 +30,16 @@ glue_fit_summary <- function(f, power, r_new, rope, pairs) {
 }
 
 # src/rust/src/plan.rs: planning the number of realizations
-glue_plan_pilot <- function(f, a, b, realizations, sims, level, rope, power, methods, backend, seed,
-                            superchains, chains_per_superchain) {
-  .Call(wrap__glue_plan_pilot, f, a, b, realizations, sims, level, rope, power, methods, backend, seed,
-        superchains, chains_per_superchain)
+glue_plan_pilot <- function(f, a, b, realizations, sims, sequential, level, rope, power, methods, backend,
+                            seed, superchains, chains_per_superchain) {
+  .Call(wrap__glue_plan_pilot, f, a, b, realizations, sims, sequential, level, rope, power, methods, backend,
+        seed, superchains, chains_per_superchain)
 }
 glue_plan_stated <- function(effect, sigma_a, sigma_b, sigma_gamma, higher_is_better, a, b, realizations,
-                             sims, level, rope, power, backend, seed, superchains, chains_per_superchain) {
+                             sims, sequential, level, rope, power, backend, seed, superchains,
+                             chains_per_superchain) {
   .Call(wrap__glue_plan_stated, effect, sigma_a, sigma_b, sigma_gamma, higher_is_better, a, b, realizations,
-        sims, level, rope, power, backend, seed, superchains, chains_per_superchain)
+        sims, sequential, level, rope, power, backend, seed, superchains, chains_per_superchain)
 }
 
 # src/rust/src/metrics.rs: metrics

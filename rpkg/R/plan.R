@@ -28,8 +28,11 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 #'   stated values).
 #' @param b The method it is compared with (\code{"B"} by default with stated values).
 #' @param r Candidate numbers of realizations, each at least 2.
-#' @param sims Simulated experiments per R. The assurance's Monte Carlo error is
-#'   \eqn{\sqrt{a(1-a)/sims}}, at most 0.016 at the default 1000.
+#' @param sims Simulated experiments per R, the most: the simulations of an R run in blocks of 100
+#'   and stop once its assurance is decided against the power (more than 3 standard errors from
+#'   it), unless \code{all_sims}. The assurance's Monte Carlo error is \eqn{\sqrt{a(1-a)/fits}},
+#'   at most 0.016 with 1000 fits.
+#' @param all_sims Run \code{sims} simulated experiments at every R, decided or not.
 #' @param prob The decision: a simulated experiment is settled when
 #'   \code{P(a better than b | y) >= prob}.
 #' @param rope \code{NULL}, or a margin eps > 0: then settled when
@@ -95,7 +98,7 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 50), sims = 1000, prob = 0.95,
                               rope = NULL, power = 0.8, methods = NULL, backend = "auto", seed = 1,
                               superchains = NULL, chains_per_superchain = NULL, effect = NULL, sigma_a = NULL,
-                              sigma_b = NULL, sigma_gamma = 0, higher_is_better = NULL) {
+                              sigma_b = NULL, sigma_gamma = 0, higher_is_better = NULL, all_sims = FALSE) {
   fn <- "plan_realizations"
   fail <- function(...) stop(fn, ": ", ..., call. = FALSE)
   backend <- check_backend(backend, fn)
@@ -142,10 +145,12 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
   if (!is.null(methods)) methods <- as.character(methods)
   p <- core(fn, if (stated) {
     glue_plan_stated(as.double(effect), as.double(sigma_a), as.double(sigma_b), as.double(sigma_gamma), hib, a, b,
-                     as.double(r), as.double(sims), as.double(prob), opt(rope), as.double(power), backend,
+                     as.double(r), as.double(sims), !isTRUE(all_sims), as.double(prob), opt(rope),
+                     as.double(power), backend,
                      as.double(seed), opt(superchains), opt(chains_per_superchain))
   } else {
-    glue_plan_pilot(fit$ptr, a, b, as.double(r), as.double(sims), as.double(prob), opt(rope), as.double(power),
+    glue_plan_pilot(fit$ptr, a, b, as.double(r), as.double(sims), !isTRUE(all_sims), as.double(prob), opt(rope),
+                    as.double(power),
                     methods, backend, as.double(seed), opt(superchains), opt(chains_per_superchain))
   })
   out <- data.frame(r = as.integer(p$r), assurance = p$assurance, assurance_mcse = p$assurance_mcse,

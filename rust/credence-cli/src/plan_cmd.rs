@@ -28,9 +28,13 @@ pub struct PlanArgs {
     /// Candidate numbers of realizations, e.g. 5,10,20,50.
     #[arg(long = "r", value_delimiter = ',', default_value = "5,10,20,50")]
     realizations: Vec<usize>,
-    /// Simulated experiments per number of realizations.
+    /// Simulated experiments per number of realizations: the most, unless --all-sims (an R
+    /// stops after a block of 100 once its assurance is decided against the power).
     #[arg(long, default_value_t = 1000)]
     sims: usize,
+    /// Run --sims simulated experiments at every R, decided or not.
+    #[arg(long)]
+    all_sims: bool,
     /// When a simulated experiment counts as settled: prob=LEVEL, P(A better than B) >= LEVEL.
     #[arg(long, default_value = "prob=0.95", value_name = "prob=LEVEL")]
     decision: String,
@@ -99,6 +103,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
         b: a.b.clone(),
         realizations: a.realizations.clone(),
         sims: a.sims,
+        sequential: !a.all_sims,
         decision: decision(&a.decision, a.rope)?,
         power: a.power,
         methods: a.methods.clone(),

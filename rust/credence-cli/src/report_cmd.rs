@@ -217,15 +217,17 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         plan.realizations
     );
     let data = Dataset::Synthetic.load(None)?;
+    let start = std::time::Instant::now();
     let s = crate::study_cmd::run_with_progress(Dataset::Synthetic, &data, &plan, &results, a.quiet)?;
     if s.cancelled {
         bail!("interrupted; rerun to resume");
     }
     eprintln!(
-        "study: {} run(s) ({} already done, {} not converged) in {}",
+        "study: {} run(s) ({} already done, {} not converged) in {:.1} s; table {}",
         s.ran,
         s.already_done,
         s.not_converged,
+        start.elapsed().as_secs_f64(),
         results.display()
     );
     if !a.quiet {

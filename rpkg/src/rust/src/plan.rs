@@ -19,6 +19,7 @@ fn options(
     b: &str,
     realizations: Vec<f64>,
     sims: f64,
+    sequential: bool,
     level: f64,
     rope: Nullable<f64>,
     power: f64,
@@ -45,6 +46,7 @@ fn options(
         b: b.to_string(),
         realizations,
         sims: count("sims", sims)? as usize,
+        sequential,
         decision: Decision { level, rope: rope.into_option() },
         power,
         methods: methods.into_option(),
@@ -95,6 +97,7 @@ fn glue_plan_pilot(
     b: &str,
     realizations: Vec<f64>,
     sims: f64,
+    sequential: bool,
     level: f64,
     rope: Nullable<f64>,
     power: f64,
@@ -104,7 +107,20 @@ fn glue_plan_pilot(
     superchains: Nullable<f64>,
     chains_per_superchain: Nullable<f64>,
 ) -> R<List> {
-    let o = options(a, b, realizations, sims, level, rope, power, methods, seed, superchains, chains_per_superchain)?;
+    let o = options(
+        a,
+        b,
+        realizations,
+        sims,
+        sequential,
+        level,
+        rope,
+        power,
+        methods,
+        seed,
+        superchains,
+        chains_per_superchain,
+    )?;
     let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
     let fit: &Fit = &f;
     Ok(to_list(&plan(PlanSource::Pilot(fit), &o, &fitter).map_err(msg)?))
@@ -123,6 +139,7 @@ fn glue_plan_stated(
     b: &str,
     realizations: Vec<f64>,
     sims: f64,
+    sequential: bool,
     level: f64,
     rope: Nullable<f64>,
     power: f64,
@@ -136,6 +153,7 @@ fn glue_plan_stated(
         b,
         realizations,
         sims,
+        sequential,
         level,
         rope,
         power,

@@ -11,8 +11,8 @@
 //!    sigma_gamma, new residuals from each method's sigma; for the beta-binomial new counts
 //!    from p, phi and the pilot's trials);
 //! 3. fit every simulated table with the same model as the pilot. On a device
-//!    (`credence::backend::Batched`): batched ChEES-HMC, all simulated tables of all R in
-//!    batches of 256, and NUTS on the CPU for the tables ChEES stopped at its gradient budget
+//!    (`credence::backend::Batched`): batched ChEES-HMC, the simulated tables of each R in
+//!    blocks of 100, and NUTS on the CPU for the tables ChEES stopped at its gradient budget
 //!    ([`PLAN_GRADIENT_BUDGET`]) or left unclean (divergences, nested R-hat or bulk-ESS
 //!    outside the clean standard). On the CPU ([`CpuBatch`](crate::compare::CpuBatch)) the
 //!    same, or NUTS for every table when a trial says it costs less: before the plan, the
@@ -27,7 +27,14 @@
 //!    level ([`Decision`]).
 //!
 //! The assurance at R is that share, with its Monte Carlo error sqrt(a (1 - a) / S); the
-//! smallest R of the grid whose assurance reaches the requested power is the plan. Simulation s
+//! smallest R of the grid whose assurance reaches the requested power is the plan. With
+//! [`PlanOptions::sequential`] (the default) `sims` is the most per R: the simulations of an R
+//! run in blocks of 100 and stop after a block once the assurance is decided against the
+//! power (its Agresti-Coull estimate more than 3 standard errors from it), so an R far from
+//! the power costs 100 to 200 fits instead of `sims`, and the R's near it get them all. The
+//! Monte Carlo error is reported per R from the fits it got. 3 standard errors at up to 10
+//! looks keep the chance of calling the wrong side small (under 0.3% per look for an
+//! assurance at the power's edge); the smallest R is read from the same decided points. Simulation s
 //! uses the same world and the same first realizations at every R (common random numbers, so
 //! the curve is smooth in R), on its own seeded stream; the fits use Philox streams keyed by
 //! the seed and the table's position: results depend on the inputs and the seed only, not on
@@ -35,7 +42,7 @@
 //!
 //! Assumptions (the issue leaves them open): a simulated table is analysed alone (a new
 //! experiment, not pooled with the pilot); a pilot fit with divergences or R-hat > 1.01 is
-//! refused (its draws are not the posterior); when more than a quarter of a batch of 256
+//! refused (its draws are not the posterior); when more than a quarter of a block of 100
 //! simulated ChEES fits is unclean the NUTS refits of the unclean fits are skipped (such worlds are hard for any
 //! sampler and would only take long); fits still unclean after the NUTS refit count, and
 //! are reported per R with the refits; fits that fail are left out of
@@ -58,6 +65,7 @@ use crate::compare::fit::{Fit, FitOptions, fit};
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, GaussianOptions};
 use crate::compare::sampler::chees::CheesSettings;
+use crate::compare::sampler::nuts::NutsSettings;
 use crate::compare::sampler::{Sampler, SamplerName};
 use crate::error::{Error, Result};
 use crate::seeds::stream_seed;
@@ -117,8 +125,12 @@ pub struct PlanOptions {
     pub b: String,
     /// Candidate numbers of realizations (each at least 2).
     pub realizations: Vec<usize>,
-    /// Simulated experiments per number of realizations.
+    /// Simulated experiments per number of realizations (the most per R with `sequential`).
     pub sims: usize,
+    /// Stop an R's simulations once its assurance is decided against the power (see the
+    /// module docs; default `true`); `false` runs `sims` at every R.
+    #[serde(default = "yes")]
+    pub sequential: bool,
     /// When an experiment counts as settled.
     pub decision: Decision,
     /// The assurance the plan must reach (default 0.8).
@@ -140,6 +152,7 @@ impl Default for PlanOptions {
             b: String::new(),
             realizations: vec![5, 10, 20, 50],
             sims: 1000,
+            sequential: true,
             decision: Decision::default(),
             power: 0.8,
             methods: None,
@@ -151,6 +164,10 @@ impl Default for PlanOptions {
             seed: 1,
         }
     }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The world of a plan without a pilot study: two methods with a stated gap and spreads.
@@ -302,7 +319,13 @@ pub fn plan_with_progress(
     // NUTS fit of the table at `position` (of all the plan's fits, R-major) on its own seed.
     let by_nuts = |design: &Design, position: usize| {
         let seed = stream_seed(options.seed, position as u64 + (1 << 40));
-        fit(design, &FitOptions { sampler: Sampler::default().with_seed(seed), ..chees })
+        fit(
+            design,
+            &FitOptions {
+                sampler: Sampler::Nuts(NutsSettings { seed, draws: PLAN_NUTS_DRAWS, ..NutsSettings::default() }),
+                ..chees
+            },
+        )
     };
     let chees_options =
         |key: u64| FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, key)), ..chees };
@@ -317,7 +340,7 @@ pub fn plan_with_progress(
             return Ok(designs
                 .par_iter()
                 .enumerate()
-                .map(|(i, d)| outcome(by_nuts(d, chunk * BATCH + i), false))
+                .map(|(i, d)| outcome(by_nuts(d, chunk * run::BLOCK + i), false))
                 .collect());
         }
         let fits = fitter.fit_batch(designs, &chees_options(chunk as u64 + 1))?;
@@ -338,7 +361,7 @@ pub fn plan_with_progress(
             })
             .collect();
         let refits: Vec<(usize, Result<Outcome>)> =
-            again.par_iter().map(|&i| (i, outcome(by_nuts(&designs[i], chunk * BATCH + i), true))).collect();
+            again.par_iter().map(|&i| (i, outcome(by_nuts(&designs[i], chunk * run::BLOCK + i), true))).collect();
         for (i, r) in refits {
             out[i] = Some(r);
         }
@@ -429,6 +452,12 @@ fn trial(
     Ok(SamplerTrial { tables, chees_gradient_evals, nuts_gradient_evals: nuts.iter().sum() })
 }
 
+/// Kept draws per chain of a simulated NUTS fit: 400 instead of NUTS's default 800, extended in
+/// blocks up to 2000 like any fit that is not clean. A simulated fit only needs P(A better than
+/// B) and the clean standard (bulk-ESS >= 400), which 4 x 400 draws of the small designs a plan
+/// simulates meet; it costs about two thirds of a default fit.
+pub const PLAN_NUTS_DRAWS: u64 = 400;
+
 /// Gradient evaluations a simulated ChEES fit may spend before NUTS takes its table over:
 /// about ten times a typical plan fit's (6 x 4 chains, 20 000 to 25 000 on the demo's and
 /// the plan bench's pilots) and five times a NUTS fit's (30 000 to 45 000). Without it a world
@@ -436,9 +465,5 @@ fn trial(
 /// 0.0025 and 480 leapfrog steps per iteration) ran up to 17 million.
 pub const PLAN_GRADIENT_BUDGET: u64 = 200_000;
 
-/// NUTS refits a batch at most for one in this many of its fits.
+/// NUTS refits the unclean ChEES fits of a block only when at most one in this many is.
 const MAX_REFIT_SHARE: usize = 4;
-
-/// Simulated fits per call of the fitter: bounds the memory the fits' draws take at once; each
-/// batch has its own sampler seed, so the results do not depend on anything but the seed.
-const BATCH: usize = 256;

@@ -5,7 +5,7 @@ use rand::rngs::ChaCha8Rng;
 
 use super::setup::Setup;
 use super::world::Simulations;
-use super::{BATCH, Decision, Plan, PlanOptions, PlanPoint};
+use super::{Decision, Plan, PlanOptions, PlanPoint};
 use crate::compare::fit::Fit;
 use crate::compare::model::design::Design;
 use crate::error::{Error, Result};
@@ -49,6 +49,24 @@ impl Outcome {
     }
 }
 
+/// Simulations per look of the sequential rule, and per call of the fitter.
+pub(crate) const BLOCK: usize = 100;
+
+/// Standard errors by which an R's assurance must lie from the power to be decided.
+pub(crate) const DECIDED_Z: f64 = 3.0;
+
+/// Whether the outcomes so far decide on which side of the power the assurance lies: the
+/// Agresti-Coull estimate (x + 2) / (n + 4) lies more than [`DECIDED_Z`] of its standard errors
+/// from it (never at 0 or 1 after a block of all-or-none, as the plain share's would).
+pub(crate) fn decided(outcomes: &[Result<Outcome>], options: &PlanOptions) -> bool {
+    let ok: Vec<&Outcome> = outcomes.iter().filter_map(|o| o.as_ref().ok()).collect();
+    let n = ok.len() as f64;
+    let x = ok.iter().filter(|o| o.decision_prob >= options.decision.level).count() as f64;
+    let a = (x + 2.0) / (n + 4.0);
+    let se = (a * (1.0 - a) / (n + 4.0)).sqrt();
+    n > 0.0 && (a - options.power).abs() > DECIDED_Z * se
+}
+
 /// The candidate numbers of realizations (sorted, distinct) and every simulation's table at
 /// the largest of them (simulation s: its world on its own seeded stream; a smaller R takes the
 /// first realizations).
@@ -76,18 +94,31 @@ pub(crate) fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Plan> {
     let r_max = *rs.last().unwrap_or(&2);
-    // Every (R, simulation) pair, R-major; fitted in batches.
-    let jobs: Vec<(usize, usize)> = rs.iter().flat_map(|&r| (0..options.sims).map(move |s| (r, s))).collect();
-    let mut outcomes: Vec<Result<Outcome>> = Vec::with_capacity(jobs.len());
-    for (k, batch) in jobs.chunks(BATCH).enumerate() {
-        let designs: Vec<Design> = batch.iter().map(|&(r, s)| sims.design(s, r)).collect::<Result<_>>()?;
-        outcomes.extend(fitter(&designs, k)?);
-        progress(outcomes.len(), jobs.len());
+    // Each R's simulations in blocks; with `sequential`, an R stops after a block once its
+    // assurance is decided against the power.
+    let blocks = options.sims.div_ceil(BLOCK);
+    let mut total = rs.len() * options.sims;
+    let mut done = 0;
+    let mut by_r: Vec<Vec<Result<Outcome>>> = Vec::with_capacity(rs.len());
+    for (j, &r) in rs.iter().enumerate() {
+        let mut outcomes: Vec<Result<Outcome>> = Vec::with_capacity(options.sims);
+        for b in 0..blocks {
+            let range = b * BLOCK..((b + 1) * BLOCK).min(options.sims);
+            let designs: Vec<Design> = range.map(|s| sims.design(s, r)).collect::<Result<_>>()?;
+            outcomes.extend(fitter(&designs, j * blocks + b)?);
+            done += designs.len();
+            if options.sequential && b + 1 < blocks && decided(&outcomes, options) {
+                total -= options.sims - outcomes.len();
+                progress(done, total);
+                break;
+            }
+            progress(done, total);
+        }
+        by_r.push(outcomes);
     }
     let mut points = Vec::with_capacity(rs.len());
     let mut warnings = Vec::new();
-    for (j, &r) in rs.iter().enumerate() {
-        let slice = &outcomes[j * options.sims..(j + 1) * options.sims];
+    for (&r, slice) in rs.iter().zip(&by_r) {
         let ok: Vec<&Outcome> = slice.iter().filter_map(|o| o.as_ref().ok()).collect();
         let failed = slice.len() - ok.len();
         if ok.is_empty() {

@@ -52,8 +52,8 @@ fn check(plan: &Plan, s: &Stated, eps: f64) {
 #[test]
 fn assurance_matches_the_closed_form_with_exact_posteriors() {
     let s = stated();
-    for eps in [0.0, 0.05] {
-        let o = options(&[16, 4, 8, 32], 2000, (eps > 0.0).then_some(eps));
+    for (eps, sequential) in [(0.0, false), (0.05, false), (0.0, true)] {
+        let o = PlanOptions { sequential, ..options(&[16, 4, 8, 32], 2000, (eps > 0.0).then_some(eps)) };
         let setup = Setup::new(PlanSource::Stated(&s), &o).unwrap();
         let exact = |designs: &[Design], _: usize| {
             Ok(designs
@@ -78,6 +78,18 @@ fn assurance_matches_the_closed_form_with_exact_posteriors() {
         assert!(p.points.windows(2).all(|w| w[0].assurance <= w[1].assurance + 0.02));
         let first = p.points.iter().find(|x| x.assurance >= 0.8).map(|x| x.r);
         assert_eq!(p.smallest_r, first);
+        // Sequentially, every R here (closed form 0.25 to 0.69, power 0.8) is decided after
+        // a block or two, on the closed form's side of the power; run to the end, every R gets
+        // all 2000.
+        for x in &p.points {
+            let want = closed_assurance(&s, x.r, o.decision.level, eps);
+            if sequential {
+                assert!(x.fits <= 2 * run::BLOCK, "R = {}: {} fits", x.r, x.fits);
+                assert_eq!(x.assurance >= o.power, want >= o.power, "R = {}", x.r);
+            } else {
+                assert_eq!(x.fits, 2000);
+            }
+        }
     }
 }
 

@@ -59,8 +59,8 @@ pub use model::{
     SigmaStructure,
 };
 pub use post::plan::{
-    Decision, PLAN_GRADIENT_BUDGET, PLAN_NUTS_DRAWS, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource,
-    SamplerTrial, Stated, TRIAL_TABLES, plan, plan_with_progress,
+    Decision, PLAN_GRADIENT_BUDGET, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, SamplerTrial, Stated,
+    TRIAL_TABLES, plan, plan_nuts, plan_with_progress,
 };
 pub use post::planning::{ClosedForm, MddPoint, PowerLaw, Sensitivity, mdd_curve, sensitivity_to_r};
 pub use post::ranking::{RankAgreement, kendall_tau_b, ranking_agreement};

@@ -319,13 +319,7 @@ pub fn plan_with_progress(
     // NUTS fit of the table at `position` (of all the plan's fits, R-major) on its own seed.
     let by_nuts = |design: &Design, position: usize| {
         let seed = stream_seed(options.seed, position as u64 + (1 << 40));
-        fit(
-            design,
-            &FitOptions {
-                sampler: Sampler::Nuts(NutsSettings { seed, draws: PLAN_NUTS_DRAWS, ..NutsSettings::default() }),
-                ..chees
-            },
-        )
+        fit(design, &FitOptions { sampler: Sampler::Nuts(plan_nuts(seed)), ..chees })
     };
     let chees_options =
         |key: u64| FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, key)), ..chees };
@@ -452,11 +446,14 @@ fn trial(
     Ok(SamplerTrial { tables, chees_gradient_evals, nuts_gradient_evals: nuts.iter().sum() })
 }
 
-/// Kept draws per chain of a simulated NUTS fit: 400 instead of NUTS's default 800, extended in
-/// blocks up to 2000 like any fit that is not clean. A simulated fit only needs P(A better than
-/// B) and the clean standard (bulk-ESS >= 400), which 4 x 400 draws of the small designs a plan
-/// simulates meet; it costs about two thirds of a default fit.
-pub const PLAN_NUTS_DRAWS: u64 = 400;
+/// NUTS for a simulated fit: NUTS's defaults with half its kept draws per chain (400 of 800),
+/// extended in blocks up to its `max_draws` like any fit that is not clean. A simulated fit only
+/// needs P(A better than B) and the clean standard, which 4 x 400 draws of the small designs a
+/// plan simulates meet; it costs about two thirds of a default fit.
+pub fn plan_nuts(seed: u64) -> NutsSettings {
+    let d = NutsSettings::default();
+    NutsSettings { seed, draws: d.draws / 2, ..d }
+}
 
 /// Gradient evaluations a simulated ChEES fit may spend before NUTS takes its table over:
 /// about ten times a typical plan fit's (6 x 4 chains, 20 000 to 25 000 on the demo's and

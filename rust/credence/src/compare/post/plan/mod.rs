@@ -359,7 +359,9 @@ pub fn plan_with_progress(
         for (i, r) in refits {
             out[i] = Some(r);
         }
-        Ok(out.into_iter().map(|o| o.expect("every fit ChEES did not finish was refitted")).collect())
+        // Every fit ChEES did not finish was refitted above; an error, not a panic, if not.
+        let lost = || Err(Error::argument("plan", "a simulated fit", "a ChEES fit or its NUTS refit"));
+        Ok(out.into_iter().map(|o| o.unwrap_or_else(lost)).collect())
     };
     let mut p = run(&setup, options, simulations, fit_batch, progress)?;
     p.backend = backend;

@@ -30,17 +30,7 @@ glue_fit_summary <- function(f, power, r_new, rope, pairs) {
 }
 
 # src/rust/src/plan.rs: planning the number of realizations
-glue_plan_pilot <- function(f, a, b, realizations, sims, sequential, level, rope, power, methods, backend,
-                            seed, superchains, chains_per_superchain) {
-  .Call(wrap__glue_plan_pilot, f, a, b, realizations, sims, sequential, level, rope, power, methods, backend,
-        seed, superchains, chains_per_superchain)
-}
-glue_plan_stated <- function(effect, sigma_a, sigma_b, sigma_gamma, higher_is_better, a, b, realizations,
-                             sims, sequential, level, rope, power, backend, seed, superchains,
-                             chains_per_superchain) {
-  .Call(wrap__glue_plan_stated, effect, sigma_a, sigma_b, sigma_gamma, higher_is_better, a, b, realizations,
-        sims, sequential, level, rope, power, backend, seed, superchains, chains_per_superchain)
-}
+glue_plan <- function(fit, stated, options, backend) .Call(wrap__glue_plan, fit, stated, options, backend)
 
 # src/rust/src/metrics.rs: metrics
 glue_crps_gaussian <- function(mean, sd, y) .Call(wrap__glue_crps_gaussian, mean, sd, y)

@@ -118,7 +118,6 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
   for (k in c("superchains", "chains_per_superchain")) {
     if (!is.null(get(k)) && !is_number(get(k))) fail(k, " must be NULL or one number")
   }
-  opt <- function(x) if (is.null(x)) NULL else as.double(x)
   if (stated) {
     for (k in c("effect", "sigma_a", "sigma_b", "sigma_gamma")) {
       if (!is_number(get(k))) fail(k, " must be one number (stated values need effect, sigma_a and sigma_b)")
@@ -126,8 +125,10 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
     if (!is.null(methods)) fail("methods applies to a pilot fit only (stated values have two methods, a and b)")
     if (is.null(a)) a <- "A"
     if (is.null(b)) b <- "B"
-    hib <- if (is.null(higher_is_better)) FALSE else higher_is_better
-    if (!is.logical(hib) || length(hib) != 1L || is.na(hib)) fail("higher_is_better must be TRUE or FALSE")
+    if (!is.null(higher_is_better) && (!is.logical(higher_is_better) || length(higher_is_better) != 1L ||
+                                       is.na(higher_is_better))) {
+      fail("higher_is_better must be TRUE or FALSE")
+    }
   } else {
     if (is.null(a) || is.null(b)) fail("a and b (the methods to compare) are required with a pilot fit")
     if (!is.null(higher_is_better)) {
@@ -143,16 +144,20 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
   a <- as.character(a)
   b <- as.character(b)
   if (!is.null(methods)) methods <- as.character(methods)
-  p <- core(fn, if (stated) {
-    glue_plan_stated(as.double(effect), as.double(sigma_a), as.double(sigma_b), as.double(sigma_gamma), hib, a, b,
-                     as.double(r), as.double(sims), !isTRUE(all_sims), as.double(prob), opt(rope),
-                     as.double(power), backend,
-                     as.double(seed), opt(superchains), opt(chains_per_superchain))
-  } else {
-    glue_plan_pilot(fit$ptr, a, b, as.double(r), as.double(sims), !isTRUE(all_sims), as.double(prob), opt(rope),
-                    as.double(power),
-                    methods, backend, as.double(seed), opt(superchains), opt(chains_per_superchain))
-  })
+  # Options not given stay NULL (dropped at the boundary): their defaults are the core's. The
+  # vectors go as lists, so one R value stays a sequence of one.
+  given <- function(x, unset) if (!unset) x
+  options <- list(a = a, b = b, realizations = given(as.list(as.double(r)), missing(r)), sims = given(sims, missing(sims)),
+                  sequential = given(!isTRUE(all_sims), missing(all_sims)), power = given(power, missing(power)),
+                  decision = list(level = given(prob, missing(prob)), rope = rope),
+                  methods = if (!is.null(methods)) as.list(methods),
+                  seed = given(seed, missing(seed)),
+                  sampler = list(superchains = superchains, chains_per_superchain = chains_per_superchain))
+  values <- if (stated) {
+    list(effect = effect, sigma_a = sigma_a, sigma_b = sigma_b,
+         sigma_gamma = given(sigma_gamma, missing(sigma_gamma)), higher_is_better = higher_is_better)
+  }
+  p <- core(fn, glue_plan(if (!stated) fit$ptr, values, options, backend))
   out <- data.frame(r = as.integer(p$r), assurance = p$assurance, assurance_mcse = p$assurance_mcse,
                     expected_prob_better = p$expected_prob_better, fits = as.integer(p$fits),
                     refit = as.integer(p$refit), unclean = as.integer(p$unclean), failed = as.integer(p$failed),

@@ -90,6 +90,10 @@ test_that("a plan from a pilot fit draws its worlds from the posterior", {
   expect_error(plan_realizations(a = "A", b = "B"), "stated values")
   expect_error(plan_realizations(list(), "A", "B"), "credence_fit")
   expect_error(small_plan(effect = 0.1, sigma_a = -1, sigma_b = 1, r = 3), "sigma_a")
+  # The options reach the core as a named list: a value its field cannot take is named.
+  expect_error(plan_realizations(fit, "A", "B", r = 3, sims = 2.5), "plan_realizations: sims = 2.5")
+  expect_error(plan_realizations(fit, "A", "B", r = 3, seed = -1), "plan_realizations: seed = -1")
+  expect_error(plan_realizations(fit, "A", "B", r = c(3, 4.5)), "realizations = \\[3,4.5\\]")
   expect_identical(nrow(suppressWarnings(small_plan(fit = fit, a = "A", b = "B", r = 3))), 1L)
 })
 

@@ -3,6 +3,8 @@
 
 use credence::request::FitRequest;
 use extendr_api::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 type R<T> = std::result::Result<T, String>;
@@ -121,4 +123,43 @@ pub(crate) fn request(x: &Robj) -> R<FitRequest> {
             })
             .unwrap_or_else(|| e.to_string())
     })
+}
+
+/// A core options type from an R named list of some of its fields (nested lists for nested
+/// options): the list is laid over the JSON of `T::default()`, so every default stays the
+/// core's. An unknown name is an error that lists the known ones; a value of the wrong type
+/// names its entry.
+pub(crate) fn with_defaults<T: Default + Serialize + DeserializeOwned>(x: &Robj, what: &str) -> R<T> {
+    let given = match from_r(x)? {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        _ => return Err(format!("{what} must be a named list")),
+    };
+    let base = serde_json::to_value(T::default()).map_err(|e| e.to_string())?;
+    let merged = overlay(base.clone(), &given, what)?;
+    serde_json::from_value(merged).map_err(|e| {
+        given
+            .iter()
+            .find_map(|(k, x)| {
+                let one = overlay(base.clone(), &Map::from_iter([(k.clone(), x.clone())]), what).ok()?;
+                serde_json::from_value::<T>(one).err().map(|e| format!("{k} = {x}: {e}"))
+            })
+            .unwrap_or_else(|| e.to_string())
+    })
+}
+
+/// `base` with the entries of `given` in place of its own, nested objects entry by entry.
+fn overlay(mut base: Value, given: &Map<String, Value>, what: &str) -> R<Value> {
+    let Value::Object(b) = &mut base else { return Err(format!("{what} has no named options")) };
+    for (k, v) in given {
+        let Some(slot) = b.get_mut(k) else {
+            let known: Vec<&str> = b.keys().map(String::as_str).collect();
+            return Err(format!("{what}: unknown option `{k}` (known: {})", known.join(", ")));
+        };
+        *slot = match (slot.take(), v) {
+            (inner @ Value::Object(_), Value::Object(m)) => overlay(inner, m, &format!("{what}${k}"))?,
+            (_, v) => v.clone(),
+        };
+    }
+    Ok(base)
 }

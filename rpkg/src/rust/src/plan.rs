@@ -1,59 +1,14 @@
 //! Planning an experiment: R values in, `credence::compare::plan` out as R vectors.
 
 use credence::backend::Batched;
-use credence::compare::{
-    CheesSettings, Decision, Family, Fit, GaussianOptions, Plan, PlanOptions, PlanSource, Stated, plan,
-};
+use credence::compare::{Fit, Plan, PlanOptions, PlanSource, Stated, plan};
 use extendr_api::prelude::*;
 
-use crate::fit::{backend as backend_choice, count};
+use crate::fit::backend as backend_choice;
+use crate::json::with_defaults;
 use crate::msg;
 
 type R<T> = std::result::Result<T, String>;
-
-/// The plan's options from R's arguments (`superchains`, `chains_per_superchain`: `NULL` keeps
-/// the plan's defaults).
-#[allow(clippy::too_many_arguments)]
-fn options(
-    a: &str,
-    b: &str,
-    realizations: Vec<f64>,
-    sims: f64,
-    sequential: bool,
-    level: f64,
-    rope: Nullable<f64>,
-    power: f64,
-    methods: Nullable<Vec<String>>,
-    seed: f64,
-    superchains: Nullable<f64>,
-    chains_per_superchain: Nullable<f64>,
-) -> R<PlanOptions> {
-    let d = PlanOptions::default();
-    let realizations = realizations.iter().map(|&r| count("r", r).map(|r| r as usize)).collect::<R<Vec<usize>>>()?;
-    let sampler = CheesSettings {
-        superchains: match superchains.into_option() {
-            Some(x) => count("superchains", x)? as usize,
-            None => d.sampler.superchains,
-        },
-        chains_per_superchain: match chains_per_superchain.into_option() {
-            Some(x) => count("chains_per_superchain", x)? as usize,
-            None => d.sampler.chains_per_superchain,
-        },
-        ..d.sampler
-    };
-    Ok(PlanOptions {
-        a: a.to_string(),
-        b: b.to_string(),
-        realizations,
-        sims: count("sims", sims)? as usize,
-        sequential,
-        decision: Decision { level, rope: rope.into_option() },
-        power,
-        methods: methods.into_option(),
-        sampler,
-        seed: count("seed", seed)?,
-    })
-}
 
 /// The plan as R vectors: one per column of the points, and the plan's other fields.
 fn to_list(p: &Plan) -> List {
@@ -88,94 +43,23 @@ fn to_list(p: &Plan) -> List {
     )
 }
 
-/// Plan from a pilot fit: each simulation draws its world from the fit's posterior.
+/// Plans from a pilot fit (`fit`, with `stated` `NULL`: each simulation draws its world from
+/// the fit's posterior) or from stated values (`stated`, a named list of
+/// `credence::compare::Stated`'s fields, with `fit` `NULL`). `options` is a named list of some
+/// of `PlanOptions`' fields (`decision` and `sampler` nested lists); the rest are the core's
+/// defaults.
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn glue_plan_pilot(
-    f: ExternalPtr<Fit>,
-    a: &str,
-    b: &str,
-    realizations: Vec<f64>,
-    sims: f64,
-    sequential: bool,
-    level: f64,
-    rope: Nullable<f64>,
-    power: f64,
-    methods: Nullable<Vec<String>>,
-    backend: &str,
-    seed: f64,
-    superchains: Nullable<f64>,
-    chains_per_superchain: Nullable<f64>,
-) -> R<List> {
-    let o = options(
-        a,
-        b,
-        realizations,
-        sims,
-        sequential,
-        level,
-        rope,
-        power,
-        methods,
-        seed,
-        superchains,
-        chains_per_superchain,
-    )?;
+fn glue_plan(fit: Nullable<ExternalPtr<Fit>>, stated: Robj, options: Robj, backend: &str) -> R<List> {
+    let o: PlanOptions = with_defaults(&options, "options")?;
     let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
-    let fit: &Fit = &f;
-    Ok(to_list(&plan(PlanSource::Pilot(fit), &o, &fitter).map_err(msg)?))
-}
-
-/// Plan from stated values (no pilot): the Gaussian model with its default options.
-#[extendr]
-#[allow(clippy::too_many_arguments)]
-fn glue_plan_stated(
-    effect: f64,
-    sigma_a: f64,
-    sigma_b: f64,
-    sigma_gamma: f64,
-    higher_is_better: bool,
-    a: &str,
-    b: &str,
-    realizations: Vec<f64>,
-    sims: f64,
-    sequential: bool,
-    level: f64,
-    rope: Nullable<f64>,
-    power: f64,
-    backend: &str,
-    seed: f64,
-    superchains: Nullable<f64>,
-    chains_per_superchain: Nullable<f64>,
-) -> R<List> {
-    let o = options(
-        a,
-        b,
-        realizations,
-        sims,
-        sequential,
-        level,
-        rope,
-        power,
-        Nullable::Null,
-        seed,
-        superchains,
-        chains_per_superchain,
-    )?;
-    let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
-    let stated = Stated {
-        effect,
-        sigma_a,
-        sigma_b,
-        sigma_gamma,
-        higher_is_better,
-        family: Family::Gaussian(GaussianOptions::default()),
+    let plan = match fit.into_option() {
+        Some(f) => plan(PlanSource::Pilot(&f), &o, &fitter),
+        None => plan(PlanSource::Stated(&with_defaults::<Stated>(&stated, "stated")?), &o, &fitter),
     };
-    Ok(to_list(&plan(PlanSource::Stated(&stated), &o, &fitter).map_err(msg)?))
+    Ok(to_list(&plan.map_err(msg)?))
 }
 
 extendr_module! {
     mod plan;
-    fn glue_plan_pilot;
-    fn glue_plan_stated;
+    fn glue_plan;
 }

@@ -402,13 +402,7 @@ impl Report {
                 jobs.push((d, m, cell.n, fit, options));
             }
         }
-        let per_plan = |o: &PlanOptions| {
-            let mut rs = o.realizations.clone();
-            rs.sort_unstable();
-            rs.dedup();
-            rs.len() * o.sims
-        };
-        let total: usize = jobs.iter().map(|j| per_plan(&j.4)).sum();
+        let total: usize = jobs.iter().map(|j| j.4.max_fits()).sum();
         if total > 0 {
             progress(0, total);
         }
@@ -423,7 +417,7 @@ impl Report {
                     })
                 })
                 .map_err(|e| e.to_string());
-            before += per_plan(&options);
+            before += options.max_fits();
             progress(before, total);
             out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n, plan });
         }

@@ -147,6 +147,22 @@ pub struct PlanOptions {
     pub seed: u64,
 }
 
+impl PlanOptions {
+    /// The candidate numbers of realizations, sorted and distinct.
+    pub fn grid(&self) -> Vec<usize> {
+        let mut rs = self.realizations.clone();
+        rs.sort_unstable();
+        rs.dedup();
+        rs
+    }
+
+    /// The most simulated fits the plan runs: `sims` at every R of [`PlanOptions::grid`] (the
+    /// sequential rule may stop an R earlier); the total of its progress reports.
+    pub fn max_fits(&self) -> usize {
+        self.grid().len() * self.sims
+    }
+}
+
 impl Default for PlanOptions {
     fn default() -> Self {
         Self {

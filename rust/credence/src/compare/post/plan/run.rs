@@ -71,9 +71,7 @@ pub(crate) fn decided(outcomes: &[Result<Outcome>], options: &PlanOptions) -> bo
 /// the largest of them (simulation s: its world on its own seeded stream; a smaller R takes the
 /// first realizations).
 pub(crate) fn simulate(setup: &Setup, options: &PlanOptions) -> (Vec<usize>, Simulations) {
-    let mut rs = options.realizations.clone();
-    rs.sort_unstable();
-    rs.dedup();
+    let rs = options.grid();
     let r_max = *rs.last().unwrap_or(&2);
     let tables = setup
         .worlds
@@ -97,7 +95,7 @@ pub(crate) fn run(
     // Each R's simulations in blocks; with `sequential`, an R stops after a block once its
     // assurance is decided against the power.
     let blocks = options.sims.div_ceil(BLOCK);
-    let mut total = rs.len() * options.sims;
+    let mut total = options.max_fits();
     let mut done = 0;
     let mut by_r: Vec<Vec<Result<Outcome>>> = Vec::with_capacity(rs.len());
     for (j, &r) in rs.iter().enumerate() {

@@ -1,11 +1,12 @@
-//! Hostile and careless inputs to `credence fit` and `credence report`: the same rows in
+//! Hostile and careless inputs to `credence fit` and `credence report` (and every command's
+//! output paths: none may overwrite an input or another output): the same rows in
 //! another order give the same answer, and every bad table is a clear error (the file, the
 //! lines, what was expected) or a named warning, never a silent wrong number.
 
 use serde_json::Value;
 
 mod common;
-use common::credence;
+use common::{args, credence};
 
 const TABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/metric_table.csv");
 
@@ -160,4 +161,64 @@ fn count_errors_name_the_line_and_column() {
     assert!(!ok, "{stderr}");
     assert!(stderr.contains("line 11, column 'covered': 361 is not a whole count in 0..=360"), "{stderr}");
     assert!(!stderr.contains("response["), "{stderr}");
+}
+
+/// Every output flag that names an input (in any spelling) or another output is refused before
+/// any work, and the input keeps its bytes.
+#[test]
+fn no_command_writes_over_its_input_or_another_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/");
+    for f in ["metric_table.csv", "ensemble_probs.npy", "labels.npy"] {
+        std::fs::copy(format!("{ex}{f}"), d.join(f)).unwrap();
+    }
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let p = |f: &str| d.join(f).to_string_lossy().into_owned();
+    let (table, probs, labels) = (p("metric_table.csv"), p("ensemble_probs.npy"), p("labels.npy"));
+    let dotted = p("sub/../metric_table.csv");
+    let other = p("out.json");
+    let fit = ["fit", table.as_str(), "--response", "crps", "--pair", "realization"];
+    let cases: Vec<(Vec<&str>, &str, &str)> = vec![
+        (args(&fit, &["--json", &table]), "--json", "the input"),
+        (args(&fit, &["--json", &dotted]), "--json", "the input"),
+        (args(&fit, &["--save-draws", &table]), "--save-draws", "the input"),
+        (args(&fit, &["--json", &other, "--save-draws", &other]), "--save-draws", "the path of --json"),
+        (
+            vec!["plan", &table, "--response", "crps", "--a", "MAP", "--b", "MCD", "--json", &table],
+            "--json",
+            "the input",
+        ),
+        (vec!["report", &table, "--out", &table], "--out", "the input"),
+        (vec!["credal", "--probs", &probs, "--labels", &labels, "--html", &probs], "--html", "the input"),
+        (
+            vec![
+                "credal",
+                "--train-probs",
+                &probs,
+                "--train-labels",
+                &labels,
+                "--budget-out",
+                &labels,
+                "--probs",
+                &probs,
+            ],
+            "--budget-out",
+            "the input",
+        ),
+        (
+            vec!["metrics", "classification", "--probs", &probs, "--labels", &labels, "--html", &labels],
+            "--html",
+            "the input",
+        ),
+    ];
+    let before: Vec<Vec<u8>> = [&table, &probs, &labels].iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for (argv, flag, what) in &cases {
+        let (ok, _, stderr) = credence(argv);
+        assert!(!ok, "{argv:?} succeeded");
+        assert!(stderr.contains(flag) && stderr.contains(what), "{argv:?}: {stderr}");
+        let after: Vec<Vec<u8>> = [&table, &probs, &labels].iter().map(|f| std::fs::read(f).unwrap()).collect();
+        assert!(before == after, "{argv:?} changed an input");
+    }
+    assert!(!d.join("out.json").exists(), "a refused command wrote an output");
 }

@@ -106,6 +106,12 @@ fn group(g: &GroupSummary) -> Value {
 
 /// Runs `credence credal`.
 pub fn run(a: CredalArgs) -> Result<()> {
+    let inputs =
+        [&a.beliefs, &a.probs, &a.samples, &a.dirichlet, &a.budget, &a.train_probs, &a.train_labels, &a.labels];
+    let inputs: Vec<&Path> = inputs.iter().filter_map(|p| p.as_deref().map(Path::new)).collect();
+    let outputs =
+        [("--budget-out", a.budget_out.as_deref().map(Path::new)), ("--html", a.html.as_deref().map(Path::new))];
+    crate::output::guard(&inputs, &outputs)?;
     let policy = Normalisation::parse(&a.normalisation)?;
     let vertices: VertexMethod = a.vertices.parse()?;
     let mut budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;
@@ -115,7 +121,7 @@ pub fn run(a: CredalArgs) -> Result<()> {
         let focal = budget_by_clustering(p.view(), &y, a.budget_size).with_context(|| format!("{tp} and {tl}"))?;
         let built = Budget { classes: None, focal };
         if let Some(out) = &a.budget_out {
-            std::fs::write(out, serde_json::to_string_pretty(&built.to_json())?)
+            credence::io::write_atomic(Path::new(out), serde_json::to_string_pretty(&built.to_json())?.as_bytes())
                 .with_context(|| format!("writing {out}"))?;
         }
         budget = Some(built);
@@ -158,11 +164,8 @@ pub fn run(a: CredalArgs) -> Result<()> {
         let name = a.beliefs.as_deref().or(a.probs.as_deref()).or(a.samples.as_deref()).or(a.dirichlet.as_deref());
         let name = name.unwrap_or("predictions");
         let figure = credence_report::plots::credal::set_size_histogram(&[(name, &r)]);
-        std::fs::write(
-            page,
-            credence_report::plots::html::standalone_html(&format!("credence credal: {name}"), &[figure]),
-        )
-        .with_context(|| format!("writing {page}"))?;
+        let html = credence_report::plots::html::standalone_html(&format!("credence credal: {name}"), &[figure]);
+        credence::io::write_atomic(Path::new(page), html.as_bytes()).with_context(|| format!("writing {page}"))?;
     }
     if a.json {
         let mut out = match group(&r.overall) {

@@ -2,7 +2,7 @@
 //! set or, with `--dataset-column`, across data sets. The flags fill one
 //! [`FitRequest`]; the core resolves and checks it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
@@ -178,11 +178,14 @@ impl FitArgs {
 
 /// Runs `credence fit`.
 pub fn run(a: FitArgs) -> Result<()> {
+    let outputs = [("--json", a.json.as_deref().map(Path::new)), ("--save-draws", a.save_draws.as_deref())];
+    crate::output::guard(&[&a.data], &outputs)?;
     let request = a.request();
     let save = |draws: &Draws| -> Result<()> {
         if let Some(path) = &a.save_draws {
-            let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            draws.write_draws_csv(std::io::BufWriter::new(file))?;
+            let mut bytes = Vec::new();
+            draws.write_draws_csv(&mut bytes)?;
+            credence::io::write_atomic(path, &bytes)?;
         }
         Ok(())
     };

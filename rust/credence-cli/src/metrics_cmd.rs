@@ -1,5 +1,7 @@
 //! `credence metrics classification|regression`.
 
+use std::path::Path;
+
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use credence::io::{ProbArray, read_array};
@@ -152,6 +154,9 @@ fn from_file<T>(r: credence::Result<T>, path: &str) -> credence::Result<T> {
 }
 
 fn classification(a: ClassificationArgs) -> Result<()> {
+    let inputs: Vec<&Path> = [&a.probs, &a.logits].iter().filter_map(|p| p.as_deref().map(Path::new)).collect();
+    let inputs = [inputs, vec![Path::new(&a.labels)]].concat();
+    crate::output::guard(&inputs, &[("--html", a.html.as_deref().map(Path::new))])?;
     let (path, logits) = match (&a.probs, &a.logits) {
         (Some(p), _) => (p.as_str(), false),
         (None, Some(l)) => (l.as_str(), true),
@@ -182,11 +187,8 @@ fn classification(a: ClassificationArgs) -> Result<()> {
     };
     if let Some(page) = &a.html {
         let figures = credence_report::plots::classification::report_figures(path, &report);
-        std::fs::write(
-            page,
-            credence_report::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures),
-        )
-        .with_context(|| format!("writing {page}"))?;
+        let html = credence_report::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures);
+        credence::io::write_atomic(Path::new(page), html.as_bytes()).with_context(|| format!("writing {page}"))?;
     }
     let mut out = serde_json::to_value(&report.metrics)?;
     out["reliability"] = serde_json::to_value(&report.calibration.bins)?;

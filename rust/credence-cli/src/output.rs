@@ -13,12 +13,19 @@ pub(crate) fn emit(json: Option<&str>, summary: &impl serde::Serialize, print: i
     match json {
         Some("-") => outln!("{}", serde_json::to_string_pretty(summary)?),
         Some(path) => {
-            std::fs::write(path, serde_json::to_string_pretty(summary)?).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            credence::io::write_atomic(Path::new(path), serde_json::to_string_pretty(summary)?.as_bytes())?;
             print();
         }
         None => print(),
     }
     Ok(())
+}
+
+/// Refuses, before any work, an output (flag and path, `None` when not asked for) that would
+/// overwrite one of the command's `inputs` or another output ([`credence::io::check_outputs`]).
+pub(crate) fn guard(inputs: &[&Path], outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let outputs: Vec<(&str, &Path)> = outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect();
+    Ok(credence::io::check_outputs(inputs, &outputs)?)
 }
 
 /// The brms-style parameter table (header row first) of a single or an across fit.

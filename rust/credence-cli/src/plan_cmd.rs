@@ -97,6 +97,8 @@ fn decision(text: &str, rope: Option<f64>) -> Result<Decision> {
 
 /// Runs `credence plan`.
 pub fn run(a: PlanArgs) -> Result<()> {
+    let inputs: Vec<&std::path::Path> = a.data.iter().map(PathBuf::as_path).collect();
+    crate::output::guard(&inputs, &[("--json", a.json.as_deref().map(std::path::Path::new))])?;
     let defaults = PlanOptions::default();
     let options = PlanOptions {
         a: a.a.clone(),

@@ -88,12 +88,12 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-fn write_report(report: &Report, out: &PathBuf, format: Format) -> Result<()> {
+fn write_report(report: &Report, out: &std::path::Path, format: Format) -> Result<()> {
     let text = match format {
         Format::Html => report.to_html(),
         Format::Json => serde_json::to_string_pretty(&report.to_json())? + "\n",
     };
-    std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
+    credence::io::write_atomic(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))
 }
 
 /// Builds the report with a progress bar (stderr, hidden when `quiet`) over each stage of its
@@ -159,6 +159,7 @@ fn print_flagged(report: &Report) {
 
 /// Runs `credence report`.
 pub fn run(a: ReportArgs) -> Result<()> {
+    crate::output::guard(&[&a.results], &[("--out", Some(&a.out))])?;
     let mut options = ReportOptions {
         metrics: a.metric,
         power: a.power,

@@ -1,4 +1,5 @@
-//! Reading arrays from `.npy`, `.npz` and CSV files into typed, checked arrays.
+//! Reading arrays from `.npy`, `.npz` and CSV files into typed, checked arrays, and the guard on
+//! what commands write (`check_outputs`, `write_atomic`).
 //!
 //! [`read_array`] takes a path with an optional `:name` suffix for `.npz` members and returns
 //! a [`NumArray`] that keeps the stored precision (f32 stays f32). Conversion helpers check
@@ -7,6 +8,7 @@
 mod csv_file;
 mod labels;
 mod npy;
+mod output;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ use crate::error::{Error, Result};
 pub use csv_file::read_csv;
 pub use labels::{labels_from_f64, labels_from_i64};
 pub use npy::{read_npy, read_npz};
+pub use output::{check_outputs, write_atomic};
 pub use table::{Table, natural_cmp};
 
 /// A numeric array as stored in a file: single or double precision, or integers (all integer

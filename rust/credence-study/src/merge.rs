@@ -35,10 +35,8 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<MergeSummary> {
     if shards.is_empty() {
         return Err(Error::argument("shards", "none", "one or more shard tables"));
     }
-    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
-    if let Some(dup) = shards.iter().find(|s| canonical(s).is_some() && canonical(s) == canonical(out)) {
-        return Err(Error::argument("output", out.display(), format!("a file other than the shard {}", dup.display())));
-    }
+    let inputs: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+    credence::io::check_outputs(&inputs, &[("output", out)])?;
     let settings = common_settings(shards)?;
     let mut seen: HashMap<Job, (PathBuf, usize)> = HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
@@ -158,7 +156,7 @@ mod tests {
         let s3 = write("s3.csv", &[b1, shifted]);
         let e = merge(&out, &[s1.clone(), s3]).unwrap_err().to_string();
         assert!(e.contains("line 3: seed offset 69, but line 2 of"), "{e}");
-        assert!(merge(&s1, &[s1.clone(), s2.clone()]).unwrap_err().to_string().contains("a file other than"));
+        assert!(merge(&s1, &[s1.clone(), s2.clone()]).unwrap_err().to_string().contains("a path other than the input"));
         // A shard cut short must be resumed before merging.
         let (w, _) = ResultsWriter::open(&dir.path().join("s4.csv")).unwrap();
         w.append(&a1).unwrap();

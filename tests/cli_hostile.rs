@@ -222,3 +222,23 @@ fn no_command_writes_over_its_input_or_another_output() {
     }
     assert!(!d.join("out.json").exists(), "a refused command wrote an output");
 }
+
+/// A label holding terminal escape sequences is printed escaped, in the tables and in errors,
+/// and kept as it is (JSON-escaped) in the JSON.
+#[test]
+fn labels_with_control_characters_are_shown_not_executed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, rows) = rows();
+    let evil: Vec<String> = rows.iter().map(|r| r.replacen("MAP,", "MAP\u{1b}[2J\u{7},", 1)).collect();
+    let path = write(dir.path(), "evil.csv", &header, &evil);
+    let (ok, stdout, stderr) = credence(&["fit", &path, "--response", "crps", "--pair", "realization"]);
+    assert!(ok, "{stderr}");
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "raw control characters printed");
+    assert!(stdout.contains("MAP\\u{1b}[2J\\u{7}"), "{stdout}");
+    let (_, json, _) = fit_json(&path, &[]);
+    assert!(json.to_string().contains("MAP\\u001b[2J\\u0007"), "{json}");
+    // The same label in an error: a duplicated cell is named by its method.
+    let twice = write(dir.path(), "twice.csv", &header, &[evil.clone(), vec![evil[0].clone()]].concat());
+    let (ok, _, stderr) = credence(&["fit", &twice, "--response", "crps", "--pair", "realization"]);
+    assert!(!ok && !stderr.contains('\u{1b}') && stderr.contains("MAP\\u{1b}[2J"), "{stderr}");
+}

@@ -71,13 +71,24 @@ enum Command {
 /// Writes to stdout; a closed pipe is the reader's choice to stop, not an error.
 pub(crate) fn emit(text: &str) {
     use std::io::Write;
-    if let Err(e) = std::io::stdout().lock().write_all(text.as_bytes()) {
+    if let Err(e) = std::io::stdout().lock().write_all(visible(text).as_bytes()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
         eprintln!("error: cannot write to standard output: {e}");
         std::process::exit(1);
     }
+}
+
+/// `text` with its control characters but newline and tab shown as escapes (`\u{1b}`), so a
+/// label from a user's file cannot move the cursor, recolour or retitle the terminal. JSON is
+/// unchanged: serde already escapes control characters in strings.
+pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(hidden) {
+        return text.into();
+    }
+    text.chars().map(|c| if hidden(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// A request option as its flag: `student_t` -> `--student-t`.
@@ -129,7 +140,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", message(&e));
+            eprintln!("error: {}", visible(&message(&e)));
             ExitCode::FAILURE
         }
     }

@@ -146,13 +146,14 @@ fn print_flagged(report: &Report) {
             report.fits.len()
         );
         for (c, p) in flagged {
-            eprintln!("  {} {} n={}: {}", c.dataset, c.metric, c.n, p.join("; "));
+            eprintln!("{}", crate::visible(&format!("  {} {} n={}: {}", c.dataset, c.metric, c.n, p.join("; "))));
         }
     }
     for c in &report.across {
         let p = c.problems();
         if !p.is_empty() {
-            eprintln!("warning: the across-data-sets fit of {} has problems: {}", c.metric, p.join("; "));
+            let line = format!("warning: the across-data-sets fit of {} has problems: {}", c.metric, p.join("; "));
+            eprintln!("{}", crate::visible(&line));
         }
     }
 }

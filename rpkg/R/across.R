@@ -152,7 +152,7 @@ prob_best <- function(fit, dataset = NULL) {
 prob_better <- function(fit, a, b, dataset = NULL) {
   if (inherits(fit, "credence_fit")) {
     if (!is.null(dataset)) stop("prob_better: a fit on one data set has no dataset argument", call. = FALSE)
-    return(glue_prob_better_pair(fit$ptr, a, b)[1])
+    return(glue_prob_better_pair(fit_ptr(fit), a, b)[1])
   }
   check_across(fit, "prob_better")
   s <- fit$summary

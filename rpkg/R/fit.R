@@ -67,7 +67,10 @@
 #'   \code{sampler}, \code{backend} (where it ran), \code{chees} (ChEES only),
 #'   \code{summary} (data frame), \code{info} (design, sampler settings, diagnostics, warnings),
 #'   \code{seed}, \code{formula}, \code{family}, the data used and the arguments (for
-#'   \code{\link[=update.credence_fit]{update}}).
+#'   \code{\link[=update.credence_fit]{update}}). A fit survives \code{saveRDS}/\code{readRDS} and
+#'   the trip to a \code{parallel} worker: R does not save what the external pointer points to, so
+#'   on its first use in the new session the core fit is made again from the recorded data,
+#'   arguments, seed and backend, which give the same draws (it takes the fit's time once).
 #'
 #' @details Gaussian model: \eqn{y_{mi} \sim N(\mu_m + \gamma_i, \sigma_m)}, \eqn{\gamma_i \sim N(0,
 #' \sigma_\gamma)}, \eqn{\mu_m \sim N(\mu_0, \tau)}. Beta-binomial model:
@@ -180,11 +183,27 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
                                      as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]])))
   args$seed <- seed
   info <- glue_info(r$ptr)
-  structure(list(ptr = r$ptr, formula = args$formula, family = family, shared_sigma = isTRUE(shared_sigma),
+  structure(list(ptr = r$ptr, cache = new.env(parent = emptyenv()), formula = args$formula, family = family,
+                 shared_sigma = isTRUE(shared_sigma),
                  terms = f, data = d, data_name = data_name, seed = info$seed, sigma_given = sigma_given, prior = priors,
                  args = args, sampler = r$sampler, backend = r$backend, chees = r$chees,
                  summary = as.data.frame(glue_summary(r$ptr)), info = info),
             class = "credence_fit")
+}
+
+# The fit's core object. A fit read back by readRDS (or sent to a parallel worker) holds a dead
+# external pointer (R does not serialise what it points to): the core fit is made again from the
+# recorded arguments, seed and backend, which give the same draws (results depend on the data and
+# the seed only), once per R session (kept in the fit's environment `cache`).
+fit_ptr <- function(fit) {
+  dead <- function(p) is.null(p) || identical(p, methods::new("externalptr"))
+  if (!dead(fit$ptr)) return(fit$ptr)
+  if (!is.null(fit$cache) && !dead(fit$cache$ptr)) return(fit$cache$ptr)
+  args <- fit$args
+  args$backend <- fit$backend
+  again <- fit_from_args(args, fit$data_name, sigma_given = isTRUE(fit$sigma_given))
+  if (!is.null(fit$cache)) fit$cache$ptr <- again$ptr
+  again$ptr
 }
 
 #' @title Refit with changed data or arguments

@@ -148,10 +148,10 @@ prob_superior <- function(fit, higher_is_better = NULL, target = NULL) {
     if (!is.numeric(target) || length(target) != 1 || !is.finite(target)) {
       stop("prob_superior: target must be one finite number", call. = FALSE)
     }
-    p <- glue_prob_better_target(fit$ptr, as.double(target))
+    p <- glue_prob_better_target(fit_ptr(fit), as.double(target))
     return(matrix(p, nrow = length(g), byrow = TRUE, dimnames = list(better = g, than = g)))
   }
-  m <- matrix(glue_prob_better(fit$ptr), nrow = length(g), byrow = TRUE, dimnames = list(better = g, than = g))
+  m <- matrix(glue_prob_better(fit_ptr(fit)), nrow = length(g), byrow = TRUE, dimnames = list(better = g, than = g))
   # P(row > column) is P(column < row): the other direction is the transpose, exactly.
   if (!is.null(higher_is_better) && !identical(isTRUE(higher_is_better), isTRUE(fit$args$higher_is_better))) {
     m <- t(m)
@@ -186,7 +186,7 @@ prob_superior <- function(fit, higher_is_better = NULL, target = NULL) {
 mdd <- function(fit, a, b, power = 0.8, R_new = NULL) {
   if (!inherits(fit, "credence_fit")) stop("mdd: fit must be a credence_fit", call. = FALSE)
   r <- if (is.null(R_new)) 1 else R_new
-  m <- glue_mdd(fit$ptr, a, b, power, r)
+  m <- glue_mdd(fit_ptr(fit), a, b, power, r)
   structure(c(m, list(a = a, b = b, power = power, R_new = r)), class = "credence_mdd")
 }
 
@@ -200,7 +200,7 @@ mdd_curve <- function(fits, a, b, power = 0.8, R_new = NULL) {
   if (is.null(names(fits)) || anyNA(n)) {
     stop("mdd_curve: name the list by training size, e.g. list(`100` = fit100, `200` = fit200)", call. = FALSE)
   }
-  c <- glue_mdd_curve(lapply(fits, `[[`, "ptr"), n, a, b, power, if (is.null(R_new)) 1 else R_new)
+  c <- glue_mdd_curve(lapply(fits, fit_ptr), n, a, b, power, if (is.null(R_new)) 1 else R_new)
   as.data.frame(c)
 }
 
@@ -233,7 +233,7 @@ nuts_params <- function(object, ...) UseMethod("nuts_params")
 #' @method nuts_params credence_fit
 #' @export
 nuts_params.credence_fit <- function(object, pars = NULL, ...) {
-  s <- glue_nuts_params(object$ptr)
+  s <- glue_nuts_params(fit_ptr(object))
   stats_names <- c("accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__")
   if (!is.null(pars)) stats_names <- intersect(stats_names, pars)
   n <- length(s$chain)
@@ -264,7 +264,7 @@ prior_summary <- function(object, ...) UseMethod("prior_summary")
 #' @method prior_summary credence_fit
 #' @export
 prior_summary.credence_fit <- function(object, ...) {
-  p <- glue_priors(object$ptr)
+  p <- glue_priors(fit_ptr(object))
   user <- object$prior[p$class]
   out <- data.frame(prior = p$prior, class = p$class,
                     source = ifelse(!is.na(user) & nzchar(user), "user", "default"), stringsAsFactors = FALSE)
@@ -287,7 +287,7 @@ print.credence_prior_summary <- function(x, ...) {
 
 # All draws as a plain matrix (draws x quantities) with chain/iteration attributes.
 as_draws_matrix_base <- function(fit) {
-  d <- glue_draws(fit$ptr)
+  d <- glue_draws(fit_ptr(fit))
   n <- d$chains * d$draws
   m <- matrix(d$values, nrow = n, dimnames = list(NULL, d$names))
   attr(m, "chain") <- rep(seq_len(d$chains), each = d$draws)
@@ -377,5 +377,5 @@ fit_summary <- function(fit, power = 0.8, R_new = 1, rope = NULL, pairs = c("aut
   if (inherits(fit, "credence_across")) return(fit$summary)
   if (!inherits(fit, "credence_fit")) stop("fit_summary: fit must be a credence_fit or credence_across", call. = FALSE)
   pairs <- match.arg(pairs)
-  glue_fit_summary(fit$ptr, as.double(power), as.double(R_new), if (is.null(rope)) NULL else as.double(rope), pairs)
+  glue_fit_summary(fit_ptr(fit), as.double(power), as.double(R_new), if (is.null(rope)) NULL else as.double(rope), pairs)
 }

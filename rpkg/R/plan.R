@@ -157,7 +157,7 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
     list(effect = effect, sigma_a = sigma_a, sigma_b = sigma_b,
          sigma_gamma = given(sigma_gamma, missing(sigma_gamma)), higher_is_better = higher_is_better)
   }
-  p <- core(fn, glue_plan(if (!stated) fit$ptr, values, options, backend))
+  p <- core(fn, glue_plan(if (!stated) fit_ptr(fit), values, options, backend))
   out <- data.frame(r = as.integer(p$r), assurance = p$assurance, assurance_mcse = p$assurance_mcse,
                     expected_prob_better = p$expected_prob_better, fits = as.integer(p$fits),
                     refit = as.integer(p$refit), unclean = as.integer(p$unclean), failed = as.integer(p$failed),

@@ -80,7 +80,7 @@ pp_check <- function(object, ...) UseMethod("pp_check")
 #' @export
 pp_check.credence_fit <- function(object, ndraws = 20, seed = object$seed, ...) {
   y <- object$info$y
-  yrep <- matrix(glue_predict(object$ptr, ndraws, seed), nrow = ndraws, byrow = TRUE)
+  yrep <- matrix(glue_predict(fit_ptr(object), ndraws, seed), nrow = ndraws, byrow = TRUE)
   if (use_ggplot()) {
     long <- data.frame(value = c(as.vector(t(yrep)), y),
                        draw = factor(c(rep(seq_len(ndraws), each = length(y)), rep(0, length(y)))),

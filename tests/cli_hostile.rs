@@ -242,3 +242,23 @@ fn labels_with_control_characters_are_shown_not_executed() {
     let (ok, _, stderr) = credence(&["fit", &twice, "--response", "crps", "--pair", "realization"]);
     assert!(!ok && !stderr.contains('\u{1b}') && stderr.contains("MAP\\u{1b}[2J"), "{stderr}");
 }
+
+/// Requests that name one thing twice, or one column in two roles, are errors naming it, not
+/// answers computed on a misreading.
+#[test]
+fn one_column_in_two_roles_or_one_name_twice_is_an_error() {
+    let report = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/report_table.csv");
+    let fit = ["fit", TABLE, "--response", "crps", "--pair", "realization"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (args(&fit, &["--dataset-column", "crps"]), "other than the response column"),
+        (args(&fit, &["--dataset-column", "method"]), "other than the method column"),
+        (args(&fit, &["--dataset-column", "realization"]), "other than the realization column"),
+        (args(&fit, &["--draws", "100", "--max-draws", "10"]), "max-draws"),
+        (vec!["plan", TABLE, "--response", "crps", "--a", "MAP", "--b", "MCD", "--methods", "MAP,MCD,MAP"], "twice"),
+        (vec!["report", report, "--metric", "crps,crps", "--out", "/dev/null"], "twice"),
+    ];
+    for (argv, want) in &cases {
+        let (ok, _, stderr) = credence(argv);
+        assert!(!ok && stderr.contains(want), "{argv:?}: {stderr}");
+    }
+}

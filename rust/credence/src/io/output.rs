@@ -28,6 +28,11 @@ pub fn check_outputs(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<()> 
 /// interrupted write leaves the old file (or none), never half of the new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |source| Error::Io { path: path.to_path_buf(), source };
+    // A device or pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written as it is: a rename would
+    // put a regular file in its place.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, bytes).map_err(io);
+    }
     let name = path.file_name().ok_or_else(|| io(std::io::Error::other("not a file name")))?;
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
@@ -140,6 +145,11 @@ mod tests {
         write_atomic(&p, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+        #[cfg(unix)]
+        {
+            write_atomic(Path::new("/dev/null"), b"x").unwrap();
+            assert!(!std::fs::metadata("/dev/null").unwrap().is_file(), "/dev/null replaced by a file");
+        }
         let e = write_atomic(&d.path().join("missing").join("x.json"), b"y").unwrap_err().to_string();
         assert!(e.contains("missing"), "{e}");
     }

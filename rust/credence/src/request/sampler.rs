@@ -153,6 +153,13 @@ impl FitRequest {
                 }
                 None => d_draws,
             };
+            if let Some(max) = self.max_draws.filter(|&m| m < draws) {
+                return Err(Error::refused(
+                    "max_draws",
+                    max,
+                    format!("at least the draws ({draws}): it caps their extension"),
+                ));
+            }
             return Ok((warmup, draws, self.max_draws.or(d_max)));
         };
         refuse(self.draws.is_some(), "draws", shown(&self.draws), "iter sets the draws (iter - warmup)")?;

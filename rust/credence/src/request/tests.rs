@@ -50,6 +50,9 @@ fn lengths_follow_the_convention() {
     assert_eq!(refused(request(r#"{"sampler": "chees", "convention": "brms", "warmup": 175}"#).sampler()).0, "warmup");
     assert_eq!(refused(request(r#"{"iter": 100, "warmup": 100}"#).sampler()).0, "iter");
     assert_eq!(refused(request(r#"{"iter": 100, "draws": 10}"#).sampler()).0, "draws");
+    // A cap below the draws would do nothing: refused, not raised silently.
+    assert_eq!(refused(request(r#"{"draws": 100, "max_draws": 10}"#).sampler()).0, "max_draws");
+    assert!(request(r#"{"draws": 100, "max_draws": 100}"#).sampler().is_ok());
 }
 
 #[test]

@@ -155,6 +155,14 @@ impl AcrossDesign {
         method: &str,
         realization: Option<&str>,
     ) -> Result<(Self, Vec<String>)> {
+        let roles = [("response", Some(response)), ("method", Some(method)), ("realization", realization)];
+        if let Some((role, _)) = roles.iter().find(|(_, c)| *c == Some(dataset)) {
+            return Err(Error::argument(
+                "dataset column",
+                dataset,
+                format!("a column other than the {role} column (each role needs its own column)"),
+            ));
+        }
         let y = table.numbers(response)?;
         let d = table.text(dataset)?;
         let g = table.text(method)?;

@@ -163,6 +163,9 @@ fn a_pilot_fit_gives_worlds_from_its_posterior() {
     let e =
         plan(PlanSource::Pilot(&pilot), &PlanOptions { realizations: vec![1], ..o.clone() }, &CpuBatch).unwrap_err();
     assert!(e.to_string().contains("at least 2"), "{e}");
+    let twice = Some(vec!["A".into(), "B".into(), "A".into()]);
+    let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { methods: twice, ..o.clone() }, &CpuBatch).unwrap_err();
+    assert!(e.to_string().contains("methods = A") && e.to_string().contains("twice"), "{e}");
     let e = plan(PlanSource::Pilot(&pilot), &PlanOptions { b: "A".into(), ..o.clone() }, &CpuBatch).unwrap_err();
     assert!(e.to_string().contains("two different"), "{e}");
     // A pilot whose residuals are all 0 (every method moves with the realization alone)

@@ -262,3 +262,49 @@ fn one_column_in_two_roles_or_one_name_twice_is_an_error() {
         assert!(!ok && stderr.contains(want), "{argv:?}: {stderr}");
     }
 }
+
+/// Every size flag has a bound (credence::limits): the sizes of issue 30's aborts and hangs are
+/// refused at once, naming the setting and the bound, without allocating what they ask for.
+#[test]
+fn sizes_beyond_their_bounds_are_refused_at_once() {
+    let f = common::Files::new();
+    let alpha = f.npy("alpha.npy", &[50, 3], &[1.0f64; 150]);
+    let labels = f.vector("labels.npy", &[0i64; 50]);
+    let q = f.path("q.csv");
+    std::fs::write(&q, "x\n1\n2\n3\n4\n5\n").unwrap();
+    let q = q.to_string_lossy().into_owned();
+    let out = f.path("out").to_string_lossy().into_owned();
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/");
+    let (probs, ex_labels) = (format!("{ex}ensemble_probs.npy"), format!("{ex}labels.npy"));
+    let report = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/report_table.csv");
+    let stated = ["plan", "--a", "A", "--b", "B", "--effect", "0.05", "--sigma-a", "0.05", "--sigma-b", "0.05"];
+    let classify = ["metrics", "classification", "--probs", probs.as_str(), "--labels", ex_labels.as_str()];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (args(&classify, &["--bins", "18446744073709551615"]), "bins = 18446744073709551615"),
+        (args(&classify, &["--bins", "1000000000"]), "bins = 1000000000"),
+        (args(&stated, &["--sims", "1000000000", "--r", "5"]), "sims = 1000000000"),
+        (args(&stated, &["--sims", "20", "--r", "100000"]), "realizations = 100000"),
+        (
+            vec!["credal", "--dirichlet", &alpha, "--labels", &labels, "--draws", "1000000000000"],
+            "draws = 1000000000000",
+        ),
+        (
+            vec!["study", "--dataset", "synthetic", "--n", "20", "--train-seeds", "1000000000", "--out", &out],
+            "train-seeds",
+        ),
+        (vec!["study", "--dataset", "synthetic", "--n", "20", "--epoch-scale", "1e9", "--out", &out], "epoch_scale"),
+        (vec!["report", report, "--plan-sims", "1000000000", "--out", &out], "plan_sims = 1000000000"),
+        (
+            vec!["quantiles", &q, "--column", "x", "--u", "0.5", "--method", "bootstrap", "--replicates", "1000000000"],
+            "replicates",
+        ),
+        (vec!["fit", TABLE, "--response", "crps", "--pair", "realization", "--warmup", "1000000000000"], "warmup"),
+    ];
+    for (argv, want) in &cases {
+        let start = std::time::Instant::now();
+        let (ok, _, stderr) = credence(argv);
+        assert!(!ok && stderr.contains(want) && stderr.contains("at most"), "{argv:?}: {stderr}");
+        assert!(start.elapsed().as_secs() < 20, "{argv:?} took {:?}", start.elapsed());
+    }
+    assert!(!f.path("out").exists(), "a refused command wrote its output");
+}

@@ -124,6 +124,9 @@ impl StudyPlan {
         if self.realizations == 0 {
             return Err(Error::argument("realizations", 0, "at least 1"));
         }
+        let most = credence::limits::MAX_STUDY_REPEATS;
+        credence::limits::at_most("realizations", self.realizations as u64, most)?;
+        credence::limits::at_most("train-seeds", self.train_seeds as u64, most)?;
         let scale = self.method_config.epoch_scale;
         if !(scale > 0.0 && scale.is_finite()) {
             return Err(Error::argument("epoch scale", scale, "a finite number > 0"));

@@ -56,6 +56,7 @@ pub mod compare;
 pub mod credal;
 pub mod error;
 pub mod io;
+pub mod limits;
 pub mod metrics;
 pub mod nn;
 pub mod predictive;

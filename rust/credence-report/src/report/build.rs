@@ -13,6 +13,7 @@ use credence::compare::{
 };
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
+use credence::limits;
 use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
 use credence::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
@@ -145,6 +146,11 @@ fn check_table(table: &Table, options: &ReportOptions) -> Result<()> {
     }
     if !(options.power > 0.0 && options.power < 1.0) {
         return Err(Error::argument("power", options.power, "a probability in (0, 1)"));
+    }
+    // The planning section's sizes, refused before any fit rather than after all of them.
+    limits::at_most("plan_sims", options.plan_sims as u64, limits::MAX_SIMS)?;
+    for &r in &options.plan_realizations {
+        limits::at_most("plan_r", r as u64, limits::MAX_PLAN_REALIZATIONS)?;
     }
     for column in ["n", "method", "realization"].iter().copied().chain(options.metrics.iter().map(String::as_str)) {
         if !table.has_column(column) {

@@ -212,6 +212,8 @@ pub fn dirichlet_samples(alpha: ArrayView2<f64>, s: usize, seed: u64) -> Result<
         // Named as the CLI (--draws) and R (draws =) name it.
         return Err(Error::argument("draws", s, "at least 1 sample per point"));
     }
+    // The draws, their array and the masses made from them: three copies of S x N x K.
+    crate::limits::memory("draws", s as u64, 3 * 8 * (n * k) as u128, 0, "Dirichlet draws per point")?;
     for ((i, c), &a) in alpha.indexed_iter() {
         if !(a > 0.0 && a.is_finite()) {
             return Err(Error::value("alpha", &[i, c], a, "a positive finite concentration"));

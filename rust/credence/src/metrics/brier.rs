@@ -45,6 +45,7 @@ pub fn brier_decomposition(
     if bins == 0 {
         return Err(Error::argument("bins", bins, "at least 1"));
     }
+    crate::limits::at_most("bins", bins as u64, crate::limits::MAX_BINS)?;
     #[derive(Clone, Copy, Default)]
     struct Acc {
         n: f64,

@@ -108,6 +108,7 @@ pub fn calibration(confidence: &[f64], hit: &[bool], binning: Binning) -> Result
     if nb == 0 {
         return Err(Error::argument("bins", 0, "at least 1"));
     }
+    crate::limits::at_most("bins", nb as u64, crate::limits::MAX_BINS)?;
     // (count, sum of confidence, sum of hits, min, max) per bin.
     let mut acc = vec![(0usize, 0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY); nb];
     let mut add = |b: usize, i: usize| {

@@ -291,6 +291,7 @@ pub fn quantile_ci(x: &[f64], u: f64, options: &CiOptions) -> Result<QuantileCi>
             if options.replicates < 2 {
                 return Err(Error::argument("replicates", options.replicates, "at least 2"));
             }
+            crate::limits::at_most("replicates", options.replicates as u64, crate::limits::MAX_REPLICATES)?;
             let r = bootstrap_rank(n, uu);
             let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
             let mut u_buf = vec![0.0; n];

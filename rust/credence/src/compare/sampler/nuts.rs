@@ -96,6 +96,7 @@ impl NutsSettings {
         if self.warmup == 0 {
             return Err(Error::argument("warmup", 0, "at least 1 (without warmup the step size is never adapted)"));
         }
+        crate::limits::at_most("warmup", self.warmup, crate::limits::MAX_WARMUP)?;
         if !(1..=20).contains(&self.max_depth) {
             return Err(Error::argument("max_depth", self.max_depth, "in 1..=20"));
         }

@@ -8,6 +8,7 @@ use crate::compare::fit::Fit;
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, Likelihood};
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::special::{norm_cdf, norm_quantile};
 
 /// What a plan needs from its source.
@@ -218,6 +219,10 @@ pub(super) fn validate(o: &PlanOptions) -> Result<()> {
     if let Some(r) = o.realizations.iter().find(|&&r| r < 2) {
         return Err(Error::argument("realizations", r, "at least 2 per experiment"));
     }
+    for &r in &o.realizations {
+        limits::at_most("realizations", r as u64, limits::MAX_PLAN_REALIZATIONS)?;
+    }
+    limits::at_most("sims", o.sims as u64, limits::MAX_SIMS)?;
     if o.sims < 2 {
         return Err(Error::argument("sims", o.sims, "at least 2 simulations"));
     }

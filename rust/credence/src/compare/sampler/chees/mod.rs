@@ -244,6 +244,7 @@ impl CheesSettings {
         if self.warmup == 0 {
             return Err(Error::argument("warmup", 0, "at least 1 (without warmup the step size is never adapted)"));
         }
+        crate::limits::at_most("warmup", self.warmup, crate::limits::MAX_WARMUP)?;
         if !(self.target_accept > 0.0 && self.target_accept < 1.0) {
             return Err(Error::argument("target_accept", self.target_accept, "in (0, 1)"));
         }

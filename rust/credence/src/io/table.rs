@@ -50,6 +50,20 @@ impl Table {
         if header.is_empty() || header.iter().all(String::is_empty) {
             return Err(format_error(path, "no header row naming the columns"));
         }
+        // A name twice would make every lookup read the first of them without a word.
+        if let Some((j, i)) = (0..header.len())
+            .find_map(|j| (0..j).find(|&i| !header[j].is_empty() && header[i] == header[j]).map(|i| (j, i)))
+        {
+            return Err(format_error(
+                path,
+                format!(
+                    "header: column '{}' appears twice (columns {} and {}); each name once",
+                    header[j],
+                    i + 1,
+                    j + 1
+                ),
+            ));
+        }
         let mut rows = Vec::new();
         let mut lines = Vec::new();
         for (i, record) in reader.records().enumerate() {
@@ -228,6 +242,9 @@ mod tests {
         assert!(e.ends_with("line 2, column 'method': 'A' is not a finite number"), "{e}");
         std::fs::write(&p, "a,b\n1,2\n3\n").unwrap();
         assert!(Table::read(&p).unwrap_err().to_string().contains("line 3: 1 cells, expected 2"));
+        std::fs::write(&p, "method,realization,crps,crps\nA,0,0.5,0.6\n").unwrap();
+        let e = Table::read(&p).unwrap_err().to_string();
+        assert!(e.contains("column 'crps' appears twice (columns 3 and 4)"), "{e}");
     }
 
     #[test]

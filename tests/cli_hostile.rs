@@ -308,3 +308,19 @@ fn sizes_beyond_their_bounds_are_refused_at_once() {
     }
     assert!(!f.path("out").exists(), "a refused command wrote its output");
 }
+
+/// A draws table with a missing draw is an error naming its line and column, not R-hat NaN
+/// beside a finite ESS.
+#[test]
+fn a_missing_draw_is_named_not_diagnosed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from(".chain,mu\n");
+    for i in 0..40 {
+        let v = if i == 17 { "NA".to_string() } else { format!("{}", (i * 7 % 11) as f64 / 10.0) };
+        text.push_str(&format!("{},{v}\n", i / 20 + 1));
+    }
+    let path = dir.path().join("draws.csv");
+    std::fs::write(&path, text).unwrap();
+    let (ok, _, stderr) = credence(&["diagnostics", path.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("line 19, column 'mu': a missing draw"), "{stderr}");
+}

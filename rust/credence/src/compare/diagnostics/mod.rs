@@ -98,8 +98,15 @@ pub fn table_diagnostics(table: &Table, chain_column: &str) -> Result<Vec<(Strin
         .map(|name| {
             let values = table.numbers(name)?;
             let mut chains = vec![Vec::with_capacity(counts[0]); labels.len()];
-            for (v, &c) in values.iter().zip(&chain_of_row) {
-                chains[c].push(v.unwrap_or(f64::NAN));
+            for (i, (v, &c)) in values.iter().zip(&chain_of_row).enumerate() {
+                // A missing draw would make some diagnostics NaN and leave others finite.
+                chains[c].push(v.ok_or_else(|| Error::Format {
+                    path: table.source().to_owned(),
+                    message: format!(
+                        "line {}, column '{name}': a missing draw; diagnostics need every draw",
+                        table.line(i)
+                    ),
+                })?);
             }
             let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
             let d = FullDiagnostics {

@@ -6,7 +6,6 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::AcrossModel;
-use crate::compare::model::dense::{dot, solve_lower, solve_upper};
 use crate::special::ln_gamma_digamma;
 
 /// The scales of one point and what the chain rule needs.
@@ -30,8 +29,8 @@ pub(super) struct Conditional {
     isg2: Vec<f64>,
     /// Per pattern: q = 1/sigma_gamma^2 + sum of the cells' w.
     q: Vec<f64>,
+    /// S = L L^T and U = L^-T, in the envelope's compact storage.
     l: Vec<f64>,
-    /// U = L^-T for S = L L^T.
     u: Vec<f64>,
     /// The conditional mean of beta.
     beta: Vec<f64>,
@@ -93,9 +92,15 @@ impl AcrossModel {
         let isg2: Vec<f64> = (0..self.n_d)
             .map(|d| if self.effect { sc.s[self.sigma_gamma_slot(d)].powi(-2) } else { f64::INFINITY })
             .collect();
-        let mut s = vec![0.0; n * n];
+        let env = &self.env;
+        let mut s = vec![0.0; env.lower_len()];
         let mut h = vec![0.0; n];
-        let mut add = |i: usize, j: usize, x: f64| s[i * n + j] += x;
+        // Only S's lower triangle is stored (the Cholesky factor reads no other).
+        let mut add = |i: usize, j: usize, x: f64| {
+            if i >= j {
+                s[env.at(i, j)] += x;
+            }
+        };
         for d in 0..self.n_d {
             add(self.nu_idx[d], self.nu_idx[d], self.prior_precision);
             h[self.nu_idx[d]] = self.prior_precision * self.prior_mean;
@@ -114,8 +119,8 @@ impl AcrossModel {
             prec_u,
             isg2,
             q: Vec::new(),
-            l: vec![0.0; n * n],
-            u: vec![0.0; n * n],
+            l: vec![0.0; env.lower_len()],
+            u: vec![0.0; env.upper_len()],
             beta: vec![0.0; n],
         };
         if !self.effect {
@@ -178,8 +183,8 @@ impl AcrossModel {
         }
         self.env.inverse_transpose(&cond.l, &mut cond.u);
         let mut t = vec![0.0; n];
-        solve_lower(&cond.u, &h, &mut t, n);
-        solve_upper(&cond.u, &t, &mut cond.beta, n);
+        self.env.solve_lower(&cond.u, &h, &mut t);
+        self.env.solve_upper(&cond.u, &t, &mut cond.beta);
         Some(cond)
     }
 
@@ -302,7 +307,7 @@ impl AcrossModel {
         }
         let mut log_det = 0.0;
         for j in 0..n {
-            log_det += 2.0 * cond.l[j * n + j].ln();
+            log_det += 2.0 * self.env.pivot(&cond.l, j).ln();
         }
         // E over the locations of each cell's residual sum of squares, and of each data set's
         // sum of gamma^2, from the conditional variances.
@@ -323,8 +328,7 @@ impl AcrossModel {
                     entries.extend([(dj, a[j] / q), (uj, a[j] / q)]);
                 }
                 entries.sort_unstable_by_key(|e| e.0);
-                self.env.solve_sparse(u, &entries, &mut work);
-                e_g2[d] += np * (1.0 / q + dot(&work, &work));
+                e_g2[d] += np * (1.0 / q + self.env.solve_norm2(u, &entries, &mut work));
                 for (j, &c) in pat.cells.iter().enumerate() {
                     entries.clear();
                     entries.push((nu, cond.isg2[d] / q));
@@ -334,8 +338,7 @@ impl AcrossModel {
                         entries.extend([(dk, x), (uk, x)]);
                     }
                     entries.sort_unstable_by_key(|e| e.0);
-                    self.env.solve_sparse(u, &entries, &mut work);
-                    var[c] += np * a[j] * (dot(&work, &work) + 1.0 / q);
+                    var[c] += np * a[j] * (self.env.solve_norm2(u, &entries, &mut work) + 1.0 / q);
                 }
             }
             for d in 0..self.n_d {
@@ -347,8 +350,7 @@ impl AcrossModel {
             for c in 0..n_cells {
                 let mut x: Vec<(usize, f64)> = self.x_of(c).iter().map(|&i| (i, 1.0)).collect();
                 x.sort_unstable_by_key(|e| e.0);
-                self.env.solve_sparse(u, &x, &mut work);
-                var[c] = self.count[c] * cond.w[c] * dot(&work, &work);
+                var[c] = self.count[c] * cond.w[c] * self.env.solve_norm2(u, &x, &mut work);
             }
         }
         for c in 0..n_cells {
@@ -367,7 +369,7 @@ impl AcrossModel {
         };
         let n = self.n_beta;
         let mut beta = vec![0.0; n];
-        solve_upper(&cond.u, &z[..n], &mut beta, n);
+        self.env.solve_upper(&cond.u, &z[..n], &mut beta);
         for (b, hat) in beta.iter_mut().zip(&cond.beta) {
             *b += hat;
         }

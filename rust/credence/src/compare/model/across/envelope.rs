@@ -3,10 +3,8 @@
 //! nonzeros from `first[i]`, its block's start or 0 for delta's rows, to the diagonal) and
 //! column k of L^-1 is nonzero only in k's block and delta's rows. S and L are stored row by
 //! row over the envelope and U = L^-T row by row over those columns (`reach`), so storage and
-//! work grow linearly with the data sets (dense n x n storage made them quadratic, and the
-//! allocation of three n x n matrices per gradient dominated from about 50 data sets). The
-//! loops are `dense.rs`'s in the same order, skipping only exact zeros: the same bits as the
-//! dense routines.
+//! work per gradient grow linearly with the data sets, not with n^2. The loops are `dense.rs`'s
+//! in the same order, skipping only exact zeros: the same bits as the dense routines.
 
 use std::ops::Range;
 

@@ -3,7 +3,9 @@
 //! time, gradient evaluations and diagnostics of each of several seeds (benches/README.md,
 //! "Across data sets"). With `--csv OUT` it writes the table for `credence fit` instead.
 //!
-//!   cargo run --release -p credence --example across -- [DATASETS] [METHODS] [REALIZATIONS] [--csv OUT]
+//! `--seeds N` fits seeds 1..=N (default 5).
+//!
+//!   cargo run --release -p credence --example across -- [DATASETS] [METHODS] [REALIZATIONS] [--csv OUT] [--seeds N]
 
 use std::io::Write;
 use std::time::Instant;
@@ -15,6 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let csv = args.iter().position(|a| a == "--csv").and_then(|i| args.get(i + 1)).cloned();
     let nums: Vec<usize> = args.iter().skip(1).map_while(|a| a.parse().ok()).collect();
+    let seeds: u64 = args.iter().position(|a| a == "--seeds").and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(5);
     let (d, m, r) =
         (nums.first().copied().unwrap_or(5), nums.get(1).copied().unwrap_or(6), nums.get(2).copied().unwrap_or(50));
     let truth = AcrossTruth::crps_like(m);
@@ -29,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     println!("{d} data sets x {m} methods x {r} realizations, default settings");
-    for seed in 1..=5 {
+    for seed in 1..=seeds {
         let design = across_design(&truth, d, r, seed);
         let start = Instant::now();
         let fit = fit_across(&design, &AcrossFitOptions::default())?;

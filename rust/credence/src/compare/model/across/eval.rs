@@ -6,7 +6,6 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::AcrossModel;
-use crate::compare::model::dense::{dot, solve_lower, solve_upper};
 use crate::special::ln_gamma_digamma;
 
 /// The scales of one point and what the chain rule needs.
@@ -28,10 +27,15 @@ pub(super) struct Conditional {
     w: Vec<f64>,
     prec_u: Vec<f64>,
     isg2: Vec<f64>,
-    /// Per pattern: q = 1/sigma_gamma^2 + sum of the cells' w.
+    /// Per pattern: q = 1/sigma_gamma^2 + sum of the cells' w, and where its cells' weights
+    /// start in `a` and `loo` (one offset more than patterns).
     q: Vec<f64>,
+    start: Vec<usize>,
+    /// Per pattern cell: its w, and 1/sigma_gamma^2 + the sum of the pattern's other cells' w.
+    a: Vec<f64>,
+    loo: Vec<f64>,
+    /// S = L L^T and U = L^-T, in the envelope's compact storage.
     l: Vec<f64>,
-    /// U = L^-T for S = L L^T.
     u: Vec<f64>,
     /// The conditional mean of beta.
     beta: Vec<f64>,
@@ -71,17 +75,28 @@ impl AcrossModel {
         sc
     }
 
-    /// The per-pattern weights: a\[j\] = w of the pattern's j-th cell, their leave-one-out
-    /// sums loo\[j\] = 1/sigma_gamma^2 + sum of the others (positive terms only), and q.
-    fn weights(&self, p: usize, cond: &Conditional) -> (Vec<f64>, Vec<f64>, f64) {
-        let pat = &self.patterns[p];
-        let isg2 = cond.isg2[pat.dataset];
-        let a: Vec<f64> = pat.cells.iter().map(|&c| cond.w[c]).collect();
-        let loo: Vec<f64> = (0..a.len())
-            .map(|j| isg2 + a.iter().enumerate().filter(|(k, _)| *k != j).map(|(_, x)| x).sum::<f64>())
-            .collect();
-        let q = isg2 + a.iter().sum::<f64>();
-        (a, loo, q)
+    /// The per-pattern weights, once per evaluation: a\[j\] = w of the pattern's j-th cell,
+    /// their leave-one-out sums loo\[j\] = 1/sigma_gamma^2 + sum of the others (positive terms
+    /// only), and q.
+    fn pattern_weights(&self, cond: &mut Conditional) {
+        for pat in &self.patterns {
+            let isg2 = cond.isg2[pat.dataset];
+            let start = cond.a.len();
+            cond.start.push(start);
+            cond.a.extend(pat.cells.iter().map(|&c| cond.w[c]));
+            let a = &cond.a[start..];
+            for j in 0..a.len() {
+                cond.loo.push(isg2 + a.iter().enumerate().filter(|(k, _)| *k != j).map(|(_, x)| x).sum::<f64>());
+            }
+            cond.q.push(isg2 + a.iter().sum::<f64>());
+        }
+        cond.start.push(cond.a.len());
+    }
+
+    /// Pattern p's a, loo and q (`pattern_weights`).
+    fn weights<'a>(&self, p: usize, cond: &'a Conditional) -> (&'a [f64], &'a [f64], f64) {
+        let r = cond.start[p]..cond.start[p + 1];
+        (&cond.a[r.clone()], &cond.loo[r], cond.q[p])
     }
 
     /// Builds S and h, factors S and solves for the conditional mean; None when S is not
@@ -93,9 +108,15 @@ impl AcrossModel {
         let isg2: Vec<f64> = (0..self.n_d)
             .map(|d| if self.effect { sc.s[self.sigma_gamma_slot(d)].powi(-2) } else { f64::INFINITY })
             .collect();
-        let mut s = vec![0.0; n * n];
+        let env = &self.env;
+        let mut s = vec![0.0; env.lower_len()];
         let mut h = vec![0.0; n];
-        let mut add = |i: usize, j: usize, x: f64| s[i * n + j] += x;
+        // Only S's lower triangle is stored (the Cholesky factor reads no other).
+        let mut add = |i: usize, j: usize, x: f64| {
+            if i >= j {
+                s[env.at(i, j)] += x;
+            }
+        };
         for d in 0..self.n_d {
             add(self.nu_idx[d], self.nu_idx[d], self.prior_precision);
             h[self.nu_idx[d]] = self.prior_precision * self.prior_mean;
@@ -108,16 +129,20 @@ impl AcrossModel {
         for c in 0..self.cells.len() {
             add(self.u_idx[c], self.u_idx[c], prec_u[c]);
         }
-        let mut q = Vec::with_capacity(self.patterns.len());
+        let n_pc: usize = self.patterns.iter().map(|p| p.cells.len()).sum();
         let mut cond = Conditional {
             w,
             prec_u,
             isg2,
-            q: Vec::new(),
-            l: vec![0.0; n * n],
-            u: vec![0.0; n * n],
+            q: Vec::with_capacity(self.patterns.len()),
+            start: Vec::with_capacity(self.patterns.len() + 1),
+            a: Vec::with_capacity(n_pc),
+            loo: Vec::with_capacity(n_pc),
+            l: vec![0.0; env.lower_len()],
+            u: vec![0.0; env.upper_len()],
             beta: vec![0.0; n],
         };
+        self.pattern_weights(&mut cond);
         if !self.effect {
             for c in 0..self.cells.len() {
                 let a = self.count[c] * cond.w[c];
@@ -170,16 +195,14 @@ impl AcrossModel {
                 h_nu += a[j] * pat.sums[j];
             }
             h[nu] += isg2 * h_nu / qp;
-            q.push(qp);
         }
-        cond.q = q;
         if !self.env.cholesky(&s, &mut cond.l) {
             return None;
         }
         self.env.inverse_transpose(&cond.l, &mut cond.u);
         let mut t = vec![0.0; n];
-        solve_lower(&cond.u, &h, &mut t, n);
-        solve_upper(&cond.u, &t, &mut cond.beta, n);
+        self.env.solve_lower(&cond.u, &h, &mut t);
+        self.env.solve_upper(&cond.u, &t, &mut cond.beta);
         Some(cond)
     }
 
@@ -279,6 +302,8 @@ impl AcrossModel {
             }
         }
         let diag = |k: usize| self.env.diag_inverse(u, k);
+        // One logarithm per scale, not per cell (the same values).
+        let ln_s: Vec<f64> = sc.s.iter().map(|s| s.ln()).collect();
         let mut ln_sd = 0.0;
         if self.pooled() {
             let mut e_delta2 = 0.0;
@@ -287,7 +312,7 @@ impl AcrossModel {
                 quad += b * b / (sc.s[0] * sc.s[0]);
                 e_delta2 += b * b + diag(self.delta_idx(m));
             }
-            ln_sd += self.n_m as f64 * sc.s[0].ln();
+            ln_sd += self.n_m as f64 * ln_s[0];
             grad[0] += -(self.n_m as f64) + e_delta2 / (sc.s[0] * sc.s[0]);
         }
         for c in 0..n_cells {
@@ -298,11 +323,13 @@ impl AcrossModel {
             if self.student() {
                 grad[self.n_scales + self.mix_of(c)] += -0.5 + 0.5 * e;
             }
-            ln_sd += sc.s[1].ln() + 0.5 * sc.lambda[c].ln() + self.count[c] * sc.s[2 + self.slot[c]].ln();
+            // lambda is 1 for a Normal interaction: ln 1 adds an exact 0.
+            let half_ln_lambda = if self.student() { 0.5 * sc.lambda[c].ln() } else { 0.0 };
+            ln_sd += ln_s[1] + half_ln_lambda + self.count[c] * ln_s[2 + self.slot[c]];
         }
         let mut log_det = 0.0;
         for j in 0..n {
-            log_det += 2.0 * cond.l[j * n + j].ln();
+            log_det += 2.0 * self.env.pivot(&cond.l, j).ln();
         }
         // E over the locations of each cell's residual sum of squares, and of each data set's
         // sum of gamma^2, from the conditional variances.
@@ -323,8 +350,7 @@ impl AcrossModel {
                     entries.extend([(dj, a[j] / q), (uj, a[j] / q)]);
                 }
                 entries.sort_unstable_by_key(|e| e.0);
-                self.env.solve_sparse(u, &entries, &mut work);
-                e_g2[d] += np * (1.0 / q + dot(&work, &work));
+                e_g2[d] += np * (1.0 / q + self.env.solve_norm2(u, &entries, &mut work));
                 for (j, &c) in pat.cells.iter().enumerate() {
                     entries.clear();
                     entries.push((nu, cond.isg2[d] / q));
@@ -334,21 +360,18 @@ impl AcrossModel {
                         entries.extend([(dk, x), (uk, x)]);
                     }
                     entries.sort_unstable_by_key(|e| e.0);
-                    self.env.solve_sparse(u, &entries, &mut work);
-                    var[c] += np * a[j] * (dot(&work, &work) + 1.0 / q);
+                    var[c] += np * a[j] * (self.env.solve_norm2(u, &entries, &mut work) + 1.0 / q);
                 }
             }
             for d in 0..self.n_d {
-                let sg = sc.s[self.sigma_gamma_slot(d)];
-                ln_sd += self.r_per_d[d] * sg.ln();
+                ln_sd += self.r_per_d[d] * ln_s[self.sigma_gamma_slot(d)];
                 grad[self.sigma_gamma_slot(d)] += -self.r_per_d[d] + cond.isg2[d] * e_g2[d];
             }
         } else {
             for c in 0..n_cells {
                 let mut x: Vec<(usize, f64)> = self.x_of(c).iter().map(|&i| (i, 1.0)).collect();
                 x.sort_unstable_by_key(|e| e.0);
-                self.env.solve_sparse(u, &x, &mut work);
-                var[c] = self.count[c] * cond.w[c] * dot(&work, &work);
+                var[c] = self.count[c] * cond.w[c] * self.env.solve_norm2(u, &x, &mut work);
             }
         }
         for c in 0..n_cells {
@@ -367,7 +390,7 @@ impl AcrossModel {
         };
         let n = self.n_beta;
         let mut beta = vec![0.0; n];
-        solve_upper(&cond.u, &z[..n], &mut beta, n);
+        self.env.solve_upper(&cond.u, &z[..n], &mut beta);
         for (b, hat) in beta.iter_mut().zip(&cond.beta) {
             *b += hat;
         }

@@ -324,3 +324,15 @@ fn a_missing_draw_is_named_not_diagnosed() {
     let (ok, _, stderr) = credence(&["diagnostics", path.to_str().unwrap()]);
     assert!(!ok && stderr.contains("line 19, column 'mu': a missing draw"), "{stderr}");
 }
+
+/// A lambda so large that E overflows is an error naming it, not an inf or null in the output.
+#[test]
+fn an_overflowing_lambda_is_named() {
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/");
+    let (probs, labels) = (format!("{ex}ensemble_probs.npy"), format!("{ex}labels.npy"));
+    let base = ["credal", "--samples", probs.as_str(), "--labels", labels.as_str(), "--json"];
+    let (ok, _, stderr) = credence(&args(&base, &["--lambda", "1e308"]));
+    assert!(!ok && stderr.contains("lambda = 1e308") && stderr.contains("finite"), "{stderr}");
+    let (ok, stdout, stderr) = credence(&args(&base, &["--lambda", "0.5"]));
+    assert!(ok && !stdout.contains("null") && !stdout.contains("inf"), "{stderr}");
+}

@@ -158,8 +158,11 @@ pub fn run(a: CredalArgs) -> Result<()> {
         uncertainty_unit: EntropyUnit::parse(&a.uncertainty_unit)?,
         ..Default::default()
     };
-    let r = evaluate_credal(&masses, labels.as_deref(), &options)
-        .with_context(|| a.labels.clone().map(|l| format!("labels {l}")).unwrap_or_default())?;
+    // The labels file names the errors about the labels, not those about an option.
+    let r = evaluate_credal(&masses, labels.as_deref(), &options).map_err(|e| match (&e, &a.labels) {
+        (credence::Error::Argument { .. }, _) | (_, None) => anyhow::Error::from(e),
+        (_, Some(l)) => anyhow::Error::from(e).context(format!("labels {l}")),
+    })?;
     if let Some(page) = &a.html {
         let name = a.beliefs.as_deref().or(a.probs.as_deref()).or(a.samples.as_deref()).or(a.dirichlet.as_deref());
         let name = name.unwrap_or("predictions");

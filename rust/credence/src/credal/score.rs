@@ -380,6 +380,16 @@ pub fn evaluate_credal(m: &MassFunctions, labels: Option<&[usize]>, options: &Cr
         }
         None => (None, None, None),
     };
+    // A lambda large enough to overflow E (or its sd) would print inf or null.
+    let groups = [Some(&overall), correct.as_ref(), incorrect.as_ref()];
+    let nonempty = groups.into_iter().flatten().filter(|g| g.n > 0);
+    if let Some(l) = nonempty.flat_map(|g| &g.e).find(|l| !(l.mean.is_finite() && l.sd.is_finite())) {
+        return Err(Error::argument(
+            "lambda",
+            format!("{:e}", l.lambda),
+            "a weight small enough that E = d + lambda NS and its sd are finite",
+        ));
+    }
     Ok(CredalReport {
         overall,
         koerner: stat(|p| p.koerner),

@@ -53,6 +53,10 @@ impl FocalSets {
 
     /// From lists of class indices (`[[0], [1, 4], ...]`), K given.
     pub fn from_indices(k: usize, lists: &[Vec<usize>]) -> Result<Self> {
+        if lists.is_empty() {
+            // No set to put mass on: every prediction would be refused later, or worse, vacuous.
+            return Err(Error::argument("focal_sets", "[]", "at least one focal set"));
+        }
         let mut sets = Vec::with_capacity(lists.len());
         for (j, list) in lists.iter().enumerate() {
             let mut s = 0u64;
@@ -173,6 +177,8 @@ mod tests {
         let e = Budget::from_json_str(r#"{"focal_sets": [[0],[0]]}"#, Path::new("b.json")).unwrap_err();
         assert!(e.to_string().contains("not listed before"), "{e}");
         assert!(Budget::from_json_str("[1]", Path::new("b.json")).is_err());
+        let e = Budget::from_json_str(r#"{"n_classes": 3, "focal_sets": []}"#, Path::new("b.json")).unwrap_err();
+        assert!(e.to_string().contains("b.json") && e.to_string().contains("at least one focal set"), "{e}");
         assert_eq!(FocalSets::powerset(3).unwrap().sets, (1..8).collect::<Vec<u64>>());
         assert!(FocalSets::powerset(17).is_err());
     }

@@ -480,11 +480,18 @@ impl CollapsedGaussian {
                 let [ev, q] =
                     lanes::method_terms(row, &wk.w, &wk.id, &self.counts, [&self.ssw, &wk.wrss], &mut grad[1..1 + m]);
                 (e_delta2, quad) = (e_delta2 + ev, quad + q);
-                for g in 0..m {
+                // The expansions `method_terms` took: only those that cancel (rare) go to `spread`.
+                let (ka_sq, ka_dot_d, d_sq) = (wk.ka_sq[0], wk.ka_dot_d[0], wk.d_sq[0]);
+                let cancels = |(g, ((w, id), k)): (usize, ((&f64, &f64), &f64))| {
+                    let sg = w * id;
+                    let tail = sg * sg * k * d_sq;
+                    (ka_sq - 2.0 * sg * ka_dot_d + tail < MIN_SPREAD_SHARE * ka_sq.max(tail)).then_some(g)
+                };
+                let flagged: Vec<usize> =
+                    wk.w.iter().zip(&wk.id).zip(&self.counts).enumerate().filter_map(cancels).collect();
+                for g in flagged {
                     let (expanded, spread) = self.spread(dd, wk, g, itau2);
-                    if spread != expanded {
-                        grad[1 + g] += wk.w[g] * (spread - expanded);
-                    }
+                    grad[1 + g] += wk.w[g] * (spread - expanded);
                 }
             }
             for g in (0..m).filter(|_| !uniform) {

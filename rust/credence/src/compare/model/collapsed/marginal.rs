@@ -277,8 +277,13 @@ impl CollapsedGaussian {
     /// ln p(y | theta) with `sc` the scales and `u` their logarithms; adds d/du to `grad`.
     /// NaN when the location block's precision is not numerically positive definite.
     pub(super) fn likelihood(&self, sc: &[f64], u: &[f64], grad: &mut [f64], wk: &mut Work) -> f64 {
-        if let Some(ll) = self.likelihood_dual(sc, u, grad) {
+        if (!self.primal || !self.below_dual_floor(sc))
+            && let Some(ll) = self.likelihood_dual(sc, u, grad)
+        {
             return ll;
+        }
+        if !self.primal {
+            return f64::NAN;
         }
         let (m, n, r) = (self.m, self.m + 1, self.r);
         if !self.condition(sc, wk) {
@@ -393,7 +398,7 @@ impl CollapsedGaussian {
             (wk.sc, wk.u) = (sc, u);
             return;
         }
-        let ok = self.condition(&sc, wk);
+        let ok = self.primal && self.condition(&sc, wk);
         (wk.sc, wk.u) = (sc, u);
         if !ok {
             out.fill(f64::NAN);

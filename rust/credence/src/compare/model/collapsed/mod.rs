@@ -47,6 +47,7 @@ use crate::compare::model::{GaussianOptions, Output, Posterior, SigmaStructure};
 use stats::{CellStats, DistinctRows};
 use work::WORK;
 
+mod basis;
 mod device;
 mod dual;
 mod lanes;
@@ -85,6 +86,11 @@ pub(crate) struct CollapsedGaussian {
     pair_offset: f64,
     /// Subtracted from the response before fitting and added back to mu0 and mu.
     shift: f64,
+    /// Whether the primal form (`marginal.rs`) is at hand: always but for a dual model with
+    /// more than `dual::PRIMAL_MAX_METHODS` methods, which keeps no M x M statistics.
+    primal: bool,
+    /// The smallest sigma the dual form evaluates (`dual::MIN_SIGMA_SHARE` of the response's sd).
+    sigma_floor: f64,
     /// mu0's prior mean on the shifted scale, and 1 / its variance.
     prior_mean: f64,
     prior_precision: f64,
@@ -137,6 +143,8 @@ impl CollapsedGaussian {
         };
         let y = design.y();
         let (shift, total_sd) = design.response_moments();
+        let is_dual = m >= dual::DUAL_MIN_METHODS && m > r;
+        let primal = !is_dual || m <= dual::PRIMAL_MAX_METHODS;
         let CellStats {
             mut mean,
             counts,
@@ -147,9 +155,9 @@ impl CollapsedGaussian {
             pattern_mean,
             pattern_cross,
             sq,
-        } = CellStats::new(design, effect, r, shift);
+        } = CellStats::new(design, effect, r, shift, primal);
         // Many methods: eliminate delta instead of gamma (O(M R) per evaluation, not O(M^3)).
-        let dual = (m >= dual::DUAL_MIN_METHODS && m > r).then(|| {
+        let dual = is_dual.then(|| {
             if effect {
                 let k = |i: usize, g: usize| pattern_k[pattern_of[i] * m + g];
                 dual::DualData::new(m, r, k, |i, g| mean[i * m + g])
@@ -207,6 +215,8 @@ impl CollapsedGaussian {
             n_sigma,
             dim: 1 + n_sigma + usize::from(effect),
             shift,
+            primal,
+            sigma_floor: dual::MIN_SIGMA_SHARE * total_sd,
             prior_mean: a - shift,
             prior_precision: 1.0 / (b * b),
             constant: -0.5 * y.len() as f64 * (2.0 * std::f64::consts::PI).ln() - b.ln(),

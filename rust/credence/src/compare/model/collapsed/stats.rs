@@ -48,7 +48,8 @@ impl DistinctRows {
 impl CellStats {
     /// The summaries of `design`'s response minus `shift`, with `r` realizations in the
     /// likelihood (0 without the realization effect).
-    pub(super) fn new(design: &Design, effect: bool, r: usize, shift: f64) -> Self {
+    /// The M x M cross-products only with `cross` (the primal form's).
+    pub(super) fn new(design: &Design, effect: bool, r: usize, shift: f64, cross: bool) -> Self {
         let m = design.n_groups();
         let y = design.y();
         // The observations by cell, then value: the sums below, and so the fit, depend on the
@@ -88,7 +89,8 @@ impl CellStats {
         }
         // Per pattern, Welford's update of the mean vector and the centred cross-products.
         let n_pat = pattern_n.len();
-        let (mut pattern_mean, mut pattern_cross) = (vec![0.0; n_pat * m], vec![0.0; n_pat * m * m]);
+        let (mut pattern_mean, mut pattern_cross) =
+            (vec![0.0; n_pat * m], vec![0.0; if cross { n_pat * m * m } else { 0 }]);
         let mut seen = vec![0.0; n_pat];
         for i in 0..r {
             let p = patterns.of[i];
@@ -98,6 +100,9 @@ impl CellStats {
             let before: Vec<f64> = y.iter().zip(avg.iter()).map(|(y, a)| y - a).collect();
             for g in 0..m {
                 avg[g] += before[g] / seen[p];
+            }
+            if !cross {
+                continue;
             }
             let cross = &mut pattern_cross[p * m * m..(p + 1) * m * m];
             for g in 0..m {

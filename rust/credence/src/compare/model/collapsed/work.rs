@@ -50,7 +50,9 @@ pub(crate) struct Work {
 
 impl Work {
     pub(super) fn fit(&mut self, model: &CollapsedGaussian) {
-        let (m, n, p, r) = (model.m, model.m + 1, model.pattern_n.len(), model.r);
+        // The primal form's (M + 1)^2 matrices only where it can run.
+        let n = if model.primal { model.m + 1 } else { 1 };
+        let (m, p, r) = (model.m, model.pattern_n.len(), model.r);
         if self.w.len() == m
             && self.solve.s.len() == n * n
             && self.q.len() == p

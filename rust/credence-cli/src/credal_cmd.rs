@@ -104,14 +104,19 @@ fn group(g: &GroupSummary) -> Value {
     })
 }
 
-/// Runs `credence credal`.
-pub fn run(a: CredalArgs) -> Result<()> {
+/// Refuses `--budget-out` or `--html` on an input or on each other, before any work.
+fn guard_outputs(a: &CredalArgs) -> Result<()> {
     let inputs =
         [&a.beliefs, &a.probs, &a.samples, &a.dirichlet, &a.budget, &a.train_probs, &a.train_labels, &a.labels];
     let inputs: Vec<&Path> = inputs.iter().filter_map(|p| p.as_deref().map(Path::new)).collect();
     let outputs =
         [("--budget-out", a.budget_out.as_deref().map(Path::new)), ("--html", a.html.as_deref().map(Path::new))];
-    crate::output::guard(&inputs, &outputs)?;
+    crate::output::guard(&inputs, &outputs)
+}
+
+/// Runs `credence credal`.
+pub fn run(a: CredalArgs) -> Result<()> {
+    guard_outputs(&a)?;
     let policy = Normalisation::parse(&a.normalisation)?;
     let vertices: VertexMethod = a.vertices.parse()?;
     let mut budget = a.budget.as_deref().map(|b| Budget::read(Path::new(b))).transpose()?;

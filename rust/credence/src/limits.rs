@@ -25,16 +25,9 @@ pub const MAX_REPLICATES: u64 = 10_000_000;
 /// with a `K`, `M` or `G` suffix (powers of 1024).
 pub const MEMORY_ENV: &str = "CREDENCE_MAX_MEMORY";
 
-/// Refuses `name = value` above `max` (the documented bound of that setting).
-pub fn at_most(name: &str, value: u64, max: u64) -> Result<()> {
-    if value <= max {
-        return Ok(());
-    }
-    Err(Error::argument(name, value, format!("at most {max} (credence::limits)")))
-}
-
-/// Refuses `name = value` above `max` for a real-valued setting.
-pub fn at_most_f64(name: &str, value: f64, max: f64) -> Result<()> {
+/// Refuses `name = value` above `max` (the documented bound of that setting; a NaN value is
+/// above every bound).
+pub fn at_most<T: PartialOrd + std::fmt::Display>(name: &str, value: T, max: T) -> Result<()> {
     if value <= max {
         return Ok(());
     }

@@ -196,7 +196,7 @@ impl MethodConfig {
         if !(c.epoch_scale.is_finite() && c.epoch_scale > 0.0) {
             return Err(Error::argument("epoch_scale", c.epoch_scale, "a finite number > 0"));
         }
-        credence::limits::at_most_f64("epoch_scale", c.epoch_scale, credence::limits::MAX_EPOCH_SCALE)?;
+        credence::limits::at_most("epoch_scale", c.epoch_scale, credence::limits::MAX_EPOCH_SCALE)?;
         for (name, v) in [("batch_size", c.batch_size), ("ensemble_size", c.ensemble_size), ("samples", c.samples)] {
             if v == 0 {
                 return Err(Error::argument(name, v, "an integer >= 1"));

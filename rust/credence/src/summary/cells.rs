@@ -32,10 +32,18 @@ pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     if v.is_empty() {
         return (f64::NAN, f64::NAN);
     }
-    let mean = v.iter().sum::<f64>() / n;
-    let sd =
-        if v.len() > 1 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { f64::NAN };
-    (mean, sd)
+    // Summed divided by a power of two near the largest size, which is exact: squares of values
+    // of 1e-300 would underflow to an sd of 0 (and of 1e200 overflow); in the usual range the
+    // result is bit for bit the unscaled one.
+    let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let scale = if largest > 0.0 && largest.is_finite() { 2f64.powi(largest.log2().floor() as i32) } else { 1.0 };
+    let mean = v.iter().map(|x| x / scale).sum::<f64>() / n;
+    let sd = if v.len() > 1 {
+        (v.iter().map(|x| (x / scale - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        f64::NAN
+    };
+    (mean * scale, sd * scale)
 }
 
 /// The rows of every (method, n) cell of a table of one data set that has rows: methods in

@@ -37,6 +37,9 @@ pub(super) fn display_order(outputs: &[Output], design: &Design) -> Vec<usize> {
 /// Values whose squares overflow an f64 (the models sum squares of deviations).
 const LARGEST_RESPONSE: f64 = 1e150;
 
+/// The smallest sd of a response whose variances an f64 holds (squares of 1e-160 underflow).
+const SMALLEST_SD: f64 = 1e-150;
+
 /// A response the Gaussian model can fit: it must vary, and its squares must stay finite; the
 /// errors say so by name.
 pub(super) fn check_scale(design: &Design, mean: f64, sd: f64) -> Result<()> {
@@ -59,8 +62,122 @@ pub(super) fn check_scale(design: &Design, mean: f64, sd: f64) -> Result<()> {
             ),
         ));
     }
+    if sd < SMALLEST_SD {
+        return Err(Error::argument(
+            "response",
+            format!("sd {sd:e}"),
+            format!(
+                "an sd of at least {SMALLEST_SD:e} (the squares of smaller differences underflow an f64, so \
+                 variances and MDDs would be 0): rescale the metric"
+            ),
+        ));
+    }
     if !(sd.is_finite() && mean.is_finite()) {
         return Err(Error::argument("response", format!("mean {mean}, sd {sd}"), "a finite mean and sd"));
     }
     Ok(())
+}
+
+/// A cell counts as constant when its values spread over less than this fraction of the
+/// whole response's range (a spread of 1e-12 in a metric near 1 is rounding, not variation).
+const CONSTANT_SPREAD: f64 = 1e-9;
+
+/// The first cell (in index order) holding two or more values that are equal, or spread by
+/// less than [`CONSTANT_SPREAD`] of the response's range: (cell, its smallest value, its
+/// count). A cell with its own sigma there has a posterior piled against sigma = 0, which no
+/// sampler explores (thousands of divergences, R-hat in the millions), so it is refused before
+/// sampling with its name.
+pub(crate) fn constant_cell(cell: &[usize], y: &[f64], n_cells: usize) -> Option<(usize, f64, usize)> {
+    let (lo, hi) = y.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let mut span = vec![(f64::INFINITY, f64::NEG_INFINITY, 0usize); n_cells];
+    for (&c, &v) in cell.iter().zip(y) {
+        let s = &mut span[c];
+        *s = (s.0.min(v), s.1.max(v), s.2 + 1);
+    }
+    span.iter().position(|&(a, b, n)| n >= 2 && b - a <= CONSTANT_SPREAD * (hi - lo)).map(|c| (c, span[c].0, span[c].2))
+}
+
+/// [`constant_cell`] over the methods of a design fitted with one sigma per method, as a named
+/// error.
+pub(super) fn check_constant_methods(design: &Design) -> Result<()> {
+    match constant_cell(design.group(), design.y(), design.n_groups()) {
+        Some((g, v, n)) => Err(constant_error(&format!("method '{}'", design.groups()[g]), v, n)),
+        None => Ok(()),
+    }
+}
+
+/// The error naming a constant cell (`what`: "method 'X'" or "method 'X' on data set 'D'").
+pub(crate) fn constant_error(what: &str, value: f64, n: usize) -> Error {
+    Error::argument(
+        "response",
+        format!("{what} has the value {value} in all {n} of its rows"),
+        "values that vary within every method: a constant method's own sigma is 0, where the posterior \
+         cannot be sampled; check the column, leave the method out, or fit one shared sigma",
+    )
+}
+
+/// The sds of an unstandardised response the default (unit-scale) priors can still be sampled
+/// at. Measured on the example table rescaled: sd 6e-7 and 1.8e3 fit cleanly, 1.8e-7 stops
+/// with a non-finite log density and 6e3 does not mix; the bounds keep a margin.
+const PRIOR_SCALE: std::ops::RangeInclusive<f64> = 1e-6..=1e3;
+
+/// An unstandardised response on a scale the default priors cannot be sampled at is refused,
+/// naming the remedy (between the bounds and the unit scale a warning says so).
+pub(super) fn check_prior_scale(sd: f64) -> Result<()> {
+    if sd > 0.0 && !PRIOR_SCALE.contains(&sd) {
+        return Err(Error::argument(
+            "response",
+            format!("sd {sd:.3e}"),
+            format!(
+                "an sd within [{:e}, {:e}] for the default priors (unit scale): standardise the response \
+                 (the standardize option; estimates are still reported on its own scale) or set priors on its scale",
+                PRIOR_SCALE.start(),
+                PRIOR_SCALE.end()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_constant_cell_is_found_and_a_varying_one_is_not() {
+        // Cell 1 is constant, cell 2 varies by 1e-6 of the range (real variation).
+        let cell = [0, 0, 0, 1, 1, 1, 2, 2, 2];
+        let y = [0.1, 0.4, 0.9, 0.5, 0.5, 0.5, 0.3, 0.3 + 1e-6, 0.3];
+        assert_eq!(constant_cell(&cell, &y, 3), Some((1, 0.5, 3)));
+        let mut varied = y;
+        varied[4] = 0.5 + 1e-7;
+        assert_eq!(constant_cell(&cell, &varied, 3), None);
+        // Spread below 1e-9 of the range is rounding: constant.
+        varied[4] = 0.5 + 1e-12;
+        assert_eq!(constant_cell(&cell, &varied, 3), Some((1, 0.5, 3)));
+        // A cell of one value has no variance to judge.
+        assert_eq!(constant_cell(&[0, 0, 1], &[0.1, 0.2, 0.7], 2), None);
+    }
+
+    #[test]
+    fn a_constant_method_is_an_error_naming_it() {
+        let d = Design::new(
+            ["A", "A", "A", "B", "B", "B"].map(String::from).to_vec(),
+            None,
+            vec![0.1, 0.3, 0.2, 0.5, 0.5, 0.5],
+            None,
+        )
+        .unwrap();
+        let e = check_constant_methods(&d).unwrap_err().to_string();
+        assert!(e.contains("method 'B' has the value 0.5 in all 3 of its rows"), "{e}");
+    }
+
+    #[test]
+    fn scales_the_default_priors_cannot_sample_are_refused() {
+        assert!(check_prior_scale(0.05).is_ok() && check_prior_scale(500.0).is_ok());
+        for sd in [5e-7, 2e3] {
+            let e = check_prior_scale(sd).unwrap_err().to_string();
+            assert!(e.contains("standardize") && e.contains(&format!("{sd:.3e}")), "{e}");
+        }
+    }
 }

@@ -11,7 +11,7 @@ mod draws;
 mod quantities;
 mod summary;
 
-use checks::{check_scale, display_order};
+use checks::{check_constant_methods, check_prior_scale, check_scale, display_order};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
 pub use quantities::Mdd;
@@ -31,7 +31,8 @@ use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
 use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
-use crate::compare::model::{Family, OutputKind, Posterior, Role};
+use crate::compare::model::priors::GaussianPriors;
+use crate::compare::model::{Family, OutputKind, Posterior, Role, SigmaStructure};
 use crate::compare::sampler::Sampler;
 use crate::compare::sampler::chees::ChainDevice;
 use crate::compare::sampler::nuts::{chain_threads, stream_seed};
@@ -228,6 +229,12 @@ pub(crate) fn prepare(
         Family::Gaussian(o) => {
             let (mean, sd) = design.response_moments();
             check_scale(design, mean, sd)?;
+            if o.sigma == SigmaStructure::PerMethod {
+                check_constant_methods(design)?;
+            }
+            if !o.standardize && fixed.is_none() && o.priors == GaussianPriors::default() {
+                check_prior_scale(sd)?;
+            }
             if o.standardize && sd > 0.0 {
                 let y = design.y().iter().map(|v| (v - mean) / sd).collect();
                 (design.with_response(y)?, Some((mean, sd)))

@@ -49,9 +49,7 @@ pub(super) fn summarize_fitted(name: &str, chains: &[Vec<f64>], fitted: Option<&
         let refs: Vec<&[f64]> = fitted.iter().map(Vec::as_slice).collect();
         (rhat, ess_bulk, ess_tail, _) = summary_diagnostics(&refs);
     }
-    let n = sorted.len() as f64;
-    let mean = sorted.iter().sum::<f64>() / n;
-    let sd = (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let (mean, sd) = crate::summary::mean_sd(&sorted);
     let q = |p: f64| crate::metrics::sample_quantile(&sorted, p);
     ParamSummary {
         name: name.to_owned(),

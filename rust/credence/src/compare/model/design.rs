@@ -316,16 +316,29 @@ impl Design {
         // the row order of the table in the last bits.
         let mut y = self.y.clone();
         y.sort_unstable_by(f64::total_cmp);
-        let n = y.len() as f64;
-        let mean = y.iter().sum::<f64>() / n;
-        let var = if y.len() > 1 { y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-        (mean, var.sqrt())
+        match crate::summary::mean_sd(&y) {
+            (mean, sd) if y.len() > 1 => (mean, sd),
+            (mean, _) => (mean, 0.0),
+        }
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn moments_of_tiny_values_do_not_underflow() {
+        let g = ["A", "A", "B", "B"].map(String::from).to_vec();
+        let y = vec![0.25, 0.5, 0.75, 1.25];
+        let (mean, sd) = Design::new(g.clone(), None, y.clone(), None).unwrap().response_moments();
+        let tiny = Design::new(g, None, y.iter().map(|v| v * 1e-300).collect(), None).unwrap();
+        let (m, s) = tiny.response_moments();
+        assert!((m / (mean * 1e-300) - 1.0).abs() < 1e-12 && (s / (sd * 1e-300) - 1.0).abs() < 1e-12, "{m} {s}");
+        // In the usual range the same bits as the direct sums.
+        let direct = (y.iter().map(|v| (v - 0.6875f64).powi(2)).sum::<f64>() / 3.0).sqrt();
+        assert_eq!((mean, sd), (0.6875, direct));
+    }
 
     /// Owned labels (tests).
     pub(crate) fn s(v: &[&str]) -> Vec<String> {

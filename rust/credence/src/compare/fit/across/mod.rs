@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::{Assembly, Draws};
 use crate::compare::model::Posterior;
 use crate::compare::model::across::design::AcrossDesign;
-use crate::compare::model::across::{AcrossModel, AcrossOptions, AcrossScale};
+use crate::compare::model::across::{AcrossModel, AcrossOptions, AcrossScale, AcrossSigma};
 use crate::compare::sampler::Sampler;
 use crate::compare::sampler::nuts::{NutsSettings, chain_threads};
 use crate::error::{Error, Result};
@@ -89,6 +89,7 @@ pub fn fit_across_with_progress(
     let start = Instant::now();
     let mut warnings = Vec::new();
     let (fitted, per_dataset_scale) = comparable(design, options.model.scale, &mut warnings)?;
+    check_constant_cells(design, options.model.sigma)?;
     let model = AcrossModel::new(&fitted, options.model)?;
     let ran = Sampler::Nuts(options.sampler).run(&model, chain_threads(), progress, 0, None)?;
     let outputs = model.outputs().to_vec();
@@ -107,6 +108,29 @@ type PerDataSetScale = Vec<(f64, f64)>;
 
 /// The design on the comparable scale: as given (with a warning when its spread makes the unit
 /// priors informative), or each data set centred and scaled by its own mean and sd.
+/// A cell with its own sigma (a method on a data set, or a method across them) whose values
+/// are all equal is refused by name before sampling ([`super::checks::constant_cell`]).
+fn check_constant_cells(design: &AcrossDesign, sigma: AcrossSigma) -> Result<()> {
+    let n_m = design.methods().len();
+    let cells: Vec<usize> = match sigma {
+        AcrossSigma::PerCell => design.dataset().iter().zip(design.method()).map(|(&d, &m)| d * n_m + m).collect(),
+        AcrossSigma::PerMethod => design.method().to_vec(),
+    };
+    let n_cells = if sigma == AcrossSigma::PerCell { design.datasets().len() * n_m } else { n_m };
+    match super::checks::constant_cell(&cells, design.y(), n_cells) {
+        Some((c, v, n)) => {
+            let what = match sigma {
+                AcrossSigma::PerCell => {
+                    format!("method '{}' on data set '{}'", design.methods()[c % n_m], design.datasets()[c / n_m])
+                }
+                AcrossSigma::PerMethod => format!("method '{}'", design.methods()[c]),
+            };
+            Err(super::checks::constant_error(&what, v, n))
+        }
+        None => Ok(()),
+    }
+}
+
 fn comparable(
     design: &AcrossDesign,
     scale: AcrossScale,

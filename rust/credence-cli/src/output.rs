@@ -5,6 +5,8 @@ use std::path::Path;
 
 use anyhow::Result;
 use credence::compare::ParamSummary;
+
+use crate::table::estimate;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `--json -` prints the summary's JSON instead of the tables; `--json FILE` writes it and
@@ -38,10 +40,10 @@ pub(crate) fn parameter_rows(parameters: &[ParamSummary]) -> Vec<Vec<String>> {
     for p in parameters {
         rows.push(vec![
             p.name.clone(),
-            format!("{:.4}", p.mean),
-            format!("{:.4}", p.sd),
-            format!("{:.4}", p.q2_5),
-            format!("{:.4}", p.q97_5),
+            estimate(p.mean),
+            estimate(p.sd),
+            estimate(p.q2_5),
+            estimate(p.q97_5),
             format!("{:.3}", p.rhat),
             format!("{:.0}", p.ess_bulk),
             format!("{:.0}", p.ess_tail),

@@ -23,15 +23,30 @@ pub fn render(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// A metric value with six decimals (six significant digits in scientific notation from 1e10
-/// on, where more digits would be noise and 1e300 would print 300 of them), or `NA` when
-/// missing.
+/// A metric value with six decimals (seven significant digits in scientific notation from 1e10
+/// on, where more digits would be noise and 1e300 would print 300 of them, and below 1e-4,
+/// where six decimals would print 0.000000), or `NA` when missing.
 pub fn number(v: Option<f64>) -> String {
     match v {
-        Some(x) if x.is_finite() && x.abs() >= 1e10 => format!("{x:.6e}"),
-        Some(x) if x.is_finite() => format!("{x:.6}"),
-        Some(x) => x.to_string(),
+        Some(x) => fixed_or_scientific(x, 6, 1e-4),
         None => "NA".into(),
+    }
+}
+
+/// An estimate with four decimals, or four significant digits in scientific notation where four
+/// decimals would hide it (below 1e-3: a metric of scale 1e-6 would print as 0.0000) or print
+/// noise (from 1e10 on).
+pub fn estimate(x: f64) -> String {
+    fixed_or_scientific(x, 4, 1e-3)
+}
+
+fn fixed_or_scientific(x: f64, decimals: usize, small: f64) -> String {
+    if !x.is_finite() {
+        x.to_string()
+    } else if x != 0.0 && (x.abs() < small || x.abs() >= 1e10) {
+        format!("{x:.decimals$e}")
+    } else {
+        format!("{x:.decimals$}")
     }
 }
 
@@ -46,5 +61,10 @@ mod tests {
         assert_eq!(number(None), "NA");
         assert_eq!(number(Some(123456789.0)), "123456789.000000");
         assert_eq!(number(Some(-1e300)), "-1.000000e300");
+        assert_eq!(number(Some(-2.5e-7)), "-2.500000e-7");
+        assert_eq!(number(Some(0.0)), "0.000000");
+        assert_eq!(estimate(3.25e-7), "3.2500e-7");
+        assert_eq!(estimate(0.41766), "0.4177");
+        assert_eq!(estimate(f64::NAN), "NaN");
     }
 }

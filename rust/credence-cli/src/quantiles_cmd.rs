@@ -140,10 +140,13 @@ pub fn run(a: QuantilesArgs) -> Result<()> {
         json_groups.push(json!({"by": by, "n": g.n, "quantiles": qs, "mean": mean, "shapiro_wilk": shapiro}));
     }
     if a.json {
-        let out = json!({"column": column, "level": a.level, "method": options.method, "groups": json_groups});
+        let out = json!({"column": column, "level": a.level, "method": options.method, "groups": json_groups, "warnings": q.warnings});
         outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         out!("{}", render(&cells));
+    }
+    for w in &q.warnings {
+        eprintln!("Warning: {}", crate::visible(w));
     }
     Ok(())
 }

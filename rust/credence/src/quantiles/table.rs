@@ -36,6 +36,9 @@ pub struct QuantileTable {
     pub options: CiOptions,
     /// Groups sorted by [`group_order`].
     pub groups: Vec<QuantileGroup>,
+    /// What was left out or merged: missing values of the metric (per group) and rows whose
+    /// grouping cell is missing (empty, `NA` or `NaN`, all the group `NA`).
+    pub warnings: Vec<String>,
 }
 
 /// Grouping columns that order the groups before any other, in this order: a study table's data
@@ -102,15 +105,24 @@ pub fn quantile_table(
     }
     let values = table.numbers(column)?;
     let keys: Vec<Vec<Option<String>>> = by.iter().map(|b| table.text(b)).collect::<Result<_>>()?;
-    let mut groups: Vec<(Vec<String>, Vec<f64>)> = Vec::new();
+    // Per group: its values and how many of its rows had none.
+    let mut groups: Vec<(Vec<String>, Vec<f64>, usize)> = Vec::new();
     for (i, v) in values.iter().enumerate() {
-        let Some(v) = v else { continue };
         let key: Vec<String> = keys.iter().map(|k| k[i].clone().unwrap_or_else(|| "NA".into())).collect();
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push(*v),
-            None => groups.push((key, vec![*v])),
+        let g = match groups.iter().position(|g| g.0 == key) {
+            Some(g) => g,
+            None => {
+                groups.push((key, Vec::new(), 0));
+                groups.len() - 1
+            }
+        };
+        match v {
+            Some(v) => groups[g].1.push(*v),
+            None => groups[g].2 += 1,
         }
     }
+    let warnings = left_out(table, column, by, &keys, &groups);
+    groups.retain(|g| !g.1.is_empty());
     groups.sort_by(|a, b| group_order(by, &a.0, &b.0));
     if groups.is_empty() {
         return Err(Error::Format {
@@ -120,7 +132,7 @@ pub fn quantile_table(
     }
     let groups = groups
         .into_iter()
-        .map(|(key, x)| {
+        .map(|(key, x, _)| {
             let quantiles =
                 u.iter().map(|&q| quantile_ci(&x, q, options)).collect::<Result<Vec<_>>>().map_err(|e| {
                     let group = if key.is_empty() { String::new() } else { format!(" (group {})", key.join(", ")) };
@@ -134,5 +146,39 @@ pub fn quantile_table(
             Ok(QuantileGroup { key, n: x.len(), quantiles, mean, normality })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(QuantileTable { column: column.to_string(), by: by.to_vec(), options: *options, groups })
+    Ok(QuantileTable { column: column.to_string(), by: by.to_vec(), options: *options, groups, warnings })
+}
+
+/// The warnings of [`quantile_table`]: the metric's missing values per group (a failed run is
+/// often recorded as NaN, and leaving it out raises the quantiles), and grouping cells that are
+/// missing, so that the rows of '', `NA` and `NaN` labels are one group `NA`.
+fn left_out(
+    table: &Table,
+    column: &str,
+    by: &[String],
+    keys: &[Vec<Option<String>>],
+    groups: &[(Vec<String>, Vec<f64>, usize)],
+) -> Vec<String> {
+    let file = table.source().display();
+    let mut warnings = Vec::new();
+    let missing: Vec<String> = groups
+        .iter()
+        .filter(|g| g.2 > 0)
+        .map(|g| if by.is_empty() { g.2.to_string() } else { format!("{} in group {}", g.2, g.0.join(", ")) })
+        .collect();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "{file}: column '{column}' has missing values (empty, NA or NaN), left out: {}",
+            missing.join("; ")
+        ));
+    }
+    for (b, k) in by.iter().zip(keys) {
+        let rows = k.iter().filter(|c| c.is_none()).count();
+        if rows > 0 {
+            warnings.push(format!(
+                "{file}: column '{b}' is missing (empty, NA or NaN) in {rows} row(s), grouped together as 'NA'"
+            ));
+        }
+    }
+    warnings
 }

@@ -264,6 +264,14 @@ fn quantile_table_groups_and_errors() {
     assert_eq!((q.groups[1].quantiles[0].estimate, q.groups[1].quantiles[1].estimate), (32.5, 77.5));
     let m = q.groups[0].mean.unwrap();
     assert_eq!(m.mean, 5.5);
+    // What was left out or merged is said, not done silently.
+    assert_eq!(
+        q.warnings,
+        [
+            "runs.csv: column 'crps' has missing values (empty, NA or NaN), left out: 1 in group A",
+            "runs.csv: column 'method' is missing (empty, NA or NaN) in 2 row(s), grouped together as 'NA'"
+        ]
+    );
     // A one-run group has no interval: the error names the file, column and group.
     let one = crate::io::Table::from_columns(
         "one.csv",

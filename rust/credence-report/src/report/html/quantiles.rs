@@ -27,7 +27,7 @@ fn interval(lower: Option<f64>, upper: Option<f64>) -> String {
 
 /// One row per group: the number of runs, each quantile's estimate with its interval (and
 /// exact coverage where known), the mean with its t-interval and the Shapiro-Wilk test of
-/// normality (W and p; p < 0.05 highlighted).
+/// normality (W and p; p < 0.05 highlighted); the warnings below.
 pub(crate) fn quantile_table(this: &QuantileTable) -> String {
     let o = &this.options;
     let coverage_note = match o.method {
@@ -72,6 +72,14 @@ pub(crate) fn quantile_table(this: &QuantileTable) -> String {
         );
         let _ = write!(out, "<td>{mean}</td>{normality}</tr>");
     }
-    out.push_str("</table></div>");
+    out.push_str("</table>");
+    if !this.warnings.is_empty() {
+        out.push_str("<ul class=\"credence-quantile-warnings\">");
+        for w in &this.warnings {
+            let _ = write!(out, "<li>{}</li>", escape(w));
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</div>");
     out
 }

@@ -170,6 +170,21 @@ fn check_table(table: &Table, options: &ReportOptions) -> Result<()> {
     Ok(())
 }
 
+/// Every row's training size (a shift table's intensity) is a number: a row without one would
+/// belong to no cell and be left out without a word.
+fn every_size_given(table: &Table, column: &str) -> Result<()> {
+    if !table.has_column(column) {
+        return Ok(()); // check_table names the missing column
+    }
+    match table.numbers(column)?.iter().position(Option::is_none) {
+        Some(i) => Err(credence::io::format_error(
+            table.source(),
+            format!("line {}, column '{column}': missing (empty, NA or NaN), expected a number", table.line(i)),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The values of each (method, intensity) of a dataset-shift table over its shift types.
 fn shift_cells_of(
     part: &Table,
@@ -328,6 +343,8 @@ pub fn build_report_with_progress(
     // A dataset-shift table (the shift benchmark's layout): shift types are the paired
     // realizations and intensities take the place of training sizes.
     let shift = is_shift_table(table);
+    // Checked under the table's own name: after the renaming an error would say 'n'.
+    every_size_given(table, if shift { "intensity" } else { "n" })?;
     let renamed;
     let table = if shift {
         renamed = table.renamed(&[("intensity", "n"), ("shift", "realization")]);

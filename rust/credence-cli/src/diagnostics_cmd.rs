@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use credence::compare::table_diagnostics;
+use credence::compare::{table_diagnostics, undefined_diagnostics};
 use credence::io::Table;
 use serde_json::{Map, Value};
 
@@ -27,6 +27,9 @@ pub struct DiagnosticsArgs {
 pub fn run(a: DiagnosticsArgs) -> Result<()> {
     let table = Table::read(&a.draws)?;
     let rows = table_diagnostics(&table, &a.chain_column)?;
+    if let Some(w) = undefined_diagnostics(&rows) {
+        eprintln!("Warning: {}", crate::visible(&w));
+    }
     if a.json {
         let mut out = Map::new();
         for (name, d) in &rows {

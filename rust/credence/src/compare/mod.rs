@@ -39,7 +39,7 @@ pub use diagnostics::clean::{CLEAN, CleanStandard, FitDiagnostics, beside};
 pub use diagnostics::nested_rhat::nested_rhat;
 pub use diagnostics::{
     Diagnostics, FullDiagnostics, diagnostics, ess_bulk, ess_mean, ess_quantile, ess_tail, mcse_mean, mcse_quantile,
-    rhat, table_diagnostics,
+    rhat, table_diagnostics, undefined_diagnostics,
 };
 pub use fit::across::{
     AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, LAMBDA_PAIRS, Rope, VarianceShare,

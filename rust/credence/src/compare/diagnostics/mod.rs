@@ -125,6 +125,24 @@ pub fn table_diagnostics(table: &Table, chain_column: &str) -> Result<Vec<(Strin
         .collect()
 }
 
+/// The warning for quantities of [`table_diagnostics`] whose R-hat or ESS is not defined (NaN):
+/// draws that do not vary, or chains too short for the autocorrelation estimate (posterior
+/// returns NA there too). None when every value is defined.
+pub fn undefined_diagnostics(rows: &[(String, FullDiagnostics)]) -> Option<String> {
+    let names: Vec<&str> = rows
+        .iter()
+        .filter(|(_, d)| d.rhat.is_nan() || d.ess_bulk.is_nan() || d.ess_tail.is_nan())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "R-hat or ESS of {} is not defined (NaN): their draws do not vary, or the chains are too short for \
+             the autocorrelation estimate; do not read them as converged",
+            names.join(", ")
+        )
+    })
+}
+
 /// A column-major matrix of draws: `n` iterations per chain, chains side by side.
 struct Draws {
     data: Vec<f64>,

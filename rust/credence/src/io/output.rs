@@ -10,10 +10,18 @@ use crate::error::{Error, Result};
 /// `file.npz`); `outputs` pair each output's flag with its path (`-`, standard output, is
 /// skipped). Two paths are the same file when they resolve to the same canonical path (symbolic
 /// links, `..`, a relative and an absolute spelling) or, on Unix, share device and inode (hard
-/// links).
+/// links). An output that is a directory is refused too.
 pub fn check_outputs(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<()> {
     let outputs: Vec<(&str, &Path)> = outputs.iter().copied().filter(|(_, p)| p.as_os_str() != "-").collect();
     for (i, &(flag, out)) in outputs.iter().enumerate() {
+        // Found now, not after the work whose result it was to hold.
+        if out.is_dir() {
+            return Err(Error::Argument {
+                name: flag.to_string(),
+                value: out.display().to_string(),
+                expected: "a file path (this is a directory)".into(),
+            });
+        }
         if let Some(input) = inputs.iter().map(|p| input_file(p)).find(|p| same_file(p, out)) {
             return Err(clash(flag, out, &format!("the input {}", input.display())));
         }

@@ -124,8 +124,36 @@ fn message(e: &anyhow::Error) -> String {
     out
 }
 
+/// clap's message for `--seed -1` reads the number as an unknown flag and suggests `-- -1`,
+/// which would pass it as a file name; the real cause is a negative value where none is allowed.
+fn negative_value(e: &clap::Error, args: &[String]) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let unknown = match e.get(clap::error::ContextKind::InvalidArg)? {
+        clap::error::ContextValue::String(a) => a.clone(),
+        _ => return None,
+    };
+    // clap names the first short "flag" of `-0.1`, `-0`.
+    let i = args.iter().position(|a| a.starts_with(&unknown) && a.parse::<f64>().is_ok())?;
+    let before = i.checked_sub(1).map(|j| args[j].as_str()).filter(|f| f.starts_with("--"))?;
+    Some(format!("error: {before} {}: expected a number >= 0 (this option takes no negative values)", args[i]))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let os_args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&os_args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            match negative_value(&e, &os_args.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>()) {
+                Some(m) => {
+                    eprintln!("{}", visible(&m));
+                    return ExitCode::from(2);
+                }
+                None => e.exit(),
+            }
+        }
+    };
     let result = match cli.command {
         Command::Metrics(cmd) => metrics_cmd::run(cmd),
         Command::Fit(a) => fit_cmd::run(*a),

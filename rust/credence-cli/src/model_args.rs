@@ -36,7 +36,7 @@ pub struct ModelArgs {
     pub higher_is_better: bool,
     /// Closer to this value is better, e.g. 0.9 for the coverage of 90% intervals (a
     /// proportion for the beta-binomial): P(|mu_A - T| < |mu_B - T|) replaces the direction.
-    #[arg(long, conflicts_with = "higher_is_better")]
+    #[arg(long, conflicts_with = "higher_is_better", allow_negative_numbers = true)]
     pub target: Option<f64>,
     /// Gaussian: one sigma shared by all methods instead of one per method.
     #[arg(long)]

@@ -62,7 +62,7 @@ pub struct PlanArgs {
     #[arg(long)]
     chains_per_superchain: Option<usize>,
     /// No pilot: how much better A is than B (mu_B - mu_A when lower is better).
-    #[arg(long, requires_all = ["sigma_a", "sigma_b"])]
+    #[arg(long, requires_all = ["sigma_a", "sigma_b"], allow_negative_numbers = true)]
     effect: Option<f64>,
     /// No pilot: residual sd of A across realizations.
     #[arg(long)]
@@ -187,7 +187,7 @@ fn print(p: &Plan, what: &str, notes: &[String]) {
             x.refit.to_string(),
             x.unclean.to_string(),
             x.failed.to_string(),
-            format!("{:.4}", x.mdd),
+            crate::table::estimate(x.mdd),
             format!("{:.3}", x.mdd_detection_probability),
         ]);
     }

@@ -75,6 +75,34 @@ fn shuffled_tables_give_identical_json() {
     assert_eq!(original["data"]["methods"], serde_json::json!(["BBB", "CP", "Ensemble", "MAP", "MCD", "SWAG"]));
 }
 
+/// CRLF line ends, a byte-order mark and another column order give the same fit as the table
+/// as written.
+#[test]
+fn line_ends_bom_and_column_order_do_not_change_the_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(TABLE).unwrap();
+    // Columns reversed: n_test,covered,crps,realization,method.
+    let reversed: String = text
+        .lines()
+        .map(|l| {
+            let mut c: Vec<&str> = l.split(',').collect();
+            c.reverse();
+            format!("{}\n", c.join(","))
+        })
+        .collect();
+    let variants =
+        [("crlf.csv", text.replace('\n', "\r\n")), ("bom.csv", format!("\u{feff}{text}")), ("reversed.csv", reversed)];
+    let (ok, original, stderr) = fit_json(TABLE, &["--draws", "300"]);
+    assert!(ok, "{stderr}");
+    for (name, body) in variants {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        let (ok, v, stderr) = fit_json(path.to_str().unwrap(), &["--draws", "300"]);
+        assert!(ok, "{name}: {stderr}");
+        assert_eq!(v, original, "{name} changed the fit");
+    }
+}
+
 #[test]
 fn duplicate_cells_are_an_error_naming_them_and_their_lines() {
     let dir = tempfile::tempdir().unwrap();

@@ -368,7 +368,15 @@ fn chain_worker(
 }
 
 fn sampler_error(chain: u64, e: impl std::fmt::Display) -> Error {
-    Error::Sampler { chain, message: e.to_string() }
+    let mut message = e.to_string();
+    // nuts-rs's words for a log density that is not finite where the chain starts or moves.
+    if message.contains("NotFinite") {
+        message.push_str(
+            " (the log density is not finite: most often the data's scale is far from the priors'; \
+             standardise the response or set priors on its scale)",
+        );
+    }
+    Error::Sampler { chain, message }
 }
 
 /// One chain on its way: the sampler, kept alive so that a fit that is not clean goes on from

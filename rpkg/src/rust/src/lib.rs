@@ -16,6 +16,7 @@ mod plan;
 mod quantiles;
 mod study;
 mod summary;
+mod worker;
 
 /// Maps a core error (or any displayable error) to the message R shows.
 pub(crate) fn msg(e: impl std::fmt::Display) -> String {

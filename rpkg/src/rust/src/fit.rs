@@ -8,18 +8,9 @@ use extendr_api::prelude::*;
 use credence::request::Progress;
 
 use crate::json::request;
-use crate::{msg, worker};
+use crate::{count, msg, worker};
 
 type R<T> = std::result::Result<T, String>;
-
-/// Whole non-negative number from an R double (seeds, counts).
-pub(crate) fn count(name: &str, x: f64) -> R<u64> {
-    if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) {
-        Ok(x as u64)
-    } else {
-        Err(format!("{name} = {x}: expected a whole number >= 0"))
-    }
-}
 
 /// A backend from its name (`auto`, `cpu` or `cuda`).
 pub(crate) fn backend(name: &str) -> R<Backend> {

@@ -11,8 +11,7 @@ use credence::interrupt;
 use credence::request::Progress;
 use extendr_api::prelude::*;
 
-use crate::fit::count;
-use crate::msg;
+use crate::{count, msg};
 
 type R<T> = std::result::Result<T, String>;
 

@@ -31,7 +31,7 @@ use house::{Scanned, non_test, rust_files, scan, source_files};
 
 /// The core's top-level modules by tier; a module may use its own tier and those before it.
 const TIERS: &[&[&str]] = &[
-    &["error", "special", "simd", "seeds", "limits"],
+    &["error", "special", "simd", "seeds", "limits", "interrupt"],
     &["io"],
     &["predictive"],
     &["metrics", "quantiles", "credal", "summary"],

@@ -48,7 +48,8 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
                prior_request(prior_strings(args$prior)), sampler_request(args, seed))
   s <- core("credence_fit", glue_fit_across(request, as.character(d[[dataset]]), as.character(d[[f$group]]),
                                             if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-                                            as.double(d[[f$response]])))
+                                            as.double(d[[f$response]]), run_cores(args$cores),
+                                            run_progress()))
   args$seed <- seed
   p <- s$sampler
   structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = s$model$sigma,

@@ -37,8 +37,10 @@
 #'   sample size.
 #' @param seed Seed of the sampler; \code{NULL} draws one from R's RNG (so \code{set.seed()}
 #'   makes the fit reproducible). The seed used is stored in \code{fit$seed}.
-#' @param cores Accepted for brms compatibility. The core runs chains in parallel with rayon on
-#'   all available cores; every chain has its own seeded stream, so results do not depend on it.
+#' @param cores Threads the fit runs on (its chains in parallel): \code{NULL}, the default, uses
+#'   all available cores (brms' default, \code{getOption("mc.cores", 1)}, would run the chains
+#'   one after another and make fits slower). Every chain has its own seeded stream, so the draws
+#'   do not depend on \code{cores}.
 #' @param higher_is_better Whether higher metric values are better (coverage, accuracy); it sets
 #'   the direction of \code{\link{prob_superior}}.
 #' @param control As in brms: \code{adapt_delta} (target acceptance rate of step-size
@@ -76,6 +78,13 @@
 #' \sigma_\gamma)}, \eqn{\mu_m \sim N(\mu_0, \tau)}. Beta-binomial model:
 #' \eqn{k_{mi} \sim BetaBinomial(n_{mi}, p_m \phi, (1 - p_m)\phi)}, \eqn{logit(p_m) \sim
 #' N(\mu_0, \tau)}. See \code{\link{prior_summary}} for the priors.
+#'
+#' Progress and interrupts: a NUTS fit that runs longer than a second shows its progress on
+#' stderr as brms does, one line per tenth (\code{Sampling: 30\% (2400/8000 iterations)});
+#' \code{options(credence.progress = TRUE)} shows it from the start and \code{FALSE} never.
+#' Ctrl-C (Esc in RStudio) stops a fit within a fraction of a second and returns to the prompt:
+#' the fit signals R's \code{interrupt} condition (so \code{tryCatch(interrupt = )} sees it), then
+#' is an error \code{"credence_fit: interrupted"}.
 #' @seealso \code{\link{summary.credence_fit}}, \code{\link{prob_superior}}, \code{\link{mdd}},
 #'   \code{\link{plan_realizations}},
 #'   \code{\link{as_draws_df}}, \code{\link{nuts_params}}, \code{\link{credence_prior}}
@@ -89,7 +98,7 @@
 #' g$chees$max_nested_rhat
 #' @export
 credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~method, prior = NULL, chains = 4,
-                         iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = getOption("mc.cores", 1L),
+                         iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = NULL,
                          higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10),
                          sampler = c("nuts", "chees"), backend = "auto", dataset = NULL,
                          across_scale = c("as_given", "per_dataset"), interaction = c("normal", "student_t"),
@@ -180,7 +189,8 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
                prior_request(priors), sampler_request(args, seed))
   r <- core("credence_fit", glue_fit(request, as.character(d[[f$group]]),
                                      if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-                                     as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]])))
+                                     as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
+                                     run_cores(args$cores), run_progress()))
   args$seed <- seed
   info <- glue_info(r$ptr)
   structure(list(ptr = r$ptr, cache = new.env(parent = emptyenv()), formula = args$formula, family = family,

@@ -3,7 +3,9 @@
 # (internal; checks and conversions stay with the callers).
 
 # src/rust/src/fit.rs: fits on one data set and what is read from them
-glue_fit <- function(request, group, pair, y, trials) .Call(wrap__glue_fit, request, group, pair, y, trials)
+glue_fit <- function(request, group, pair, y, trials, cores, progress) {
+  .Call(wrap__glue_fit, request, group, pair, y, trials, cores, progress)
+}
 glue_backend <- function(name) .Call(wrap__glue_backend, name)
 glue_summary <- function(f) .Call(wrap__glue_summary, f)
 glue_info <- function(f) .Call(wrap__glue_info, f)
@@ -20,8 +22,8 @@ glue_mdd_curve <- function(fits, n, a, b, power, r_new) {
 glue_predict <- function(f, n, seed) .Call(wrap__glue_predict, f, n, seed)
 
 # src/rust/src/across.rs: the model across data sets
-glue_fit_across <- function(request, dataset, method, realization, y) {
-  .Call(wrap__glue_fit_across, request, dataset, method, realization, y)
+glue_fit_across <- function(request, dataset, method, realization, y, cores, progress) {
+  .Call(wrap__glue_fit_across, request, dataset, method, realization, y, cores, progress)
 }
 
 # src/rust/src/summary.rs: the fit's summary (FitSummary)
@@ -30,7 +32,9 @@ glue_fit_summary <- function(f, power, r_new, rope, pairs) {
 }
 
 # src/rust/src/plan.rs: planning the number of realizations
-glue_plan <- function(fit, stated, options, backend) .Call(wrap__glue_plan, fit, stated, options, backend)
+glue_plan <- function(fit, stated, options, backend, cores, progress) {
+  .Call(wrap__glue_plan, fit, stated, options, backend, cores, progress)
+}
 
 # src/rust/src/metrics.rs: metrics
 glue_crps_gaussian <- function(mean, sd, y) .Call(wrap__glue_crps_gaussian, mean, sd, y)

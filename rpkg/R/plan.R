@@ -2,9 +2,33 @@
 # experiments, credence::compare::plan). R checks and converts the arguments; the simulations,
 # fits and every number come from the Rust core.
 
-# Evaluates a call into the core; its error becomes an R error that names the R function.
+# Evaluates a call into the core; its error becomes an R error that names the R function. The
+# core's "interrupted" (Ctrl-C during a long fit or plan: src/rust/src/worker.rs) is first
+# signalled as R's interrupt condition, as Ctrl-C in R code is, so tryCatch(interrupt = ) sees it.
 core <- function(fn, expr) {
-  tryCatch(expr, error = function(e) stop(fn, ": ", conditionMessage(e), call. = FALSE))
+  tryCatch(expr, error = function(e) {
+    if (identical(conditionMessage(e), "interrupted")) {
+      signalCondition(structure(class = c("interrupt", "condition"),
+                                list(message = paste0(fn, ": interrupted"), call = NULL)))
+    }
+    stop(fn, ": ", conditionMessage(e), call. = FALSE)
+  })
+}
+
+# How a long fit or plan runs: its threads (`cores`, NULL for all cores) and its progress
+# (option credence.progress: NULL shows it once the work has run a second, TRUE from the
+# start, FALSE never), as the glue's last two arguments take them.
+# (Called inside core(), which names the function in the error.)
+run_cores <- function(cores) {
+  if (is.null(cores)) return(NULL)
+  if (!is_number(cores) || cores < 1 || cores != floor(cores)) {
+    stop("cores must be NULL (all cores) or a whole number >= 1", call. = FALSE)
+  }
+  as.double(cores)
+}
+run_progress <- function() {
+  p <- getOption("credence.progress")
+  if (is.null(p)) NULL else isTRUE(p)
 }
 
 is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
@@ -57,6 +81,10 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 #' @param x A \code{credence_plan}.
 #' @param digits Digits of the probabilities printed.
 #' @param ... Ignored.
+#' @param cores Threads the simulated fits run on (\code{NULL}, the default: all available
+#'   cores). Results do not depend on it. As for \code{\link{credence_fit}}, the plan shows its
+#'   progress (simulated fits) once it has run a second (option \code{credence.progress}), and
+#'   Ctrl-C stops it.
 #' @return A data frame of class \code{c("credence_plan", "data.frame")}, one row per R in increasing
 #'   order, with columns \code{r}, \code{assurance}, \code{assurance_mcse} (its Monte Carlo
 #'   standard error), \code{expected_prob_better} (mean of \code{P(a better than b | y)} over the
@@ -98,7 +126,8 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 50), sims = 1000, prob = 0.95,
                               rope = NULL, power = 0.8, methods = NULL, backend = "auto", seed = 1,
                               superchains = NULL, chains_per_superchain = NULL, effect = NULL, sigma_a = NULL,
-                              sigma_b = NULL, sigma_gamma = 0, higher_is_better = NULL, all_sims = FALSE) {
+                              sigma_b = NULL, sigma_gamma = 0, higher_is_better = NULL, all_sims = FALSE,
+                              cores = NULL) {
   fn <- "plan_realizations"
   fail <- function(...) stop(fn, ": ", ..., call. = FALSE)
   backend <- check_backend(backend, fn)
@@ -157,7 +186,7 @@ plan_realizations <- function(fit = NULL, a = NULL, b = NULL, r = c(5, 10, 20, 5
     list(effect = effect, sigma_a = sigma_a, sigma_b = sigma_b,
          sigma_gamma = given(sigma_gamma, missing(sigma_gamma)), higher_is_better = higher_is_better)
   }
-  p <- core(fn, glue_plan(if (!stated) fit_ptr(fit), values, options, backend))
+  p <- core(fn, glue_plan(if (!stated) fit_ptr(fit), values, options, backend, run_cores(cores), run_progress()))
   out <- data.frame(r = as.integer(p$r), assurance = p$assurance, assurance_mcse = p$assurance_mcse,
                     expected_prob_better = p$expected_prob_better, fits = as.integer(p$fits),
                     refit = as.integer(p$refit), unclean = as.integer(p$unclean), failed = as.integer(p$failed),

@@ -99,6 +99,11 @@ pub enum Error {
         instead: Option<(String, String)>,
     },
 
+    /// The work was asked to stop from outside ([`crate::interrupt::request`]: Ctrl-C in R)
+    /// and stopped at a sampler's iteration; nothing it computed is kept.
+    #[error("interrupted")]
+    Interrupted,
+
     /// An error about an array that came from a file; the file name is prepended.
     #[error("{}: {source}", path.display())]
     InFile {

@@ -5,7 +5,7 @@
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
-//! | foundation | [`error`], [`special`], [`seeds`] | typed errors, special functions, seeded streams |
+//! | foundation | [`error`], [`special`], [`seeds`], [`limits`], [`interrupt`] | typed errors, special functions, seeded streams, resource limits, stop requests and thread counts |
 //! | inputs | [`io`] | `.npy`/`.npz`/CSV arrays and long tables, checked |
 //! | predictions | [`predictive`] | predictive distributions and their scores (CRPS, NLL, quantiles) |
 //! | metrics | [`metrics`], [`quantiles`], [`credal`], [`summary`] | uncertainty metrics, distribution-free quantile intervals, credal sets, summaries of a metric table |
@@ -55,6 +55,7 @@ pub mod backend;
 pub mod compare;
 pub mod credal;
 pub mod error;
+pub mod interrupt;
 pub mod io;
 pub mod limits;
 pub mod metrics;

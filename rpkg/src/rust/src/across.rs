@@ -4,15 +4,17 @@
 use credence::compare::AcrossDesign;
 use extendr_api::prelude::*;
 
+use credence::request::Progress;
+
 use crate::json::{request, to_r};
-use crate::msg;
+use crate::{msg, worker};
 
 type R<T> = std::result::Result<T, String>;
 
 /// Fits the across-data-sets model that `request` (a named list of `FitRequest`'s fields)
 /// asks for to one value per data set x method x realization (`realization` `NULL` for an
 /// unpaired design), and returns its `AcrossSummary` (with the ROPE decision when the request
-/// has a `rope`).
+/// has a `rope`). `cores` and `progress` as for `glue_fit`.
 #[extendr]
 fn glue_fit_across(
     request: Robj,
@@ -20,10 +22,13 @@ fn glue_fit_across(
     method: Vec<String>,
     realization: Nullable<Vec<String>>,
     y: Vec<f64>,
+    cores: Nullable<f64>,
+    progress: Nullable<bool>,
 ) -> R<Robj> {
     let request = self::request(&request)?;
     let design = AcrossDesign::new(dataset, method, realization.into_option(), y).map_err(msg)?;
-    let fit = request.fit_across(&design, &|_, _| {}).map_err(msg)?;
+    let progress = worker::progress(progress, Progress::fit);
+    let fit = worker::run(worker::threads(cores)?, progress, |p| request.fit_across(&design, p))?;
     let s = request.summarize_across(&fit).map_err(msg)?;
     Ok(to_r(&serde_json::to_value(&s).map_err(msg)?))
 }

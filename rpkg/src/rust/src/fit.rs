@@ -5,19 +5,12 @@ use credence::backend::Backend;
 use credence::compare::{Design, DrawStats, Family, Fit, Likelihood, mdd_curve};
 use extendr_api::prelude::*;
 
+use credence::request::Progress;
+
 use crate::json::request;
-use crate::msg;
+use crate::{count, msg, worker};
 
 type R<T> = std::result::Result<T, String>;
-
-/// Whole non-negative number from an R double (seeds, counts).
-pub(crate) fn count(name: &str, x: f64) -> R<u64> {
-    if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) {
-        Ok(x as u64)
-    } else {
-        Err(format!("{name} = {x}: expected a whole number >= 0"))
-    }
-}
 
 /// A backend from its name (`auto`, `cpu` or `cuda`).
 pub(crate) fn backend(name: &str) -> R<Backend> {
@@ -29,7 +22,8 @@ pub(crate) fn backend(name: &str) -> R<Backend> {
 /// but for the beta-binomial model): NUTS on the CPU, or batched ChEES on the request's
 /// backend. Returns the fit, the sampler that ran (`nuts` or `chees`), where it ran (`cpu` or
 /// `cuda`) and, for ChEES, what is particular to it (nested R-hat, step size, trajectory
-/// length, leapfrog steps; `NULL` for NUTS).
+/// length, leapfrog steps; `NULL` for NUTS). The fit runs on `cores` threads (`NULL`: all),
+/// shows its progress as `progress` asks and stops on Ctrl-C (`crate::worker`).
 #[extendr]
 fn glue_fit(
     request: Robj,
@@ -37,13 +31,16 @@ fn glue_fit(
     pair: Nullable<Vec<String>>,
     y: Vec<f64>,
     trials: Nullable<Vec<f64>>,
+    cores: Nullable<f64>,
+    progress: Nullable<bool>,
 ) -> R<List> {
     let request = self::request(&request)?;
     let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
     // Where it runs, and the request's refusals, before the data's own check.
     let ran = request.runs_on(&design).map_err(msg)?;
     design.one_value_per_cell().map_err(msg)?;
-    let fit = request.fit(&design, &|_, _| {}).map_err(msg)?;
+    let progress = worker::progress(progress, Progress::fit);
+    let fit = worker::run(worker::threads(cores)?, progress, |p| request.fit(&design, p))?;
     let chees: Robj = match fit.chees() {
         Some(c) => {
             let (nested_rhat_name, nested_rhat): (Vec<String>, Vec<f64>) = c.nested_rhat.iter().cloned().unzip();

@@ -16,10 +16,20 @@ mod plan;
 mod quantiles;
 mod study;
 mod summary;
+mod worker;
 
 /// Maps a core error (or any displayable error) to the message R shows.
 pub(crate) fn msg(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// Whole non-negative number from an R double (seeds, counts).
+pub(crate) fn count(name: &str, x: f64) -> std::result::Result<u64, String> {
+    if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) {
+        Ok(x as u64)
+    } else {
+        Err(format!("{name} = {x}: expected a whole number >= 0"))
+    }
 }
 
 /// Panics on purpose (tests check that a Rust panic becomes an R error and R survives).

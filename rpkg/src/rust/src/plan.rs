@@ -1,12 +1,13 @@
 //! Planning an experiment: R values in, `credence::compare::plan` out as R vectors.
 
 use credence::backend::Batched;
-use credence::compare::{Fit, Plan, PlanOptions, PlanSource, Stated, plan};
+use credence::compare::{Fit, Plan, PlanOptions, PlanSource, Stated, plan_with_progress};
+use credence::request::Progress;
 use extendr_api::prelude::*;
 
 use crate::fit::backend as backend_choice;
 use crate::json::with_defaults;
-use crate::msg;
+use crate::{msg, worker};
 
 type R<T> = std::result::Result<T, String>;
 
@@ -47,16 +48,31 @@ fn to_list(p: &Plan) -> List {
 /// the fit's posterior) or from stated values (`stated`, a named list of
 /// `credence::compare::Stated`'s fields, with `fit` `NULL`). `options` is a named list of some
 /// of `PlanOptions`' fields (`decision` and `sampler` nested lists); the rest are the core's
-/// defaults.
+/// defaults. `cores` and `progress` as for `glue_fit` (the progress counts simulated fits).
 #[extendr]
-fn glue_plan(fit: Nullable<ExternalPtr<Fit>>, stated: Robj, options: Robj, backend: &str) -> R<List> {
+fn glue_plan(
+    fit: Nullable<ExternalPtr<Fit>>,
+    stated: Robj,
+    options: Robj,
+    backend: &str,
+    cores: Nullable<f64>,
+    progress: Nullable<bool>,
+) -> R<List> {
     let o: PlanOptions = with_defaults(&options, "options")?;
     let fitter = Batched::new(backend_choice(backend)?).map_err(msg)?;
-    let plan = match fit.into_option() {
-        Some(f) => plan(PlanSource::Pilot(&f), &o, &fitter),
-        None => plan(PlanSource::Stated(&with_defaults::<Stated>(&stated, "stated")?), &o, &fitter),
+    let pilot = fit.into_option();
+    let stated = if pilot.is_none() { Some(with_defaults::<Stated>(&stated, "stated")?) } else { None };
+    let source = match (&pilot, &stated) {
+        (Some(f), _) => PlanSource::Pilot(f),
+        (None, Some(s)) => PlanSource::Stated(s),
+        (None, None) => return Err("a pilot fit or stated values".into()),
     };
-    Ok(to_list(&plan.map_err(msg)?))
+    let progress = worker::progress(progress, Progress::plan);
+    let plan = worker::run(worker::threads(cores)?, progress, |p| {
+        let p = |done: usize, total: usize| p(done as u64, total as u64);
+        plan_with_progress(source, &o, &fitter, &p)
+    })?;
+    Ok(to_list(&plan))
 }
 
 extendr_module! {

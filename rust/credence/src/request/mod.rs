@@ -22,6 +22,7 @@
 //! # Ok::<(), credence::Error>(())
 //! ```
 
+mod progress;
 mod run;
 mod sampler;
 
@@ -29,6 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use progress::{Progress, SHOW_AFTER};
 pub use sampler::{Convention, EnergyError};
 
 use crate::backend::Backend;

@@ -235,9 +235,15 @@ const PROGRESS_EVERY: u64 = 25;
 
 /// Threads for the chains of one fit: rayon's, except inside a rayon task (fits run in
 /// parallel, as by [`crate::compare::fit_many`] or simulation-based calibration), where the
-/// chains run one after another on the task's thread.
+/// chains run one after another on the task's thread. The work of
+/// [`crate::interrupt::on_threads`] runs on a pool's thread but is no task: its chains get the
+/// pool's threads.
 pub(crate) fn chain_threads() -> usize {
-    if rayon::current_thread_index().is_some() { 1 } else { rayon::current_num_threads() }
+    if rayon::current_thread_index().is_none() || crate::interrupt::at_pool_top() {
+        rayon::current_num_threads()
+    } else {
+        1
+    }
 }
 
 /// Runs all chains on at most `threads` threads (scoped threads, each owning the samplers of
@@ -437,6 +443,7 @@ impl<'a> ChainRun<'a> {
             ..ChainOutput::empty()
         };
         while self.done < self.warmup + draws {
+            crate::interrupt::check()?;
             let it = self.done;
             self.done += 1;
             if it % PROGRESS_EVERY == PROGRESS_EVERY - 1 {

@@ -63,7 +63,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::fit::chees::BatchFitter;
-use crate::compare::fit::{Fit, FitOptions, fit};
+use crate::compare::fit::{Fit, FitOptions, Run, fit_on};
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, GaussianOptions};
 use crate::compare::sampler::chees::CheesSettings;
@@ -337,7 +337,9 @@ pub fn plan_with_progress(
     // NUTS fit of the table at `position` (of all the plan's fits, R-major) on its own seed.
     let by_nuts = |design: &Design, position: usize| {
         let seed = stream_seed(options.seed, position as u64 + (1 << 40));
-        fit(design, &FitOptions { sampler: Sampler::Nuts(plan_nuts(seed)), ..chees })
+        // One thread for the chains: the plan's fits run in parallel (rayon tasks).
+        let one = Run { threads: Some(1), ..Run::default() };
+        fit_on(design, &FitOptions { sampler: Sampler::Nuts(plan_nuts(seed)), ..chees }, &one)
     };
     let chees_options =
         |key: u64| FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, key)), ..chees };
@@ -346,6 +348,7 @@ pub fn plan_with_progress(
     let backend = setup.sample_design().map_or_else(|_| "cpu".into(), |d| fitter.runs_on(&d, &chees));
     let trial =
         if backend == "cpu" { Some(trial(&simulations, options, fitter, &chees_options, &by_nuts)?) } else { None };
+    crate::interrupt::check()?;
     let sampler = trial.as_ref().map_or(SamplerName::Chees, SamplerTrial::choice);
     let fit_batch = |designs: &[Design], chunk: usize| -> Result<Vec<Result<Outcome>>> {
         if sampler == SamplerName::Nuts {

@@ -104,6 +104,8 @@ pub(crate) fn run(
             let range = b * BLOCK..((b + 1) * BLOCK).min(options.sims);
             let designs: Vec<Design> = range.map(|s| sims.design(s, r)).collect::<Result<_>>()?;
             outcomes.extend(fitter(&designs, j * blocks + b)?);
+            // The fits a stop request ended are errors like any failed fit: the plan stops.
+            crate::interrupt::check()?;
             done += designs.len();
             if options.sequential && b + 1 < blocks && decided(&outcomes, options) {
                 total -= options.sims - outcomes.len();

@@ -224,6 +224,7 @@ pub(crate) fn run_chees_on<'a>(
     let mut warmed = warmup;
     let mut it = 0;
     loop {
+        crate::interrupt::check()?;
         if it == total {
             let chains: Vec<&[f64]> = rec.draws.iter().map(Vec::as_slice).collect();
             let worst = worst_nested_rhat(post.outputs(), &chains, s.chains_per_superchain);

@@ -1,0 +1,71 @@
+//! What a face shows while a long fit or plan runs, in brms' manner: one line per tenth of the
+//! work, e.g. `Sampling: 30% (2400/8000 iterations)`, once the work has run for
+//! [`SHOW_AFTER`] (quick work shows nothing) or from the start when asked.
+
+use std::time::{Duration, Instant};
+
+/// How long work runs before its progress is shown (unless shown from the start).
+pub const SHOW_AFTER: Duration = Duration::from_secs(1);
+
+/// The progress lines of one piece of work; the face feeds it the `(done, total)` reports of
+/// the core's progress callback and prints the lines it returns.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    what: &'static str,
+    unit: &'static str,
+    start: Instant,
+    always: bool,
+    /// The tenth and total of the last line shown.
+    last: Option<(u64, u64)>,
+}
+
+impl Progress {
+    /// A fit's progress: iterations of all chains, warmup included (NUTS reports them; ChEES
+    /// reports none). `always` shows it from the start.
+    pub fn fit(always: bool) -> Self {
+        Self { what: "Sampling", unit: "iterations", start: Instant::now(), always, last: None }
+    }
+
+    /// A plan's progress: its simulated fits.
+    pub fn plan(always: bool) -> Self {
+        Self { what: "Planning", unit: "simulated fits", ..Self::fit(always) }
+    }
+
+    /// The line to show for `done` of `total`, if any: at most one per tenth of the work (and
+    /// one when the total changes, as when a fit that is not clean goes on).
+    pub fn line(&mut self, done: u64, total: u64) -> Option<String> {
+        if total == 0 || (!self.always && self.start.elapsed() < SHOW_AFTER) {
+            return None;
+        }
+        let done = done.min(total);
+        let tenth = done * 10 / total;
+        if self.last.is_some_and(|(t, n)| n == total && t >= tenth) {
+            return None;
+        }
+        self.last = Some((tenth, total));
+        Some(format!("{}: {}% ({done}/{total} {})", self.what, done * 100 / total, self.unit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_tenth_and_none_for_quick_work() {
+        let mut p = Progress::fit(true);
+        let lines: Vec<String> = (0..=80).filter_map(|i| p.line(i * 100, 8000)).collect();
+        assert_eq!(lines.len(), 11);
+        assert_eq!(lines[0], "Sampling: 0% (0/8000 iterations)");
+        assert_eq!(lines[3], "Sampling: 30% (2400/8000 iterations)");
+        assert_eq!(lines[10], "Sampling: 100% (8000/8000 iterations)");
+        // A longer run than planned shows its new total.
+        assert_eq!(p.line(8100, 12000).as_deref(), Some("Sampling: 67% (8100/12000 iterations)"));
+        assert_eq!(p.line(8200, 12000), None);
+        assert_eq!(Progress::plan(true).line(5, 20).as_deref(), Some("Planning: 25% (5/20 simulated fits)"));
+        // Work that has not run for SHOW_AFTER shows nothing unless asked.
+        let mut quiet = Progress::fit(false);
+        assert!((0..=10).all(|i| quiet.line(i, 10).is_none()));
+        assert_eq!(Progress::fit(true).line(1, 0), None);
+    }
+}

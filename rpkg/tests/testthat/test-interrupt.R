@@ -24,6 +24,7 @@ test_that("the draws do not depend on cores", {
   expect_identical(p2, p1)
   expect_error(fit(0), "credence_fit: cores must be NULL \\(all cores\\) or a whole number >= 1")
   expect_error(fit(1.5), "cores must be")
+  expect_error(fit(5000), "cores = 5000.*at most 1024")
 })
 
 test_that("progress shows brms-like lines when asked and none when turned off", {

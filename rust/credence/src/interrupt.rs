@@ -48,6 +48,7 @@ pub fn on_threads<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Se
     if n == 0 {
         return Err(Error::argument("cores", n, "a whole number of threads >= 1"));
     }
+    crate::limits::at_most("cores", n as u64, crate::limits::MAX_THREADS)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .build()

@@ -21,6 +21,9 @@ pub const MAX_EPOCH_SCALE: f64 = 1_000.0;
 pub const MAX_WARMUP: u64 = 1_000_000;
 /// Bootstrap replicates of a quantile interval (`--replicates`).
 pub const MAX_REPLICATES: u64 = 10_000_000;
+/// Threads a face may ask for (R's `cores`): each one holds a stack, and more threads than
+/// cores only add switching.
+pub const MAX_THREADS: u64 = 1_024;
 /// Environment variable that lowers the memory a request may plan to hold: bytes, or a number
 /// with a `K`, `M` or `G` suffix (powers of 1024).
 pub const MEMORY_ENV: &str = "CREDENCE_MAX_MEMORY";

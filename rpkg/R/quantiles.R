@@ -49,6 +49,11 @@ metric_quantiles <- function(x, u = c(0.1, 0.5, 0.9), level = 0.9,
   asymptotic_at <- match.arg(asymptotic_at)
   bootstrap_statistic <- match.arg(bootstrap_statistic)
   if (!is.numeric(x)) stop("metric_quantiles: x must be numeric, got ", class(x)[1])
+  # Named here, 1-based: the core's message would count from 0.
+  if (anyNA(x)) {
+    stop("metric_quantiles: x[", which(is.na(x))[1], "] is ", x[which(is.na(x))[1]],
+         ": give the runs that have a value (e.g. x[!is.na(x)]); a failed run left out raises the quantiles")
+  }
   r <- glue_quantiles(as.double(x), as.double(u), as.double(level), method, as.character(type),
                       as.integer(replicates), as.double(seed), isTRUE(flip_lower), asymptotic_at,
                       bootstrap_statistic)

@@ -114,3 +114,8 @@ test_that("metric_quantiles reports the Shapiro-Wilk test beside the quantiles",
   expect_equal(sw$p_value, ref$p.value, tolerance = 1e-10)
   expect_null(attr(metric_quantiles(c(1, 2)), "shapiro_wilk"))
 })
+
+test_that("a missing run is named with its R index, not dropped", {
+  expect_error(metric_quantiles(c(1, 2, 3, NA, 5, 6)), "x\\[4\\] is NA")
+  expect_error(metric_quantiles(c(1, NaN, 3, 4, 5)), "x\\[2\\] is NaN")
+})

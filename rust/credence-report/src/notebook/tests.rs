@@ -50,6 +50,24 @@ fn lambda_ranking_escapes_names() {
     assert!(html.contains(&num(-(0.6f64.ln()))));
 }
 
+/// What a quantile table left out is listed under it, escaped; a table without any has no list.
+#[test]
+fn quantile_table_lists_its_warnings() {
+    let method: Vec<String> = (0..12).map(|i| if i == 11 { "<A>".into() } else { "B".into() }).collect();
+    let mut crps: Vec<String> = (1..=11).map(|i| i.to_string()).collect();
+    crps.push("NaN".into());
+    let t = Table::from_columns("t.csv", vec![("method".into(), method), ("crps".into(), crps)]).unwrap();
+    let q = quantile_table(&t, "crps", &["method".into()], &[0.5], &CiOptions::default()).unwrap();
+    let html = q.to_html();
+    assert!(html.contains("<ul class=\"credence-quantile-warnings\"><li>t.csv: column "));
+    assert!(html.contains("1 in group &lt;A&gt;</li>"), "{html}");
+    let clean = quantile_table(&t, "crps", &[], &[0.5], &CiOptions::default()).unwrap();
+    assert_eq!(clean.warnings.len(), 1);
+    let full = Table::from_columns("f.csv", vec![("crps".into(), (1..=9).map(|i| i.to_string()).collect())]).unwrap();
+    let none = quantile_table(&full, "crps", &[], &[0.5], &CiOptions::default()).unwrap();
+    assert!(none.warnings.is_empty() && !none.to_html().contains("<ul"));
+}
+
 /// x = 1..10 per group: the type-7 median is 5.5 and the mean 5.5; every interval of the result
 /// appears in its row; group values and the column name are escaped.
 #[test]

@@ -55,13 +55,7 @@ pub(crate) fn plan(this: &Plan) -> String {
         );
     }
     out.push_str("</table>");
-    if !this.warnings.is_empty() {
-        out.push_str("<ul class=\"credence-plan-warnings\">");
-        for w in &this.warnings {
-            let _ = write!(out, "<li>{}</li>", escape(w));
-        }
-        out.push_str("</ul>");
-    }
+    out.push_str(&super::warnings("credence-plan-warnings", &this.warnings));
     out.push_str("</div>");
     out
 }

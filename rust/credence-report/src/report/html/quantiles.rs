@@ -73,13 +73,7 @@ pub(crate) fn quantile_table(this: &QuantileTable) -> String {
         let _ = write!(out, "<td>{mean}</td>{normality}</tr>");
     }
     out.push_str("</table>");
-    if !this.warnings.is_empty() {
-        out.push_str("<ul class=\"credence-quantile-warnings\">");
-        for w in &this.warnings {
-            let _ = write!(out, "<li>{}</li>", escape(w));
-        }
-        out.push_str("</ul>");
-    }
+    out.push_str(&super::warnings("credence-quantile-warnings", &this.warnings));
     out.push_str("</div>");
     out
 }

@@ -182,10 +182,7 @@ impl Design {
             })
             .collect();
         let mut warnings = Vec::new();
-        let dropped = table.n_rows() - keep.len();
-        if dropped > 0 {
-            warnings.push(format!("{dropped} row(s) with missing values in the model's columns were dropped"));
-        }
+        warnings.extend(dropped_rows(table.n_rows(), &keep, &g));
         let pick = |v: &Vec<Option<f64>>| keep.iter().map(|&i| v[i].unwrap_or(f64::NAN)).collect::<Vec<_>>();
         let pick_text = |v: &Vec<Option<String>>| keep.iter().map(|&i| v[i].clone().unwrap_or_default()).collect();
         if let (Some(t), Some(trials)) = (&t, trials) {
@@ -323,9 +320,37 @@ impl Design {
     }
 }
 
+/// The warning for rows left out for a missing value (brms's count), naming the methods (`g`,
+/// the method column) that lose every row that way: they drop out of the comparison.
+pub(crate) fn dropped_rows(n_rows: usize, keep: &[usize], g: &[Option<String>]) -> Option<String> {
+    let dropped = n_rows - keep.len();
+    if dropped == 0 {
+        return None;
+    }
+    let kept: std::collections::BTreeSet<&str> = keep.iter().filter_map(|&i| g[i].as_deref()).collect();
+    let all: std::collections::BTreeSet<&str> = g.iter().flatten().map(String::as_str).collect();
+    let lost: Vec<&str> = all.difference(&kept).copied().collect();
+    let gone = match lost.as_slice() {
+        [] => String::new(),
+        [m] => format!("; method '{m}' has no row left and is not compared"),
+        ms => format!("; methods '{}' have no row left and are not compared", ms.join("', '")),
+    };
+    Some(format!("{dropped} row(s) with missing values in the model's columns were dropped{gone}"))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn dropped_rows_name_the_methods_they_empty() {
+        let g: Vec<Option<String>> = ["A", "B", "B", "C", "C"].iter().map(|s| Some(s.to_string())).collect();
+        assert_eq!(dropped_rows(5, &[0, 1, 2, 3, 4], &g), None);
+        let one = dropped_rows(5, &[0, 2, 3, 4], &g).unwrap();
+        assert_eq!(one, "1 row(s) with missing values in the model's columns were dropped");
+        let two = dropped_rows(5, &[1], &g).unwrap();
+        assert!(two.ends_with("; methods 'A', 'C' have no row left and are not compared"), "{two}");
+    }
 
     #[test]
     fn moments_of_tiny_values_do_not_underflow() {

@@ -173,10 +173,7 @@ impl AcrossDesign {
             })
             .collect();
         let mut notes = Vec::new();
-        let dropped = table.n_rows() - keep.len();
-        if dropped > 0 {
-            notes.push(format!("{dropped} row(s) with missing values in the model's columns were dropped"));
-        }
+        notes.extend(crate::compare::model::design::dropped_rows(table.n_rows(), &keep, &g));
         let text = |v: &Vec<Option<String>>| keep.iter().map(|&i| v[i].clone().unwrap_or_default()).collect();
         let values = keep.iter().map(|&i| y[i].unwrap_or(f64::NAN)).collect();
         if let Some(r) = &r {

@@ -169,29 +169,41 @@ impl Envelope {
         }
     }
 
-    /// |L^-1 v|^2 for a sparse v given as (index, value) pairs in increasing index, all in
-    /// one block and delta's rows; `work` (n values) is scratch. The same bits as the dense
-    /// solve's squared norm: only the block's and delta's entries can be nonzero.
-    pub(super) fn solve_norm2(&self, u: &[f64], v: &[(usize, f64)], work: &mut [f64]) -> f64 {
-        let n = self.n();
-        let block = match v.first() {
-            Some(&(k, _)) if k < self.delta0 => self.first[k]..self.block_end[k],
-            _ => self.delta0..self.delta0,
+    /// |L^-1 v|^2 for several sparse v on the same indices `idx` (increasing, all in one
+    /// block and delta's rows): `coefs` holds the vectors one after the other, `norms` gets one
+    /// value per vector, `work` is scratch. One pass over the rows of U serves every vector,
+    /// and each vector's sums run in the order of the one-vector solve (the same bits).
+    pub(super) fn solve_norm2(&self, u: &[f64], idx: &[usize], coefs: &[f64], norms: &mut [f64], work: &mut Vec<f64>) {
+        let (n, d0, nv, ni) = (self.n(), self.delta0, norms.len(), idx.len());
+        debug_assert_eq!(coefs.len(), nv * ni);
+        let block = match idx.first() {
+            Some(&k) if k < d0 => self.first[k]..self.block_end[k],
+            _ => d0..d0,
         };
-        debug_assert!(v.iter().all(|e| e.0 >= self.delta0 || block.contains(&e.0)));
-        work[block.clone()].fill(0.0);
-        work[self.delta0..n].fill(0.0);
-        for &(k, vk) in v {
+        debug_assert!(idx.iter().all(|&k| k >= d0 || block.contains(&k)));
+        // Local rows: the block's, then delta's.
+        let local = |r: usize| if r < d0 { r - block.start } else { block.len() + r - d0 };
+        work.clear();
+        work.resize((block.len() + n - d0) * nv, 0.0);
+        for (t, &k) in idx.iter().enumerate() {
             let mut at = self.urow[k];
             for r in self.reach(k) {
-                for (o, &x) in work[r.clone()].iter_mut().zip(&u[at..at + r.len()]) {
-                    *o += vk * x;
+                if r.is_empty() {
+                    continue;
+                }
+                let base = local(r.start) * nv;
+                for (j, &x) in u[at..at + r.len()].iter().enumerate() {
+                    let w = &mut work[base + j * nv..base + (j + 1) * nv];
+                    for (o, v) in w.iter_mut().zip(0..nv) {
+                        *o += coefs[v * ni + t] * x;
+                    }
                 }
                 at += r.len();
             }
         }
-        let s = dot_from(0.0, &work[block.clone()], &work[block]);
-        dot_from(s, &work[self.delta0..n], &work[self.delta0..n])
+        for (v, out) in norms.iter_mut().enumerate() {
+            *out = work.iter().skip(v).step_by(nv).fold(0.0, |s, w| s + w * w);
+        }
     }
 
     /// (L^-1 L^-T)\[k,k\]: the squared norm of column k of L^-1.
@@ -282,11 +294,20 @@ mod tests {
         solve_upper(&u, &x, &mut y, n);
         env.solve_upper(&uc, &x, &mut yc);
         assert_eq!(y, yc);
-        let mut work = vec![f64::NAN; n];
-        for v in [vec![(4, 0.5), (6, -1.0), (10, 2.0)], vec![(0, 1.5), (2, 0.25)], vec![(9, 1.0), (11, -0.5)]] {
-            let dense: Vec<f64> = (0..n).map(|i| v.iter().map(|&(k, c)| c * u[k * n + i]).sum()).collect();
-            let got = env.solve_norm2(&uc, &v, &mut work);
-            assert!((got - dot(&dense, &dense)).abs() < 1e-14 * got, "{v:?}");
+        let mut work = Vec::new();
+        let cases: [(&[usize], &[f64]); 3] = [
+            (&[4, 6, 10], &[0.5, -1.0, 2.0, 1.0, 0.0, -0.25]),
+            (&[0, 2], &[1.5, 0.25]),
+            (&[9, 11], &[1.0, -0.5, 2.0, 3.0, -1.0, 0.5]),
+        ];
+        for (idx, coefs) in cases {
+            let mut norms = vec![f64::NAN; coefs.len() / idx.len()];
+            env.solve_norm2(&uc, idx, coefs, &mut norms, &mut work);
+            for (v, got) in norms.iter().enumerate() {
+                let c = &coefs[v * idx.len()..(v + 1) * idx.len()];
+                let dense: Vec<f64> = (0..n).map(|i| idx.iter().zip(c).map(|(&k, x)| x * u[k * n + i]).sum()).collect();
+                assert!((got - dot(&dense, &dense)).abs() <= 1e-14 * got, "{idx:?} {c:?}");
+            }
         }
     }
 }

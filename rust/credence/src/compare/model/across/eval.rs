@@ -335,32 +335,42 @@ impl AcrossModel {
         // sum of gamma^2, from the conditional variances.
         let mut var = vec![0.0; n_cells];
         let mut e_g2 = g2.clone();
-        let mut work = vec![0.0; n];
-        let mut entries = Vec::new();
+        let mut work = Vec::new();
+        let (mut order, mut idx, mut coefs, mut norms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         if self.effect {
             for (p, pat) in self.patterns.iter().enumerate() {
                 let (a, loo, q) = self.weights(p, cond);
                 let np = pat.members.len() as f64;
                 let (d, nu) = (pat.dataset, self.nu_idx[pat.dataset]);
                 log_det += np * q.ln();
-                entries.clear();
-                entries.push((nu, a.iter().sum::<f64>() / q));
+                // The pattern's locations in increasing order, each with its slot: 0 for nu,
+                // 1 + 2j and 2 + 2j for cell j's delta and u.
+                order.clear();
+                order.push((nu, 0));
                 for (j, &c) in pat.cells.iter().enumerate() {
                     let [_, dj, uj] = self.x_of(c);
-                    entries.extend([(dj, a[j] / q), (uj, a[j] / q)]);
+                    order.extend([(dj, 1 + 2 * j), (uj, 2 + 2 * j)]);
                 }
-                entries.sort_unstable_by_key(|e| e.0);
-                e_g2[d] += np * (1.0 / q + self.env.solve_norm2(u, &entries, &mut work));
+                order.sort_unstable_by_key(|e| e.0);
+                idx.clear();
+                idx.extend(order.iter().map(|e| e.0));
+                // Vector 0 gives E gamma^2, vector 1 + j cell j's residual variance.
+                let sum_a = a.iter().sum::<f64>();
+                coefs.clear();
+                coefs.extend(order.iter().map(|&(_, s)| if s == 0 { sum_a / q } else { a[(s - 1) / 2] / q }));
+                for j in 0..pat.cells.len() {
+                    coefs.extend(order.iter().map(|&(_, s)| match s {
+                        0 => cond.isg2[d] / q,
+                        s if (s - 1) / 2 == j => loo[j] / q,
+                        s => -a[(s - 1) / 2] / q,
+                    }));
+                }
+                norms.clear();
+                norms.resize(1 + pat.cells.len(), 0.0);
+                self.env.solve_norm2(u, &idx, &coefs, &mut norms, &mut work);
+                e_g2[d] += np * (1.0 / q + norms[0]);
                 for (j, &c) in pat.cells.iter().enumerate() {
-                    entries.clear();
-                    entries.push((nu, cond.isg2[d] / q));
-                    for (k, &c2) in pat.cells.iter().enumerate() {
-                        let [_, dk, uk] = self.x_of(c2);
-                        let x = if k == j { loo[j] / q } else { -a[k] / q };
-                        entries.extend([(dk, x), (uk, x)]);
-                    }
-                    entries.sort_unstable_by_key(|e| e.0);
-                    var[c] += np * a[j] * (self.env.solve_norm2(u, &entries, &mut work) + 1.0 / q);
+                    var[c] += np * a[j] * (norms[1 + j] + 1.0 / q);
                 }
             }
             for d in 0..self.n_d {
@@ -368,10 +378,12 @@ impl AcrossModel {
                 grad[self.sigma_gamma_slot(d)] += -self.r_per_d[d] + cond.isg2[d] * e_g2[d];
             }
         } else {
+            let mut norm = [0.0];
             for c in 0..n_cells {
-                let mut x: Vec<(usize, f64)> = self.x_of(c).iter().map(|&i| (i, 1.0)).collect();
-                x.sort_unstable_by_key(|e| e.0);
-                var[c] = self.count[c] * cond.w[c] * self.env.solve_norm2(u, &x, &mut work);
+                let mut x = self.x_of(c);
+                x.sort_unstable();
+                self.env.solve_norm2(u, &x, &[1.0; 3], &mut norm, &mut work);
+                var[c] = self.count[c] * cond.w[c] * norm[0];
             }
         }
         for c in 0..n_cells {

@@ -135,7 +135,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             o.model.priors.sigma = p.parse()?;
         }
         if let Some(sd) = flag("--level-sd") {
-            o.model.priors.level = LocationPrior::Normal { mean: 0.0, sd: sd.parse()? };
+            o.model.priors.level = Some(LocationPrior::Normal { mean: 0.0, sd: sd.parse()? });
         }
     }
     if wide {

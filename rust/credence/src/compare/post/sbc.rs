@@ -168,7 +168,8 @@ pub fn sbc_across(
         let Sampler::Nuts(sampler) = options.sampler.with_seed(seed) else {
             return Err(Error::argument("sampler", "chees", "NUTS (the across model samples by NUTS)"));
         };
-        let o = AcrossFitOptions { model: *model_options, sampler, higher_is_better: false };
+        // The template's resolved level prior for every fit: the one the truth was drawn from.
+        let o = AcrossFitOptions { model: model.options(), sampler, higher_is_better: false };
         let f = fit_across(&template.with_response(y)?, &o)?;
         Ok((f.rows().into_iter().flatten().copied().collect(), f.diagnostics().divergences))
     })

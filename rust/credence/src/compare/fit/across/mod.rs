@@ -100,7 +100,9 @@ pub fn fit_across_with_progress(
         &ran.chains,
         n_out,
     );
-    Ok(AcrossFit { draws, design: design.clone(), options: *options, per_dataset_scale })
+    // The options as the model used them: the level prior resolved against the data.
+    let options = AcrossFitOptions { model: model.options(), ..*options };
+    Ok(AcrossFit { draws, design: design.clone(), options, per_dataset_scale })
 }
 
 /// Per data set, the (mean, sd) taken out of its values.

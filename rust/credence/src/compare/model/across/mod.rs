@@ -7,7 +7,7 @@
 //! y[d,m,i] = mu[d,m] + gamma[d,i] + eps,   eps ~ Normal(0, sigma[d,m])   (or sigma[m]: shared across data sets)
 //! mu[d,m]  = nu[d] + delta[m] + u[d,m],    u[d,m] ~ Normal(0, tau_u)      (or Student-t(df, 0, tau_u))
 //! delta[m] ~ Normal(0, tau_delta),         gamma[d,i] ~ Normal(0, sigma_gamma[d])
-//! nu[d] ~ Normal(0, 1), tau_delta, tau_u, sigma, sigma_gamma ~ HalfNormal(1), df ~ Gamma(2, 0.1) truncated to df > 1 (brms' nu)
+//! nu[d] ~ Normal(0, s_level) (s_level >= 1 from the data: AcrossPriors::level_for), tau_delta, tau_u, sigma, sigma_gamma ~ HalfNormal(1), df ~ Gamma(2, 0.1) truncated to df > 1 (brms' nu)
 //! ```
 //!
 //! delta\[m\] is method m's effect on the population of data sets, u\[d,m\] its
@@ -115,8 +115,10 @@ pub(crate) struct AcrossModel {
 }
 
 impl AcrossModel {
-    pub(crate) fn new(design: &AcrossDesign, opts: AcrossOptions) -> Result<Self> {
+    /// The model of `design`; its options record the level prior resolved against the data.
+    pub(crate) fn new(design: &AcrossDesign, mut opts: AcrossOptions) -> Result<Self> {
         opts.validate()?;
+        opts.priors.level = Some(opts.priors.level_for(design));
         let (n_d, n_m) = (design.datasets().len(), design.methods().len());
         let mut cell_of = vec![None; n_d * n_m];
         let mut cells = Vec::new();
@@ -198,7 +200,7 @@ impl AcrossModel {
                 Interaction::StudentT => n_cells + 1,
                 Interaction::StudentTPerDataSet => n_d + 1,
             };
-        let LocationPrior::Normal { mean: a, sd: b } = p.level;
+        let LocationPrior::Normal { mean: a, sd: b } = p.level_for(design);
         let outputs = outputs(design, &cells, opts, effect);
         Ok(Self {
             opts,
@@ -230,6 +232,11 @@ impl AcrossModel {
             design: design.clone(),
             env: envelope::Envelope::new(&blocks, n_m),
         })
+    }
+
+    /// The options as the model uses them (the level prior resolved against the data).
+    pub(crate) fn options(&self) -> AcrossOptions {
+        self.opts
     }
 
     /// Index of delta\[m\] in beta.
@@ -365,7 +372,8 @@ impl Posterior for AcrossModel {
         // A flat prior has no draws (sbc_across refuses it): NaN, never a number.
         let delta: Vec<f64> =
             (0..self.n_m).map(|_| if self.pooled() { td * standard_normal(rng) } else { f64::NAN }).collect();
-        let nu: Vec<f64> = (0..self.n_d).map(|_| p.level.sample(rng)).collect();
+        let level = p.level_for(&self.design);
+        let nu: Vec<f64> = (0..self.n_d).map(|_| level.sample(rng)).collect();
         out.extend(&delta);
         out.extend(&nu);
         // The mixing variances, per cell or per data set.

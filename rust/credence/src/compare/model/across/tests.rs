@@ -35,7 +35,7 @@ fn design(paired: bool) -> AcrossDesign {
 fn reference(model: &AcrossModel, sc: &eval::Scales) -> f64 {
     let dsn = &model.design;
     let n = dsn.n_obs();
-    let LocationPrior::Normal { mean: a, sd: b } = model.opts.priors.level;
+    let LocationPrior::Normal { mean: a, sd: b } = model.opts.priors.level_for(dsn);
     let mut cov = vec![0.0; n * n];
     let cell = |j: usize| model.cell_of[dsn.dataset()[j] * model.n_m + dsn.method()[j]].unwrap();
     for j in 0..n {
@@ -352,9 +352,12 @@ fn log_density_and_gradient_match_the_dense_implementation() {
             ],
         ),
     ];
-    let t_set = AcrossOptions { interaction: Interaction::StudentTPerDataSet, ..Default::default() };
+    // The unit level prior the values were recorded with (the default now widens it for
+    // these data-set means).
+    let unit = AcrossPriors { level: Some(LocationPrior::Normal { mean: 0.0, sd: 1.0 }), ..Default::default() };
+    let t_set = AcrossOptions { interaction: Interaction::StudentTPerDataSet, priors: unit, ..Default::default() };
     let mut want = dense.iter();
-    for opts in [AcrossOptions::default(), t_set] {
+    for opts in [AcrossOptions { priors: unit, ..Default::default() }, t_set] {
         let model = AcrossModel::new(&wide_design(6), opts).unwrap();
         for seed in [3, 8] {
             let (lp_dense, grad_dense) = want.next().unwrap();
@@ -369,4 +372,32 @@ fn log_density_and_gradient_match_the_dense_implementation() {
             }
         }
     }
+}
+
+/// The default level prior is normal(0, 1) while every data-set mean lies within 0.4 of 0,
+/// widens to 2.5 times the largest mean beyond, and a given prior is kept; the model records
+/// the one it used.
+#[test]
+fn the_default_level_prior_reaches_every_data_set_mean() {
+    let sd = |p: LocationPrior| match p {
+        LocationPrior::Normal { sd, .. } => sd,
+    };
+    let near = design(true);
+    let near = near.with_response(near.y().iter().map(|y| y - 0.3).collect()).unwrap();
+    assert_eq!(AcrossPriors::default().level_for(&near), LocationPrior::Normal { mean: 0.0, sd: 1.0 });
+    let far = wide_design(6);
+    let n_d = far.datasets().len();
+    let mut sums = vec![(0.0, 0.0); n_d];
+    for (&d, &y) in far.dataset().iter().zip(far.y()) {
+        sums[d].0 += y;
+        sums[d].1 += 1.0;
+    }
+    let largest = sums.iter().map(|s| (s.0 / s.1).abs()).fold(0.0, f64::max);
+    assert!(largest > 0.4, "{largest}");
+    assert_eq!(sd(AcrossPriors::default().level_for(&far)), 2.5 * largest);
+    let given = LocationPrior::Normal { mean: 0.0, sd: 1.0 };
+    let priors = AcrossPriors { level: Some(given), ..Default::default() };
+    assert_eq!(priors.level_for(&far), given);
+    let model = AcrossModel::new(&far, AcrossOptions::default()).unwrap();
+    assert_eq!(model.options().priors.level.map(sd), Some(2.5 * largest));
 }

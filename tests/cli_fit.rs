@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{credence, refused};
+use common::{args, credence, json, refused};
 
 /// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts.
 fn table(dir: &std::path::Path) -> String {
@@ -175,12 +175,7 @@ fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
     let dir = tempfile::tempdir().unwrap();
     let path = table(dir.path());
     let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
-    let run = |extra: &[&str]| -> Value {
-        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
-        let (ok, stdout, stderr) = credence(&args);
-        assert!(ok, "{stderr}");
-        serde_json::from_str(&stdout).unwrap()
-    };
+    let run = |extra: &[&str]| json(&args(&base, extra));
     let nuts = run(&[]);
     let chees = run(&["--sampler", "chees"]);
     assert_eq!(nuts["sampler"]["name"], "nuts");
@@ -242,26 +237,15 @@ fn backend_choice_is_checked_and_cpu_equals_auto_without_a_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let path = table(dir.path());
     let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
-    let run = |extra: &[&str]| {
-        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
-        credence(&args)
-    };
-    let (ok, _, stderr) = run(&["--backend", "cuda"]);
-    assert!(!ok && stderr.contains("NUTS runs on the CPU only"), "{stderr}");
-    let (ok, _, stderr) = run(&["--backend", "gpu"]);
-    assert!(!ok && stderr.contains("auto, cpu"), "{stderr}");
-    let (ok, cpu, stderr) = run(&["--sampler", "chees", "--backend", "cpu"]);
-    assert!(ok, "{stderr}");
-    let cpu: Value = serde_json::from_str(&cpu).unwrap();
+    refused(&args(&base, &["--backend", "cuda"]), &["NUTS runs on the CPU only"]);
+    refused(&args(&base, &["--backend", "gpu"]), &["auto, cpu"]);
+    let cpu = json(&args(&base, &["--sampler", "chees", "--backend", "cpu"]));
     if credence::backend::Backend::cuda_available() {
         eprintln!("a GPU is here: the forced-CUDA error case does not apply");
         return;
     }
     // No GPU: auto runs on the CPU (the same draws) and forcing CUDA is an error, not a panic.
-    let (ok, auto, stderr) = run(&["--sampler", "chees"]);
-    assert!(ok, "{stderr}");
-    let auto: Value = serde_json::from_str(&auto).unwrap();
+    let auto = json(&args(&base, &["--sampler", "chees"]));
     assert_eq!(auto["parameters"], cpu["parameters"]);
-    let (ok, _, stderr) = run(&["--sampler", "chees", "--backend", "cuda"]);
-    assert!(!ok && stderr.contains("CUDA") && !stderr.contains("panicked"), "{stderr}");
+    refused(&args(&base, &["--sampler", "chees", "--backend", "cuda"]), &["CUDA"]);
 }

@@ -8,7 +8,7 @@ use credence::backend::Backend;
 use serde_json::Value;
 
 mod common;
-use common::{credence, rows_without_timing};
+use common::{credence, refused, rows_without_timing};
 
 const TINY: [&str; 8] = ["--n", "30", "--methods", "map,cp", "--realizations", "3", "--epoch-scale", "0.02"];
 
@@ -61,12 +61,10 @@ fn study_then_fit_end_to_end() {
     assert_eq!(w["parameters"], v["parameters"]);
     let mut none = fit.clone();
     none.extend(["--where", "n=50"]);
-    let (ok, _, stderr) = credence(&none);
-    assert!(!ok && stderr.contains("no row has n = 50"), "{stderr}");
+    refused(&none, &["no row has n = 50"]);
     let mut bad = fit.clone();
     bad.extend(["--where", "n"]);
-    let (ok, _, stderr) = credence(&bad);
-    assert!(!ok && stderr.contains("--where n: expected COLUMN=VALUE"), "{stderr}");
+    refused(&bad, &["--where n: expected COLUMN=VALUE"]);
 }
 
 #[test]
@@ -92,8 +90,7 @@ fn shards_merge_to_the_full_run() {
     assert!(ok, "{stderr}");
     assert!(stdout.contains("merged 6 rows (synthetic) from 2 file(s)"), "{stdout}");
     assert_eq!(rows_without_timing(Path::new(&merged)), rows_without_timing(Path::new(&full)));
-    let (ok, _, stderr) = credence(&["study", "merge", &merged, &shards[0]]);
-    assert!(!ok && stderr.contains("job(s) missing"), "{stderr}");
+    refused(&["study", "merge", &merged, &shards[0]], &["job(s) missing"]);
 
     // The array size this grid needs (stdout: N alone, for scripts).
     let mut plan = vec!["study", "--plan-shards", "3"];
@@ -139,22 +136,16 @@ fn bad_arguments_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.csv");
     let out = out.to_str().unwrap();
-    let (ok, _, stderr) = credence(&["study", "--dataset", "yacht", "--out", out]);
-    assert!(
-        !ok && stderr.contains("yacht is read from yacht.txt: give --data-dir DIR or set CREDENCE_DATA"),
-        "{stderr}"
+    refused(
+        &["study", "--dataset", "yacht", "--out", out],
+        &["yacht is read from yacht.txt: give --data-dir DIR or set CREDENCE_DATA"],
     );
-    let (ok, _, stderr) = credence(&["study", "--dataset", "yacht", "--data-dir", "/nonexistent", "--out", out]);
-    assert!(!ok && stderr.contains("/nonexistent/yacht.txt"), "{stderr}");
-    let (ok, _, stderr) = credence(&["study", "--shard", "3/2", "--out", out]);
-    assert!(!ok && stderr.contains("I/N with 1 <= I <= N"), "{stderr}");
-    let (ok, _, stderr) = credence(&["study", "--methods", "map,gp", "--out", out]);
-    assert!(!ok && stderr.contains("one of map, mcd, ensemble, swag, bbb, cp"), "{stderr}");
-    let (ok, _, stderr) = credence(&["study", "--n", "30"]);
-    assert!(!ok && stderr.contains("--out"), "{stderr}");
+    refused(&["study", "--dataset", "yacht", "--data-dir", "/nonexistent", "--out", out], &["/nonexistent/yacht.txt"]);
+    refused(&["study", "--shard", "3/2", "--out", out], &["I/N with 1 <= I <= N"]);
+    refused(&["study", "--methods", "map,gp", "--out", out], &["one of map, mcd, ensemble, swag, bbb, cp"]);
+    refused(&["study", "--n", "30"], &["--out"]);
     std::fs::write(out, "a,b\n1,2\n").unwrap();
-    let (ok, _, stderr) = credence(&["study", "--n", "30", "--realizations", "1", "--out", out]);
-    assert!(!ok && stderr.contains("line 1: header 'a,b'"), "{stderr}");
+    refused(&["study", "--n", "30", "--realizations", "1", "--out", out], &["line 1: header 'a,b'"]);
 }
 
 /// `--train-seeds 2` retrains every job on the same data; `credence report` splits each

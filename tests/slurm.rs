@@ -313,6 +313,14 @@ fn check_against_one_process(dir: &Path, grid: &[&str], rows: usize) {
     assert_eq!(settings(&merged), settings(&single));
 }
 
+/// The arguments of scripts/slurm/submit for the study in `dir`: `select` (the jobs per shard,
+/// or the tasks to resubmit), one CPU per task, and the study's own arguments `grid` after `--`.
+fn submit_args<'a>(dir: &'a str, select: [&'a str; 2], grid: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["--dir", dir, select[0], select[1], "--sbatch", "--cpus-per-task=1", "--"];
+    args.extend_from_slice(grid);
+    args
+}
+
 /// The grid of the first case: 2 sizes x 3 methods x 3 realizations = 18 jobs.
 const GRID: [&str; 10] = [
     "--dataset",
@@ -336,10 +344,7 @@ fn the_array_and_merge_jobs_give_the_single_process_table() {
     let (ok, count, stderr) = credence(&[&["study", "--plan-shards", "6"], &GRID[..]].concat());
     assert!(ok && count == "3\n" && stderr.contains("18 job(s) in 3 shard(s)"), "{count}{stderr}");
 
-    let mut args =
-        vec!["--dir", study.to_str().unwrap(), "--jobs-per-shard", "6", "--sbatch", "--cpus-per-task=1", "--"];
-    args.extend(GRID);
-    let (array, merge) = cluster.submit(&args);
+    let (array, merge) = cluster.submit(&submit_args(study.to_str().unwrap(), ["--jobs-per-shard", "6"], &GRID));
     assert_eq!(cluster.finish(&array), ["COMPLETED"; 3], "{}", cluster.logs());
     assert_eq!(cluster.finish(&merge), ["COMPLETED"], "{}", cluster.logs());
     eprintln!("live Slurm: 3 array tasks and the merge job in {:.1} s", started.elapsed().as_secs_f64());
@@ -366,9 +371,7 @@ fn a_cancelled_task_resumes_its_shard_without_losing_or_duplicating_jobs() {
     let started = Instant::now();
     let study = cluster.dir.path().join("study");
     let s = study.to_str().unwrap();
-    let mut args = vec!["--dir", s, "--jobs-per-shard", "10", "--sbatch", "--cpus-per-task=1", "--"];
-    args.extend(SLOW);
-    let (array, merge) = cluster.submit(&args);
+    let (array, merge) = cluster.submit(&submit_args(s, ["--jobs-per-shard", "10"], &SLOW));
     let shard_one: BTreeSet<String> = jobs(Dataset::Synthetic, &[100], &[Method::Map, Method::Ensemble], 10, 1)
         .into_iter()
         .filter(|j| Shard { index: 1, count: 2 }.contains(j))
@@ -379,8 +382,7 @@ fn a_cancelled_task_resumes_its_shard_without_losing_or_duplicating_jobs() {
     // would write one table); then it is cancelled.
     let table = study.join("shard.1.csv");
     cluster.wait_for("task 1's first two jobs", |_| complete_rows(&table).len() >= 2);
-    let mut resubmit = vec!["--dir", s, "--tasks", "1", "--sbatch", "--cpus-per-task=1", "--"];
-    resubmit.extend(SLOW);
+    let resubmit = submit_args(s, ["--tasks", "1"], &SLOW);
     let refused = cluster.command(&format!("{ROOT}/scripts/slurm/submit")).args(&resubmit).output().unwrap();
     let why = text(&refused);
     assert!(!refused.status.success() && why.contains(&format!("task {array}_1 is still queued or running")), "{why}");

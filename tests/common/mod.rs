@@ -22,6 +22,17 @@ pub fn json(args: &[&str]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
 }
 
+/// Runs `credence` with `args`, which must fail, without a panic, with every one of `wants` in
+/// its standard error (a failed check is reported at the caller's line).
+#[track_caller]
+pub fn refused(args: &[&str], wants: &[&str]) {
+    let (ok, _, stderr) = credence(args);
+    assert!(
+        !ok && !stderr.contains("panicked") && wants.iter().all(|w| stderr.contains(w)),
+        "credence {args:?}: wanted {wants:?} in: {stderr}"
+    );
+}
+
 /// `base` followed by `more`: one command line from a shared start.
 pub fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(more).copied().collect()

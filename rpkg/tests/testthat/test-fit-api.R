@@ -1,18 +1,9 @@
 # The brms-style API: formulas, families, priors, printing, methods; numbers checked against
 # the CLI (target/debug/credence) on the same data and seed.
 
-table_path <- function() file.path("..", "..", "..", "examples", "data", "metric_table.csv")
-
-mt <- function() {
-  if (!file.exists(table_path())) skip("examples/data/metric_table.csv is only in a repository checkout")
-  utils::read.csv(table_path())
-}
-
 # Runs `credence fit CSV ARGS --json -` and returns the parsed JSON.
 cli_fit <- function(csv, ...) {
-  cli <- file.path("..", "..", "..", "target", "debug", "credence")
-  if (!file.exists(cli) || !requireNamespace("jsonlite", quietly = TRUE)) skip("no CLI build or jsonlite")
-  out <- system2(cli, shQuote(c("fit", normalizePath(csv), ..., "--json", "-")), stdout = TRUE, stderr = FALSE)
+  out <- system2(credence_cli(), shQuote(c("fit", normalizePath(csv), ..., "--json", "-")), stdout = TRUE, stderr = FALSE)
   getExportedValue("jsonlite", "fromJSON")(paste(out, collapse = "\n"), simplifyVector = FALSE)
 }
 
@@ -39,7 +30,7 @@ test_that("formulas parse into response, trials, method and realization columns"
 })
 
 test_that("unsupported formula terms fail with a message naming the term", {
-  d <- mt()
+  d <- metric_table()
   expect_error(credence_fit(crps ~ method + x, d), "unsupported term 'x'")
   expect_error(credence_fit(crps ~ method * n_test, d), "unsupported term 'method \\* n_test'")
   expect_error(credence_fit(crps ~ method + (1 + method | realization), d),
@@ -59,9 +50,9 @@ test_that("unsupported formula terms fail with a message naming the term", {
 })
 
 test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; prob_superior and mdd too", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 3, chains = 2)
-  cli <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
+  cli <- cli_fit(metric_table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                  "--chains", "2", "--seed", "3")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
@@ -73,30 +64,30 @@ test_that("gaussian fits equal the CLI: paired, unpaired, shared sigma, priors; 
   }
   # The other direction is the same events seen from the other side.
   expect_equal(prob_superior(f, higher_is_better = TRUE), t(ps), ignore_attr = TRUE)
-  cli4 <- cli_fit(table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
+  cli4 <- cli_fit(metric_table_path(), "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                   "--chains", "2", "--seed", "3", "--power", "0.9", "--r-new", "4")
   expect_equal(mdd(f, "MCD", "Ensemble", power = 0.9, R_new = 4)$mdd, cli4$mdd$MCD$Ensemble$mdd, tolerance = 1e-12)
 
   f1 <- credence_fit(crps ~ method, d, sigma = ~1, iter = 400, seed = 5, chains = 2,
                      prior = credence_prior(tau = half_normal(0.5), mu0 = normal(0.3, 2)))
-  cli1 <- cli_fit(table_path(), "--response", "crps", "--warmup", "100", "--draws", "300", "--max-draws", "300", "--chains", "2",
+  cli1 <- cli_fit(metric_table_path(), "--response", "crps", "--warmup", "100", "--draws", "300", "--max-draws", "300", "--chains", "2",
                   "--seed", "5", "--shared-sigma", "--prior-tau", "half_normal(0.5)", "--prior-mu0", "normal(0.3, 2)")
   expect_same_means(f1, cli1)
   expect_false(any(grepl("gamma", f1$summary$name)))
 })
 
 test_that("the beta-binomial path equals the CLI and prints its family and links", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(covered | trials(n_test) ~ method + (1 | realization), d, family = beta_binomial(),
                     iter = 600, seed = 2, chains = 2, higher_is_better = TRUE)
-  cli <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
+  cli <- cli_fit(metric_table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                  "--pair", "realization", "--realization-effect", "--higher-is-better",
                  "--warmup", "150", "--draws", "450", "--max-draws", "450", "--chains", "2", "--seed", "2")
   expect_same_means(f, cli)
   ps <- prob_superior(f)
   expect_equal(ps["MCD", "MAP"], cli$prob_better$MCD$MAP, tolerance = 1e-12)
   # Closeness to a nominal coverage: the CLI's --target, and by hand from the draws of p.
-  cli_t <- cli_fit(table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
+  cli_t <- cli_fit(metric_table_path(), "--response", "covered", "--trials", "n_test", "--family", "beta-binomial",
                    "--pair", "realization", "--realization-effect", "--target", "0.9",
                    "--warmup", "150", "--draws", "450", "--max-draws", "450", "--chains", "2", "--seed", "2")
   pt <- prob_superior(f, target = 0.9)
@@ -122,7 +113,7 @@ test_that("the beta-binomial path equals the CLI and prints its family and links
 })
 
 test_that("print and summary follow brms' layout", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 2)
   out <- capture.output(print(f))
   expect_equal(out[1:4], c(" Family: gaussian ", "  Links: mu = identity; sigma = identity ",
@@ -145,7 +136,7 @@ test_that("print and summary follow brms' layout", {
 })
 
 test_that("draws have the chains x draws shape and the core's names", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, warmup = 100, seed = 1, chains = 3)
   df <- as.data.frame(f)
   expect_equal(nrow(df), 3 * 100)
@@ -179,7 +170,7 @@ test_that("draws have the chains x draws shape and the core's names", {
 })
 
 test_that("factor, character and integer columns give the same fit", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 4, chains = 2)
   d2 <- d
   d2$method <- factor(d2$method)
@@ -197,7 +188,7 @@ test_that("factor, character and integer columns give the same fit", {
 })
 
 test_that("NA rows in any model column are dropped with one warning", {
-  d <- mt()
+  d <- metric_table()
   d$crps[2] <- NA
   d$realization[5] <- NA
   d$n_test[7] <- NA # not a model column of this formula: kept
@@ -209,7 +200,7 @@ test_that("NA rows in any model column are dropped with one warning", {
 })
 
 test_that("options that do not apply, or are not values, are errors naming them", {
-  d <- mt()
+  d <- metric_table()
   fm <- crps ~ method + (1 | realization)
   # A prior of the other family is refused, not ignored.
   expect_error(credence_fit(fm, d, prior = credence_prior(phi = exponential(0.1))), "prior_phi")
@@ -226,7 +217,7 @@ test_that("options that do not apply, or are not values, are errors naming them"
 })
 
 test_that("a seed reproduces a fit; seed = NULL draws one from R's RNG and records it", {
-  d <- mt()
+  d <- metric_table()
   a <- credence_fit(crps ~ method, d, iter = 200, seed = 11, chains = 2)
   b <- credence_fit(crps ~ method, d, iter = 200, seed = 11, chains = 2)
   expect_identical(as.data.frame(a), as.data.frame(b))
@@ -244,7 +235,7 @@ test_that("a seed reproduces a fit; seed = NULL draws one from R's RNG and recor
 })
 
 test_that("update() gives the same fit as a fresh call with the changed arguments", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 6, chains = 2)
   sub <- d[d$realization < 10, ]
   u <- update(f, newdata = sub)
@@ -260,7 +251,7 @@ test_that("update() gives the same fit as a fresh call with the changed argument
 })
 
 test_that("mdd_curve takes fits named by training size and equals mdd() per fit", {
-  d <- mt()
+  d <- metric_table()
   fits <- list(`10` = credence_fit(crps ~ method + (1 | realization), d[d$realization < 10, ], iter = 200,
                                    seed = 1, chains = 2),
                `20` = credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 2))
@@ -272,7 +263,7 @@ test_that("mdd_curve takes fits named by training size and equals mdd() per fit"
 })
 
 test_that("nuts_params has bayesplot's layout and agrees with the fit's diagnostics", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, warmup = 100, seed = 1, chains = 2)
   np <- nuts_params(f)
   stats <- c("accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__")
@@ -287,7 +278,7 @@ test_that("nuts_params has bayesplot's layout and agrees with the fit's diagnost
 })
 
 test_that("prior_summary lists every prior in use, defaults and the user's", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 2,
                     prior = credence_prior(sigma = half_student_t(3, 0.5), sigma_gamma = gamma(2, 4)))
   ps <- prior_summary(f)
@@ -302,7 +293,7 @@ test_that("prior_summary lists every prior in use, defaults and the user's", {
 })
 
 test_that("plot and pp_check draw without error, with and without ggplot2", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 200, seed = 1, chains = 2)
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off())
@@ -326,7 +317,7 @@ test_that("plot and pp_check draw without error, with and without ggplot2", {
 })
 
 test_that("the generics brms uses (nlme, bayesplot, rstantools) dispatch to credence's methods", {
-  d <- mt()
+  d <- metric_table()
   f <- credence_fit(crps ~ method, d, iter = 200, seed = 1, chains = 2)
   skip_if_not_installed("nlme")
   # (getExportedValue: these packages need not be declared in Suggests.)
@@ -355,7 +346,7 @@ expect_same_keys_and_values <- function(x, y, path = "") {
 }
 
 test_that("one fit has one summary: the CLI's JSON, the report's embedded JSON and fit_summary() agree key by key", {
-  d <- mt()
+  d <- metric_table()
   d$n <- 100
   dir <- withr_tempdir()
   csv <- file.path(dir, "table.csv")

@@ -1,15 +1,8 @@
-metric_table <- function() {
-  path <- file.path("..", "..", "..", "examples", "data", "metric_table.csv")
-  if (!file.exists(path)) skip("examples/data/metric_table.csv is only in a repository checkout")
-  utils::read.csv(path)
-}
-
 test_that("posterior means equal the CLI's on the same data and seed", {
   d <- metric_table()
-  cli <- file.path("..", "..", "..", "target", "debug", "credence")
-  if (!file.exists(cli) || !requireNamespace("jsonlite", quietly = TRUE)) skip("no CLI build or jsonlite")
+  cli <- credence_cli()
   f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 3)
-  out <- system2(cli, c("fit", normalizePath(file.path("..", "..", "..", "examples", "data", "metric_table.csv")),
+  out <- system2(cli, c("fit", metric_table_path(),
                         "--response", "crps", "--pair", "realization", "--warmup", "150", "--draws", "450", "--max-draws", "450",
                         "--seed", "3", "--json", "-"), stdout = TRUE, stderr = FALSE)
   p <- jsonlite::fromJSON(paste(out, collapse = "\n"))$parameters

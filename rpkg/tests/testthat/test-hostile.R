@@ -1,36 +1,30 @@
 # Careless and hostile inputs reach the core's checks from R: typed errors (R errors with the
 # core's message), never a crashed session or a silent wrong number.
 
-hostile_table <- function() {
-  p <- file.path("..", "..", "..", "examples", "data", "metric_table.csv")
-  if (!file.exists(p)) skip("examples/data/metric_table.csv is only in a repository checkout")
-  utils::read.csv(p)
-}
-
 test_that("a table with two values for one method and realization is refused, naming the cell", {
-  d <- hostile_table()
+  d <- metric_table()
   dup <- rbind(d, d[1, ])
   expect_error(credence_fit(crps ~ method + (1 | realization), dup, iter = 400, seed = 1, chains = 2),
                "one value per method and realization.*method 'MAP', realization '0'")
 })
 
 test_that("one method is not a comparison", {
-  d <- hostile_table()
+  d <- metric_table()
   expect_error(credence_fit(crps ~ method + (1 | realization), d[d$method == "MAP", ], iter = 400, chains = 2),
                "at least two methods")
 })
 
 test_that("a constant or overflowing response is a named error", {
-  d <- hostile_table()
+  d <- metric_table()
   d$crps <- 0.3
   expect_error(credence_fit(crps ~ method + (1 | realization), d, iter = 400, chains = 2), "zero variance")
-  d <- hostile_table()
+  d <- metric_table()
   d$crps <- d$crps * 1e300
   expect_error(credence_fit(crps ~ method + (1 | realization), d, iter = 400, chains = 2), "overflow")
 })
 
 test_that("a request for more draws than memory holds is an R error, and R goes on", {
-  d <- hostile_table()
+  d <- metric_table()
   expect_error(credence_fit(crps ~ method + (1 | realization), d, iter = 2e9, warmup = 100, chains = 4),
                "draws.*GiB")
   # The session is alive and fits as before.
@@ -39,7 +33,7 @@ test_that("a request for more draws than memory holds is an R error, and R goes 
 })
 
 test_that("the row order of the data frame does not change the fit", {
-  d <- hostile_table()
+  d <- metric_table()
   f1 <- credence_fit(crps ~ method + (1 | realization), d, iter = 400, seed = 2, chains = 2)
   set.seed(3)
   f2 <- credence_fit(crps ~ method + (1 | realization), d[sample(nrow(d)), ], iter = 400, seed = 2, chains = 2)

@@ -10,13 +10,29 @@ use crate::plots::html::escape;
 use credence::compare::{CLEAN, FitSummary, PowerLaw, Sampler, SummaryOptions, beside};
 use credence::summary::{ConvergenceRate, MethodSummary, VarianceSplit};
 
+/// A per-cell summary of the method x size grid: its (method, training size) key.
+trait GridCell {
+    fn key(&self) -> (&str, f64);
+}
+
+/// Every per-cell summary names its cell by `method` and `n`.
+macro_rules! grid_cell {
+    ($($t:ty),*) => {$(
+        impl GridCell for $t {
+            fn key(&self) -> (&str, f64) {
+                (&self.method, self.n)
+            }
+        }
+    )*};
+}
+grid_cell!(MethodSummary, ConvergenceRate, VarianceSplit);
+
 /// The method x size grid the report's per-cell tables share: a header of `size = n` columns,
 /// one row per method that has a cell (in `methods` order), `-` where a method lacks a size.
-/// `cell` renders one `<td>`; `key` gives a cell's (method, size).
-fn method_by_size<T>(
+/// `cell` renders one `<td>`.
+fn method_by_size<T: GridCell>(
     class: &str,
     cells: &[T],
-    key: impl Fn(&T) -> (&str, f64),
     methods: &[String],
     sizes: &[f64],
     size: &str,
@@ -28,12 +44,12 @@ fn method_by_size<T>(
     }
     out.push_str("</tr></thead><tbody>");
     for m in methods {
-        if !cells.iter().any(|c| key(c).0 == m) {
+        if !cells.iter().any(|c| c.key().0 == m) {
             continue;
         }
         let _ = write!(out, "<tr><th>{}</th>", escape(m));
         for n in sizes {
-            match cells.iter().find(|c| key(c) == (m.as_str(), *n)) {
+            match cells.iter().find(|c| c.key() == (m.as_str(), *n)) {
                 Some(c) => out.push_str(&cell(c)),
                 None => out.push_str("<td>-</td>"),
             }
@@ -46,58 +62,36 @@ fn method_by_size<T>(
 
 /// Method x n table of mean +- sd (count) of one metric.
 pub(crate) fn metric_table(cells: &[MethodSummary], methods: &[String], sizes: &[f64], size: &str) -> String {
-    method_by_size(
-        "metric",
-        cells,
-        |c| (c.method.as_str(), c.n),
-        methods,
-        sizes,
-        size,
-        |c| format!("<td>{} &plusmn; {} <span class=\"count\">({})</span></td>", num(c.mean), num(c.sd), c.count),
-    )
+    method_by_size("metric", cells, methods, sizes, size, |c| {
+        format!("<td>{} &plusmn; {} <span class=\"count\">({})</span></td>", num(c.mean), num(c.sd), c.count)
+    })
 }
 
 /// Method x n table of converged runs: `k / R (percent)`, failed runs highlighted.
 pub(crate) fn convergence_table(rates: &[ConvergenceRate], methods: &[String], sizes: &[f64]) -> String {
-    method_by_size(
-        "convergence",
-        rates,
-        |c| (c.method.as_str(), c.n),
-        methods,
-        sizes,
-        "n",
-        |c| {
-            format!(
-                "<td class=\"{}\">{} / {} ({:.0}%)</td>",
-                if c.converged < c.runs { "bad" } else { "" },
-                c.converged,
-                c.runs,
-                100.0 * c.rate()
-            )
-        },
-    )
+    method_by_size("convergence", rates, methods, sizes, "n", |c| {
+        format!(
+            "<td class=\"{}\">{} / {} ({:.0}%)</td>",
+            if c.converged < c.runs { "bad" } else { "" },
+            c.converged,
+            c.runs,
+            100.0 * c.rate()
+        )
+    })
 }
 
 /// Method x n table of the variance split: `data / algorithm (data share)`.
 pub(crate) fn variance_table(splits: &[VarianceSplit], methods: &[String], sizes: &[f64]) -> String {
-    method_by_size(
-        "variance",
-        splits,
-        |c| (c.method.as_str(), c.n),
-        methods,
-        sizes,
-        "n",
-        |c| {
-            format!(
-                "<td>{} / {} <span class=\"count\">({:.0}% data; R = {}, K = {})</span></td>",
-                num(c.data),
-                num(c.algorithm),
-                100.0 * c.data_share(),
-                c.realizations,
-                c.repeats
-            )
-        },
-    )
+    method_by_size("variance", splits, methods, sizes, "n", |c| {
+        format!(
+            "<td>{} / {} <span class=\"count\">({:.0}% data; R = {}, K = {})</span></td>",
+            num(c.data),
+            num(c.algorithm),
+            100.0 * c.data_share(),
+            c.realizations,
+            c.repeats
+        )
+    })
 }
 
 /// brms-style posterior summary of one fit.

@@ -30,65 +30,48 @@
 // cuda_cpu_shim.h, by the host C++ compiler.
 
 #define MLP_HIDDEN 64
-// Parameters per member (P above).
-#define MLP_PARAMS(d) (64LL * (d) + 64 + 64 * 64 + 64 + 2 * 64 + 2)
 
 #define MLP_MAX_RANK 64
 #define MLP_WEIGHT_DOMAIN 0x57470000u
-
-// One point's forward pass through one member's parameters `w`, by the block's MLP_HIDDEN
-// threads (thread j computes hidden unit j; h1, h2 are the block's shared activations): the
-// one definition of the network both forward kernels run. With `mask` (2 MLP_HIDDEN values)
-// each hidden ReLU output is multiplied by its unit's mask; without (nullptr) it is kept as is.
-// Thread 0 writes mean[out], thread 1 sd[out]. Every thread must call it (it waits at the
-// block's barriers); the caller waits once more before h1 and h2 are reused.
-__device__ __forceinline__ void mlp_point(const double* __restrict__ w, const double* __restrict__ xi, int d,
-                                          const double* mask, double* h1, double* h2, double* __restrict__ mean,
-                                          double* __restrict__ sd, long long out) {
-  const int j = threadIdx.x;
-  const double* w1 = w;
-  const double* b1 = w1 + 64LL * d;
-  const double* w2 = b1 + 64;
-  const double* b2 = w2 + 64 * 64;
-  const double* w3 = b2 + 64;
-  const double* b3 = w3 + 2 * 64;
-  double a = b1[j];
-  for (int k = 0; k < d; ++k) a += xi[k] * w1[k * 64 + j];
-  h1[j] = a > 0.0 ? (mask ? a * mask[j] : a) : 0.0;
-  __syncthreads();
-  double b = b2[j];
-  for (int k = 0; k < 64; ++k) b += h1[k] * w2[k * 64 + j];
-  h2[j] = b > 0.0 ? (mask ? b * mask[MLP_HIDDEN + j] : b) : 0.0;
-  __syncthreads();
-  if (j < 2) {
-    double o = 0.0;
-    for (int k = 0; k < 64; ++k) o += h2[k] * w3[j * 64 + k];
-    o += b3[j];
-    if (j == 0) {
-      mean[out] = o;
-    } else {
-      sd[out] = sqrt(fmin(fmax(exp(o), 1e-3), 1e3));
-    }
-  }
-}
 
 extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
     mlp_forward_f64(const double* __restrict__ params, const double* __restrict__ x, int d, int n, int members,
                     int tile, double* __restrict__ mean, double* __restrict__ sd) {
   __shared__ double h1[MLP_HIDDEN];
   __shared__ double h2[MLP_HIDDEN];
+  const int j = threadIdx.x;
+  const long long n_params = 64LL * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
   const long long tiles = ((long long)n + tile - 1) / tile;
   for (long long job = blockIdx.x; job < (long long)members * tiles; job += gridDim.x) {
     const long long e = job / tiles;
     const long long first = (job % tiles) * tile;
     const long long last = first + tile < n ? first + tile : n;
-    const double* w = params + e * MLP_PARAMS(d);
-    // Member e's rows of the outputs, formed once per job (formed per point, ptxas spills on
-    // sm_80).
-    double* mean_e = mean + e * n;
-    double* sd_e = sd + e * n;
+    const double* w1 = params + e * n_params;
+    const double* b1 = w1 + 64LL * d;
+    const double* w2 = b1 + 64;
+    const double* b2 = w2 + 64 * 64;
+    const double* w3 = b2 + 64;
+    const double* b3 = w3 + 2 * 64;
     for (long long i = first; i < last; ++i) {
-      mlp_point(w, x + i * d, d, nullptr, h1, h2, mean_e, sd_e, i);
+      const double* xi = x + i * d;
+      double a = b1[j];
+      for (int k = 0; k < d; ++k) a += xi[k] * w1[k * 64 + j];
+      h1[j] = a > 0.0 ? a : 0.0;
+      __syncthreads();
+      double b = b2[j];
+      for (int k = 0; k < 64; ++k) b += h1[k] * w2[k * 64 + j];
+      h2[j] = b > 0.0 ? b : 0.0;
+      __syncthreads();
+      if (j < 2) {
+        double s = 0.0;
+        for (int k = 0; k < 64; ++k) s += h2[k] * w3[j * 64 + k];
+        s += b3[j];
+        if (j == 0) {
+          mean[e * n + i] = s;
+        } else {
+          sd[e * n + i] = sqrt(fmin(fmax(exp(s), 1e-3), 1e3));
+        }
+      }
       __syncthreads();
     }
   }
@@ -106,6 +89,12 @@ extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
   __shared__ double h2[MLP_HIDDEN];
   __shared__ double mask[2 * MLP_HIDDEN];
   const int j = threadIdx.x;
+  const double* w1 = params;
+  const double* b1 = w1 + 64LL * d;
+  const double* w2 = b1 + 64;
+  const double* b2 = w2 + 64 * 64;
+  const double* w3 = b2 + 64;
+  const double* b3 = w3 + 2 * 64;
   // One (pass, point) pair per block iteration: job = s n + i, so out[job] is (s, i).
   for (long long job = blockIdx.x; job < (long long)passes * n; job += gridDim.x) {
     const unsigned int s = (unsigned int)(job / n);
@@ -115,7 +104,25 @@ extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
       for (int q = 0; q < 4; ++q) mask[4 * j + q] = r.w[q] >= threshold ? keep : 0.0;
     }
     __syncthreads();
-    mlp_point(params, x + (long long)i * d, d, mask, h1, h2, mean, sd, job);
+    const double* xi = x + (long long)i * d;
+    double a = b1[j];
+    for (int k = 0; k < d; ++k) a += xi[k] * w1[k * 64 + j];
+    h1[j] = a > 0.0 ? a * mask[j] : 0.0;
+    __syncthreads();
+    double b = b2[j];
+    for (int k = 0; k < 64; ++k) b += h1[k] * w2[k * 64 + j];
+    h2[j] = b > 0.0 ? b * mask[MLP_HIDDEN + j] : 0.0;
+    __syncthreads();
+    if (j < 2) {
+      double o = 0.0;
+      for (int k = 0; k < 64; ++k) o += h2[k] * w3[j * 64 + k];
+      o += b3[j];
+      if (j == 0) {
+        mean[job] = o;
+      } else {
+        sd[job] = sqrt(fmin(fmax(exp(o), 1e-3), 1e3));
+      }
+    }
     __syncthreads();
   }
 }

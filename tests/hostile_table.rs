@@ -159,6 +159,16 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
     put("drawsnan.csv", format!(".chain,mu\n{with_nan}").into_bytes());
     put("drawstext.csv", format!(".chain,mu\n{}", with_nan.replace("NaN", "abc")).into_bytes());
     put("drawsone.csv", ".chain,mu\n1,0.5\n".to_string().into_bytes());
+    // The speed issue's sizes (issue 29): many methods with two realizations, many data sets.
+    let many = credence_testkit::fit_data::gaussian_design(500, 2, 1);
+    let rows: String = (0..many.n_obs())
+        .map(|j| format!("{},{},{}\n", many.groups()[many.group()[j]], many.pairs()[many.pair()[j]], many.y()[j]))
+        .collect();
+    put("many500x2.csv", format!("method,realization,crps\n{rows}").into_bytes());
+    let truth = credence_testkit::across_data::AcrossTruth::crps_like(3);
+    let (ds, ms, rs, y) = credence_testkit::across_data::across_rows(&truth, 50, 3, 1);
+    let rows: String = (0..y.len()).map(|k| format!("{},{},{},{}\n", ds[k], ms[k], rs[k], y[k])).collect();
+    put("sets50.csv", format!("dataset,method,realization,crps\n{rows}").into_bytes());
     // Credal inputs: Dirichlet parameters and labels, a budget without focal sets.
     let alpha = dir.join("alpha.npy");
     npy_f64(&alpha, &[50, 3], &(0..150).map(|i| 1.0 + (i % 7) as f64).collect::<Vec<_>>());

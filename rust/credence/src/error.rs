@@ -182,6 +182,13 @@ impl Error {
     }
 }
 
+/// The first item of `items` that repeats an earlier one, as (earlier, later) indices; items
+/// for which `counts` is false are never a repeat (an empty column name, say). One check for
+/// every list given by a user that must name each thing once (methods, metrics, columns).
+pub fn first_repeat<T: PartialEq>(items: &[T], counts: impl Fn(&T) -> bool) -> Option<(usize, usize)> {
+    (0..items.len()).find_map(|j| (0..j).find(|&i| counts(&items[j]) && items[i] == items[j]).map(|i| (i, j)))
+}
+
 /// Parses `value` as one of the snake_case `choices` (for option enums parsed from strings by
 /// the CLI and the R package); `-` is read as `_`, so kebab-case works too. The error lists the
 /// valid names.
@@ -223,5 +230,13 @@ mod tests {
         assert_eq!(parse_choice("colour", "dark-red", &[("dark_red", 1)]).unwrap(), 1);
         let e = Error::shape("sd", &[4, 2], "the shape of mean, [4]");
         assert_eq!(e.to_string(), "sd: shape [4, 2], expected the shape of mean, [4]");
+    }
+
+    #[test]
+    fn the_first_repeat_is_found_and_skipped_items_never_repeat() {
+        assert_eq!(first_repeat(&["a", "b", "a", "b"], |_| true), Some((0, 2)));
+        assert_eq!(first_repeat(&["a", "b", "c"], |_| true), None);
+        assert_eq!(first_repeat(&["", "x", "", "x"], |s| !s.is_empty()), Some((1, 3)));
+        assert_eq!(first_repeat::<u8>(&[], |_| true), None);
     }
 }

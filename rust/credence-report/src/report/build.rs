@@ -140,9 +140,8 @@ fn check_table(table: &Table, options: &ReportOptions) -> Result<()> {
     if options.metrics.is_empty() {
         return Err(Error::argument("metrics", "(none)", "at least one metric column to fit"));
     }
-    if let Some(m) = options.metrics.iter().enumerate().find_map(|(i, m)| options.metrics[..i].contains(m).then_some(m))
-    {
-        return Err(Error::argument("metrics", m, "each metric once (it is listed twice)"));
+    if let Some((_, j)) = credence::error::first_repeat(&options.metrics, |_| true) {
+        return Err(Error::argument("metrics", &options.metrics[j], "each metric once (it is listed twice)"));
     }
     if !(options.power > 0.0 && options.power < 1.0) {
         return Err(Error::argument("power", options.power, "a probability in (0, 1)"));

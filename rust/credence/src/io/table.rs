@@ -51,9 +51,7 @@ impl Table {
             return Err(format_error(path, "no header row naming the columns"));
         }
         // A name twice would make every lookup read the first of them without a word.
-        if let Some((j, i)) = (0..header.len())
-            .find_map(|j| (0..j).find(|&i| !header[j].is_empty() && header[i] == header[j]).map(|i| (j, i)))
-        {
+        if let Some((i, j)) = crate::error::first_repeat(&header, |name| !name.is_empty()) {
             return Err(format_error(
                 path,
                 format!(

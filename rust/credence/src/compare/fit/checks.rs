@@ -139,6 +139,17 @@ pub(super) fn check_prior_scale(sd: f64) -> Result<()> {
     Ok(())
 }
 
+/// The sds beyond which the default (unit-scale) priors inform the fit noticeably.
+const UNIT_SCALE: std::ops::RangeInclusive<f64> = 1e-3..=10.0;
+
+/// The warning for a response of sd `sd` outside [`UNIT_SCALE`] under the default priors, naming
+/// the model's `remedy` (standardising, or the per-data-set scale across data sets).
+pub(super) fn prior_scale_warning(sd: f64, remedy: &str) -> Option<String> {
+    (sd > 0.0 && !UNIT_SCALE.contains(&sd)).then(|| {
+        format!("the response has sd {sd:.3e}, so the default priors (unit scale) are informative; consider {remedy}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

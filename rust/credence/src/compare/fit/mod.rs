@@ -239,11 +239,9 @@ pub(crate) fn prepare(
                 let y = design.y().iter().map(|v| (v - mean) / sd).collect();
                 (design.with_response(y)?, Some((mean, sd)))
             } else {
-                if !o.standardize && fixed.is_none() && (sd > 10.0 || (sd > 0.0 && sd < 1e-3)) {
-                    warnings.push(format!(
-                        "the response has sd {sd:.3e}, so the default priors (unit scale) are informative; \
-                         consider standardising (--standardize) or setting priors on this scale"
-                    ));
+                if !o.standardize && fixed.is_none() {
+                    let remedy = "standardising (--standardize) or setting priors on this scale";
+                    warnings.extend(checks::prior_scale_warning(sd, remedy));
                 }
                 (design.clone(), None)
             }

@@ -114,23 +114,23 @@ type PerDataSetScale = Vec<(f64, f64)>;
 /// are all equal is refused by name before sampling ([`super::checks::constant_cell`]).
 fn check_constant_cells(design: &AcrossDesign, sigma: AcrossSigma) -> Result<()> {
     let n_m = design.methods().len();
-    let cells: Vec<usize> = match sigma {
-        AcrossSigma::PerCell => design.dataset().iter().zip(design.method()).map(|(&d, &m)| d * n_m + m).collect(),
-        AcrossSigma::PerMethod => design.method().to_vec(),
+    let (cells, n_cells): (Vec<usize>, usize) = match sigma {
+        AcrossSigma::PerCell => (
+            design.dataset().iter().zip(design.method()).map(|(&d, &m)| d * n_m + m).collect(),
+            design.datasets().len() * n_m,
+        ),
+        AcrossSigma::PerMethod => (design.method().to_vec(), n_m),
     };
-    let n_cells = if sigma == AcrossSigma::PerCell { design.datasets().len() * n_m } else { n_m };
-    match super::checks::constant_cell(&cells, design.y(), n_cells) {
-        Some((c, v, n)) => {
-            let what = match sigma {
-                AcrossSigma::PerCell => {
-                    format!("method '{}' on data set '{}'", design.methods()[c % n_m], design.datasets()[c / n_m])
-                }
-                AcrossSigma::PerMethod => format!("method '{}'", design.methods()[c]),
-            };
-            Err(super::checks::constant_error(&what, v, n))
+    let Some((c, v, n)) = super::checks::constant_cell(&cells, design.y(), n_cells) else {
+        return Ok(());
+    };
+    let what = match sigma {
+        AcrossSigma::PerCell => {
+            format!("method '{}' on data set '{}'", design.methods()[c % n_m], design.datasets()[c / n_m])
         }
-        None => Ok(()),
-    }
+        AcrossSigma::PerMethod => format!("method '{}'", design.methods()[c]),
+    };
+    Err(super::checks::constant_error(&what, v, n))
 }
 
 fn comparable(
@@ -152,18 +152,12 @@ fn comparable(
         moments.iter().map(|&(n, s, ss)| (s / n, if n > 1.0 { (ss / (n - 1.0)).sqrt() } else { 0.0 })).collect();
     match scale {
         AcrossScale::AsGiven => {
-            let n = design.n_obs() as f64;
-            let mean = design.y().iter().sum::<f64>() / n;
-            let sd = (design.y().iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
+            let sd = crate::summary::mean_sd(design.y()).1;
             if sd == 0.0 {
                 return Err(Error::argument("response", "zero variance", "values that vary (all are equal)"));
             }
-            if !(1e-3..=10.0).contains(&sd) {
-                warnings.push(format!(
-                    "the response has sd {sd:.3e}, so the default priors (unit scale) are informative; consider \
-                     the per-data-set scale (--across-scale per-dataset) or priors on this scale"
-                ));
-            }
+            let remedy = "the per-data-set scale (--across-scale per-dataset) or priors on this scale";
+            warnings.extend(super::checks::prior_scale_warning(sd, remedy));
             Ok((design.clone(), None))
         }
         AcrossScale::PerDataSet => {

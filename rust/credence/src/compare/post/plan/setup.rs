@@ -212,9 +212,9 @@ pub(super) fn validate(o: &PlanOptions) -> Result<()> {
         return Err(Error::argument("realizations", "none", "at least one number of realizations"));
     }
     if let Some(methods) = &o.methods
-        && let Some(m) = methods.iter().enumerate().find_map(|(i, m)| methods[..i].contains(m).then_some(m))
+        && let Some((_, j)) = crate::error::first_repeat(methods, |_| true)
     {
-        return Err(Error::argument("methods", m, "each method once (it is listed twice)"));
+        return Err(Error::argument("methods", &methods[j], "each method once (it is listed twice)"));
     }
     if let Some(r) = o.realizations.iter().find(|&&r| r < 2) {
         return Err(Error::argument("realizations", r, "at least 2 per experiment"));

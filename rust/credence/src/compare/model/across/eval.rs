@@ -336,43 +336,8 @@ impl AcrossModel {
         let mut var = vec![0.0; n_cells];
         let mut e_g2 = g2.clone();
         let mut work = Vec::new();
-        let (mut order, mut idx, mut coefs, mut norms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         if self.effect {
-            for (p, pat) in self.patterns.iter().enumerate() {
-                let (a, loo, q) = self.weights(p, cond);
-                let np = pat.members.len() as f64;
-                let (d, nu) = (pat.dataset, self.nu_idx[pat.dataset]);
-                log_det += np * q.ln();
-                // The pattern's locations in increasing order, each with its slot: 0 for nu,
-                // 1 + 2j and 2 + 2j for cell j's delta and u.
-                order.clear();
-                order.push((nu, 0));
-                for (j, &c) in pat.cells.iter().enumerate() {
-                    let [_, dj, uj] = self.x_of(c);
-                    order.extend([(dj, 1 + 2 * j), (uj, 2 + 2 * j)]);
-                }
-                order.sort_unstable_by_key(|e| e.0);
-                idx.clear();
-                idx.extend(order.iter().map(|e| e.0));
-                // Vector 0 gives E gamma^2, vector 1 + j cell j's residual variance.
-                let sum_a = a.iter().sum::<f64>();
-                coefs.clear();
-                coefs.extend(order.iter().map(|&(_, s)| if s == 0 { sum_a / q } else { a[(s - 1) / 2] / q }));
-                for j in 0..pat.cells.len() {
-                    coefs.extend(order.iter().map(|&(_, s)| match s {
-                        0 => cond.isg2[d] / q,
-                        s if (s - 1) / 2 == j => loo[j] / q,
-                        s => -a[(s - 1) / 2] / q,
-                    }));
-                }
-                norms.clear();
-                norms.resize(1 + pat.cells.len(), 0.0);
-                self.env.solve_norm2(u, &idx, &coefs, &mut norms, &mut work);
-                e_g2[d] += np * (1.0 / q + norms[0]);
-                for (j, &c) in pat.cells.iter().enumerate() {
-                    var[c] += np * a[j] * (norms[1 + j] + 1.0 / q);
-                }
-            }
+            self.pattern_variances(cond, &mut log_det, &mut e_g2, &mut var, &mut work);
             for d in 0..self.n_d {
                 ln_sd += self.r_per_d[d] * ln_s[self.sigma_gamma_slot(d)];
                 grad[self.sigma_gamma_slot(d)] += -self.r_per_d[d] + cond.isg2[d] * e_g2[d];
@@ -390,6 +355,56 @@ impl AcrossModel {
             grad[2 + self.slot[c]] += -self.count[c] + wrss[c] + var[c];
         }
         self.constant - ln_sd - 0.5 * (log_det + quad)
+    }
+
+    /// Per pattern, E over the locations of its realizations' gamma^2 (into `e_g2`) and of
+    /// each cell's residual sum of squares (into `var`), and its share of the log determinant
+    /// (added to `log_det` in pattern order); `work` is scratch.
+    fn pattern_variances(
+        &self,
+        cond: &Conditional,
+        log_det: &mut f64,
+        e_g2: &mut [f64],
+        var: &mut [f64],
+        work: &mut Vec<f64>,
+    ) {
+        let u = &cond.u;
+        let (mut order, mut idx, mut coefs, mut norms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (p, pat) in self.patterns.iter().enumerate() {
+            let (a, loo, q) = self.weights(p, cond);
+            let np = pat.members.len() as f64;
+            let (d, nu) = (pat.dataset, self.nu_idx[pat.dataset]);
+            *log_det += np * q.ln();
+            // The pattern's locations in increasing order, each with its slot: 0 for nu,
+            // 1 + 2j and 2 + 2j for cell j's delta and u.
+            order.clear();
+            order.push((nu, 0));
+            for (j, &c) in pat.cells.iter().enumerate() {
+                let [_, dj, uj] = self.x_of(c);
+                order.extend([(dj, 1 + 2 * j), (uj, 2 + 2 * j)]);
+            }
+            order.sort_unstable_by_key(|e| e.0);
+            idx.clear();
+            idx.extend(order.iter().map(|e| e.0));
+            // Vector 0 gives E gamma^2, vector 1 + j cell j's residual variance.
+            let sum_a = a.iter().sum::<f64>();
+            coefs.clear();
+            coefs.extend(order.iter().map(|&(_, s)| if s == 0 { sum_a / q } else { a[(s - 1) / 2] / q }));
+            for j in 0..pat.cells.len() {
+                coefs.extend(order.iter().map(|&(_, s)| match s {
+                    0 => cond.isg2[d] / q,
+                    s if (s - 1) / 2 == j => loo[j] / q,
+                    s => -a[(s - 1) / 2] / q,
+                }));
+            }
+            norms.clear();
+            norms.resize(1 + pat.cells.len(), 0.0);
+            self.env.solve_norm2(u, &idx, &coefs, &mut norms, work);
+            e_g2[d] += np * (1.0 / q + norms[0]);
+            for (j, &c) in pat.cells.iter().enumerate() {
+                var[c] += np * a[j] * (norms[1 + j] + 1.0 / q);
+            }
+        }
     }
 
     /// Reported quantities of the coordinates `v`, with the locations drawn from their exact

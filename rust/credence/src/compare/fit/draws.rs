@@ -60,29 +60,41 @@ impl Draws {
     /// The draws of sampled chains: reported quantities in their order and scale, summaries
     /// in parallel over blocks of quantities, warnings (non-finite summaries, then the clean
     /// standard's).
-    pub(crate) fn assemble(a: Assembly<'_>, runs: &[ChainOutput], model_outputs: usize) -> Self {
+    pub(crate) fn assemble(a: Assembly<'_>, runs: Vec<ChainOutput>, model_outputs: usize) -> Self {
         let Assembly { outputs, columns, standardization, warnings, form, start } = a;
         let report = |o: &Output, v: f64| match (standardization, o.kind) {
             (None, _) | (_, OutputKind::Fixed) => v,
             (Some((mean, sd)), OutputKind::Location) => mean + sd * v,
             (Some((_, sd)), OutputKind::Scale) => sd * v,
         };
-        let chains: Vec<Vec<f64>> = runs
-            .iter()
-            .map(|r| {
+        // Every output in the model's order on the fitted scale: the sampler's rows are the
+        // draws as they stand, kept without a copy (a second copy of 10 000 methods' draws was
+        // half of such a fit's peak memory); otherwise each chain is rewritten and its sampler
+        // rows freed before the next.
+        let as_sampled = standardization.is_none()
+            && columns.len() == model_outputs
+            && columns.iter().enumerate().all(|(i, &k)| i == k);
+        let (divergences, treedepth_hits, gradient_evals) =
+            runs.iter().fold((0, 0, 0), |(d, t, g), r| (d + r.divergences, t + r.treedepth_hits, g + r.gradient_evals));
+        let (mut chains, mut sampler_stats) = (Vec::with_capacity(runs.len()), Vec::with_capacity(runs.len()));
+        for r in runs {
+            sampler_stats.push(r.stats);
+            chains.push(if as_sampled {
+                r.draws
+            } else {
                 r.draws
                     .chunks_exact(model_outputs)
                     .flat_map(|row| columns.iter().zip(&outputs).map(move |(&k, o)| report(o, row[k])))
                     .collect()
-            })
-            .collect();
+            });
+        }
         let mut draws = Draws {
             outputs,
             chains,
-            divergences: runs.iter().map(|r| r.divergences).sum(),
-            treedepth_hits: runs.iter().map(|r| r.treedepth_hits).sum(),
-            gradient_evals: runs.iter().map(|r| r.gradient_evals).sum(),
-            sampler_stats: runs.iter().map(|r| r.stats.clone()).collect(),
+            divergences,
+            treedepth_hits,
+            gradient_evals,
+            sampler_stats,
             summary: Vec::new(),
             warnings,
             seconds: 0.0,

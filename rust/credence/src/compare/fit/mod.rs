@@ -180,7 +180,7 @@ pub(crate) fn fit_on(design: &Design, options: &FitOptions, run: &Run<'_>) -> Re
     if let Sampler::Chees(s) = &mut options.sampler {
         s.warmup = ran.warmup;
     }
-    let mut fit = assemble(design, &options, prepared, &ran.chains, start);
+    let mut fit = assemble(design, &options, prepared, ran.chains, start);
     if let (Some(c), Sampler::Chees(s)) = (ran.chees, options.sampler) {
         fit.draws.set_chees(chees::record(&fit, &c, &s)?, s.max_leapfrog);
     }
@@ -260,7 +260,7 @@ pub(crate) fn assemble(
     design: &Design,
     options: &FitOptions,
     prepared: Prepared,
-    runs: &[crate::compare::sampler::nuts::ChainOutput],
+    runs: Vec<crate::compare::sampler::nuts::ChainOutput>,
     start: Instant,
 ) -> Fit {
     let Prepared { model, standardization, warnings, display, methods } = prepared;

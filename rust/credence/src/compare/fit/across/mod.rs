@@ -97,7 +97,7 @@ pub fn fit_across_with_progress(
     let n_out = outputs.len();
     let draws = Draws::assemble(
         Assembly { outputs, columns: &columns, standardization: None, warnings, form: model.form(), start },
-        &ran.chains,
+        ran.chains,
         n_out,
     );
     // The options as the model used them: the level prior resolved against the data.

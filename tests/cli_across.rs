@@ -3,16 +3,12 @@
 use serde_json::Value;
 
 mod common;
-use common::{credence, refused};
+use common::{credence, lcg_uniforms, refused};
 
 /// Rows of a long table: 4 data sets x 3 methods x 8 realizations with a CRPS-like metric (B is
 /// best everywhere, A and C swap places on one data set), as `dataset,method,realization,crps`.
 fn rows() -> Vec<String> {
-    let mut state = 11u64;
-    let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = lcg_uniforms(11);
     let mut out = Vec::new();
     for (d, level) in [("energy", 0.30), ("yacht", 0.22), ("concrete", 0.41), ("kin8nm", 0.35)] {
         for r in 0..8 {

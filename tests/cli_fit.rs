@@ -3,15 +3,11 @@
 use serde_json::Value;
 
 mod common;
-use common::{args, credence, json, refused};
+use common::{args, credence, json, lcg_uniforms, refused};
 
 /// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts.
 fn table(dir: &std::path::Path) -> String {
-    let mut state = 5u64;
-    let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = lcg_uniforms(5);
     let mut csv = String::from("method,realization,crps,covered,n_test\n");
     for r in 0..20 {
         let shift = 0.05 * (next() - 0.5);

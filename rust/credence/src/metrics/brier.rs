@@ -89,16 +89,13 @@ pub fn brier_decomposition(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seeds::lcg_uniforms;
     use ndarray::Array2;
 
     #[test]
     fn identity_holds_for_random_forecasts() {
         // Deterministic pseudo-random forecasts over 4 classes.
-        let mut state = 12345u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = lcg_uniforms(12345);
         let n = 500;
         let mut p = Array2::<f64>::zeros((n, 4));
         let mut y = vec![0; n];

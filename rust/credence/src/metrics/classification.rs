@@ -352,6 +352,7 @@ pub fn label_ranks(mean_probs: ArrayView2<'_, f64>, labels: &[usize]) -> Result<
 mod tests {
     use super::*;
     use crate::ClassProbs;
+    use crate::seeds::lcg_uniforms;
     use ndarray::array;
 
     fn issue_example() -> (ClassProbs, Vec<usize>) {
@@ -398,11 +399,7 @@ mod tests {
 
     /// Deterministic pseudo-random S x N x K probabilities with some exact zeros.
     fn random_probs(s: usize, n: usize, k: usize, seed: u64) -> (ndarray::Array3<f64>, Vec<usize>) {
-        let mut state = seed;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = lcg_uniforms(seed);
         let mut p = ndarray::Array3::from_shape_simple_fn((s, n, k), || {
             let u = next();
             if u < 0.05 { 0.0 } else { u.powi(3) }

@@ -560,14 +560,12 @@ pub fn mcse_quantile(chains: &[&[f64]], prob: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seeds::lcg_uniforms;
 
     #[test]
     fn autocovariances_four_at_a_time_are_the_plain_ones_bit_for_bit() {
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut u = lcg_uniforms(7);
+        let mut next = || u() - 0.5;
         for (n, chains) in [(3, 1), (4, 2), (5, 3), (7, 8), (50, 4), (601, 8)] {
             let data: Vec<Vec<f64>> = (0..chains)
                 .map(|c| (0..n).map(|i| if c == 1 { 0.25 } else { next() + 0.01 * i as f64 }).collect())
@@ -590,11 +588,8 @@ mod tests {
     }
 
     fn ar1(n: usize, phi: f64, seed: u64, offset: f64) -> Vec<f64> {
-        let mut state = seed;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut u = lcg_uniforms(seed);
+        let mut next = || u() - 0.5;
         let mut x = 0.0;
         (0..n)
             .map(|_| {

@@ -380,15 +380,12 @@ impl Fit {
 mod tests {
     use super::*;
     use crate::compare::{BetaBinomialOptions, DrawStats, GaussianOptions, Likelihood, NutsSettings};
+    use crate::seeds::lcg_uniforms;
     use crate::special::norm_cdf;
 
     /// 4 methods x `r` realizations with known means, sds and realization effects.
     fn simulated(r: usize, scale: f64) -> Design {
-        let mut state = 99u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = lcg_uniforms(99);
         let mut normal = || {
             let (u, v) = (1.0 - next(), next());
             (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()

@@ -177,14 +177,12 @@ pub(crate) fn solve_upper(u: &[f64], x: &[f64], y: &mut [f64], n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seeds::lcg_uniforms;
 
     /// A random SPD matrix B B^T + 0.1 I.
     fn spd(n: usize, seed: u64) -> Vec<f64> {
-        let mut state = seed;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut u = lcg_uniforms(seed);
+        let mut next = || u() - 0.5;
         let b: Vec<f64> = (0..n * n).map(|_| next()).collect();
         let mut a = vec![0.0; n * n];
         for i in 0..n {

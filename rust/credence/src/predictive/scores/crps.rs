@@ -169,6 +169,7 @@ pub fn crps_samples(draws: &[f64], y: f64, estimator: CrpsEstimator) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seeds::lcg_uniforms;
     use crate::special::norm_cdf;
 
     /// Integral of (F(x) - 1{x >= y})^2 by composite Simpson on a wide grid, split at y.
@@ -226,11 +227,7 @@ mod tests {
     #[test]
     fn vectorised_kernels_match_textbook_formulas_across_blocks() {
         let (members, n) = (7, 2500); // several blocks and a ragged last one
-        let mut state = 11u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = lcg_uniforms(11);
         let w: Vec<f64> = {
             let raw: Vec<f64> = (0..members).map(|_| 0.1 + next()).collect();
             let t: f64 = raw.iter().sum();

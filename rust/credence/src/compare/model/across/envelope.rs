@@ -217,16 +217,14 @@ impl Envelope {
 mod tests {
     use super::*;
     use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
+    use crate::seeds::lcg_uniforms;
 
     /// A random SPD block-arrow matrix, dense: blocks of 3, 4 and 2 and 3 arrow rows.
     fn arrow() -> (Envelope, Vec<f64>) {
         let env = Envelope::new(&[(0, 3), (3, 7), (7, 9)], 3);
         let n = env.n();
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut u = lcg_uniforms(7);
+        let mut next = || u() - 0.5;
         // B with the envelope's pattern, then A = B B^T + I; zero outside the arrow (B B^T
         // couples blocks only through the arrow rows' columns).
         let mut b = vec![0.0; n * n];

@@ -4,16 +4,13 @@
 use super::design::AcrossDesign;
 use super::*;
 use crate::compare::model::gradient_error;
+use crate::seeds::lcg_uniforms;
 
 /// 3 data sets x 3 methods x 4 realizations, unbalanced: method C is missing from data set
 /// d1 and one value of d2 is missing (a pattern of its own).
 fn design(paired: bool) -> AcrossDesign {
     let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
-    let mut state = 7u64;
-    let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = lcg_uniforms(7);
     for (di, ds) in ["d0", "d1", "d2"].iter().enumerate() {
         for i in 0..4 {
             for (mi, ms) in ["A", "B", "C"].iter().enumerate() {
@@ -97,13 +94,8 @@ fn models() -> Vec<(AcrossOptions, AcrossModel)> {
 }
 
 fn point(model: &AcrossModel, seed: u64) -> Vec<f64> {
-    let mut state = seed;
-    (0..model.dim)
-        .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            -2.5 + 2.0 * ((state >> 11) as f64 / (1u64 << 53) as f64)
-        })
-        .collect()
+    let mut u = lcg_uniforms(seed);
+    (0..model.dim).map(|_| -2.5 + 2.0 * u()).collect()
 }
 
 #[test]
@@ -190,11 +182,7 @@ fn prior_draws_and_simulations_have_the_layout() {
 /// set 1 and realization 2 of data set 2 lacks method A.
 fn wide_design(n_d: usize) -> AcrossDesign {
     let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
-    let mut state = 11u64;
-    let mut next = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = lcg_uniforms(11);
     for di in 0..n_d {
         for i in 0..3 {
             for (mi, ms) in ["A", "B", "C"].iter().enumerate() {

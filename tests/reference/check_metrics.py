@@ -537,6 +537,17 @@ def mixture_crps_quad(w, mu, sd, y):
     return left + right
 
 
+def at_levels(c, cli, kind, levels, *args):
+    """`metrics regression` on `args` at each level, named "<kind> level <level>": yields
+    (level, name, JSON) for every run that succeeded, its prediction checked to be `kind`."""
+    for level in levels:
+        name = f"{kind} level {level}"
+        out = cli.json(c, name, "regression", *args, "--level", level)
+        if out is not None:
+            c.equal(f"{name}: prediction", out["prediction"], kind)
+            yield level, name, out
+
+
 def check_gaussian(c, cli, rng):
     n = 2000
     mu = rng.normal(scale=3.0, size=n)
@@ -545,12 +556,7 @@ def check_gaussian(c, cli, rng):
     mp, sp, yp = cli.save("g_mean.npy", mu), cli.save("g_sd.npy", sd), cli.save("g_y.npy", y)
     crps = properscoring.crps_gaussian(y, mu, sd).mean()
     nll = -stats.norm.logpdf(y, mu, sd).mean()
-    for level in (0.9, 0.8, 0.5):
-        name = f"gaussian level {level}"
-        out = cli.json(c, name, "regression", "--mean", mp, "--sd", sp, "--y", yp, "--level", level)
-        if out is None:
-            continue
-        c.equal(f"{name}: prediction", out["prediction"], "gaussian")
+    for level, name, out in at_levels(c, cli, "gaussian", (0.9, 0.8, 0.5), "--mean", mp, "--sd", sp, "--y", yp):
         c.close(f"{name}: crps vs properscoring.crps_gaussian", out["crps"], crps)
         c.close(f"{name}: nll vs scipy norm.logpdf", out["nll"], nll)
         z = stats.norm.ppf(1 - (1 - level) / 2)
@@ -657,12 +663,7 @@ def check_intervals(c, cli, rng):
     hi = mid + rng.uniform(0.1, 2.0, size=n)
     y = mid + 1.3 * rng.standard_normal(n)
     lp, hp, yp = cli.save("iv_lo.npy", lo), cli.save("iv_hi.npy", hi), cli.save("iv_y.npy", y)
-    for level in (0.9, 0.95):
-        name = f"intervals level {level}"
-        out = cli.json(c, name, "regression", "--lower", lp, "--upper", hp, "--y", yp, "--level", level)
-        if out is None:
-            continue
-        c.equal(f"{name}: prediction", out["prediction"], "intervals")
+    for level, name, out in at_levels(c, cli, "intervals", (0.9, 0.95), "--lower", lp, "--upper", hp, "--y", yp):
         c.equal(f"{name}: crps is null", out["crps"], None)
         c.equal(f"{name}: nll is null", out["nll"], None)
         check_interval_metrics(c, name, out, lo, hi, y, level, (lo + hi) / 2)

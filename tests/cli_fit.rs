@@ -5,8 +5,10 @@ use serde_json::Value;
 mod common;
 use common::{args, credence, json, lcg_uniforms, refused};
 
-/// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts.
-fn table(dir: &std::path::Path) -> String {
+/// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts, in a
+/// fresh temporary folder (kept as long as the returned handle).
+fn table() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
     let mut next = lcg_uniforms(5);
     let mut csv = String::from("method,realization,crps,covered,n_test\n");
     for r in 0..20 {
@@ -17,9 +19,9 @@ fn table(dir: &std::path::Path) -> String {
             csv.push_str(&format!("{m},{r},{y},{k},200\n"));
         }
     }
-    let path = dir.join("study.csv");
+    let path = dir.path().join("study.csv");
     std::fs::write(&path, csv).unwrap();
-    path.to_string_lossy().into()
+    (dir, path.to_string_lossy().into())
 }
 
 fn quick<'a>(path: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -30,8 +32,7 @@ fn quick<'a>(path: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
 
 #[test]
 fn json_follows_the_contract() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (_dir, path) = table();
     let (ok, stdout, stderr) = credence(&quick(&path, &["--response", "crps"]));
     assert!(ok, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
@@ -91,8 +92,7 @@ fn json_follows_the_contract() {
 
 #[test]
 fn beta_binomial_and_higher_is_better() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (_dir, path) = table();
     let args = quick(
         &path,
         &["--response", "covered", "--family", "beta-binomial", "--trials", "n_test", "--higher-is-better"],
@@ -110,8 +110,7 @@ fn beta_binomial_and_higher_is_better() {
 
 #[test]
 fn tables_draws_and_diagnostics() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (dir, path) = table();
     let draws = dir.path().join("draws.csv");
     let (ok, stdout, stderr) = credence(&[
         "fit",
@@ -153,8 +152,7 @@ fn tables_draws_and_diagnostics() {
 
 #[test]
 fn bad_input_is_reported() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (dir, path) = table();
     refused(&["fit", &path, "--response", "nll"], &["no column 'nll'"]);
     refused(&["fit", &path, "--response", "crps", "--family", "poisson"], &["poisson", "gaussian, beta_binomial"]);
     refused(&["fit", &path, "--response", "crps", "--prior-tau", "half_normal(-1)"], &["half_normal(-1)"]);
@@ -168,8 +166,7 @@ fn bad_input_is_reported() {
 
 #[test]
 fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (_dir, path) = table();
     let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
     let run = |extra: &[&str]| json(&args(&base, extra));
     let nuts = run(&[]);
@@ -203,8 +200,7 @@ fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
 
 #[test]
 fn a_target_replaces_the_direction() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (_dir, path) = table();
     // Coverage proportions near 0.85 (MC dropout), 0.90 (Ensemble) and 0.80 (SWAG).
     let run = |extra: &[&str]| -> Value {
         let mut args = quick(&path, &["--response", "covered", "--trials", "n_test", "--family", "beta-binomial"]);
@@ -230,8 +226,7 @@ fn a_target_replaces_the_direction() {
 
 #[test]
 fn backend_choice_is_checked_and_cpu_equals_auto_without_a_gpu() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = table(dir.path());
+    let (_dir, path) = table();
     let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
     refused(&args(&base, &["--backend", "cuda"]), &["NUTS runs on the CPU only"]);
     refused(&args(&base, &["--backend", "gpu"]), &["auto, cpu"]);

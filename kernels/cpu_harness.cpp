@@ -96,7 +96,7 @@ static void mlp() {
   auto h = take<long long>(5);
   const long long members = h[0], n = h[1], d = h[2], tile = h[4];
   const unsigned grid = (unsigned)h[3];
-  const long long p = 64 * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+  const long long p = mlp_param_count((int)d);
   auto params = take<double>(members * p);
   auto x = take<double>(n * d);
   std::vector<double> mean(members * n), sd(members * n);
@@ -114,7 +114,7 @@ static void mlp_dropout() {
   const unsigned grid = (unsigned)h[3], threshold = (unsigned)h[4];
   const unsigned long long seed = (unsigned long long)h[5];
   const double keep = take<double>(1)[0];
-  const long long p = 64 * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+  const long long p = mlp_param_count((int)d);
   auto params = take<double>(p);
   auto x = take<double>(n * d);
   std::vector<double> mean(passes * n), sd(passes * n);

@@ -34,13 +34,34 @@
 #define MLP_MAX_RANK 64
 #define MLP_WEIGHT_DOMAIN 0x57470000u
 
+// P, the parameters of one network with d inputs.
+__host__ __device__ __forceinline__ long long mlp_param_count(int d) {
+  return 64LL * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+}
+
+// The output layer at one point from the second hidden layer h2 (threads 0 and 1 of the block):
+// mean[at], and sd[at] with the variance clamped to [1e-3, 1e3].
+__device__ __forceinline__ void mlp_head(const double* h2, const double* __restrict__ w3, const double* __restrict__ b3,
+                                         int j, double* __restrict__ mean, double* __restrict__ sd, long long at) {
+  if (j < 2) {
+    double s = 0.0;
+    for (int k = 0; k < 64; ++k) s += h2[k] * w3[j * 64 + k];
+    s += b3[j];
+    if (j == 0) {
+      mean[at] = s;
+    } else {
+      sd[at] = sqrt(fmin(fmax(exp(s), 1e-3), 1e3));
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
     mlp_forward_f64(const double* __restrict__ params, const double* __restrict__ x, int d, int n, int members,
                     int tile, double* __restrict__ mean, double* __restrict__ sd) {
   __shared__ double h1[MLP_HIDDEN];
   __shared__ double h2[MLP_HIDDEN];
   const int j = threadIdx.x;
-  const long long n_params = 64LL * d + 64 + 64 * 64 + 64 + 2 * 64 + 2;
+  const long long n_params = mlp_param_count(d);
   const long long tiles = ((long long)n + tile - 1) / tile;
   for (long long job = blockIdx.x; job < (long long)members * tiles; job += gridDim.x) {
     const long long e = job / tiles;
@@ -62,16 +83,7 @@ extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
       for (int k = 0; k < 64; ++k) b += h1[k] * w2[k * 64 + j];
       h2[j] = b > 0.0 ? b : 0.0;
       __syncthreads();
-      if (j < 2) {
-        double s = 0.0;
-        for (int k = 0; k < 64; ++k) s += h2[k] * w3[j * 64 + k];
-        s += b3[j];
-        if (j == 0) {
-          mean[e * n + i] = s;
-        } else {
-          sd[e * n + i] = sqrt(fmin(fmax(exp(s), 1e-3), 1e3));
-        }
-      }
+      mlp_head(h2, w3, b3, j, mean, sd, e * n + i);
       __syncthreads();
     }
   }
@@ -113,16 +125,7 @@ extern "C" __global__ void __launch_bounds__(MLP_HIDDEN)
     for (int k = 0; k < 64; ++k) b += h1[k] * w2[k * 64 + j];
     h2[j] = b > 0.0 ? b * mask[MLP_HIDDEN + j] : 0.0;
     __syncthreads();
-    if (j < 2) {
-      double o = 0.0;
-      for (int k = 0; k < 64; ++k) o += h2[k] * w3[j * 64 + k];
-      o += b3[j];
-      if (j == 0) {
-        mean[job] = o;
-      } else {
-        sd[job] = sqrt(fmin(fmax(exp(o), 1e-3), 1e3));
-      }
-    }
+    mlp_head(h2, w3, b3, j, mean, sd, job);
     __syncthreads();
   }
 }

@@ -69,13 +69,14 @@ fn variants() -> Vec<GaussianOptions> {
     out
 }
 
-/// Every design, each in both geometries with every variant in both forms.
-fn every_model() -> Vec<(Design, Vec<CollapsedGaussian>)> {
+/// Every design, each in both geometries with every variant in both forms: (design, model).
+fn every_model() -> Vec<(Design, CollapsedGaussian)> {
     let mut out = Vec::new();
     for d in designs() {
         for geometry in [Geometry::PerChain, Geometry::Pooled] {
-            let models = variants().into_iter().flat_map(|opts| both_forms(&d, opts, geometry)).collect();
-            out.push((d.clone(), models));
+            for opts in variants() {
+                out.extend(both_forms(&d, opts, geometry).map(|model| (d.clone(), model)));
+            }
         }
     }
     out
@@ -151,16 +152,14 @@ fn scales(model: &CollapsedGaussian, v: &[f64]) -> (f64, Vec<f64>, Option<f64>) 
 
 #[test]
 fn marginal_density_equals_the_multivariate_normal_density_of_y() {
-    for (d, models) in every_model() {
-        for model in models {
-            let opts = model.opts;
-            for u in points(&model) {
-                let mut g = vec![0.0; model.dim()];
-                let got = model.logp(&u, &mut g) - prior_part(&model, &u);
-                let (tau, sigma, sg) = scales(&model, &u);
-                let want = reference_log_density(&d, &opts, tau, &sigma, sg);
-                assert!((got - want).abs() < 1e-8 * (1.0 + want.abs()), "{opts:?} at {u:?}: {got} vs {want}");
-            }
+    for (d, model) in every_model() {
+        let opts = model.opts;
+        for u in points(&model) {
+            let mut g = vec![0.0; model.dim()];
+            let got = model.logp(&u, &mut g) - prior_part(&model, &u);
+            let (tau, sigma, sg) = scales(&model, &u);
+            let want = reference_log_density(&d, &opts, tau, &sigma, sg);
+            assert!((got - want).abs() < 1e-8 * (1.0 + want.abs()), "{opts:?} at {u:?}: {got} vs {want}");
         }
     }
 }
@@ -190,16 +189,14 @@ fn gradient_error4(model: &CollapsedGaussian, v: &[f64]) -> (f64, usize) {
 
 #[test]
 fn gradients_match_finite_differences() {
-    for (_, models) in every_model() {
-        for model in models {
-            let opts = model.opts;
-            for u in points(&model) {
-                let (err, k) = gradient_error4(&model, &u);
-                assert!(err < 1e-6, "{opts:?} at {u:?}: coordinate {k}: {err}");
-            }
-            // And the generic check the other models use.
-            assert!(gradient_error(&model, &points(&model)[0]) < 1e-5);
+    for (_, model) in every_model() {
+        let opts = model.opts;
+        for u in points(&model) {
+            let (err, k) = gradient_error4(&model, &u);
+            assert!(err < 1e-6, "{opts:?} at {u:?}: coordinate {k}: {err}");
         }
+        // And the generic check the other models use.
+        assert!(gradient_error(&model, &points(&model)[0]) < 1e-5);
     }
 }
 
@@ -302,97 +299,94 @@ fn scale_jacobian_matches_finite_differences() {
 /// must be those of Gaussian conditioning on the joint of (mu0, mu, gamma, y).
 #[test]
 fn location_draws_follow_the_exact_conditional_posterior() {
-    for (d, models) in every_model() {
-        for model in models {
-            let opts = model.opts;
-            let u = &points(&model)[0];
-            let (m, r) = (model.m, model.r);
-            let aux = model.aux_dim();
-            assert_eq!(aux, m + 1 + r);
-            let n_out = model.outputs().len();
-            let mut mean = vec![0.0; n_out];
-            model.constrain(u, &vec![0.0; aux], &mut mean);
-            let mut a = vec![vec![0.0; aux]; n_out];
-            let mut out = vec![0.0; n_out];
-            for k in 0..aux {
-                let mut z = vec![0.0; aux];
-                z[k] = 1.0;
-                model.constrain(u, &z, &mut out);
-                for o in 0..n_out {
-                    a[o][k] = out[o] - mean[o];
-                }
+    for (d, model) in every_model() {
+        let opts = model.opts;
+        let u = &points(&model)[0];
+        let (m, r) = (model.m, model.r);
+        let aux = model.aux_dim();
+        assert_eq!(aux, m + 1 + r);
+        let n_out = model.outputs().len();
+        let mut mean = vec![0.0; n_out];
+        model.constrain(u, &vec![0.0; aux], &mut mean);
+        let mut a = vec![vec![0.0; aux]; n_out];
+        let mut out = vec![0.0; n_out];
+        for k in 0..aux {
+            let mut z = vec![0.0; aux];
+            z[k] = 1.0;
+            model.constrain(u, &z, &mut out);
+            for o in 0..n_out {
+                a[o][k] = out[o] - mean[o];
             }
-            // Locations in output order: mu0, mu[m], gamma[i] (the scales sit between).
-            let effect = usize::from(r > 0);
-            let mut loc: Vec<usize> = vec![0];
-            loc.extend((0..m).map(|g| 2 + effect + g));
-            loc.extend((0..r).map(|i| 2 + effect + 2 * m + i));
-            // The reference: x = (mu0, mu, gamma) ~ N(x0, P) a priori, y = H x + e.
-            let (tau, sigma, sg) = scales(&model, u);
-            let LocationPrior::Normal { mean: a0, sd: b } = opts.priors.mu0;
-            let nx = 1 + m + r;
-            let mut prior = vec![0.0; nx * nx];
-            prior[0] = b * b;
-            for g in 0..m {
-                prior[g + 1] = b * b;
-                prior[(g + 1) * nx] = b * b;
-                for h in 0..m {
-                    prior[(g + 1) * nx + h + 1] = b * b + if g == h { tau * tau } else { 0.0 };
-                }
+        }
+        // Locations in output order: mu0, mu[m], gamma[i] (the scales sit between).
+        let effect = usize::from(r > 0);
+        let mut loc: Vec<usize> = vec![0];
+        loc.extend((0..m).map(|g| 2 + effect + g));
+        loc.extend((0..r).map(|i| 2 + effect + 2 * m + i));
+        // The reference: x = (mu0, mu, gamma) ~ N(x0, P) a priori, y = H x + e.
+        let (tau, sigma, sg) = scales(&model, u);
+        let LocationPrior::Normal { mean: a0, sd: b } = opts.priors.mu0;
+        let nx = 1 + m + r;
+        let mut prior = vec![0.0; nx * nx];
+        prior[0] = b * b;
+        for g in 0..m {
+            prior[g + 1] = b * b;
+            prior[(g + 1) * nx] = b * b;
+            for h in 0..m {
+                prior[(g + 1) * nx + h + 1] = b * b + if g == h { tau * tau } else { 0.0 };
             }
-            for i in 0..r {
-                prior[(1 + m + i) * nx + 1 + m + i] = sg.unwrap().powi(2);
+        }
+        for i in 0..r {
+            prior[(1 + m + i) * nx + 1 + m + i] = sg.unwrap().powi(2);
+        }
+        let n = d.n_obs();
+        let h = |j: usize, x: usize| f64::from(u8::from(x == 1 + d.group()[j] || (r > 0 && x == 1 + m + d.pair()[j])));
+        // C = Cov(x, y) = P H', V = H P H' + diag(sigma^2).
+        let mut c = vec![0.0; nx * n];
+        for x in 0..nx {
+            for j in 0..n {
+                c[x * n + j] = (0..nx).map(|t| prior[x * nx + t] * h(j, t)).sum();
             }
-            let n = d.n_obs();
-            let h =
-                |j: usize, x: usize| f64::from(u8::from(x == 1 + d.group()[j] || (r > 0 && x == 1 + m + d.pair()[j])));
-            // C = Cov(x, y) = P H', V = H P H' + diag(sigma^2).
-            let mut c = vec![0.0; nx * n];
-            for x in 0..nx {
-                for j in 0..n {
-                    c[x * n + j] = (0..nx).map(|t| prior[x * nx + t] * h(j, t)).sum();
-                }
+        }
+        let mut v = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                v[i * n + j] = (0..nx).map(|t| h(i, t) * c[t * n + j]).sum::<f64>()
+                    + if i == j { sigma[d.group()[i]].powi(2) } else { 0.0 };
             }
-            let mut v = vec![0.0; n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    v[i * n + j] = (0..nx).map(|t| h(i, t) * c[t * n + j]).sum::<f64>()
-                        + if i == j { sigma[d.group()[i]].powi(2) } else { 0.0 };
-                }
+        }
+        let (mut l, mut inv) = (vec![0.0; n * n], vec![0.0; n * n]);
+        assert!(dense::cholesky(&v, &mut l, n));
+        dense::inverse_transpose(&l, &mut inv, n);
+        let solve = |rhs: &[f64]| {
+            let (mut t, mut s) = (vec![0.0; n], vec![0.0; n]);
+            dense::solve_lower(&inv, rhs, &mut t, n);
+            dense::solve_upper(&inv, &t, &mut s, n);
+            s
+        };
+        let resid: Vec<f64> = d.y().iter().map(|y| y - a0).collect();
+        let vr = solve(&resid);
+        let x0 = |x: usize| if x <= m { a0 } else { 0.0 };
+        for (xi, &oi) in loc.iter().enumerate() {
+            let want_mean = x0(xi) + (0..n).map(|j| c[xi * n + j] * vr[j]).sum::<f64>();
+            assert!(
+                (mean[oi] - want_mean).abs() < 1e-9,
+                "{opts:?} mean of {}: {} vs {want_mean}",
+                model.outputs()[oi].name,
+                mean[oi]
+            );
+            let vc = solve(&c[xi * n..(xi + 1) * n]);
+            for (xj, &oj) in loc.iter().enumerate() {
+                let want = prior[xi * nx + xj] - (0..n).map(|j| c[xj * n + j] * vc[j]).sum::<f64>();
+                let got: f64 = (0..aux).map(|k| a[oi][k] * a[oj][k]).sum();
+                let scale = (prior[xi * nx + xi] * prior[xj * nx + xj]).sqrt();
+                assert!((got - want).abs() < 1e-9 * scale, "{opts:?} cov ({xi}, {xj}): {got} vs {want}");
             }
-            let (mut l, mut inv) = (vec![0.0; n * n], vec![0.0; n * n]);
-            assert!(dense::cholesky(&v, &mut l, n));
-            dense::inverse_transpose(&l, &mut inv, n);
-            let solve = |rhs: &[f64]| {
-                let (mut t, mut s) = (vec![0.0; n], vec![0.0; n]);
-                dense::solve_lower(&inv, rhs, &mut t, n);
-                dense::solve_upper(&inv, &t, &mut s, n);
-                s
-            };
-            let resid: Vec<f64> = d.y().iter().map(|y| y - a0).collect();
-            let vr = solve(&resid);
-            let x0 = |x: usize| if x <= m { a0 } else { 0.0 };
-            for (xi, &oi) in loc.iter().enumerate() {
-                let want_mean = x0(xi) + (0..n).map(|j| c[xi * n + j] * vr[j]).sum::<f64>();
-                assert!(
-                    (mean[oi] - want_mean).abs() < 1e-9,
-                    "{opts:?} mean of {}: {} vs {want_mean}",
-                    model.outputs()[oi].name,
-                    mean[oi]
-                );
-                let vc = solve(&c[xi * n..(xi + 1) * n]);
-                for (xj, &oj) in loc.iter().enumerate() {
-                    let want = prior[xi * nx + xj] - (0..n).map(|j| c[xj * n + j] * vc[j]).sum::<f64>();
-                    let got: f64 = (0..aux).map(|k| a[oi][k] * a[oj][k]).sum();
-                    let scale = (prior[xi * nx + xi] * prior[xj * nx + xj]).sqrt();
-                    assert!((got - want).abs() < 1e-9 * scale, "{opts:?} cov ({xi}, {xj}): {got} vs {want}");
-                }
-            }
-            // The scales are reported as they are.
-            assert_eq!(mean[1], tau);
-            for g in 0..m {
-                assert_eq!(mean[2 + effect + m + g], sigma[g]);
-            }
+        }
+        // The scales are reported as they are.
+        assert_eq!(mean[1], tau);
+        for g in 0..m {
+            assert_eq!(mean[2 + effect + m + g], sigma[g]);
         }
     }
 }

@@ -39,14 +39,11 @@ glue_plan <- function(fit, stated, options, backend, cores, progress) {
 # src/rust/src/metrics.rs: metrics
 glue_crps_gaussian <- function(mean, sd, y) .Call(wrap__glue_crps_gaussian, mean, sd, y)
 glue_nll_gaussian <- function(mean, sd, y) .Call(wrap__glue_nll_gaussian, mean, sd, y)
-glue_crps_mixture <- function(means, sds, rows, cols, weights, y) {
-  .Call(wrap__glue_crps_mixture, means, sds, rows, cols, weights, y)
+glue_crps_mixture <- function(means, sds, rows, cols, weights, y, backend) {
+  .Call(wrap__glue_crps_mixture, means, sds, rows, cols, weights, y, backend)
 }
 glue_crps_sample <- function(draws, rows, cols, y, estimator) {
   .Call(wrap__glue_crps_sample, draws, rows, cols, y, estimator)
-}
-glue_crps_mixture_on <- function(means, sds, rows, cols, weights, y, backend) {
-  .Call(wrap__glue_crps_mixture_on, means, sds, rows, cols, weights, y, backend)
 }
 glue_interval_score <- function(lower, upper, y, alpha) {
   .Call(wrap__glue_interval_score, lower, upper, y, alpha)

@@ -111,13 +111,12 @@ crps_mixture <- function(y, means, sds, weights = NULL, backend = "auto") {
   sds <- as_matrix(sds, "sds")
   if (!identical(dim(means), dim(sds))) stop("means and sds: expected matrices of the same dimensions")
   w <- if (is.null(weights)) NULL else as.double(weights)
-  # "cpu": the crate's mixture metrics directly; otherwise kernel 2's seam
-  # (credence::backend::mixture_summary), which runs on the CPU where CUDA cannot.
-  if (backend == "cpu") {
-    return(glue_crps_mixture(as.double(means), as.double(sds), nrow(means), ncol(means), w, as.double(y)))
-  }
-  core("crps_mixture", glue_crps_mixture_on(as.double(means), as.double(sds), nrow(means), ncol(means), w,
-                                            as.double(y), backend))
+  # "cpu": the crate's mixture metrics directly, their errors as they are; otherwise kernel 2's
+  # seam (credence::backend::mixture_summary), which runs on the CPU where CUDA cannot.
+  run <- function() glue_crps_mixture(as.double(means), as.double(sds), nrow(means), ncol(means), w, as.double(y),
+                                      backend)
+  if (backend == "cpu") return(run())
+  core("crps_mixture", run())
 }
 
 #' @rdname crps

@@ -63,33 +63,12 @@ fn mixture(means: Vec<f64>, sds: Vec<f64>, rows: i32, cols: i32, weights: Nullab
     GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)
 }
 
-/// CRPS of Gaussian mixtures given as N x M matrices of member means and sds.
-#[extendr]
-fn glue_crps_mixture(
-    means: Vec<f64>,
-    sds: Vec<f64>,
-    rows: i32,
-    cols: i32,
-    weights: Nullable<Vec<f64>>,
-    y: Vec<f64>,
-) -> R<Vec<f64>> {
-    let mix = mixture(means, sds, rows, cols, weights)?;
-    crps_points(&mix, &y, CrpsEstimator::Standard).map_err(msg).map(Option::unwrap_or_default)
-}
-
-/// CRPS of predictive draws given as an N x S matrix, per point.
-#[extendr]
-fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimator: &str) -> R<Vec<f64>> {
-    let est: CrpsEstimator = estimator.parse().map_err(msg)?;
-    let s = Samples::new(matrix("dat", draws, rows as usize, cols as usize)?.reversed_axes()).map_err(msg)?;
-    crps_points(&s, &y, est).map_err(msg).map(Option::unwrap_or_default)
-}
-
-/// CRPS of Gaussian mixtures (N x M matrices of member means and sds) through kernel 2's seam,
-/// `credence::backend::mixture_summary`, on a backend.
+/// CRPS of Gaussian mixtures given as N x M matrices of member means and sds, per point: on
+/// `backend` "cpu" the crate's mixture metrics directly, on any other through kernel 2's seam,
+/// `credence::backend::mixture_summary`.
 #[extendr]
 #[allow(clippy::too_many_arguments)]
-fn glue_crps_mixture_on(
+fn glue_crps_mixture(
     means: Vec<f64>,
     sds: Vec<f64>,
     rows: i32,
@@ -98,9 +77,20 @@ fn glue_crps_mixture_on(
     y: Vec<f64>,
     backend: &str,
 ) -> R<Vec<f64>> {
-    let backend = self::backend(backend)?;
+    let seam = (backend != "cpu").then(|| self::backend(backend)).transpose()?;
     let mix = mixture(means, sds, rows, cols, weights)?;
-    Ok(mixture_summary(backend, &mix, &y, &MixtureOptions::default()).map_err(msg)?.crps)
+    match seam {
+        None => crps_points(&mix, &y, CrpsEstimator::Standard).map_err(msg).map(Option::unwrap_or_default),
+        Some(b) => Ok(mixture_summary(b, &mix, &y, &MixtureOptions::default()).map_err(msg)?.crps),
+    }
+}
+
+/// CRPS of predictive draws given as an N x S matrix, per point.
+#[extendr]
+fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimator: &str) -> R<Vec<f64>> {
+    let est: CrpsEstimator = estimator.parse().map_err(msg)?;
+    let s = Samples::new(matrix("dat", draws, rows as usize, cols as usize)?.reversed_axes()).map_err(msg)?;
+    crps_points(&s, &y, est).map_err(msg).map(Option::unwrap_or_default)
 }
 
 /// Interval score of central (1 - alpha) intervals, per point.
@@ -243,7 +233,6 @@ extendr_module! {
     fn glue_crps_gaussian;
     fn glue_nll_gaussian;
     fn glue_crps_mixture;
-    fn glue_crps_mixture_on;
     fn glue_ensemble_on;
     fn glue_crps_sample;
     fn glue_interval_score;

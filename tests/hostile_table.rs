@@ -142,6 +142,18 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         })
         .collect();
     put("acrossconst.csv", one_cell_constant.into_bytes());
+    // The across table's values rescaled (its last column).
+    for (name, factor) in [("acrosslarge", 1e5), ("acrosssmall", 1e-8), ("acrosshuge", 1e300), ("acrosstiny", 1e-300)] {
+        let scaled: String = across
+            .lines()
+            .enumerate()
+            .map(|(i, l)| match (i, l.rsplit_once(',')) {
+                (1.., Some((head, v))) => format!("{head},{:e}\n", v.parse::<f64>().unwrap() * factor),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        put(&format!("{name}.csv"), scaled.into_bytes());
+    }
     let report = std::fs::read_to_string(format!("{TEST_DATA}report_table.csv")).unwrap();
     put("nomethod.csv", report.replace(",method,", ",model,").into_bytes());
     put("nosize.csv", report.replacen(",30,", ",,", 1).into_bytes());

@@ -158,3 +158,13 @@ test_that("the R fit equals the CLI's credence fit --dataset-column --json key b
                  expected.label = paste0("the CLI's ", k))
   }
 })
+
+test_that("a response far from the default priors' scale is refused, naming the per-data-set scale", {
+  d <- across_table()
+  d$crps <- d$crps * 1e5
+  expect_error(across_fit(crps ~ method + (1 | realization) + (1 | dataset:method), d),
+               "within \\[1e-6, 1e3\\].*per-dataset")
+  # Each data set on its own scale, the same table fits.
+  f <- across_fit(crps ~ method + (1 | realization) + (1 | dataset:method), d, across_scale = "per_dataset")
+  expect_s3_class(f, "credence_across")
+})

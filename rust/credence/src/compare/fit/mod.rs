@@ -11,7 +11,7 @@ mod draws;
 mod quantities;
 mod summary;
 
-use checks::{check_constant_methods, check_prior_scale, check_scale, display_order};
+use checks::{STANDARDIZE, check_constant_methods, check_prior_scale, check_scale, display_order};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
 pub use quantities::Mdd;
@@ -228,18 +228,19 @@ pub(crate) fn prepare(
     let (fitted_design, standardization) = match &options.family {
         Family::Gaussian(o) => {
             let (mean, sd) = design.response_moments();
-            check_scale(design, mean, sd)?;
+            check_scale(design.y(), mean, sd)?;
             if o.sigma == SigmaStructure::PerMethod {
                 check_constant_methods(design)?;
             }
             if !o.standardize && fixed.is_none() && o.priors == GaussianPriors::default() {
-                check_prior_scale(sd)?;
+                check_prior_scale(sd, STANDARDIZE)?;
             }
             if o.standardize && sd > 0.0 {
                 let y = design.y().iter().map(|v| (v - mean) / sd).collect();
                 (design.with_response(y)?, Some((mean, sd)))
             } else {
-                if !o.standardize && fixed.is_none() {
+                // Priors set by the caller are on the caller's scale: no warning.
+                if fixed.is_none() && o.priors == GaussianPriors::default() {
                     let remedy = "standardising (--standardize) or setting priors on this scale";
                     warnings.extend(checks::prior_scale_warning(sd, remedy));
                 }

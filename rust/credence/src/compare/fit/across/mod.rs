@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::{Assembly, Draws};
 use crate::compare::model::Posterior;
 use crate::compare::model::across::design::AcrossDesign;
-use crate::compare::model::across::{AcrossModel, AcrossOptions, AcrossScale, AcrossSigma};
+use crate::compare::model::across::{AcrossModel, AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma};
 use crate::compare::sampler::Sampler;
 use crate::compare::sampler::nuts::{NutsSettings, chain_threads};
 use crate::error::{Error, Result};
@@ -88,7 +88,8 @@ pub fn fit_across_with_progress(
 ) -> Result<AcrossFit> {
     let start = Instant::now();
     let mut warnings = Vec::new();
-    let (fitted, per_dataset_scale) = comparable(design, options.model.scale, &mut warnings)?;
+    let default_priors = options.model.priors == AcrossPriors::default();
+    let (fitted, per_dataset_scale) = comparable(design, options.model.scale, default_priors, &mut warnings)?;
     check_constant_cells(design, options.model.sigma)?;
     let model = AcrossModel::new(&fitted, options.model)?;
     let ran = Sampler::Nuts(options.sampler).run(&model, chain_threads(), progress, 0, None)?;
@@ -136,8 +137,11 @@ fn check_constant_cells(design: &AcrossDesign, sigma: AcrossSigma) -> Result<()>
 fn comparable(
     design: &AcrossDesign,
     scale: AcrossScale,
+    default_priors: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(AcrossDesign, Option<PerDataSetScale>)> {
+    let (mean, sd) = crate::summary::mean_sd(design.y());
+    super::checks::check_scale(design.y(), mean, sd)?;
     let n_d = design.datasets().len();
     let mut moments = vec![(0.0, 0.0, 0.0); n_d];
     for (&d, &y) in design.dataset().iter().zip(design.y()) {
@@ -152,12 +156,14 @@ fn comparable(
         moments.iter().map(|&(n, s, ss)| (s / n, if n > 1.0 { (ss / (n - 1.0)).sqrt() } else { 0.0 })).collect();
     match scale {
         AcrossScale::AsGiven => {
-            let sd = crate::summary::mean_sd(design.y()).1;
-            if sd == 0.0 {
-                return Err(Error::argument("response", "zero variance", "values that vary (all are equal)"));
+            // Priors set by the caller are on the caller's scale: neither refused nor warned of.
+            if default_priors {
+                let remedy = "put each data set on its own scale (the per-data-set scale, --across-scale \
+                              per-dataset) or set priors on this scale";
+                super::checks::check_prior_scale(sd, remedy)?;
+                let remedy = "the per-data-set scale (--across-scale per-dataset) or priors on this scale";
+                warnings.extend(super::checks::prior_scale_warning(sd, remedy));
             }
-            let remedy = "the per-data-set scale (--across-scale per-dataset) or priors on this scale";
-            warnings.extend(super::checks::prior_scale_warning(sd, remedy));
             Ok((design.clone(), None))
         }
         AcrossScale::PerDataSet => {

@@ -142,18 +142,6 @@ fn comparable(
 ) -> Result<(AcrossDesign, Option<PerDataSetScale>)> {
     let (mean, sd) = crate::summary::mean_sd(design.y());
     super::checks::check_scale(design.y(), mean, sd)?;
-    let n_d = design.datasets().len();
-    let mut moments = vec![(0.0, 0.0, 0.0); n_d];
-    for (&d, &y) in design.dataset().iter().zip(design.y()) {
-        moments[d].0 += 1.0;
-        moments[d].1 += y;
-    }
-    for (&d, &y) in design.dataset().iter().zip(design.y()) {
-        let mean = moments[d].1 / moments[d].0;
-        moments[d].2 += (y - mean).powi(2);
-    }
-    let stats: Vec<(f64, f64)> =
-        moments.iter().map(|&(n, s, ss)| (s / n, if n > 1.0 { (ss / (n - 1.0)).sqrt() } else { 0.0 })).collect();
     match scale {
         AcrossScale::AsGiven => {
             // Priors set by the caller are on the caller's scale: neither refused nor warned of.
@@ -167,6 +155,7 @@ fn comparable(
             Ok((design.clone(), None))
         }
         AcrossScale::PerDataSet => {
+            let stats = design.dataset_moments();
             if let Some(d) = stats.iter().position(|s| s.1 == 0.0 || !s.1.is_finite()) {
                 return Err(Error::argument(
                     "response",

@@ -246,6 +246,21 @@ impl AcrossDesign {
         self.dataset.iter().zip(&self.method).any(|(&a, &b)| a == d && b == m)
     }
 
+    /// Per data set, the (mean, sd) of its values (sd 0 for a single value), summed in row
+    /// order.
+    pub(crate) fn dataset_moments(&self) -> Vec<(f64, f64)> {
+        let mut moments = vec![(0.0, 0.0, 0.0); self.datasets.len()];
+        for (&d, &y) in self.dataset.iter().zip(&self.y) {
+            moments[d].0 += 1.0;
+            moments[d].1 += y;
+        }
+        for (&d, &y) in self.dataset.iter().zip(&self.y) {
+            let mean = moments[d].1 / moments[d].0;
+            moments[d].2 += (y - mean).powi(2);
+        }
+        moments.iter().map(|&(n, s, ss)| (s / n, if n > 1.0 { (ss / (n - 1.0)).sqrt() } else { 0.0 })).collect()
+    }
+
     /// The same design with a new response (in the design's row order).
     pub fn with_response(&self, y: Vec<f64>) -> Result<Self> {
         if y.len() != self.y.len() {

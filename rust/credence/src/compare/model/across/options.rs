@@ -135,13 +135,7 @@ impl AcrossPriors {
         if let Some(level) = self.level {
             return level;
         }
-        let n_d = design.datasets().len();
-        let mut sums = vec![(0.0, 0.0); n_d];
-        for (&d, &y) in design.dataset().iter().zip(design.y()) {
-            sums[d].0 += y;
-            sums[d].1 += 1.0;
-        }
-        let largest = sums.iter().filter(|s| s.1 > 0.0).map(|s| (s.0 / s.1).abs()).fold(0.0, f64::max);
+        let largest = design.dataset_moments().iter().map(|m| m.0.abs()).fold(0.0, f64::max);
         LocationPrior::Normal { mean: 0.0, sd: (LEVEL_REACH * largest).max(1.0) }
     }
 }

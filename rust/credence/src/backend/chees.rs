@@ -435,9 +435,19 @@ pub fn fit_many_on(backend: Backend, designs: &[Design], options: &FitOptions) -
     }
 }
 
-/// One fit on the chosen backend ([`fit_many_on`] with one design).
-pub fn fit_one_on(backend: Backend, design: &Design, options: &FitOptions) -> Result<Fit> {
-    fit_many_on(backend, std::slice::from_ref(design), options)?
+/// One fit on the chosen backend ([`fit_many_on`] with one design), calling `progress` as
+/// [`crate::compare::fit_with_progress`] does on the CPU (a device's run reports none).
+pub fn fit_one_on(
+    backend: Backend,
+    design: &Design,
+    options: &FitOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Fit> {
+    let designs = std::slice::from_ref(design);
+    if runs_on(backend, designs, options)? == Backend::Cpu {
+        return crate::compare::fit_with_progress(design, options, progress);
+    }
+    fit_many_on(backend, designs, options)?
         .pop()
         .unwrap_or_else(|| Err(Error::Backend { message: "the backend returned no fit".into() }))
 }

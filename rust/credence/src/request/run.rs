@@ -32,7 +32,7 @@ impl FitRequest {
         let fit = match options.sampler {
             Sampler::Nuts(_) => fit_with_progress(design, &options, progress)?,
             Sampler::Chees(s) => {
-                let f = fit_one_on(self.backend, design, &options)?;
+                let f = fit_one_on(self.backend, design, &options, progress)?;
                 let worst = f.sampler_rhat();
                 if worst > REWARM_RHAT {
                     let reason = format!(

@@ -265,8 +265,8 @@ fn unsupported_variants_are_typed_errors() {
         if !crate::backend::Backend::cuda_available() {
             // Auto falls back to the CPU; forcing CUDA is an error, never a panic.
             let o = FitOptions { sampler: Sampler::Chees(small), ..options };
-            assert!(crate::backend::fit_one_on(crate::backend::Backend::Auto, d, &o).is_ok());
-            assert!(crate::backend::fit_one_on(crate::backend::Backend::Cuda, d, &o).is_err());
+            assert!(crate::backend::fit_one_on(crate::backend::Backend::Auto, d, &o, &|_, _| {}).is_ok());
+            assert!(crate::backend::fit_one_on(crate::backend::Backend::Cuda, d, &o, &|_, _| {}).is_err());
         }
     }
     // What the kernel does implement: the default (collapsed, kind 2), the uncollapsed forms a
@@ -819,7 +819,7 @@ fn runs_on(posts: &[NoLaplace], s: &CheesSettings, device: &Batch) -> Vec<CheesR
             .enumerate()
             .map(|(i, p)| {
                 scope.spawn(move || {
-                    let r = run_chees_on(p, s, i as u32, Some(device));
+                    let r = run_chees_on(p, s, i as u32, Some(device), &|_, _| {});
                     device.leave(i);
                     r
                 })
@@ -851,7 +851,7 @@ fn cpu_shim_fit_with_metric_windows_equals_cpu_fit() {
     let batch = Batch::new(0, posts.len(), &s, Box::new(ShimLauncher { exe, state: None }));
     let got = runs_on(&posts, &s, &batch);
     for (i, (p, g)) in posts.iter().zip(&got).enumerate() {
-        let want = run_chees_on(p, &s, i as u32, None).unwrap();
+        let want = run_chees_on(p, &s, i as u32, None, &|_, _| {}).unwrap();
         let label = |w: &str| format!("design {i} {w}");
         // The metric was learned (the first is all ones without the Laplace variances).
         assert!(want.inv_mass.iter().any(|&v| v != 1.0), "{}", label("no metric window ran"));

@@ -137,9 +137,9 @@ pub fn fit_many(designs: &[Design], options: &FitOptions) -> Vec<Result<Fit>> {
         .collect()
 }
 
-/// [`fit`], calling `progress(done, total)` as NUTS's chains go (iterations of all chains,
-/// warmup included; going on with a fit that is not clean raises the total): a face shows it
-/// for fits that take long, such as a thousand methods. ChEES reports no progress.
+/// [`fit`], calling `progress(done, total)` as the chains go (iterations of all chains,
+/// warmup included; going on with a fit that is not clean, or ChEES warming up again, raises
+/// the total): a face shows it for fits that take long, such as a thousand methods.
 pub fn fit_with_progress(design: &Design, options: &FitOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
     fit_on(design, options, &Run { progress: Some(progress), ..Run::default() })
 }
@@ -151,7 +151,7 @@ pub(crate) struct Run<'a> {
     pub fixed: Option<KnownHyper>,
     /// NUTS: threads for the chains (default: [`chain_threads`]).
     pub threads: Option<usize>,
-    /// NUTS: the progress callback.
+    /// The progress callback.
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     /// ChEES: the design's Philox index.
     pub data_set: u32,

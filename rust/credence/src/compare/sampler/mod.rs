@@ -116,8 +116,9 @@ impl Sampler {
         }
     }
 
-    /// Runs the chains on `post`: NUTS on at most `threads` threads with `progress`, ChEES as
-    /// Philox design `data_set`, its transitions on `device` when given.
+    /// Runs the chains on `post`, calling `progress(done, total)` with the iterations of all
+    /// chains: NUTS on at most `threads` threads, ChEES as Philox design `data_set`, its
+    /// transitions on `device` when given.
     pub(crate) fn run(
         &self,
         post: &dyn Posterior,
@@ -131,7 +132,7 @@ impl Sampler {
                 Ok(Run { chains: nuts::run_chains_on(post, s, threads, progress)?, warmup: s.warmup, chees: None })
             }
             Sampler::Chees(s) => {
-                let mut run = chees::run_chees_on(post, s, data_set, device)?;
+                let mut run = chees::run_chees_on(post, s, data_set, device, progress)?;
                 Ok(Run { chains: std::mem::take(&mut run.chains), warmup: run.warmup as u64, chees: Some(run) })
             }
         }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 /// Runs one design's chains: warmup with adaptation, then the kept draws.
 #[cfg(test)]
 pub(crate) fn run_chees(post: &dyn Posterior, s: &CheesSettings, data_set: u32) -> Result<CheesRun> {
-    run_chees_on(post, s, data_set, None)
+    run_chees_on(post, s, data_set, None, &|_, _| {})
 }
 
 /// The warmup's adaptation state: the step size by dual averaging, log T by Adam (no
@@ -197,12 +197,15 @@ impl Recorder {
 }
 
 /// [`run_chees`] with the transitions on a device when one is given (the adaptation is
-/// the same code either way).
+/// the same code either way), calling `progress(done, total)` after each iteration with the
+/// iterations of all chains, warmup included (as NUTS's chains do; a longer warmup or more
+/// draws raise the total).
 pub(crate) fn run_chees_on<'a>(
     post: &'a dyn Posterior,
     s: &CheesSettings,
     data_set: u32,
     device: Option<&'a dyn ChainDevice>,
+    progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<CheesRun> {
     s.validate()?;
     let extension = crate::compare::sampler::Extension::new(s.draws, s.max_draws);
@@ -287,6 +290,7 @@ pub(crate) fn run_chees_on<'a>(
             rec.record(post, &ens, step, steps);
         }
         it += 1;
+        progress((it * n) as u64, (total * n) as u64);
     }
     let mean_leapfrog_steps = rec.sampling_steps as f64 / (total - adapt.warmup_end) as f64;
     Ok(CheesRun {

@@ -123,36 +123,31 @@ pub(crate) fn constant_error(what: &str, value: f64, n: usize) -> Error {
 /// keep a margin.
 const PRIOR_SCALE: std::ops::RangeInclusive<f64> = 1e-6..=1e3;
 
-/// The single fit's way out of [`check_prior_scale`].
-pub(super) const STANDARDIZE: &str = "standardise the response (the standardize option; estimates are still reported on its own scale) or set \
-     priors on its scale";
+/// The sds beyond which the default (unit-scale) priors inform the fit noticeably.
+const UNIT_SCALE: std::ops::RangeInclusive<f64> = 1e-3..=10.0;
 
-/// An unstandardised response on a scale the default priors cannot be sampled at is refused,
-/// naming the model's `remedy` (between the bounds and the unit scale a warning says so).
-pub(super) fn check_prior_scale(sd: f64, remedy: &str) -> Result<()> {
+/// The single fit's way to the priors' scale, for [`prior_scale`].
+pub(super) const STANDARDIZE: &str = "the standardised response (the standardize option, --standardize; estimates are still reported on its own \
+     scale) or priors on its scale";
+
+/// An unstandardised response of sd `sd` under the default (unit-scale) priors: refused outside
+/// [`PRIOR_SCALE`], where no sampler gets through; a warning outside [`UNIT_SCALE`], where the
+/// priors inform the fit. Both name the model's `remedy`.
+pub(super) fn prior_scale(sd: f64, remedy: &str) -> Result<Option<String>> {
     if sd > 0.0 && !PRIOR_SCALE.contains(&sd) {
         return Err(Error::argument(
             "response",
             format!("sd {sd:.3e}"),
             format!(
-                "an sd within [{:e}, {:e}] for the default priors (unit scale): {remedy}",
+                "an sd within [{:e}, {:e}] for the default priors (unit scale): use {remedy}",
                 PRIOR_SCALE.start(),
                 PRIOR_SCALE.end()
             ),
         ));
     }
-    Ok(())
-}
-
-/// The sds beyond which the default (unit-scale) priors inform the fit noticeably.
-const UNIT_SCALE: std::ops::RangeInclusive<f64> = 1e-3..=10.0;
-
-/// The warning for a response of sd `sd` outside [`UNIT_SCALE`] under the default priors, naming
-/// the model's `remedy` (standardising, or the per-data-set scale across data sets).
-pub(super) fn prior_scale_warning(sd: f64, remedy: &str) -> Option<String> {
-    (sd > 0.0 && !UNIT_SCALE.contains(&sd)).then(|| {
+    Ok((sd > 0.0 && !UNIT_SCALE.contains(&sd)).then(|| {
         format!("the response has sd {sd:.3e}, so the default priors (unit scale) are informative; consider {remedy}")
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -190,9 +185,10 @@ mod tests {
 
     #[test]
     fn scales_the_default_priors_cannot_sample_are_refused() {
-        assert!(check_prior_scale(0.05, STANDARDIZE).is_ok() && check_prior_scale(500.0, STANDARDIZE).is_ok());
+        assert_eq!(prior_scale(0.05, STANDARDIZE).unwrap(), None);
+        assert!(prior_scale(500.0, STANDARDIZE).unwrap().is_some_and(|w| w.contains("informative")));
         for sd in [5e-7, 2e3] {
-            let e = check_prior_scale(sd, STANDARDIZE).unwrap_err().to_string();
+            let e = prior_scale(sd, STANDARDIZE).unwrap_err().to_string();
             assert!(e.contains("standardize") && e.contains(&format!("{sd:.3e}")), "{e}");
         }
     }

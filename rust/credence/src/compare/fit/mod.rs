@@ -11,7 +11,7 @@ mod draws;
 mod quantities;
 mod summary;
 
-use checks::{STANDARDIZE, check_constant_methods, check_prior_scale, check_scale, display_order};
+use checks::{STANDARDIZE, check_constant_methods, check_scale, display_order, prior_scale};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
 pub use quantities::Mdd;
@@ -232,18 +232,14 @@ pub(crate) fn prepare(
             if o.sigma == SigmaStructure::PerMethod {
                 check_constant_methods(design)?;
             }
+            // Priors set by the caller are on the caller's scale: neither refused nor warned of.
             if !o.standardize && fixed.is_none() && o.priors == GaussianPriors::default() {
-                check_prior_scale(sd, STANDARDIZE)?;
+                warnings.extend(prior_scale(sd, STANDARDIZE)?);
             }
             if o.standardize && sd > 0.0 {
                 let y = design.y().iter().map(|v| (v - mean) / sd).collect();
                 (design.with_response(y)?, Some((mean, sd)))
             } else {
-                // Priors set by the caller are on the caller's scale: no warning.
-                if fixed.is_none() && o.priors == GaussianPriors::default() {
-                    let remedy = "standardising (--standardize) or setting priors on this scale";
-                    warnings.extend(checks::prior_scale_warning(sd, remedy));
-                }
                 (design.clone(), None)
             }
         }

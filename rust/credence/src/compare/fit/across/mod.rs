@@ -146,11 +146,8 @@ fn comparable(
         AcrossScale::AsGiven => {
             // Priors set by the caller are on the caller's scale: neither refused nor warned of.
             if default_priors {
-                let remedy = "put each data set on its own scale (the per-data-set scale, --across-scale \
-                              per-dataset) or set priors on this scale";
-                super::checks::check_prior_scale(sd, remedy)?;
                 let remedy = "the per-data-set scale (--across-scale per-dataset) or priors on this scale";
-                warnings.extend(super::checks::prior_scale_warning(sd, remedy));
+                warnings.extend(super::checks::prior_scale(sd, remedy)?);
             }
             Ok((design.clone(), None))
         }

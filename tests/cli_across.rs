@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 mod common;
-use common::{credence, lcg_uniforms, refused};
+use common::{credence, refused};
+use credence_testkit::lcg_uniforms;
 
 /// Rows of a long table: 4 data sets x 3 methods x 8 realizations with a CRPS-like metric (B is
 /// best everywhere, A and C swap places on one data set), as `dataset,method,realization,crps`.

@@ -3,7 +3,8 @@
 use serde_json::Value;
 
 mod common;
-use common::{args, credence, json, lcg_uniforms, refused};
+use common::{args, credence, json, refused};
+use credence_testkit::lcg_uniforms;
 
 /// A long table: 3 methods x 20 realizations with a CRPS-like metric and coverage counts, in a
 /// fresh temporary folder (kept as long as the returned handle).

@@ -8,16 +8,6 @@ use std::process::Command;
 use npyz::WriterBuilder;
 use serde_json::Value;
 
-/// The tests' input stream: a 64-bit LCG (Knuth's MMIX constants) as uniforms in [0, 1) with
-/// 53 bits, one stream per seed (the core's unit tests draw from the same one).
-pub fn lcg_uniforms(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// Runs the `credence` binary without `$CREDENCE_DATA` (so a study reads only the data a test
 /// gives it): (success, stdout, stderr).
 pub fn credence(args: &[&str]) -> (bool, String, String) {

@@ -54,17 +54,6 @@ pub fn stream_seed_path(seed: u64, tags: &[u64]) -> u64 {
     tags.iter().fold(seed, |z, &tag| stream_seed(z, tag))
 }
 
-/// The unit tests' input stream: a 64-bit LCG (Knuth's MMIX constants) as uniforms in [0, 1)
-/// with 53 bits, one stream per seed.
-#[cfg(test)]
-pub(crate) fn lcg_uniforms(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

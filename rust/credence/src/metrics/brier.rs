@@ -89,7 +89,7 @@ pub fn brier_decomposition(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::lcg_uniforms;
+    use credence_testkit::lcg_uniforms;
     use ndarray::Array2;
 
     #[test]

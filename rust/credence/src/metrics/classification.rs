@@ -352,7 +352,7 @@ pub fn label_ranks(mean_probs: ArrayView2<'_, f64>, labels: &[usize]) -> Result<
 mod tests {
     use super::*;
     use crate::ClassProbs;
-    use crate::seeds::lcg_uniforms;
+    use credence_testkit::lcg_uniforms;
     use ndarray::array;
 
     fn issue_example() -> (ClassProbs, Vec<usize>) {

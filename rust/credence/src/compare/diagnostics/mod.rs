@@ -560,7 +560,7 @@ pub fn mcse_quantile(chains: &[&[f64]], prob: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::lcg_uniforms;
+    use credence_testkit::lcg_uniforms;
 
     #[test]
     fn autocovariances_four_at_a_time_are_the_plain_ones_bit_for_bit() {

@@ -377,8 +377,8 @@ impl Fit {
 mod tests {
     use super::*;
     use crate::compare::{BetaBinomialOptions, DrawStats, GaussianOptions, Likelihood, NutsSettings};
-    use crate::seeds::lcg_uniforms;
     use crate::special::norm_cdf;
+    use credence_testkit::lcg_uniforms;
 
     /// 4 methods x `r` realizations with known means, sds and realization effects.
     fn simulated(r: usize, scale: f64) -> Design {

@@ -177,7 +177,7 @@ pub(crate) fn solve_upper(u: &[f64], x: &[f64], y: &mut [f64], n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::lcg_uniforms;
+    use credence_testkit::lcg_uniforms;
 
     /// A random SPD matrix B B^T + 0.1 I.
     fn spd(n: usize, seed: u64) -> Vec<f64> {

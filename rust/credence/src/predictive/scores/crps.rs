@@ -169,8 +169,8 @@ pub fn crps_samples(draws: &[f64], y: f64, estimator: CrpsEstimator) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seeds::lcg_uniforms;
     use crate::special::norm_cdf;
+    use credence_testkit::lcg_uniforms;
 
     /// Integral of (F(x) - 1{x >= y})^2 by composite Simpson on a wide grid, split at y.
     fn crps_by_quadrature(cdf: impl Fn(f64) -> f64, y: f64, lo: f64, hi: f64) -> f64 {

@@ -217,7 +217,7 @@ impl Envelope {
 mod tests {
     use super::*;
     use crate::compare::model::dense::{cholesky, dot, inverse_transpose, solve_lower, solve_upper};
-    use crate::seeds::lcg_uniforms;
+    use credence_testkit::lcg_uniforms;
 
     /// A random SPD block-arrow matrix, dense: blocks of 3, 4 and 2 and 3 arrow rows.
     fn arrow() -> (Envelope, Vec<f64>) {

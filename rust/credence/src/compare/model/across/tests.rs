@@ -4,7 +4,7 @@
 use super::design::AcrossDesign;
 use super::*;
 use crate::compare::model::gradient_error;
-use crate::seeds::lcg_uniforms;
+use credence_testkit::lcg_uniforms;
 
 /// 3 data sets x 3 methods x 4 realizations, unbalanced: method C is missing from data set
 /// d1 and one value of d2 is missing (a pattern of its own).

@@ -11,7 +11,7 @@ use credence::backend::Backend;
 use credence_study::data::{DataSplit, Dataset};
 use credence_study::grid::Shard;
 use credence_study::merge::merge;
-use credence_study::methods::{Method, MethodConfig};
+use credence_study::methods::{EnsemblePredictive, Method, MethodConfig, SwagSchedule};
 use credence_study::results::Row;
 use credence_study::runner::{Progress, StudyPlan, StudySummary, Units, run_study};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -87,6 +87,16 @@ struct RunArgs {
     /// Multiplies every epoch count (below 1 for quick trial runs only).
     #[arg(long, default_value_t = 1.0)]
     epoch_scale: f64,
+    /// The deep ensemble's predictive distribution: gaussian (the mixture's mean and variance,
+    /// as Lakshminarayanan et al. 2017 do; the default) or mixture (the members' equally
+    /// weighted mixture, the default of tables written before 2026-11-28).
+    #[arg(long)]
+    ensemble_predictive: Option<EnsemblePredictive>,
+    /// SWAG's learning-rate schedule: swa (lr 5e-3 cosine-annealed to 2.5e-3 by the first
+    /// snapshot, then held; the default) or cosine (lr 1e-2 annealed to 0 over all epochs, the
+    /// default of tables written before 2026-11-28).
+    #[arg(long)]
+    swag_schedule: Option<SwagSchedule>,
     /// Where the test-time forward passes run (ensemble members, MC-dropout passes, SWAG and
     /// BBB weight draws, MAP and conformal heads): auto (the GPU when CUDA is usable, else the
     /// CPU), cpu, or cuda (an error when CUDA cannot run here). Training runs on the CPU; the
@@ -216,7 +226,12 @@ fn run_grid(a: RunArgs) -> Result<()> {
         units: a.units,
         threads,
         shard: a.shard,
-        method_config: MethodConfig { epoch_scale: a.epoch_scale, backend: a.backend, ..MethodConfig::default() },
+        method_config: {
+            let d = MethodConfig::default();
+            let ensemble_predictive = a.ensemble_predictive.unwrap_or(d.ensemble_predictive);
+            let swag_schedule = a.swag_schedule.unwrap_or(d.swag_schedule);
+            MethodConfig { epoch_scale: a.epoch_scale, backend: a.backend, ensemble_predictive, swag_schedule, ..d }
+        },
     };
     if let Some(k) = a.plan_shards {
         return plan_shards(&a, &plan, k);

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::methods::MethodConfig;
+use crate::methods::{EnsemblePredictive, MethodConfig, SwagSchedule};
 use crate::plan::StudyPlan;
 use credence::error::{Error, Result};
 use credence::io::{format_error, io_error};
@@ -24,7 +24,8 @@ pub fn settings_path(out: &Path) -> PathBuf {
 /// The method hyperparameters as the settings file records them: every field of
 /// [`MethodConfig`] but `backend` (where the passes run changes the numbers by rounding only),
 /// in the text of the derived `Debug` the file used before the field existed, so tables
-/// started then still resume.
+/// started then still resume; `ensemble_predictive` and `swag_schedule` only when they are not
+/// the choices before they existed (see below).
 struct Hyperparameters<'a>(&'a MethodConfig);
 
 impl std::fmt::Debug for Hyperparameters<'_> {
@@ -34,23 +35,30 @@ impl std::fmt::Debug for Hyperparameters<'_> {
             epoch_scale,
             batch_size,
             ensemble_size,
+            ensemble_predictive,
             samples,
             dropout,
             swag_rank,
+            swag_schedule,
             kl_weight,
             level,
             calibration_fraction,
             precision,
             backend: _,
         } = self.0;
-        f.debug_struct("MethodConfig")
-            .field("epoch_scale", epoch_scale)
-            .field("batch_size", batch_size)
-            .field("ensemble_size", ensemble_size)
-            .field("samples", samples)
-            .field("dropout", dropout)
-            .field("swag_rank", swag_rank)
-            .field("kl_weight", kl_weight)
+        let mut s = f.debug_struct("MethodConfig");
+        s.field("epoch_scale", epoch_scale).field("batch_size", batch_size).field("ensemble_size", ensemble_size);
+        // Left out for the mixture (and SWAG's cosine schedule), the only choice before the field
+        // existed: those tables resume with `--ensemble-predictive mixture --swag-schedule
+        // cosine`, and are refused with the new defaults.
+        if *ensemble_predictive != EnsemblePredictive::Mixture {
+            s.field("ensemble_predictive", ensemble_predictive);
+        }
+        s.field("samples", samples).field("dropout", dropout).field("swag_rank", swag_rank);
+        if *swag_schedule != SwagSchedule::Cosine {
+            s.field("swag_schedule", swag_schedule);
+        }
+        s.field("kl_weight", kl_weight)
             .field("level", level)
             .field("calibration_fraction", calibration_fraction)
             .field("precision", precision)
@@ -203,7 +211,8 @@ mod tests {
     use credence::backend::Backend;
 
     /// Settings files written before `MethodConfig::backend` existed still match, whatever the
-    /// backend (such tables resume, and a table may be resumed on another backend).
+    /// backend (such tables resume, and a table may be resumed on another backend), when the
+    /// ensemble is the mixture they were computed with.
     #[test]
     fn settings_text_leaves_the_backend_out() {
         let old = "units = Pool\nseed_offset = 0\nmethods = MethodConfig { epoch_scale: 0.01, batch_size: 32, \
@@ -213,8 +222,19 @@ mod tests {
             let mut p = StudyPlan::default();
             p.method_config.epoch_scale = 0.01;
             p.method_config.backend = backend;
+            p.method_config.ensemble_predictive = EnsemblePredictive::Mixture;
+            p.method_config.swag_schedule = SwagSchedule::Cosine;
             assert_eq!(settings_text(&p), old, "{backend:?}");
         }
+        // The Gaussian ensemble (the default now) does not resume a table of mixtures.
+        let mut p = StudyPlan::default();
+        p.method_config.swag_schedule = SwagSchedule::Cosine;
+        p.method_config.epoch_scale = 0.01;
+        let (line, _, key, recorded, ours) = first_difference(old, &settings_text(&p)).unwrap();
+        assert_eq!(
+            (line, key.as_str(), recorded.as_str(), ours.as_str()),
+            (0, "ensemble_predictive", "(none)", "Gaussian")
+        );
         let mut p = StudyPlan::default();
         p.method_config.samples = 20;
         assert_ne!(settings_text(&p), settings_text(&StudyPlan::default()));

@@ -130,6 +130,7 @@ mod tests {
             let cfg = MethodConfig {
                 epoch_scale: 0.04,
                 ensemble_size: 3,
+                ensemble_predictive: super::super::EnsemblePredictive::Mixture, // the members' heads
                 precision,
                 backend: Backend::Cpu,
                 ..Default::default()

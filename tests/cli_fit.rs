@@ -48,6 +48,11 @@ fn json_follows_the_contract() {
         "target",
         "parameters",
         "ranking",
+        "prob_best",
+        "prob_best_mcse",
+        "rank_probs",
+        "rank_probs_mcse",
+        "expected_rank",
         "pairs",
         "prob_better",
         "prob_better_mcse",
@@ -81,6 +86,22 @@ fn json_follows_the_contract() {
     let p = v["prob_better"]["MC dropout"]["Ensemble"].as_f64().unwrap();
     let q = v["prob_better"]["Ensemble"]["MC dropout"].as_f64().unwrap();
     assert!((p + q - 1.0).abs() < 1e-12);
+    // The rank posterior: P(best) is that of rank 1, each rank's probabilities sum to 1.
+    let methods = ["Ensemble", "MC dropout", "SWAG"];
+    for m in methods {
+        let probs: Vec<f64> = v["rank_probs"][m].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(probs.len(), 3);
+        assert_eq!(v["prob_best"][m].as_f64(), Some(probs[0]), "{m}");
+        assert_eq!(v["rank_probs_mcse"][m].as_array().unwrap().len(), 3);
+        for key in ["mean", "mcse", "q2.5", "q97.5"] {
+            assert!(v["expected_rank"][m][key].is_number(), "expected_rank.{m}.{key}");
+        }
+    }
+    for k in 0..3 {
+        let total: f64 = methods.iter().map(|m| v["rank_probs"][m][k].as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-12, "rank {}", k + 1);
+    }
+    assert!(v["prob_best"]["Ensemble"].as_f64().unwrap() > 0.9);
     assert!(v["mdd"]["Ensemble"]["SWAG"]["mdd"].as_f64().unwrap() > 0.0);
     for key in ["divergences", "max_rhat", "min_ess_bulk"] {
         assert!(v["diagnostics"][key].is_number(), "diagnostics.{key}");

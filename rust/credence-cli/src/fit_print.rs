@@ -66,6 +66,7 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path) {
             rows.push(std::iter::once(g.clone()).chain(groups.iter().map(cell)).collect());
         }
         out!("{}", render(&rows));
+        print_ranks(s);
     }
     outln!("\nMinimum detectable difference at power {} ({} new realization(s)):", s.power, s.r_new);
     let mut rows = vec![["pair", "gap", "MDD", "P(detect gap)"].map(String::from).to_vec()];
@@ -105,19 +106,42 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path) {
     print_warnings(&s.warnings);
 }
 
+/// The rank posterior, methods best first: P(best) and the expected rank with its 95% interval.
+fn print_ranks(s: &FitSummary) {
+    if s.expected_rank.is_empty() {
+        return;
+    }
+    outln!("\nRanks (1 = best; per posterior draw):");
+    let mut rows = vec![["method", "P(best)", "E[rank]", "95% interval"].map(String::from).to_vec()];
+    for m in &s.ranking {
+        let best = s.prob_best.iter().find(|(n, _)| n == m).map(|(_, p)| *p);
+        if let Some((_, e)) = s.expected_rank.iter().find(|(n, _)| n == m) {
+            rows.push(vec![
+                m.clone(),
+                best.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+                format!("{:.2}", e.mean),
+                format!("{}-{}", e.q2_5, e.q97_5),
+            ]);
+        }
+    }
+    out!("{}", render(&rows));
+}
+
 /// Many methods: the ranking with each method's estimate and its P(better than the next), and
 /// P(the best better than each) summarised.
 fn print_ranking(s: &FitSummary, better: &str) {
     outln!("\nMethods ranked by posterior mean ({} methods, {better} is better):", s.ranking.len());
-    let mut rows = vec![["rank", "method", "estimate", "P(better than next)"].map(String::from).to_vec()];
+    let mut rows = vec![["rank", "method", "estimate", "P(better than next)", "P(best)"].map(String::from).to_vec()];
     for (k, m) in s.ranking.iter().enumerate() {
         let estimate = s.method_parameter(m).map(|p| p.mean);
         let next = s.ranking.get(k + 1).and_then(|n| s.prob_better.get(m, n));
+        let best = s.prob_best.iter().find(|(n, _)| n == m).map(|(_, p)| *p);
         rows.push(vec![
             (k + 1).to_string(),
             m.clone(),
             number(estimate),
             next.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+            best.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
         ]);
     }
     out!("{}", render(&rows));

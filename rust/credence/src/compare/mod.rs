@@ -47,8 +47,9 @@ pub use fit::across::{
 };
 pub use fit::chees::{BatchFitter, CpuBatch};
 pub use fit::{
-    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, Fit, FitOptions, FitSummary, Mdd, Pairs, Pairwise, ParamSummary,
-    SamplerSummary, SummaryOptions, Units, fit, fit_many, fit_with_progress,
+    ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, ExpectedRank, Fit, FitOptions, FitSummary, Mdd, MethodRanks,
+    Pairs, Pairwise, ParamSummary, RANKS_UP_TO, SamplerSummary, SummaryOptions, Units, fit, fit_many,
+    fit_with_progress,
 };
 pub use model::across::design::AcrossDesign;
 pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};

@@ -9,12 +9,14 @@ mod checks;
 pub(crate) mod chees;
 mod draws;
 mod quantities;
+mod ranks;
 mod summary;
 
 use checks::{STANDARDIZE, check_constant_methods, check_scale, display_order, prior_scale};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
 pub use quantities::Mdd;
+pub use ranks::{ExpectedRank, MethodRanks, RANKS_UP_TO};
 pub use summary::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitSummary, Pairs, Pairwise, ParamSummary, SamplerSummary,
     SummaryOptions, Units,

@@ -52,6 +52,26 @@ impl Fit {
         Ok(scored.into_iter().map(|(_, g)| g.clone()).collect())
     }
 
+    /// The posterior of the methods' ranks (design order): P(best), P(rank = k), the expected
+    /// rank and its 95% interval, with Monte Carlo errors (see [`super::MethodRanks`]; the
+    /// distribution of ranks up to [`super::RANKS_UP_TO`] methods, P(best) beyond).
+    pub fn rank_posterior(&self) -> Result<Vec<(String, super::MethodRanks)>> {
+        let methods = self.design.groups();
+        let draws: Vec<Vec<Vec<f64>>> =
+            methods.iter().map(|m| Ok(self.chain_draws(self.method_index(m)?))).collect::<Result<_>>()?;
+        Ok(methods.iter().cloned().zip(self.ranks_of(&draws)).collect())
+    }
+
+    /// [`Fit::rank_posterior`] from every method's draws per chain, in design order.
+    pub(super) fn ranks_of(&self, draws: &[Vec<Vec<f64>>]) -> Vec<super::MethodRanks> {
+        let (target, higher) = (self.target, self.options.higher_is_better);
+        super::ranks::rank_posterior(draws, move |x| match target {
+            Some(t) => (x - t).abs(),
+            None if higher => -x,
+            None => x,
+        })
+    }
+
     /// The index of `method`'s compared quantity (mu, or p for the beta-binomial).
     pub(super) fn method_index(&self, method: &str) -> Result<usize> {
         self.design

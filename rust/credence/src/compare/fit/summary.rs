@@ -371,7 +371,10 @@ pub(crate) mod parameters {
 /// `model` (the family and its options), `form` (how the sampler saw the model), `data`
 /// (`observations`, `methods`, `realizations`), `units`, `higher_is_better`, `target`,
 /// `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
-/// `ranking` (the methods best first by posterior mean), `pairs` (`all`, or `ranked` for many
+/// `ranking` (the methods best first by posterior mean), `prob_best` and `prob_best_mcse`
+/// (`{method: P(best)}`), `rank_probs` and `rank_probs_mcse` (`{method: [P(rank 1), ...,
+/// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
+/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `pairs` (`all`, or `ranked` for many
 /// methods: see [`Pairs`]), `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than
 /// B)}}` and its Monte Carlo error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,
 /// detection_probability}}}`), `rope_eps` and `rope` (`{A: {B: P(|mu_A - mu_B| < eps)}}`, both
@@ -412,6 +415,22 @@ pub struct FitSummary {
     pub parameters: Vec<ParamSummary>,
     /// The methods ranked by the posterior mean of mu (p for the beta-binomial), best first.
     pub ranking: Vec<String>,
+    /// P(the method is the best | y), per method (see [`super::MethodRanks`]).
+    #[serde(with = "by_name", default)]
+    pub prob_best: Vec<(String, f64)>,
+    /// Monte Carlo standard error of `prob_best`.
+    #[serde(with = "by_name", default)]
+    pub prob_best_mcse: Vec<(String, f64)>,
+    /// P(rank = k | y) for k = 1..M, per method; empty beyond [`super::RANKS_UP_TO`] methods.
+    #[serde(with = "by_name", default)]
+    pub rank_probs: Vec<(String, Vec<f64>)>,
+    /// Monte Carlo standard errors of `rank_probs`.
+    #[serde(with = "by_name", default)]
+    pub rank_probs_mcse: Vec<(String, Vec<f64>)>,
+    /// E[rank | y] with its MCSE and 95% interval, per method; empty beyond
+    /// [`super::RANKS_UP_TO`] methods.
+    #[serde(with = "by_name", default)]
+    pub expected_rank: Vec<(String, super::ExpectedRank)>,
     /// Which pairs the pairwise answers hold: `all` (every ordered pair) or `ranked` (each
     /// method against the next in the ranking, and the best against every other); never
     /// `auto`.
@@ -474,6 +493,7 @@ impl FitSummary {
         let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<crate::Result<_>>()?;
         let draws: Vec<Vec<Vec<f64>>> = outputs.par_chunks(COLUMN_BLOCK).flat_map_iter(|ks| fit.columns(ks)).collect();
         let probs = Pairwise::build(&methods, &wanted, |i, j| fit.prob_better_of(&draws[i], &draws[j]));
+        let ranks = super::ranks::SummaryRanks::new(&methods, fit.ranks_of(&draws));
         let rope = options.rope.map(|eps| {
             super::quantities::check_rope(eps)?;
             Ok::<_, crate::Error>(Pairwise::build(&methods, &wanted, |i, j| {
@@ -528,6 +548,11 @@ impl FitSummary {
             target: fit.target(),
             parameters: fit.summary().to_vec(),
             ranking,
+            prob_best: ranks.prob_best,
+            prob_best_mcse: ranks.prob_best_mcse,
+            rank_probs: ranks.rank_probs,
+            rank_probs_mcse: ranks.rank_probs_mcse,
+            expected_rank: ranks.expected_rank,
             pairs: if ranked { Pairs::Ranked } else { Pairs::All },
             prob_better: Pairwise(
                 probs.0.iter().map(|(a, r)| (a.clone(), r.iter().map(|(b, p)| (b.clone(), p.0)).collect())).collect(),

@@ -36,6 +36,12 @@ fn param(s: &str) -> SbcQuantity {
     SbcQuantity::Param(s.into())
 }
 
+/// The rank of `param[M0]` among `param[M0]`..`param[M{methods - 1}]`: the rank posterior's
+/// calibration.
+fn rank(param: &str, methods: usize) -> SbcQuantity {
+    SbcQuantity::Rank((0..methods).map(|m| format!("{param}[M{m}]")).collect())
+}
+
 /// The Gaussian model on 3 methods x 8 realizations.
 pub fn gaussian() -> Case {
     let (g, p) = labels(3, 8);
@@ -51,6 +57,7 @@ pub fn gaussian() -> Case {
             param("mu[M0]"),
             param("sigma[M0]"),
             SbcQuantity::Difference("mu[M0]".into(), "mu[M1]".into()),
+            rank("mu", 3),
         ],
     }
 }
@@ -76,6 +83,7 @@ pub fn beta_binomial() -> Case {
             param("phi"),
             param("p[M0]"),
             SbcQuantity::Difference("p[M0]".into(), "p[M1]".into()),
+            rank("p", 3),
         ],
     }
 }

@@ -2,7 +2,7 @@
 //! parameters from the prior, data from the model, fit, and record the rank of each true value
 //! among thinned posterior draws. For a correct sampler and model code the ranks are uniform.
 
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,12 @@ pub enum SbcQuantity {
     Param(String),
     /// The difference of two reported parameters, e.g. mu\[A\] - mu\[B\].
     Difference(String, String),
+    /// The rank (1 = lowest) of the first parameter among all of them, e.g. of mu\[A\] among
+    /// mu\[A\], mu\[B\], mu\[C\]: the rank posterior's calibration
+    /// ([`crate::compare::Fit::rank_posterior`]). A discrete quantity: draws equal to the true
+    /// rank count below it with a uniformly drawn share (Talts et al. 2018, section 4.1), so its
+    /// ranks are uniform too.
+    Rank(Vec<String>),
 }
 
 impl SbcQuantity {
@@ -33,6 +39,7 @@ impl SbcQuantity {
         match self {
             SbcQuantity::Param(p) => p.clone(),
             SbcQuantity::Difference(a, b) => format!("{a} - {b}"),
+            SbcQuantity::Rank(among) => format!("rank of {} among {}", among[0], among.len()),
         }
     }
 }
@@ -68,6 +75,14 @@ impl Default for SbcOptions {
             seed: 1,
         }
     }
+}
+
+/// What a quantity reads from a row of parameters (beside its first parameter).
+enum Pick {
+    /// The parameter minus this one, if any.
+    Value(Option<usize>),
+    /// The parameter's rank among itself and these.
+    Rank(Vec<usize>),
 }
 
 /// Ranks of every quantity in every simulation.
@@ -197,14 +212,22 @@ fn calibrate(
             .position(|x| x == n)
             .ok_or_else(|| Error::argument("SBC quantity", n, format!("one of {}", names.join(", "))))
     };
-    let picks: Vec<(usize, Option<usize>)> = quantities
+    // (parameter, parameter subtracted) or (parameter, the others it is ranked among).
+    let picks: Vec<(usize, Pick)> = quantities
         .iter()
         .map(|q| match q {
-            SbcQuantity::Param(p) => Ok((index(p)?, None)),
-            SbcQuantity::Difference(a, b) => Ok((index(a)?, Some(index(b)?))),
+            SbcQuantity::Param(p) => Ok((index(p)?, Pick::Value(None))),
+            SbcQuantity::Difference(a, b) => Ok((index(a)?, Pick::Value(Some(index(b)?)))),
+            SbcQuantity::Rank(among) if among.len() >= 2 => {
+                Ok((index(&among[0])?, Pick::Rank(among[1..].iter().map(|n| index(n)).collect::<Result<_>>()?)))
+            }
+            SbcQuantity::Rank(among) => Err(Error::argument("SBC rank", among.join(", "), "two or more parameters")),
         })
         .collect::<Result<_>>()?;
-    let value = |row: &[f64], (a, b): (usize, Option<usize>)| row[a] - b.map_or(0.0, |b| row[b]);
+    let value = |row: &[f64], (a, pick): &(usize, Pick)| match pick {
+        Pick::Value(b) => row[*a] - b.map_or(0.0, |b| row[b]),
+        Pick::Rank(others) => 1.0 + others.iter().filter(|&&j| row[j] < row[*a]).count() as f64,
+    };
     let per_sim: Vec<Result<(Vec<usize>, usize)>> = (0..options.n_sims)
         .into_par_iter()
         .map(|s| {
@@ -217,9 +240,12 @@ fn calibrate(
             let thinned: Vec<&[f64]> = (0..options.thin_to).map(|k| rows[(k as f64 * step) as usize]).collect();
             let ranks = picks
                 .iter()
-                .map(|&p| {
+                .map(|p| {
                     let t = value(&truth, p);
-                    thinned.iter().filter(|row| value(row, p) < t).count()
+                    let below = thinned.iter().filter(|row| value(row, p) < t).count();
+                    // Ties (a discrete quantity's) take a uniform share: uniform ranks again.
+                    let ties = thinned.iter().filter(|row| value(row, p) == t).count();
+                    below + if ties > 0 { rng.random_range(0..=ties) } else { 0 }
                 })
                 .collect();
             Ok((ranks, divergences))

@@ -53,6 +53,7 @@ fn json_follows_the_contract() {
         "rank_probs",
         "rank_probs_mcse",
         "expected_rank",
+        "classic_cd",
         "pairs",
         "prob_better",
         "prob_better_mcse",
@@ -102,6 +103,10 @@ fn json_follows_the_contract() {
         assert!((total - 1.0).abs() < 1e-12, "rank {}", k + 1);
     }
     assert!(v["prob_best"]["Ensemble"].as_f64().unwrap() > 0.9);
+    // The Friedman/Nemenyi cross-check: average ranks of 3 methods sum to 6.
+    let avg: f64 = v["classic_cd"]["average_ranks"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
+    assert!((avg - 6.0).abs() < 1e-12);
+    assert!(v["classic_cd"]["critical_difference"].as_f64().unwrap() > 0.0);
     assert!(v["mdd"]["Ensemble"]["SWAG"]["mdd"].as_f64().unwrap() > 0.0);
     for key in ["divergences", "max_rhat", "min_ess_bulk"] {
         assert!(v["diagnostics"][key].is_number(), "diagnostics.{key}");

@@ -105,7 +105,8 @@ check_dataset <- function(s, dataset, fn) {
 #' @param formula.,newdata,...,recompile As \code{\link{update.credence_fit}}; \code{...} may
 #'   change any argument of \code{credence_fit}.
 #' @return \code{prob_best}: a named vector, per method the probability that it is the best on a new
-#'   data set (or on \code{dataset}); it sums to 1. \code{prob_better}: P(a better than b) on a new
+#'   data set (or on \code{dataset}); it sums to 1. For a \code{credence_fit} (one data set,
+#'   no \code{dataset}): per method P(best) on that data set (see \code{\link{rank_posterior}}). \code{prob_better}: P(a better than b) on a new
 #'   data set (or on \code{dataset}, where both ran). \code{variance_share}: \code{mean},
 #'   \code{q2.5} and \code{q97.5} of the share of the methods' variation common to all data sets
 #'   (delta against the interaction u). \code{fixef}: the delta table (Estimate, Est.Error, Q2.5,
@@ -141,6 +142,10 @@ check_dataset <- function(s, dataset, fn) {
 #' @name credence_across
 #' @export
 prob_best <- function(fit, dataset = NULL) {
+  if (inherits(fit, "credence_fit")) {
+    if (!is.null(dataset)) stop("prob_best: a fit on one data set has no dataset argument", call. = FALSE)
+    return(unlist(fit_summary(fit)$prob_best))
+  }
   check_across(fit, "prob_best")
   s <- fit$summary
   if (is.null(dataset)) return(unlist(s$prob_best_new))

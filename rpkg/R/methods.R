@@ -11,7 +11,8 @@ summary_table <- function(s, rows) {
 #' @description Family, links, formula, data and draws lines, then tables of hyperparameters,
 #' method-level parameters (\code{mu[...]} or \code{p[...]}) and family-specific parameters
 #' (\code{sigma}, \code{phi}) with Estimate, Est.Error, l-95\% CI, u-95\% CI, Rhat, Bulk_ESS and
-#' Tail_ESS, then the core's warnings (divergences, R-hat > 1.01, bulk-ESS < 400, tree depth).
+#' Tail_ESS, the methods' P(best), expected rank and its 95\% interval
+#' (\code{\link{rank_posterior}}), then the core's warnings (divergences, R-hat > 1.01, bulk-ESS < 400, tree depth).
 #' All numbers come from the Rust core (R-hat and ESS as in the posterior package).
 #' @param object,x A \code{credence_fit} (or its summary).
 #' @param digits Decimal places of the estimates (brms uses 2; metrics such as CRPS often differ
@@ -31,7 +32,8 @@ summary.credence_fit <- function(object, ...) {
               terms = object$terms, data_name = object$data_name, info = object$info,
               hyper = summary_table(s, hyper), method = summary_table(s, method),
               family_par = summary_table(s, family_par), seed = object$seed,
-              sampler = if (is.null(object$sampler)) "nuts" else object$sampler, chees = object$chees)
+              sampler = if (is.null(object$sampler)) "nuts" else object$sampler, chees = object$chees,
+              ranks = rank_posterior(object))
   class(out) <- "summary.credence_fit"
   out
 }
@@ -50,6 +52,14 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
   print_param_table(if (bb) "Hyperparameters (logit scale)" else "Hyperparameters", x$hyper, digits)
   print_param_table(if (bb) "Method coverage (p)" else "Method means (mu)", x$method, digits)
   print_param_table("Family Specific Parameters", x$family_par, digits)
+  r <- x$ranks
+  if (!is.null(r)) {
+    cat("\nRanks (1 = best, per posterior draw):\n")
+    shown <- data.frame(`P(best)` = round(r$prob_best, 3), `E[rank]` = round(r$expected_rank, 2),
+                        `95% interval` = ifelse(is.na(r$rank_q2.5), "-", paste0(r$rank_q2.5, "-", r$rank_q97.5)),
+                        check.names = FALSE, row.names = r$method)
+    print(shown)
+  }
   if (identical(x$sampler, "chees")) {
     ch <- x$chees
     cat("\nDraws were sampled using batched ChEES-HMC (Rust core) on the ", toupper(ch$backend), ": step size ",
@@ -340,6 +350,45 @@ as.data.frame.credence_fit <- function(x, ...) {
   df
 }
 
+
+#' @title The posterior of the methods' ranks
+#'
+#' @description Per posterior draw the Rust core ranks the methods by their compared quantity
+#' (\code{mu}, or \code{p} for the beta-binomial): rank 1 is the best in the fit's direction
+#' (lowest, highest with \code{higher_is_better}, closest to \code{target}), as
+#' \code{\link{prob_superior}} reads it; ties within a draw go to the method listed first. The
+#' counts give P(best), P(rank = k), the expected rank and its 95\% interval, each with its Monte
+#' Carlo standard error.
+#' @param fit A \code{credence_fit}.
+#' @return A data frame, one row per method in the fit's ranking (best first by posterior mean):
+#'   \code{method}, \code{prob_best}, \code{prob_best_mcse}, \code{expected_rank},
+#'   \code{expected_rank_mcse}, \code{rank_q2.5}, \code{rank_q97.5}, then \code{rank_1} ...
+#'   \code{rank_M} (P(rank = k)). Beyond 20 methods only P(best) is computed (the other columns
+#'   are \code{NA}).
+#' @examples
+#' study <- read.csv(system.file("extdata", "study.csv", package = "credence"))
+#' d <- study[study$n == 100 & study$train_rep == 0, ]
+#' f <- credence_fit(crps ~ method + (1 | realization), d, iter = 600, seed = 1, chains = 2)
+#' rank_posterior(f)
+#' @export
+rank_posterior <- function(fit) {
+  if (!inherits(fit, "credence_fit")) stop("rank_posterior: fit must be a credence_fit", call. = FALSE)
+  s <- fit_summary(fit)
+  m <- unlist(s$ranking)
+  pick <- function(x, f) vapply(m, function(k) if (is.null(x[[k]])) NA_real_ else as.numeric(f(x[[k]])), 0)
+  out <- data.frame(method = m, prob_best = pick(s$prob_best, identity),
+                    prob_best_mcse = pick(s$prob_best_mcse, identity),
+                    expected_rank = pick(s$expected_rank, function(e) e$mean),
+                    expected_rank_mcse = pick(s$expected_rank, function(e) e$mcse),
+                    rank_q2.5 = pick(s$expected_rank, function(e) e[["q2.5"]]),
+                    rank_q97.5 = pick(s$expected_rank, function(e) e[["q97.5"]]),
+                    stringsAsFactors = FALSE, check.names = FALSE, row.names = NULL)
+  for (k in seq_along(m)) {
+    out[[paste0("rank_", k)]] <- pick(s$rank_probs, function(p) p[k])
+  }
+  out
+}
+
 #' @title Every answer of a fit in one list
 #'
 #' @description The fit's summary as the core makes it once for every face: the same keys, in
@@ -360,6 +409,10 @@ as.data.frame.credence_fit <- function(x, ...) {
 #'   \code{methods}, \code{realizations}), \code{units}, \code{higher_is_better}, \code{target},
 #'   \code{parameters} (per name: \code{mean}, \code{sd}, \code{q2.5}, \code{q50}, \code{q97.5},
 #'   \code{rhat}, \code{ess_bulk}, \code{ess_tail}), \code{ranking} (the methods best first),
+#'   \code{prob_best}, \code{prob_best_mcse}, \code{rank_probs}, \code{rank_probs_mcse} and
+#'   \code{expected_rank} (see \code{\link{rank_posterior}}), \code{classic_cd} (the
+#'   frequentist Friedman/Nemenyi cross-check: \code{average_ranks}, \code{critical_difference},
+#'   \code{friedman_p}, ...; \code{NULL} without realizations),
 #'   \code{pairs} (\code{"all"} or \code{"ranked"}), \code{prob_better} and
 #'   \code{prob_better_mcse} (\code{[[a]][[b]]}: P(a better than b) and its Monte Carlo error),
 #'   \code{power}, \code{r_new}, \code{mdd} (\code{[[a]][[b]]}: \code{mdd}, \code{sigma_pred},

@@ -125,6 +125,22 @@ fn print_ranks(s: &FitSummary) {
         }
     }
     out!("{}", render(&rows));
+    if let Some(cd) = &s.classic_cd {
+        let mut order: Vec<usize> = (0..cd.methods.len()).collect();
+        order.sort_by(|&a, &b| cd.average_ranks[a].total_cmp(&cd.average_ranks[b]));
+        let ranks: Vec<String> =
+            order.iter().map(|&i| format!("{} {:.2}", cd.methods[i], cd.average_ranks[i])).collect();
+        outln!(
+            "Frequentist cross-check (Friedman/Nemenyi over {} realizations): average ranks {}; critical difference \
+             {:.2} at {}; Friedman chi2 = {:.2}, p = {:.3}",
+            cd.blocks,
+            ranks.join(", "),
+            cd.critical_difference,
+            cd.alpha,
+            cd.friedman_chi2,
+            cd.friedman_p
+        );
+    }
 }
 
 /// Many methods: the ranking with each method's estimate and its P(better than the next), and

@@ -45,6 +45,7 @@ pub use fit::across::{
     AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, LAMBDA_PAIRS, Rope, VarianceShare,
     fit_across, fit_across_with_progress,
 };
+pub use fit::cd::{ClassicCd, classic_cd, nemenyi_q};
 pub use fit::chees::{BatchFitter, CpuBatch};
 pub use fit::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, ExpectedRank, Fit, FitOptions, FitSummary, Mdd, MethodRanks,

@@ -224,7 +224,7 @@ fn ranks_in_order(x: &[f64], order: &[usize]) -> Vec<f64> {
 }
 
 /// Ranks with ties averaged (R's `rank(ties.method = "average")`), 1-based.
-fn average_ranks(x: &[f64]) -> Vec<f64> {
+pub(crate) fn average_ranks(x: &[f64]) -> Vec<f64> {
     ranks_in_order(x, &ascending(x))
 }
 

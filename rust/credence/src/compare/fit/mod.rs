@@ -5,6 +5,7 @@
 //! their own answers. One sampler seam: [`FitOptions::sampler`] is NUTS or batched ChEES.
 
 pub(crate) mod across;
+pub(crate) mod cd;
 mod checks;
 pub(crate) mod chees;
 mod draws;

@@ -374,7 +374,9 @@ pub(crate) mod parameters {
 /// `ranking` (the methods best first by posterior mean), `prob_best` and `prob_best_mcse`
 /// (`{method: P(best)}`), `rank_probs` and `rank_probs_mcse` (`{method: [P(rank 1), ...,
 /// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
-/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `pairs` (`all`, or `ranked` for many
+/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `classic_cd` (`{methods,
+/// average_ranks, blocks, incomplete_blocks, critical_difference, alpha, friedman_chi2,
+/// friedman_p}` or `null`), `pairs` (`all`, or `ranked` for many
 /// methods: see [`Pairs`]), `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than
 /// B)}}` and its Monte Carlo error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,
 /// detection_probability}}}`), `rope_eps` and `rope` (`{A: {B: P(|mu_A - mu_B| < eps)}}`, both
@@ -431,6 +433,11 @@ pub struct FitSummary {
     /// [`super::RANKS_UP_TO`] methods.
     #[serde(with = "by_name", default)]
     pub expected_rank: Vec<(String, super::ExpectedRank)>,
+    /// The frequentist cross-check, labelled as such: Friedman's test and the Nemenyi critical
+    /// difference at 0.05 of the methods' ranks within realizations (`null` for an unpaired
+    /// design or fewer than two complete realizations; see [`crate::compare::ClassicCd`]).
+    #[serde(default)]
+    pub classic_cd: Option<crate::compare::ClassicCd>,
     /// Which pairs the pairwise answers hold: `all` (every ordered pair) or `ranked` (each
     /// method against the next in the ranking, and the best against every other); never
     /// `auto`.
@@ -553,6 +560,7 @@ impl FitSummary {
             rank_probs: ranks.rank_probs,
             rank_probs_mcse: ranks.rank_probs_mcse,
             expected_rank: ranks.expected_rank,
+            classic_cd: super::cd::classic_cd(design, fit.options().higher_is_better, fit.target(), 0.05).ok(),
             pairs: if ranked { Pairs::Ranked } else { Pairs::All },
             prob_better: Pairwise(
                 probs.0.iter().map(|(a, r)| (a.clone(), r.iter().map(|(b, p)| (b.clone(), p.0)).collect())).collect(),

@@ -2,8 +2,8 @@
 //! parameters from the prior, data from the model, fit, and record the rank of each true value
 //! among thinned posterior draws. For a correct sampler and model code the ranks are uniform.
 
-use rand::{RngExt, SeedableRng};
 use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::function::gamma::checked_gamma_ur;

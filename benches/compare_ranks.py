@@ -35,7 +35,7 @@ for name, csv, extra, response, higher in tables:
     res = autorank(wide, alpha=0.05, verbose=False, order="descending" if higher else "ascending",
                    approach="frequentist", force_mode="nonparametric")
     print(f"{name}: {len(wide)} complete realizations (credence {cd['blocks']})")
-    for m, r in zip(cd["methods"], cd["average_ranks"]):
+    for m, r in cd["average_ranks"].items():
         theirs = res.rankdf.meanrank[m]
         worst = max(worst, abs(r - theirs))
         print(f"  {m:10s} credence {r:.6f}  autorank {theirs:.6f}")

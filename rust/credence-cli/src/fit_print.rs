@@ -126,10 +126,9 @@ fn print_ranks(s: &FitSummary) {
     }
     out!("{}", render(&rows));
     if let Some(cd) = &s.classic_cd {
-        let mut order: Vec<usize> = (0..cd.methods.len()).collect();
-        order.sort_by(|&a, &b| cd.average_ranks[a].total_cmp(&cd.average_ranks[b]));
-        let ranks: Vec<String> =
-            order.iter().map(|&i| format!("{} {:.2}", cd.methods[i], cd.average_ranks[i])).collect();
+        let mut order: Vec<(&String, f64)> = cd.average_ranks.iter().map(|(m, r)| (m, *r)).collect();
+        order.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let ranks: Vec<String> = order.iter().map(|(m, r)| format!("{m} {r:.2}")).collect();
         outln!(
             "Frequentist cross-check (Friedman/Nemenyi over {} realizations): average ranks {}; critical difference \
              {:.2} at {}; Friedman chi2 = {:.2}, p = {:.3}",

@@ -7,6 +7,8 @@
 //! CD = q_alpha sqrt(k (k + 1) / (6 N)) with q_alpha the 1 - alpha quantile of the studentized
 //! range of k normals (infinite degrees of freedom) divided by sqrt(2), k methods, N blocks.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -18,10 +20,9 @@ use crate::special::{norm_cdf, norm_pdf};
 /// The Friedman/Nemenyi analysis of one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassicCd {
-    /// The methods, in the design's order.
-    pub methods: Vec<String>,
     /// Each method's rank averaged over the complete realizations (1 = best).
-    pub average_ranks: Vec<f64>,
+    /// (A map by method name, so the JSON does not depend on the order of the table's rows.)
+    pub average_ranks: BTreeMap<String, f64>,
     /// Complete realizations N (blocks); the others are left out.
     pub blocks: usize,
     /// Realizations left out because a method is missing there.
@@ -93,8 +94,7 @@ pub fn classic_cd(design: &Design, higher_is_better: bool, target: Option<f64>, 
         / correction;
     let chi = ChiSquared::new(kf - 1.0).map_err(|e| Error::argument("methods", k, e.to_string()))?;
     Ok(ClassicCd {
-        methods: design.groups().to_vec(),
-        average_ranks: average,
+        average_ranks: design.groups().iter().cloned().zip(average).collect(),
         blocks: n,
         incomplete_blocks: r - n,
         critical_difference: nemenyi_q(k, alpha) * (kf * (kf + 1.0) / (6.0 * nf)).sqrt(),
@@ -159,7 +159,8 @@ mod tests {
         let d = Design::new(g, Some(p), y, None).unwrap();
         let cd = classic_cd(&d, false, None, 0.05).unwrap();
         // Ranks per block: (1,2,3), (1,3,2), (1.5,1.5,3), (1,2,3).
-        assert_eq!(cd.average_ranks, vec![4.5 / 4.0, 8.5 / 4.0, 11.0 / 4.0]);
+        let ranks = |c: &ClassicCd| c.average_ranks.values().copied().collect::<Vec<f64>>();
+        assert_eq!(ranks(&cd), vec![4.5 / 4.0, 8.5 / 4.0, 11.0 / 4.0]);
         assert_eq!((cd.blocks, cd.incomplete_blocks), (4, 1));
         // One tie group of two (block 2): correction 1 - 6 / (4 * 3 * 8).
         let chi2 = 12.0 * 4.0 / 12.0
@@ -172,12 +173,12 @@ mod tests {
         assert!((cd.critical_difference - nemenyi_q(3, 0.05) * (12.0f64 / 24.0).sqrt()).abs() < 1e-12);
         // Higher is better reverses the ranks.
         let h = classic_cd(&d, true, None, 0.05).unwrap();
-        assert_eq!(h.average_ranks, vec![4.0 - 4.5 / 4.0, 4.0 - 8.5 / 4.0, 4.0 - 11.0 / 4.0]);
+        assert_eq!(ranks(&h), vec![4.0 - 4.5 / 4.0, 4.0 - 8.5 / 4.0, 4.0 - 11.0 / 4.0]);
         assert!(classic_cd(&d, false, None, 1.5).is_err());
         // Under a target, the distance to it: |y - 2| per block is (1, 0, 1), (1, 1, 0),
         // (0, 0, 1) and (3, 4, 5), so B ranks 1, 2.5, 1.5 and 2.
         let t = classic_cd(&d, false, Some(2.0), 0.05).unwrap();
-        assert_eq!(t.average_ranks[1], (1.0 + 2.5 + 1.5 + 2.0) / 4.0);
+        assert_eq!(t.average_ranks["B"], (1.0 + 2.5 + 1.5 + 2.0) / 4.0);
     }
 
     /// SciPy 1.17's `studentized_range.ppf(1 - alpha, k, inf) / sqrt(2)`, ten decimals.

@@ -374,8 +374,8 @@ pub(crate) mod parameters {
 /// `ranking` (the methods best first by posterior mean), `prob_best` and `prob_best_mcse`
 /// (`{method: P(best)}`), `rank_probs` and `rank_probs_mcse` (`{method: [P(rank 1), ...,
 /// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
-/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `classic_cd` (`{methods,
-/// average_ranks, blocks, incomplete_blocks, critical_difference, alpha, friedman_chi2,
+/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `classic_cd` (`{average_ranks:
+/// {method: rank}, blocks, incomplete_blocks, critical_difference, alpha, friedman_chi2,
 /// friedman_p}` or `null`), `pairs` (`all`, or `ranked` for many
 /// methods: see [`Pairs`]), `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than
 /// B)}}` and its Monte Carlo error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,

@@ -54,6 +54,7 @@ fn json_follows_the_contract() {
         "rank_probs_mcse",
         "expected_rank",
         "classic_cd",
+        "aggregates",
         "pairs",
         "prob_better",
         "prob_better_mcse",
@@ -118,6 +119,45 @@ fn json_follows_the_contract() {
 }
 
 #[test]
+fn the_paper_table_in_markdown_and_latex_holds_the_json_numbers() {
+    let (_dir, path) = table();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "fit",
+            path.as_str(),
+            "--response",
+            "crps",
+            "--pair",
+            "realization",
+            "--warmup",
+            "300",
+            "--draws",
+            "300",
+        ];
+        a.extend_from_slice(extra);
+        let (ok, stdout, stderr) = credence(&a);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    let v: Value = serde_json::from_str(&run(&["--json", "-"])).unwrap();
+    let md = run(&["--table", "markdown"]);
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines.len(), 2 + 3, "{md}");
+    assert!(lines[0].starts_with("| Method | Posterior mean [95% CrI] | P(best)"), "{md}");
+    // Rows best first, P(best) the JSON's rounded to three decimals.
+    for (line, m) in lines[2..].iter().zip(v["ranking"].as_array().unwrap()) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert_eq!(cells[0], m.as_str().unwrap());
+        let p: f64 = cells[2].parse().unwrap();
+        assert!((p - v["prob_best"][cells[0]].as_f64().unwrap()).abs() <= 5e-4 + 1e-12, "{line}");
+    }
+    let tex = run(&["--table", "latex"]);
+    assert!(tex.starts_with("\\begin{tabular}{lrrrrr}") && tex.contains("MC dropout &"), "{tex}");
+    let (ok, _, stderr) = credence(&["fit", &path, "--response", "crps", "--table", "html"]);
+    assert!(!ok && stderr.contains("markdown"), "{stderr}");
+}
+
+#[test]
 fn beta_binomial_and_higher_is_better() {
     let (_dir, path) = table();
     let args = quick(
@@ -162,6 +202,8 @@ fn tables_draws_and_diagnostics() {
         "P(row better than column)",
         "Minimum detectable",
         "P(|difference| < 0.02)",
+        "Frequentist cross-check (rliable: stratified bootstrap, 2000 resamples",
+        "In words (pairs settled at P >= 0.95):",
     ] {
         assert!(stdout.contains(part), "missing '{part}' in\n{stdout}");
     }

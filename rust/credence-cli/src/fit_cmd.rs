@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use credence::backend::Backend;
 use credence::compare::{
-    AcrossDesign, AcrossScale, AcrossSigma, Draws, Interaction, MethodEffects, Pairs, SamplerName,
+    AcrossDesign, AcrossScale, AcrossSigma, Draws, Interaction, MethodEffects, Pairs, SamplerName, TableFormat,
 };
 use credence::request::{EnergyError, FitRequest};
 
@@ -35,6 +35,10 @@ pub struct FitArgs {
     /// Write all draws (posterior's draws_df layout) to this CSV file.
     #[arg(long)]
     pub(crate) save_draws: Option<PathBuf>,
+    /// Print the paper's table (one row per method: posterior mean, P(best), expected rank,
+    /// P(better than next), IQM) as markdown or latex instead of the text tables (one data set).
+    #[arg(long, value_name = "markdown|latex")]
+    pub(crate) table: Option<TableFormat>,
 }
 
 /// The sampler's options and the summary's (defaults in the core; `credence fit --help`).
@@ -197,8 +201,18 @@ pub fn run(a: FitArgs) -> Result<()> {
         let mut summary = request.summarize(&fit)?;
         // The table's notes first, then the fit's own warnings.
         summary.warnings = notes.into_iter().chain(summary.warnings).collect();
-        return emit(a.json.as_deref(), &summary, || crate::fit_print::print_tables(&summary, &a.data));
+        let metric = match &a.model.trials {
+            Some(n) => format!("{}/{n}", a.model.response()?),
+            None => a.model.response()?.to_owned(),
+        };
+        return emit(a.json.as_deref(), &summary, || match a.table {
+            Some(format) => out!("{}", summary.paper_table().render(format)),
+            None => crate::fit_print::print_tables(&summary, &a.data, &metric),
+        });
     };
+    if a.table.is_some() {
+        anyhow::bail!("--table: the paper table is of one data set's fit, not of --dataset-column's model");
+    }
     if a.model.trials.is_some() {
         anyhow::bail!("--trials: the across-data-sets model (--dataset-column) fits a metric, not counts");
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use credence::compare::{Family, FitSummary, Likelihood, Pairs, SigmaStructure};
+use credence::compare::{Family, FitSummary, Likelihood, Pairs, SETTLED_LEVEL, SigmaStructure};
 
 use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
 use crate::table::{number, render};
@@ -44,8 +44,9 @@ fn print_header(s: &FitSummary, data: &Path) {
     outln!(" Fitted in {:.3} s\n", s.seconds);
 }
 
-/// The header, the parameter table, P(better), the MDDs, the ROPE and the warnings.
-pub(crate) fn print_tables(s: &FitSummary, data: &Path) {
+/// The header, the parameter table, P(better), the MDDs, the ROPE, the summary in words (the
+/// metric named `metric`) and the warnings.
+pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
     print_header(s, data);
     out!("{}", render(&parameter_rows(&s.parameters)));
     let groups = &s.data.methods;
@@ -103,7 +104,42 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path) {
         }
         out!("{}", render(&rows));
     }
+    print_aggregates(s);
+    if let Ok(sentences) = s.sentences(metric, SETTLED_LEVEL) {
+        outln!("\nIn words (pairs settled at P >= {SETTLED_LEVEL}):");
+        for line in sentences {
+            outln!("  {line}");
+        }
+    }
     print_warnings(&s.warnings);
+}
+
+/// rliable's cross-checks, methods in the ranking's order: mean and IQM with their
+/// stratified-bootstrap intervals, and P(improvement) of each method over the next.
+fn print_aggregates(s: &FitSummary) {
+    let Some(a) = s.aggregates.as_ref().filter(|_| s.pairs != Pairs::Ranked) else { return };
+    outln!(
+        "\nFrequentist cross-check (rliable: stratified bootstrap, {} resamples, seed {}; 95% intervals):",
+        a.reps,
+        a.seed
+    );
+    let head = ["method", "runs", "mean", "95% interval", "IQM", "95% interval", "P(improves on next)"];
+    let mut rows = vec![head.map(String::from).to_vec()];
+    let interval = |i: &credence::compare::Interval| format!("[{}, {}]", number(Some(i.lower)), number(Some(i.upper)));
+    for (k, m) in s.ranking.iter().enumerate() {
+        let Some(x) = a.methods.get(m) else { continue };
+        let next = s.ranking.get(k + 1).and_then(|n| a.prob_improvement.get(m)?.get(n));
+        rows.push(vec![
+            m.clone(),
+            x.runs.to_string(),
+            number(Some(x.mean.estimate)),
+            interval(&x.mean),
+            number(Some(x.iqm.estimate)),
+            interval(&x.iqm),
+            next.map_or_else(|| "-".into(), |p| format!("{:.3} [{:.3}, {:.3}]", p.estimate, p.lower, p.upper)),
+        ]);
+    }
+    out!("{}", render(&rows));
 }
 
 /// The rank posterior, methods best first: P(best) and the expected rank with its 95% interval.

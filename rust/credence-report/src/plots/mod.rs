@@ -28,6 +28,7 @@
 
 pub mod across;
 mod axes;
+pub mod cd;
 pub mod classification;
 pub mod comparison;
 pub mod credal;

@@ -44,7 +44,7 @@ fn dataset_name(d: &str) -> &str {
 
 impl Report {
     /// What the `n` column holds: the training size, or the intensity of a shift table.
-    fn size_label(&self) -> &'static str {
+    pub(super) fn size_label(&self) -> &'static str {
         if self.shift { "intensity" } else { "n" }
     }
 
@@ -245,6 +245,9 @@ impl Report {
                 figs.add(out, &self.against_size(plot, &title));
             }
             out.push_str(&self.mdd_table(&fits, best, &common[1..]));
+        }
+        if let Some((n, f)) = fits.last() {
+            self.ranks_section(out, figs, *n, f, m);
         }
         if let Some(cell) = self.plan_of(d, m) {
             self.plan_section(out, figs, cell, m);

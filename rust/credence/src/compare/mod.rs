@@ -45,12 +45,13 @@ pub use fit::across::{
     AcrossData, AcrossFit, AcrossFitOptions, AcrossPair, AcrossSummary, BestOn, LAMBDA_PAIRS, Rope, VarianceShare,
     fit_across, fit_across_with_progress,
 };
+pub use fit::aggregates::{Aggregate, Aggregates, BOOTSTRAP_REPS, Interval, TaskScores, aggregates, task_aggregates};
 pub use fit::cd::{ClassicCd, classic_cd, nemenyi_q};
 pub use fit::chees::{BatchFitter, CpuBatch};
 pub use fit::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, ExpectedRank, Fit, FitOptions, FitSummary, Mdd, MethodRanks,
-    Pairs, Pairwise, ParamSummary, RANKS_UP_TO, SamplerSummary, SummaryOptions, Units, fit, fit_many,
-    fit_with_progress,
+    Pairs, Pairwise, PaperTable, ParamSummary, RANKS_UP_TO, SETTLED_LEVEL, SamplerSummary, SummaryOptions, TableFormat,
+    Units, fit, fit_many, fit_with_progress,
 };
 pub use model::across::design::AcrossDesign;
 pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};

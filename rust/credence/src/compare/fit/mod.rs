@@ -5,19 +5,26 @@
 //! their own answers. One sampler seam: [`FitOptions::sampler`] is NUTS or batched ChEES.
 
 pub(crate) mod across;
+pub(crate) mod aggregates;
 pub(crate) mod cd;
+mod cd_groups;
 mod checks;
 pub(crate) mod chees;
 mod draws;
+mod paper_table;
 mod quantities;
 mod ranks;
+mod sentences;
 mod summary;
+mod summary_serde;
 
 use checks::{STANDARDIZE, check_constant_methods, check_scale, display_order, prior_scale};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
+pub use paper_table::{PaperTable, TableFormat};
 pub use quantities::Mdd;
 pub use ranks::{ExpectedRank, MethodRanks, RANKS_UP_TO};
+pub use sentences::SETTLED_LEVEL;
 pub use summary::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitSummary, Pairs, Pairwise, ParamSummary, SamplerSummary,
     SummaryOptions, Units,

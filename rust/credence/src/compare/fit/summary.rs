@@ -5,6 +5,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::quantities::ObsInputs;
+pub(crate) use super::summary_serde::by_name;
+use super::summary_serde::{OrderedMap, OrderedPairs};
 use crate::compare::diagnostics::clean::FitDiagnostics;
 use crate::compare::diagnostics::{COLUMN_BLOCK, summary_diagnostics};
 
@@ -249,60 +251,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairwise<T> {
     }
 }
 
-/// `(key, value)` pairs written as a JSON object in their order.
-struct OrderedMap<'a, T>(&'a [(String, T)]);
-
-impl<T: Serialize> Serialize for OrderedMap<'_, T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
-    }
-}
-
-/// A JSON object read into `(key, value)` pairs in document order.
-struct OrderedPairs<T>(Vec<(String, T)>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for OrderedPairs<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visit<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
-            type Value = OrderedPairs<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
-                }
-                Ok(OrderedPairs(out))
-            }
-        }
-        d.deserialize_map(Visit(std::marker::PhantomData))
-    }
-}
-
-/// Serde for `Vec<(String, T)>` as a JSON object in order (nested R-hat by name).
-pub(crate) mod by_name {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use super::{OrderedMap, OrderedPairs};
-
-    pub(crate) fn serialize<T: Serialize, S: Serializer>(v: &[(String, T)], s: S) -> Result<S::Ok, S::Error> {
-        OrderedMap(v).serialize(s)
-    }
-
-    pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<(String, T)>, D::Error> {
-        Ok(OrderedPairs::deserialize(d)?.0)
-    }
-}
-
 /// Serde for the parameter summaries as `{"name": {"mean": ..., ...}}` in order.
 pub(crate) mod parameters {
     use serde::ser::SerializeMap;
@@ -376,7 +324,8 @@ pub(crate) mod parameters {
 /// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
 /// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `classic_cd` (`{average_ranks:
 /// {method: rank}, blocks, incomplete_blocks, critical_difference, alpha, friedman_chi2,
-/// friedman_p}` or `null`), `pairs` (`all`, or `ranked` for many
+/// friedman_p}` or `null`), `aggregates` (`{reps, seed, methods: {method: {runs, mean, iqm}},
+/// prob_improvement: {A: {B: ...}}}`, each estimate `{estimate, lower, upper}`), `pairs` (`all`, or `ranked` for many
 /// methods: see [`Pairs`]), `prob_better` and `prob_better_mcse` (`{A: {B: P(A better than
 /// B)}}` and its Monte Carlo error), `power`, `r_new`, `mdd` (`{A: {B: {mdd, sigma_pred, gap,
 /// detection_probability}}}`), `rope_eps` and `rope` (`{A: {B: P(|mu_A - mu_B| < eps)}}`, both
@@ -438,6 +387,11 @@ pub struct FitSummary {
     /// design or fewer than two complete realizations; see [`crate::compare::ClassicCd`]).
     #[serde(default)]
     pub classic_cd: Option<crate::compare::ClassicCd>,
+    /// The frequentist cross-checks of rliable, labelled as such: each method's mean and IQM
+    /// with stratified-bootstrap 95% intervals and the probability of improvement, seeded by
+    /// the fit's seed (`null` when a score is not finite; see [`crate::compare::Aggregates`]).
+    #[serde(default)]
+    pub aggregates: Option<crate::compare::Aggregates>,
     /// Which pairs the pairwise answers hold: `all` (every ordered pair) or `ranked` (each
     /// method against the next in the ranking, and the best against every other); never
     /// `auto`.
@@ -561,6 +515,8 @@ impl FitSummary {
             rank_probs_mcse: ranks.rank_probs_mcse,
             expected_rank: ranks.expected_rank,
             classic_cd: super::cd::classic_cd(design, fit.options().higher_is_better, fit.target(), 0.05).ok(),
+            aggregates: super::aggregates::aggregates(design, fit.options().higher_is_better, fit.target(), s.seed())
+                .ok(),
             pairs: if ranked { Pairs::Ranked } else { Pairs::All },
             prob_better: Pairwise(
                 probs.0.iter().map(|(a, r)| (a.clone(), r.iter().map(|(b, p)| (b.clone(), p.0)).collect())).collect(),

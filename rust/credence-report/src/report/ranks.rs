@@ -1,0 +1,121 @@
+//! The report's ranks of one metric at the largest n: the fit in sentences, the paper's table
+//! (downloadable as Markdown and LaTeX), and the Bayesian and classic critical-difference
+//! diagrams side by side.
+
+use std::fmt::Write;
+
+use super::build::Report;
+use super::page::Figures;
+use crate::plots::cd::cd_diagram;
+use crate::plots::html::escape;
+use credence::compare::{Fit, FitSummary, SETTLED_LEVEL, SummaryOptions, TableFormat};
+
+impl Report {
+    /// The ranks section of `fit` (the fit at n = `n`) for metric `m`.
+    pub(super) fn ranks_section(&self, out: &mut String, figs: &mut Figures, n: f64, fit: &Fit, m: &str) {
+        let Ok(s) = FitSummary::new(fit, &SummaryOptions::default()) else { return };
+        let _ = writeln!(out, "<h3>Ranks at {} = {n}</h3>", self.size_label());
+        if let Ok(sentences) = s.sentences(m, SETTLED_LEVEL) {
+            out.push_str("<ul class=\"words\">");
+            for line in sentences {
+                let _ = write!(out, "<li>{}</li>", escape(&line));
+            }
+            out.push_str("</ul>\n");
+        }
+        let table = s.paper_table();
+        out.push_str("<table><thead><tr>");
+        for h in &table.header {
+            let _ = write!(out, "<th>{}</th>", escape(h));
+        }
+        out.push_str("</tr></thead><tbody>");
+        for row in &table.rows {
+            let _ = write!(out, "<tr><th>{}</th>", escape(&row[0]));
+            for cell in &row[1..] {
+                let _ = write!(out, "<td>{}</td>", escape(cell));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table>\n<p class=\"small\">Download this table: ");
+        for (format, name, ext) in [(TableFormat::Markdown, "Markdown", "md"), (TableFormat::Latex, "LaTeX", "tex")] {
+            let _ = write!(
+                out,
+                "<a download=\"ranks-{}.{ext}\" href=\"data:text/plain;charset=utf-8,{}\">{name}</a> ",
+                escape(&file_stem(m)),
+                percent_encode(&table.render(format))
+            );
+        }
+        out.push_str(
+            "(booktabs). IQM: rliable's interquartile mean with a stratified-bootstrap 95% interval, a frequentist \
+             cross-check.</p>\n<div class=\"grid\">",
+        );
+        let positions = s.cd_positions();
+        if positions.len() >= 2 {
+            let title = format!("Bayesian critical difference ({m}): expected rank");
+            out.push_str("<div>");
+            figs.add(
+                out,
+                &cd_diagram(&title, "expected rank (1 = best)", &positions, &s.cd_groups(SETTLED_LEVEL), None),
+            );
+            out.push_str("</div>");
+        }
+        if let Some(cd) = &s.classic_cd {
+            let title = format!("Classic critical difference ({m}): Friedman/Nemenyi, alpha = {}", cd.alpha);
+            out.push_str("<div>");
+            figs.add(
+                out,
+                &cd_diagram(
+                    &title,
+                    "average rank over realizations (1 = best)",
+                    &cd.positions(),
+                    &cd.groups(),
+                    Some(cd.critical_difference),
+                ),
+            );
+            out.push_str("</div>");
+        }
+        let _ = write!(
+            out,
+            "</div>\n<p class=\"small\">Bars join methods not told apart. Bayesian: P(A better than B) between {lo:.2} \
+             and {SETTLED_LEVEL} (a pair not compared counts as not told apart). Classic (frequentist): average ranks \
+             within realizations differing by less than the Nemenyi critical difference (Dem&scaron;ar 2006), over \
+             the realizations where every method was scored.</p>\n",
+            lo = 1.0 - SETTLED_LEVEL
+        );
+    }
+}
+
+/// `s` reduced to letters, digits and dashes, for a file name.
+fn file_stem(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+/// `s` percent-encoded for a `data:` URL (everything but unreserved ASCII).
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn percent_encoding_round_trips_through_a_decoder() {
+        let s = "| a & b |\n\\toprule 95% \"q\" <x>";
+        let e = super::percent_encode(s);
+        assert!(e.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~%".contains(&b)));
+        let mut bytes = Vec::new();
+        let mut it = e.bytes();
+        while let Some(b) = it.next() {
+            if b == b'%' {
+                let h: String = [it.next().unwrap(), it.next().unwrap()].iter().map(|&c| c as char).collect();
+                bytes.push(u8::from_str_radix(&h, 16).unwrap());
+            } else {
+                bytes.push(b);
+            }
+        }
+        assert_eq!(String::from_utf8(bytes).unwrap(), s);
+    }
+}

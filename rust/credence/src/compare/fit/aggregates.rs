@@ -1,0 +1,337 @@
+//! The frequentist cross-checks of rliable (Agarwal et al. 2021), labelled as such beside the
+//! Bayesian answers: each method's mean and interquartile mean (IQM) with stratified-bootstrap
+//! 95% intervals, and the probability of improvement of every pair of methods.
+//!
+//! Definitions, as `rliable.metrics` and `rliable.library.get_interval_estimates`:
+//! - **Runs and tasks.** A method's scores are runs (realizations) within tasks (data sets);
+//!   one fit has one task. Counts with trials are scored as proportions.
+//! - **IQM**: `scipy.stats.trim_mean(scores, 0.25)` over all runs of all tasks: sort, drop
+//!   floor(n / 4) from each end, average the rest.
+//! - **Stratified bootstrap**: resample each task's runs with replacement (the methods
+//!   independently of one another), `reps` times (2000, rliable's default); the interval is
+//!   the 2.5% and 97.5% percentiles of the statistic over the resamples (linear interpolation,
+//!   numpy's default).
+//! - **Probability of improvement** P(A > B): per task, the Mann-Whitney U of A's runs against
+//!   B's over n_A n_B, ties counted one half, averaged over tasks; "greater" is "better" in the
+//!   metric's direction (lower, higher, or closer to the target). Its interval bootstraps A and
+//!   B independently.
+//!
+//! **Seeds.** Each method's resamples come from its own stream, seeded by the fit's seed and a
+//! hash of the method's name, and see the method's scores sorted within each task, so the
+//! answers depend on the scores and the seed only, not on the order of the table's rows or of
+//! its methods.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::compare::model::design::Design;
+use crate::error::{Error, Result};
+use crate::seeds::{SplitMix64, stream_seed_path};
+
+/// Bootstrap resamples (rliable's default).
+pub const BOOTSTRAP_REPS: usize = 2000;
+
+/// An estimate with its stratified-bootstrap 95% percentile interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The statistic of the scores themselves.
+    pub estimate: f64,
+    /// The 2.5% percentile of the bootstrap statistics.
+    pub lower: f64,
+    /// The 97.5% percentile.
+    pub upper: f64,
+}
+
+/// One method's aggregate scores.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// Runs over all tasks.
+    pub runs: usize,
+    /// The mean of the runs.
+    pub mean: Interval,
+    /// The interquartile mean of the runs.
+    pub iqm: Interval,
+}
+
+/// rliable's answers for one metric (see the module's definitions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregates {
+    /// Bootstrap resamples.
+    pub reps: usize,
+    /// The seed of the resamples.
+    pub seed: u64,
+    /// Each method's mean and IQM, by method name.
+    pub methods: BTreeMap<String, Aggregate>,
+    /// P(A improves on B) with its interval, `{A: {B: ...}}`, for every ordered pair up to
+    /// [`super::RANKS_UP_TO`] methods (empty beyond).
+    pub prob_improvement: BTreeMap<String, BTreeMap<String, Interval>>,
+}
+
+/// The scores of each method per task, runs in any order.
+pub struct TaskScores<'a> {
+    /// Method names.
+    pub methods: &'a [String],
+    /// `scores[method][task]`: that method's runs on that task.
+    pub scores: Vec<Vec<Vec<f64>>>,
+}
+
+/// rliable's aggregates of one data set's `design` (one task, its realizations the runs), in
+/// the direction the fit reads the metric; an error for `reps` of 0 or a non-finite score.
+pub fn aggregates(design: &Design, higher_is_better: bool, target: Option<f64>, seed: u64) -> Result<Aggregates> {
+    let mut scores = vec![vec![Vec::new()]; design.groups().len()];
+    for (i, (&g, &y)) in design.group().iter().zip(design.y()).enumerate() {
+        scores[g][0].push(design.trials().map_or(y, |n| y / n[i]));
+    }
+    let better = move |y: f64| match target {
+        Some(t) => -(y - t).abs(),
+        None if higher_is_better => y,
+        None => -y,
+    };
+    task_aggregates(&TaskScores { methods: design.groups(), scores }, &better, seed, BOOTSTRAP_REPS)
+}
+
+/// rliable's aggregates of scores per task; `better` orients the probability of improvement.
+pub fn task_aggregates(
+    scores: &TaskScores<'_>,
+    better: &(dyn Fn(f64) -> f64 + Sync),
+    seed: u64,
+    reps: usize,
+) -> Result<Aggregates> {
+    if reps == 0 {
+        return Err(Error::argument("reps", reps, "one or more bootstrap resamples"));
+    }
+    for (m, tasks) in scores.methods.iter().zip(&scores.scores) {
+        if let Some(y) = tasks.iter().flatten().find(|y| !y.is_finite()) {
+            return Err(Error::argument("scores", format!("{y} of method {m}"), "finite scores"));
+        }
+    }
+    // Each method's runs sorted within tasks (so its resamples do not depend on row order).
+    let sorted: Vec<Vec<Vec<f64>>> =
+        scores.scores.iter().map(|tasks| tasks.iter().map(|t| sorted_by(t, |y| y)).collect()).collect();
+    let stream = |m: &str| stream_seed_path(seed, &[0xa66e_9a7e, name_tag(m)]);
+    let interval = |estimate: f64, mut stats: Vec<f64>| {
+        stats.sort_by(f64::total_cmp);
+        let q = |p| crate::metrics::sample_quantile(&stats, p);
+        Interval { estimate, lower: q(0.025), upper: q(0.975) }
+    };
+    let methods: BTreeMap<String, Aggregate> = scores
+        .methods
+        .par_iter()
+        .zip(&sorted)
+        .filter(|(_, tasks)| tasks.iter().any(|t| !t.is_empty()))
+        .map(|(m, tasks)| {
+            let mut boot = Resampler::new(tasks, stream(m));
+            let (mut means, mut iqms) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+            for _ in 0..reps {
+                let b = boot.next();
+                means.push(mean_of(b));
+                iqms.push(iqm_of(b));
+            }
+            let runs = tasks.iter().map(Vec::len).sum();
+            (m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm_of(tasks), iqms) })
+        })
+        .collect();
+    let mut prob_improvement = BTreeMap::new();
+    if scores.methods.len() <= super::RANKS_UP_TO {
+        let pairs: Vec<(usize, usize)> =
+            (0..sorted.len()).flat_map(|i| (0..sorted.len()).filter(move |&j| j != i).map(move |j| (i, j))).collect();
+        let values: Vec<Option<Interval>> = pairs
+            .par_iter()
+            .map(|&(i, j)| {
+                let (a, b) = (&sorted[i], &sorted[j]);
+                let p = improvement(a, b, better)?;
+                let (mut ra, mut rb) =
+                    (Resampler::new(a, stream(&scores.methods[i])), Resampler::new(b, stream(&scores.methods[j])));
+                let stats = (0..reps).filter_map(|_| improvement(ra.next(), rb.next(), better)).collect();
+                Some(interval(p, stats))
+            })
+            .collect();
+        for (&(i, j), v) in pairs.iter().zip(values) {
+            if let Some(v) = v {
+                prob_improvement
+                    .entry(scores.methods[i].clone())
+                    .or_insert_with(BTreeMap::new)
+                    .insert(scores.methods[j].clone(), v);
+            }
+        }
+    }
+    Ok(Aggregates { reps, seed, methods, prob_improvement })
+}
+
+/// One method's stratified resamples, one at a time: each task's runs drawn with replacement.
+struct Resampler<'a> {
+    tasks: &'a [Vec<f64>],
+    rng: SplitMix64,
+    buf: Vec<Vec<f64>>,
+}
+
+impl<'a> Resampler<'a> {
+    fn new(tasks: &'a [Vec<f64>], seed: u64) -> Self {
+        Self { tasks, rng: SplitMix64(seed), buf: tasks.iter().map(|t| Vec::with_capacity(t.len())).collect() }
+    }
+
+    /// The next resample.
+    fn next(&mut self) -> &[Vec<f64>] {
+        for (t, b) in self.tasks.iter().zip(&mut self.buf) {
+            b.clear();
+            let n = t.len();
+            b.extend((0..n).map(|_| t[((self.rng.uniform() * n as f64) as usize).min(n - 1)]));
+        }
+        &self.buf
+    }
+}
+
+/// `v` mapped by `f` and sorted.
+fn sorted_by(v: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
+    let mut v: Vec<f64> = v.iter().map(|&y| f(y)).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// The mean of all runs of all tasks.
+fn mean_of(tasks: &[Vec<f64>]) -> f64 {
+    let n: usize = tasks.iter().map(Vec::len).sum();
+    tasks.iter().flatten().sum::<f64>() / n as f64
+}
+
+/// `scipy.stats.trim_mean(runs, 0.25)` of all runs of all tasks.
+fn iqm_of(tasks: &[Vec<f64>]) -> f64 {
+    let mut all: Vec<f64> = tasks.iter().flatten().copied().collect();
+    all.sort_by(f64::total_cmp);
+    let cut = all.len() / 4;
+    let kept = &all[cut..all.len() - cut];
+    kept.iter().sum::<f64>() / kept.len() as f64
+}
+
+/// P(X > Y) + P(X = Y) / 2 per task, "greater" by `better`, averaged over the tasks both
+/// have runs in (None when there is none).
+fn improvement(x: &[Vec<f64>], y: &[Vec<f64>], better: &(dyn Fn(f64) -> f64 + Sync)) -> Option<f64> {
+    let per_task: Vec<f64> = x
+        .iter()
+        .zip(y)
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .map(|(a, b)| u_share(&sorted_by(a, better), &sorted_by(b, better)))
+        .collect();
+    (!per_task.is_empty()).then(|| per_task.iter().sum::<f64>() / per_task.len() as f64)
+}
+
+/// The Mann-Whitney U of sorted `a` against sorted `b` over |a| |b|, by one merge.
+fn u_share(a: &[f64], b: &[f64]) -> f64 {
+    let (mut below, mut upto, mut u) = (0usize, 0usize, 0.0);
+    for &x in a {
+        while below < b.len() && b[below] < x {
+            below += 1;
+        }
+        upto = upto.max(below);
+        while upto < b.len() && b[upto] <= x {
+            upto += 1;
+        }
+        u += below as f64 + 0.5 * (upto - below) as f64;
+    }
+    u / (a.len() * b.len()) as f64
+}
+
+/// FNV-1a of a method's name: its stream tag, the same wherever the method sits in the table.
+fn name_tag(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// P(X > Y) + P(X = Y) / 2 by counting every pair.
+    fn u_brute(a: &[f64], b: &[f64]) -> f64 {
+        let s: f64 = a
+            .iter()
+            .flat_map(|x| {
+                b.iter().map(move |y| {
+                    if x > y {
+                        1.0
+                    } else if x == y {
+                        0.5
+                    } else {
+                        0.0
+                    }
+                })
+            })
+            .sum();
+        s / (a.len() * b.len()) as f64
+    }
+
+    #[test]
+    fn the_merged_u_statistic_counts_every_pair_ties_included() {
+        let mut rng = SplitMix64(3);
+        for _ in 0..200 {
+            let draw = |rng: &mut SplitMix64, n: usize| -> Vec<f64> {
+                let mut v: Vec<f64> = (0..n).map(|_| (rng.uniform() * 6.0).floor()).collect();
+                v.sort_by(f64::total_cmp);
+                v
+            };
+            let (na, nb) = (1 + (rng.uniform() * 9.0) as usize, 1 + (rng.uniform() * 9.0) as usize);
+            let (a, b) = (draw(&mut rng, na), draw(&mut rng, nb));
+            assert!((u_share(&a, &b) - u_brute(&a, &b)).abs() < 1e-15, "{a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn iqm_trims_a_quarter_from_each_end_as_scipy_trim_mean() {
+        // scipy.stats.trim_mean(np.arange(10.0), 0.25) cuts 2 from each end: mean(2..=7) = 4.5.
+        let x: Vec<f64> = (0..10).rev().map(f64::from).collect();
+        assert_eq!(iqm_of(&[x]), 4.5);
+        // Outliers beyond the quartiles do not move it.
+        assert_eq!(iqm_of(&[vec![1e9, 1.0, 2.0, 3.0, -1e9]]), 2.0);
+    }
+
+    fn scores(methods: &[String], rows: &[(usize, f64)]) -> Vec<Vec<Vec<f64>>> {
+        let mut s = vec![vec![Vec::new()]; methods.len()];
+        for &(m, y) in rows {
+            s[m][0].push(y);
+        }
+        s
+    }
+
+    #[test]
+    fn answers_do_not_depend_on_row_or_method_order() {
+        let mut rng = SplitMix64(11);
+        let rows: Vec<(usize, f64)> = (0..30).map(|i| (i % 3, rng.normal() + 1.5 * (i % 3) as f64)).collect();
+        let methods: Vec<String> = ["A", "B", "C"].map(String::from).to_vec();
+        let one = task_aggregates(&TaskScores { methods: &methods, scores: scores(&methods, &rows) }, &|y| -y, 5, 500)
+            .unwrap();
+        // Rows reversed, methods listed in another order.
+        let swapped: Vec<String> = ["C", "A", "B"].map(String::from).to_vec();
+        let remap = [1, 2, 0];
+        let rows2: Vec<(usize, f64)> = rows.iter().rev().map(|&(m, y)| (remap[m], y)).collect();
+        let two = task_aggregates(&TaskScores { methods: &swapped, scores: scores(&swapped, &rows2) }, &|y| -y, 5, 500)
+            .unwrap();
+        assert_eq!(one, two);
+        // Lower is better here, and C's scores are the highest: A improves on C.
+        assert!(one.prob_improvement["A"]["C"].estimate > 0.9);
+        let pi = one.prob_improvement["A"]["B"].estimate + one.prob_improvement["B"]["A"].estimate;
+        assert!((pi - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_bootstrap_interval_of_the_mean_has_the_normal_width() {
+        // 400 standard normal runs: the mean's sd is 1/20, so the 95% interval spans about
+        // 2 x 1.96 / 20 = 0.196 (bootstrap error of a few per cent at 2000 resamples).
+        let mut rng = SplitMix64(1);
+        let runs: Vec<f64> = (0..400).map(|_| rng.normal()).collect();
+        let m = [String::from("A")];
+        let a = task_aggregates(&TaskScores { methods: &m, scores: vec![vec![runs]] }, &|y| y, 9, 2000).unwrap();
+        let mean = a.methods["A"].mean;
+        let width = mean.upper - mean.lower;
+        assert!((width - 0.196).abs() < 0.02, "{width}");
+        assert!(mean.lower < mean.estimate && mean.estimate < mean.upper);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let m = [String::from("A")];
+        let s = || vec![vec![vec![1.0, f64::NAN]]];
+        assert!(task_aggregates(&TaskScores { methods: &m, scores: s() }, &|y| y, 0, 10).is_err());
+        assert!(task_aggregates(&TaskScores { methods: &m, scores: vec![vec![vec![1.0]]] }, &|y| y, 0, 0).is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! The plain-language summary of a fit, generated from its numbers by one function
+//! ([`FitSummary::sentences`]), so text can never drift from the tables beside it.
+//!
+//! **What is said.** First the method most likely best, with P(best). Then, down the ranking
+//! by posterior mean, each method against the next:
+//! - who leads: the method with P(better) >= 0.5 of the two (the pair's leader), its gap the
+//!   difference of the two posterior means in the metric's units, as distance to the target
+//!   under one (a leader whose mean is behind, which a skewed posterior can give, is said so);
+//! - **settled** when P(leader better) >= `level`, otherwise "cannot be separated with R
+//!   realizations";
+//! - with a ROPE of half-width eps: **practically equivalent** when P(|mu_A - mu_B| < eps)
+//!   >= `level`, otherwise the gap is "above" the ROPE (|gap| > eps) or "within" it.
+//!
+//! Probabilities are printed to three decimals, or to more where three would round across
+//! `level` or 0.5, so a printed number never sits on the other side of the line the sentence
+//! draws.
+
+use super::summary::FitSummary;
+
+/// The level at which the faces call a pair settled in [`FitSummary::sentences`].
+pub const SETTLED_LEVEL: f64 = 0.95;
+
+impl FitSummary {
+    /// The summary in sentences for a metric named `metric`, pairs settled at `level` (e.g.
+    /// 0.95); see the module's rules. An error for `level` outside (0.5, 1).
+    ///
+    /// ```
+    /// use credence::compare::{fit, Design, FitOptions, FitSummary, SummaryOptions};
+    /// let g = ["A", "A", "A", "B", "B", "B"].map(String::from).to_vec();
+    /// let d = Design::new(g, None, vec![0.10, 0.12, 0.11, 0.20, 0.22, 0.19], None)?;
+    /// let s = FitSummary::new(&fit(&d, &FitOptions::default())?, &SummaryOptions::default())?;
+    /// let text = s.sentences("CRPS", 0.95)?;
+    /// assert!(text[0].starts_with("A is best with probability"));
+    /// # Ok::<(), credence::Error>(())
+    /// ```
+    pub fn sentences(&self, metric: &str, level: f64) -> crate::Result<Vec<String>> {
+        if !(level > 0.5 && level < 1.0) {
+            return Err(crate::Error::argument("level", level, "a probability in (0.5, 1)"));
+        }
+        let mut out = Vec::new();
+        let first = self.prob_best.iter().fold(None::<&(String, f64)>, |b, x| match b {
+            Some(b) if b.1 >= x.1 => Some(b),
+            _ => Some(x),
+        });
+        if let Some((best, p)) = first {
+            out.push(format!("{best} is best with probability {}.", prob(*p, level)));
+        }
+        let runs = match self.data.realizations {
+            0 => "these observations".to_owned(),
+            1 => "1 realization".to_owned(),
+            r => format!("{r} realizations"),
+        };
+        for w in self.ranking.windows(2) {
+            let Some(p) = self.prob_better.get(&w[0], &w[1]).copied() else { continue };
+            let (a, b, p) = if p >= 0.5 { (&w[0], &w[1], p) } else { (&w[1], &w[0], 1.0 - p) };
+            let Some(gap) = self.gap(a, b) else { continue };
+            let rope = self.rope_eps.zip(self.rope.as_ref().and_then(|r| r.get(a, b).copied()));
+            let mut s = match rope {
+                Some((eps, r)) if r >= level => {
+                    format!("{a} and {b} are practically equivalent: P(|gap| < {eps}) = {}", prob(r, level))
+                }
+                _ if p >= level => format!(
+                    "{a} is ahead of {b} by {} {metric}, settled (P = {})",
+                    number(gap, self.rope_eps),
+                    prob(p, level)
+                ),
+                _ => format!(
+                    "{a} and {b} cannot be separated with {runs} (P({a} better) = {}; gap {} {metric})",
+                    prob(p, level),
+                    number(gap, self.rope_eps)
+                ),
+            };
+            if gap < 0.0 {
+                s.push_str(&format!(", though {a}'s posterior mean is behind"));
+            }
+            if let Some((eps, _)) = rope.filter(|(_, r)| *r < level) {
+                let side = if gap.abs() > eps { "above" } else { "within" };
+                s.push_str(&format!(", {side} the ROPE of {eps}"));
+            }
+            s.push('.');
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    /// How much better `a`'s posterior mean is than `b`'s (negative when worse), as distance
+    /// to the target under one.
+    fn gap(&self, a: &str, b: &str) -> Option<f64> {
+        let (ma, mb) = (self.method_parameter(a)?.mean, self.method_parameter(b)?.mean);
+        Some(match self.target {
+            Some(t) => (mb - t).abs() - (ma - t).abs(),
+            None if self.higher_is_better => ma - mb,
+            None => mb - ma,
+        })
+    }
+}
+
+/// `p` to three decimals, or as many more (up to 12) as keep the printed value on p's side of
+/// `level` and of 0.5.
+pub(crate) fn prob(p: f64, level: f64) -> String {
+    let same_side = |s: &str| {
+        let q: f64 = s.parse().unwrap_or(f64::NAN);
+        (q >= level) == (p >= level) && (q >= 0.5) == (p >= 0.5)
+    };
+    (3..=12).map(|d| format!("{p:.d$}")).find(|s| same_side(s)).unwrap_or_else(|| format!("{p}"))
+}
+
+/// A gap to three significant digits, or as many more (up to 12) as keep the printed value's
+/// magnitude on the same side of `eps` as the gap's.
+pub(crate) fn number(x: f64, eps: Option<f64>) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let first = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    let same_side = |s: &str| eps.is_none_or(|e| (s.parse::<f64>().unwrap_or(f64::NAN).abs() > e) == (x.abs() > e));
+    (first..=first + 12).map(|d| format!("{x:.d$}")).find(|s| same_side(s)).unwrap_or_else(|| format!("{x}"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -30,6 +30,8 @@ glue_fit_across <- function(request, dataset, method, realization, y, cores, pro
 glue_fit_summary <- function(f, power, r_new, rope, pairs) {
   .Call(wrap__glue_fit_summary, f, power, r_new, rope, pairs)
 }
+glue_paper_table <- function(f, format) .Call(wrap__glue_paper_table, f, format)
+glue_fit_sentences <- function(f, metric, rope) .Call(wrap__glue_fit_sentences, f, metric, rope)
 
 # src/rust/src/plan.rs: planning the number of realizations
 glue_plan <- function(fit, stated, options, backend, cores, progress) {

@@ -12,7 +12,7 @@ summary_table <- function(s, rows) {
 #' method-level parameters (\code{mu[...]} or \code{p[...]}) and family-specific parameters
 #' (\code{sigma}, \code{phi}) with Estimate, Est.Error, l-95\% CI, u-95\% CI, Rhat, Bulk_ESS and
 #' Tail_ESS, the methods' P(best), expected rank and its 95\% interval
-#' (\code{\link{rank_posterior}}), then the core's warnings (divergences, R-hat > 1.01, bulk-ESS < 400, tree depth).
+#' (\code{\link{rank_posterior}}), the fit in sentences (\code{\link{fit_sentences}}), then the core's warnings (divergences, R-hat > 1.01, bulk-ESS < 400, tree depth).
 #' All numbers come from the Rust core (R-hat and ESS as in the posterior package).
 #' @param object,x A \code{credence_fit} (or its summary).
 #' @param digits Decimal places of the estimates (brms uses 2; metrics such as CRPS often differ
@@ -33,7 +33,7 @@ summary.credence_fit <- function(object, ...) {
               hyper = summary_table(s, hyper), method = summary_table(s, method),
               family_par = summary_table(s, family_par), seed = object$seed,
               sampler = if (is.null(object$sampler)) "nuts" else object$sampler, chees = object$chees,
-              ranks = rank_posterior(object))
+              ranks = rank_posterior(object), sentences = fit_sentences(object))
   class(out) <- "summary.credence_fit"
   out
 }
@@ -59,6 +59,10 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
                         `95% interval` = ifelse(is.na(r$rank_q2.5), "-", paste0(r$rank_q2.5, "-", r$rank_q97.5)),
                         check.names = FALSE, row.names = r$method)
     print(shown)
+  }
+  if (length(x$sentences)) {
+    cat("\nIn words:\n")
+    cat(paste0("  ", x$sentences, "\n"), sep = "")
   }
   if (identical(x$sampler, "chees")) {
     ch <- x$chees

@@ -32,3 +32,38 @@ test_that("rank_posterior counts the ranks of the draws, and prob_best is its fi
   dh <- fixef(h, summary = FALSE)[, rh$method]
   expect_equal(rh$prob_best, unname(colMeans(dh == apply(dh, 1, max))), tolerance = 1e-12)
 })
+
+test_that("paper_table, as_latex and as_markdown hold the core's numbers; fit_sentences states them", {
+  d <- metric_table()
+  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 400, seed = 3, chains = 2)
+  s <- fit_summary(f)
+  t <- paper_table(f)
+  expect_s3_class(t, "data.frame")
+  expect_equal(t$Method, unlist(s$ranking))
+  expect_equal(names(t)[1:3], c("Method", "Posterior mean [95% CrI]", "P(best)"))
+  # P(best) to three decimals, as the summary's; the IQM column is rliable's cross-check.
+  expect_equal(as.numeric(t[["P(best)"]]), round(unname(unlist(s$prob_best)[t$Method]), 3), tolerance = 1e-9)
+  iqm <- as.numeric(sub(" .*", "", t[["IQM [95% CI] (bootstrap)"]]))
+  expect_equal(iqm, vapply(t$Method, function(m) s$aggregates$methods[[m]]$iqm$estimate, 0), tolerance = 1e-3,
+               ignore_attr = TRUE)
+  # The IQM itself: a quarter trimmed from each end, as scipy's trim_mean (and mean(trim = 0.25)).
+  for (m in t$Method) {
+    y <- d$crps[d$method == m]
+    expect_equal(s$aggregates$methods[[m]]$iqm$estimate, mean(sort(y)[(floor(length(y) / 4) + 1):(length(y) - floor(length(y) / 4))]),
+                 tolerance = 1e-12)
+  }
+  tex <- as_latex(f)
+  expect_match(tex, "^\\\\begin\\{tabular\\}")
+  expect_match(tex, "\\\\bottomrule")
+  md <- strsplit(as_markdown(f), "\n")[[1]]
+  expect_length(md, 2 + nrow(t))
+  if (requireNamespace("knitr", quietly = TRUE)) expect_true(length(knitr::kable(t)) > nrow(t))
+  w <- fit_sentences(f, rope = 0.01)
+  best <- names(which.max(unlist(s$prob_best)))
+  expect_match(w[1], paste0("^", best, " is best with probability "))
+  expect_length(w, length(s$ranking))
+  expect_true(all(grepl("ROPE|practically equivalent", w[-1])))
+  out <- capture.output(summary(f))
+  expect_true(any(out == "In words:"))
+  expect_error(paper_table(list()), "must be a credence_fit")
+})

@@ -109,14 +109,23 @@ impl EvcxrDisplay for Fit {
 }
 
 impl EvcxrDisplay for FitSummary {
-    /// The brms-style posterior table with the sampler's diagnostics, and P(row better than
-    /// column).
+    /// The brms-style posterior table with the sampler's diagnostics, P(row better than
+    /// column), the paper's table (ranks and rliable's IQM) and the fit in sentences.
     fn to_html(&self) -> String {
         let mut out = String::from("<div class=\"credence-fit\">");
         out.push_str(&fit_table(self));
         out.push_str("<table class=\"credence-prob\"><caption>P(row better than column)</caption>");
         prob_matrix(&mut out, &self.data.methods, |a, b| self.prob_better.get(a, b).copied());
-        out.push_str("</table></div>");
+        out.push_str("</table>");
+        out.push_str(&crate::report::ranks::paper_table_html(&self.paper_table(), "credence-paper"));
+        if let Ok(sentences) = self.sentences("", credence::compare::SETTLED_LEVEL) {
+            out.push_str("<ul class=\"credence-words\">");
+            for line in sentences {
+                let _ = write!(out, "<li>{}</li>", escape(&line));
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</div>");
         out
     }
 }

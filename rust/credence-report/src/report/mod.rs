@@ -41,7 +41,7 @@ pub(crate) mod html;
 mod options;
 mod page;
 mod ranking;
-mod ranks;
+pub(crate) mod ranks;
 pub(crate) mod tables;
 
 pub use across::AcrossCell;

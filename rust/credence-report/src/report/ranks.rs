@@ -8,7 +8,7 @@ use super::build::Report;
 use super::page::Figures;
 use crate::plots::cd::cd_diagram;
 use crate::plots::html::escape;
-use credence::compare::{Fit, FitSummary, SETTLED_LEVEL, SummaryOptions, TableFormat};
+use credence::compare::{Fit, FitSummary, PaperTable, SETTLED_LEVEL, SummaryOptions, TableFormat};
 
 impl Report {
     /// The ranks section of `fit` (the fit at n = `n`) for metric `m`.
@@ -23,19 +23,8 @@ impl Report {
             out.push_str("</ul>\n");
         }
         let table = s.paper_table();
-        out.push_str("<table><thead><tr>");
-        for h in &table.header {
-            let _ = write!(out, "<th>{}</th>", escape(h));
-        }
-        out.push_str("</tr></thead><tbody>");
-        for row in &table.rows {
-            let _ = write!(out, "<tr><th>{}</th>", escape(&row[0]));
-            for cell in &row[1..] {
-                let _ = write!(out, "<td>{}</td>", escape(cell));
-            }
-            out.push_str("</tr>");
-        }
-        out.push_str("</tbody></table>\n<p class=\"small\">Download this table: ");
+        out.push_str(&paper_table_html(&table, ""));
+        out.push_str("<p class=\"small\">Download this table: ");
         for (format, name, ext) in [(TableFormat::Markdown, "Markdown", "md"), (TableFormat::Latex, "LaTeX", "tex")] {
             let _ = write!(
                 out,
@@ -82,6 +71,28 @@ impl Report {
             lo = 1.0 - SETTLED_LEVEL
         );
     }
+}
+
+/// The paper's table as HTML, with `class` on the table element (none when empty).
+pub(crate) fn paper_table_html(table: &PaperTable, class: &str) -> String {
+    let mut out = if class.is_empty() {
+        "<table><thead><tr>".to_owned()
+    } else {
+        format!("<table class=\"{class}\"><thead><tr>")
+    };
+    for h in &table.header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in &table.rows {
+        let _ = write!(out, "<tr><th>{}</th>", escape(&row[0]));
+        for cell in &row[1..] {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
+    out
 }
 
 /// `s` reduced to letters, digits and dashes, for a file name.

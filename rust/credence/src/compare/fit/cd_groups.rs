@@ -82,7 +82,7 @@ mod tests {
     fn runs_are_maximal_and_not_nested() {
         // Positions 1, 1.5, 2.2, 4, 4.3 joined when closer than 1.3: (0..=2) and (3..=4); 1..=2
         // lies inside 0..=2 and is left out.
-        let x = [1.0, 1.5, 2.2, 4.0, 4.3];
+        let x: [f64; 5] = [1.0, 1.5, 2.2, 4.0, 4.3];
         assert_eq!(maximal_runs(5, |i, j| (x[i] - x[j]).abs() < 1.3), vec![(0, 2), (3, 4)]);
         // Overlapping runs: 0-1 and 1-2 linked, 0-2 not.
         assert_eq!(maximal_runs(3, |i, j| j - i == 1), vec![(0, 1), (1, 2)]);

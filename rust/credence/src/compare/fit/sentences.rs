@@ -21,8 +21,9 @@ use super::summary::FitSummary;
 pub const SETTLED_LEVEL: f64 = 0.95;
 
 impl FitSummary {
-    /// The summary in sentences for a metric named `metric`, pairs settled at `level` (e.g.
-    /// 0.95); see the module's rules. An error for `level` outside (0.5, 1).
+    /// The summary in sentences for a metric named `metric` (the gaps' unit; none when empty),
+    /// pairs settled at `level` (e.g. 0.95); see the module's rules. An error for `level`
+    /// outside (0.5, 1).
     ///
     /// ```
     /// use credence::compare::{fit, Design, FitOptions, FitSummary, SummaryOptions};
@@ -50,6 +51,7 @@ impl FitSummary {
             1 => "1 realization".to_owned(),
             r => format!("{r} realizations"),
         };
+        let metric = if metric.is_empty() { String::new() } else { format!(" {metric}") };
         for w in self.ranking.windows(2) {
             let Some(p) = self.prob_better.get(&w[0], &w[1]).copied() else { continue };
             let (a, b, p) = if p >= 0.5 { (&w[0], &w[1], p) } else { (&w[1], &w[0], 1.0 - p) };
@@ -60,12 +62,12 @@ impl FitSummary {
                     format!("{a} and {b} are practically equivalent: P(|gap| < {eps}) = {}", prob(r, level))
                 }
                 _ if p >= level => format!(
-                    "{a} is ahead of {b} by {} {metric}, settled (P = {})",
+                    "{a} is ahead of {b} by {}{metric}, settled (P = {})",
                     number(gap, self.rope_eps),
                     prob(p, level)
                 ),
                 _ => format!(
-                    "{a} and {b} cannot be separated with {runs} (P({a} better) = {}; gap {} {metric})",
+                    "{a} and {b} cannot be separated with {runs} (P({a} better) = {}; gap {}{metric})",
                     prob(p, level),
                     number(gap, self.rope_eps)
                 ),

@@ -39,7 +39,7 @@ impl Report {
         );
         let positions = s.cd_positions();
         if positions.len() >= 2 {
-            let title = format!("Bayesian critical difference ({m}): expected rank");
+            let title = format!("Bayesian CD, {m}");
             out.push_str("<div>");
             figs.add(
                 out,
@@ -48,13 +48,13 @@ impl Report {
             out.push_str("</div>");
         }
         if let Some(cd) = &s.classic_cd {
-            let title = format!("Classic critical difference ({m}): Friedman/Nemenyi, alpha = {}", cd.alpha);
+            let title = format!("Classic CD, {m}");
             out.push_str("<div>");
             figs.add(
                 out,
                 &cd_diagram(
                     &title,
-                    "average rank over realizations (1 = best)",
+                    &format!("average rank (Friedman/Nemenyi, alpha = {})", cd.alpha),
                     &cd.positions(),
                     &cd.groups(),
                     Some(cd.critical_difference),

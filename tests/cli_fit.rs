@@ -25,8 +25,16 @@ fn table() -> (tempfile::TempDir, String) {
     (dir, path.to_string_lossy().into())
 }
 
+/// `credence fit` of `path` paired by realization, 300 warmup and 300 draws, then `extra`.
+fn short_fit<'a>(path: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["fit", path, "--pair", "realization", "--warmup", "300", "--draws", "300"];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// [`short_fit`] writing its JSON to standard output.
 fn quick<'a>(path: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["fit", path, "--pair", "realization", "--warmup", "300", "--draws", "300", "--json", "-"];
+    let mut v = short_fit(path, &["--json", "-"]);
     v.extend_from_slice(extra);
     v
 }
@@ -122,18 +130,7 @@ fn json_follows_the_contract() {
 fn the_paper_table_in_markdown_and_latex_holds_the_json_numbers() {
     let (_dir, path) = table();
     let run = |extra: &[&str]| {
-        let mut a = vec![
-            "fit",
-            path.as_str(),
-            "--response",
-            "crps",
-            "--pair",
-            "realization",
-            "--warmup",
-            "300",
-            "--draws",
-            "300",
-        ];
+        let mut a = short_fit(&path, &["--response", "crps"]);
         a.extend_from_slice(extra);
         let (ok, stdout, stderr) = credence(&a);
         assert!(ok, "{stderr}");
@@ -179,22 +176,9 @@ fn beta_binomial_and_higher_is_better() {
 fn tables_draws_and_diagnostics() {
     let (dir, path) = table();
     let draws = dir.path().join("draws.csv");
-    let (ok, stdout, stderr) = credence(&[
-        "fit",
-        &path,
-        "--response",
-        "crps",
-        "--pair",
-        "realization",
-        "--warmup",
-        "300",
-        "--draws",
-        "300",
-        "--save-draws",
-        draws.to_str().unwrap(),
-        "--rope",
-        "0.02",
-    ]);
+    let draws_path = draws.to_str().unwrap();
+    let (ok, stdout, stderr) =
+        credence(&short_fit(&path, &["--response", "crps", "--save-draws", draws_path, "--rope", "0.02"]));
     assert!(ok, "{stderr}");
     for part in [
         "Family: gaussian",

@@ -184,6 +184,53 @@ fn answers_on_a_new_data_set_agree_with_monte_carlo_from_the_draws() {
     assert_eq!(fit.prob_better_on("D2", "M0", "M2").unwrap(), direct);
 }
 
+/// The rank posterior on a new data set against plain Monte Carlo from the draws: new data
+/// sets' interactions drawn from each draw's tau_u by another stream, ranks counted.
+#[test]
+fn ranks_on_a_new_data_set_agree_with_monte_carlo_from_the_draws() {
+    let fit = small_fit();
+    let delta: Vec<Vec<f64>> = (0..3).map(|m| fit.draws(&format!("delta[M{m}]")).unwrap().concat()).collect();
+    let tau = fit.draws("tau_u").unwrap().concat();
+    let mut rng = credence::seeds::SplitMix64(5);
+    let mut counts = [[0.0; 3]; 3];
+    let n_rep = 20;
+    for k in 0..tau.len() {
+        for _ in 0..n_rep {
+            let v: Vec<f64> = (0..3).map(|m| delta[m][k] + tau[k] * rng.normal()).collect();
+            for m in 0..3 {
+                let rank = v.iter().filter(|&&x| x < v[m]).count();
+                counts[m][rank] += 1.0 / (tau.len() * n_rep) as f64;
+            }
+        }
+    }
+    let ranks = fit.ranks_new().unwrap();
+    let best = fit.prob_best_new().unwrap();
+    for (m, r) in ranks.iter().enumerate() {
+        assert_eq!(r.prob_best, best[m].1);
+        assert_eq!(r.prob_best, r.rank_probs[0]);
+        let expected: f64 = r.rank_probs.iter().enumerate().map(|(k, p)| (k + 1) as f64 * p).sum();
+        assert!((r.expected_rank - expected).abs() < 1e-12);
+        for k in 0..3 {
+            let tol = 0.01 + 4.0 * r.rank_probs_mcse[k];
+            assert!((r.rank_probs[k] - counts[m][k]).abs() < tol, "M{m} rank {k}: {r:?} against {:?}", counts[m]);
+        }
+    }
+    for k in 0..3 {
+        assert!((ranks.iter().map(|r| r.rank_probs[k]).sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+    // The summary carries the same numbers, and rliable's cross-checks on normalised scores.
+    let s = AcrossSummary::new(&fit, None).unwrap();
+    assert_eq!(s.rank_probs_new[0].1, ranks[0].rank_probs);
+    let checks = s.checks.expect("cross-checks of a finite table");
+    for (m, p) in &checks.profiles.methods {
+        assert!(p.fraction.windows(2).all(|w| w[0] >= w[1]), "{m}: a profile never rises");
+        assert!(p.fraction[0] <= 1.0 && *p.fraction.last().unwrap() == 0.0);
+    }
+    let iqm = |m: &str| checks.aggregates.methods[m].iqm.estimate;
+    // M0 has the lowest (best) effect: its normalised scores are the highest.
+    assert!(iqm("M0") > iqm("M2"), "{:?}", checks.aggregates.methods);
+}
+
 /// baycomp's options (`AcrossOptions::baycomp()`: flat method effects and levels, Student-t
 /// per data set, baycomp's df prior): the new data set's
 /// difference is Student-t given a draw, and the exact answers agree with Monte Carlo that

@@ -62,6 +62,7 @@ fn json_follows_the_contract() {
         "rank_probs_mcse",
         "expected_rank",
         "classic_cd",
+        "cd",
         "aggregates",
         "pairs",
         "prob_better",

@@ -91,6 +91,11 @@ fn html_report_has_every_section_and_no_cdn() {
         "id=\"diagnostics\"",
         "id=\"reproducibility\"",
         "window.Plotly = Plotly",
+        "Ranks at ",
+        "<ul class=\"words\">",
+        "Download this table",
+        "Bayesian CD, ",
+        "Classic CD, ",
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
@@ -487,8 +492,29 @@ fn several_data_sets_get_an_across_section() {
         "credence-across-pairs",
         "class=\"credence-across\"",
         "Method share of the variance",
+        "Bayesian CD, crps",
+        "expected rank on a new data set",
+        "Classic CD, crps",
+        "Performance profiles, crps",
     ] {
         assert!(html.contains(needle), "missing {needle}");
+    }
+    // The ranks on a new data set: each rank's probabilities sum to 1 over the methods, and
+    // P(rank 1) is P(best).
+    let probs = s["rank_probs_new"].as_object().unwrap();
+    for k in 0..3 {
+        let total: f64 = probs.values().map(|p| p[k].as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-9, "rank {}: {total}", k + 1);
+    }
+    assert_eq!(probs["B"][0], s["prob_best_new"]["B"]);
+    assert_eq!(s["classic_cd"]["blocks"], 3);
+    assert_eq!(s["checks"]["profiles"]["taus"].as_array().unwrap().len(), credence::compare::PROFILE_POINTS);
+    // Every group of the summary's Bayesian CD diagram is drawn, under the name the figure gives it.
+    assert_eq!(s["cd"]["level"], credence::compare::SETTLED_LEVEL);
+    for g in s["cd"]["bayesian"].as_array().unwrap().iter().chain(s["cd"]["classic"].as_array().unwrap()) {
+        let names: Vec<&str> = g.as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        let label = format!("not told apart: {}", names.join(", "));
+        assert!(html.contains(&label), "missing {label}");
     }
     // The embedded summary is the JSON's.
     let start = html.find("class=\"credence-across\"").unwrap();

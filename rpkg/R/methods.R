@@ -362,8 +362,10 @@ as.data.frame.credence_fit <- function(x, ...) {
 #' (lowest, highest with \code{higher_is_better}, closest to \code{target}), as
 #' \code{\link{prob_superior}} reads it; ties within a draw go to the method listed first. The
 #' counts give P(best), P(rank = k), the expected rank and its 95\% interval, each with its Monte
-#' Carlo standard error.
-#' @param fit A \code{credence_fit}.
+#' Carlo standard error. For a \code{credence_across} the ranks are those on a new data set from
+#' the same population (the core draws new data sets' interactions from each posterior draw), so
+#' \code{prob_best} equals \code{\link{prob_best}(fit)}.
+#' @param fit A \code{credence_fit} or a \code{credence_across}.
 #' @return A data frame, one row per method in the fit's ranking (best first by posterior mean):
 #'   \code{method}, \code{prob_best}, \code{prob_best_mcse}, \code{expected_rank},
 #'   \code{expected_rank_mcse}, \code{rank_q2.5}, \code{rank_q97.5}, then \code{rank_1} ...
@@ -376,19 +378,25 @@ as.data.frame.credence_fit <- function(x, ...) {
 #' rank_posterior(f)
 #' @export
 rank_posterior <- function(fit) {
-  if (!inherits(fit, "credence_fit")) stop("rank_posterior: fit must be a credence_fit", call. = FALSE)
+  across <- inherits(fit, "credence_across")
+  if (!across && !inherits(fit, "credence_fit")) {
+    stop("rank_posterior: fit must be a credence_fit or credence_across", call. = FALSE)
+  }
   s <- fit_summary(fit)
+  # An across fit's ranks are on a new data set: the same keys with the suffix _new.
+  key <- function(k) s[[if (across) paste0(k, "_new") else k]]
   m <- unlist(s$ranking)
   pick <- function(x, f) vapply(m, function(k) if (is.null(x[[k]])) NA_real_ else as.numeric(f(x[[k]])), 0)
-  out <- data.frame(method = m, prob_best = pick(s$prob_best, identity),
-                    prob_best_mcse = pick(s$prob_best_mcse, identity),
-                    expected_rank = pick(s$expected_rank, function(e) e$mean),
-                    expected_rank_mcse = pick(s$expected_rank, function(e) e$mcse),
-                    rank_q2.5 = pick(s$expected_rank, function(e) e[["q2.5"]]),
-                    rank_q97.5 = pick(s$expected_rank, function(e) e[["q97.5"]]),
+  er <- key("expected_rank")
+  out <- data.frame(method = m, prob_best = pick(key("prob_best"), identity),
+                    prob_best_mcse = pick(key("prob_best_mcse"), identity),
+                    expected_rank = pick(er, function(e) e$mean),
+                    expected_rank_mcse = pick(er, function(e) e$mcse),
+                    rank_q2.5 = pick(er, function(e) e[["q2.5"]]),
+                    rank_q97.5 = pick(er, function(e) e[["q97.5"]]),
                     stringsAsFactors = FALSE, check.names = FALSE, row.names = NULL)
   for (k in seq_along(m)) {
-    out[[paste0("rank_", k)]] <- pick(s$rank_probs, function(p) p[k])
+    out[[paste0("rank_", k)]] <- pick(key("rank_probs"), function(p) p[k])
   }
   out
 }
@@ -416,7 +424,8 @@ rank_posterior <- function(fit) {
 #'   \code{prob_best}, \code{prob_best_mcse}, \code{rank_probs}, \code{rank_probs_mcse} and
 #'   \code{expected_rank} (see \code{\link{rank_posterior}}), \code{classic_cd} (the
 #'   frequentist Friedman/Nemenyi cross-check: \code{average_ranks}, \code{critical_difference},
-#'   \code{friedman_p}, ...; \code{NULL} without realizations),
+#'   \code{friedman_p}, ...; \code{NULL} without realizations), \code{cd} (the groups of
+#'   \code{\link{cd_diagram}}: \code{level}, \code{bayesian}, \code{classic}),
 #'   \code{pairs} (\code{"all"} or \code{"ranked"}), \code{prob_better} and
 #'   \code{prob_better_mcse} (\code{[[a]][[b]]}: P(a better than b) and its Monte Carlo error),
 #'   \code{power}, \code{r_new}, \code{mdd} (\code{[[a]][[b]]}: \code{mdd}, \code{sigma_pred},

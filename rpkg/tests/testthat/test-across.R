@@ -168,3 +168,43 @@ test_that("a response far from the default priors' scale is refused, naming the 
   f <- across_fit(crps ~ method + (1 | realization) + (1 | dataset:method), d, across_scale = "per_dataset")
   expect_s3_class(f, "credence_across")
 })
+
+test_that("ranks on a new data set, the classic CD over data sets and the performance profiles hold the core's numbers", {
+  d <- across_table()
+  f <- across_fit(crps ~ method + (1 | realization), d, dataset = "dataset")
+  s <- fit_summary(f)
+  r <- rank_posterior(f)
+  expect_equal(r$method, unlist(s$ranking))
+  pb <- prob_best(f)
+  expect_equal(r$prob_best, unname(pb[r$method]))
+  expect_equal(r$prob_best, r$rank_1)
+  k <- seq_along(r$method)
+  expect_equal(r$expected_rank, as.vector(as.matrix(r[paste0("rank_", k)]) %*% k), tolerance = 1e-12)
+  expect_equal(colSums(r[paste0("rank_", k)]), setNames(rep(1, length(k)), paste0("rank_", k)), tolerance = 1e-12)
+  # Classic CD with data sets as blocks: each method's mean per data set ranked within it.
+  means <- tapply(d$crps, list(d$dataset, d$method), mean)
+  avg <- colMeans(t(apply(means, 1, rank)))
+  expect_equal(unlist(s$classic_cd$average_ranks)[names(avg)], avg, tolerance = 1e-12)
+  expect_equal(s$classic_cd$blocks, 3L)
+  # Performance profiles: min-max normalised per data set (lower CRPS is better), the share of
+  # runs above tau averaged over data sets, recounted here.
+  p <- performance_profiles(f)
+  expect_setequal(unique(p$method), unique(d$method))
+  norm <- unsplit(lapply(split(d$crps, d$dataset), function(y) (max(y) - y) / (max(y) - min(y))), d$dataset)
+  for (m in unique(d$method)) {
+    q <- p[p$method == m, ]
+    mine <- vapply(q$tau, function(t) mean(tapply(norm[d$method == m] > t, d$dataset[d$method == m], mean)), 0)
+    expect_equal(q$fraction, mine, tolerance = 1e-12, label = m)
+    expect_true(all(q$lower <= q$fraction + 1e-12 & q$fraction <= q$upper + 1e-12))
+  }
+  expect_error(performance_profiles(list()), "must be a credence_across")
+  if (requireNamespace("ggplot2", quietly = TRUE)) {
+    g <- cd_diagram(f)
+    expect_s3_class(g, "ggplot")
+    expect_equal(g$data$method, r$method[order(r$expected_rank)])
+    expect_equal(g$data$rank, sort(r$expected_rank), tolerance = 1e-12)
+    gc <- cd_diagram(f, "classic")
+    expect_equal(gc$data$rank, unname(sort(avg)), tolerance = 1e-12)
+    expect_match(gc$scales$get_scales("x")$name, "Friedman/Nemenyi")
+  }
+})

@@ -67,3 +67,23 @@ test_that("paper_table, as_latex and as_markdown hold the core's numbers; fit_se
   expect_true(any(out == "In words:"))
   expect_error(paper_table(list()), "must be a credence_fit")
 })
+
+test_that("cd_diagram draws the core's expected ranks and groups", {
+  skip_if_not_installed("ggplot2")
+  d <- metric_table()
+  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 400, seed = 3, chains = 2)
+  s <- fit_summary(f)
+  r <- rank_posterior(f)
+  g <- cd_diagram(f)
+  expect_s3_class(g, "ggplot")
+  expect_equal(g$data$rank, sort(r$expected_rank), tolerance = 1e-12)
+  # One bar per group, spanning its members' ranks.
+  bars <- Filter(function(l) is.data.frame(l$data) && "xend" %in% names(l$data), g$layers)
+  groups <- s$cd$bayesian
+  expect_equal(length(bars), as.integer(length(groups) > 0))
+  if (length(groups)) expect_equal(nrow(bars[[1]]$data), length(groups))
+  gc <- cd_diagram(f, "classic")
+  expect_equal(gc$data$rank, unname(sort(unlist(s$classic_cd$average_ranks))), tolerance = 1e-12)
+  expect_silent(ggplot2::ggplot_build(gc))
+  expect_error(cd_diagram(list()), "must be a credence_fit or credence_across")
+})

@@ -1,5 +1,6 @@
 //! How `credence fit --dataset-column` prints an across-data-sets fit, brms-style: the
-//! header, the parameter table, P(best on a new data set), the pairs on a new data set and on
+//! header, the parameter table, P(best on a new data set) with the expected ranks, rliable's
+//! cross-checks, the pairs on a new data set and on
 //! each data set, and the method share of the variance.
 
 use std::path::Path;
@@ -43,13 +44,21 @@ pub(crate) fn print_tables(s: &AcrossSummary, data: &Path) {
     out!("{}", render(&parameter_rows(&s.parameters)));
     let better = if s.higher_is_better { "higher" } else { "lower" };
     outln!("\nP(best on a new data set), {better} is better:");
-    let mut rows = vec![["method", "delta", "P(best)"].map(String::from).to_vec()];
+    let mut rows = vec![["method", "delta", "P(best)", "E[rank]", "95% rank"].map(String::from).to_vec()];
     for m in &s.ranking {
         let delta = s.parameters.iter().find(|p| p.name == format!("delta[{m}]")).map(|p| p.mean);
         let p = s.prob_best_new.iter().find(|(x, _)| x == m).map(|(_, p)| *p);
-        rows.push(vec![m.clone(), number(delta), p.map_or_else(|| "-".into(), |p| format!("{p:.3}"))]);
+        let rank = s.expected_rank_new.iter().find(|(x, _)| x == m).map(|(_, r)| r);
+        rows.push(vec![
+            m.clone(),
+            number(delta),
+            p.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+            rank.map_or_else(|| "-".into(), |r| format!("{:.2}", r.mean)),
+            rank.map_or_else(|| "-".into(), |r| format!("[{}, {}]", r.q2_5, r.q97_5)),
+        ]);
     }
     out!("{}", render(&rows));
+    print_checks(s);
     print_pairs(s);
     let v = &s.variance_share;
     outln!(
@@ -69,6 +78,33 @@ pub(crate) fn print_tables(s: &AcrossSummary, data: &Path) {
         d.min_ess_bulk
     );
     print_warnings(&s.warnings);
+}
+
+/// rliable's cross-checks on scores normalised per data set: IQM and mean with their
+/// intervals, and the share of runs above half of each data set's range (the performance
+/// profile at 0.5).
+fn print_checks(s: &AcrossSummary) {
+    let Some(c) = &s.checks else { return };
+    outln!(
+        "\nFrequentist cross-checks (rliable; scores min-max normalised per data set, 1 = best run; stratified \
+         bootstrap, {} resamples, seed {}):",
+        c.aggregates.reps,
+        c.aggregates.seed
+    );
+    let mid = c.profiles.taus.iter().position(|&t| t >= 0.5);
+    let mut rows = vec![["method", "IQM", "95% interval", "mean", "runs above 0.5"].map(String::from).to_vec()];
+    for m in &s.ranking {
+        let Some(a) = c.aggregates.methods.get(m) else { continue };
+        let above = mid.and_then(|i| c.profiles.methods.get(m).map(|p| p.fraction[i]));
+        rows.push(vec![
+            m.clone(),
+            format!("{:.3}", a.iqm.estimate),
+            format!("[{:.3}, {:.3}]", a.iqm.lower, a.iqm.upper),
+            format!("{:.3}", a.mean.estimate),
+            above.map_or_else(|| "-".into(), |f| format!("{f:.3}")),
+        ]);
+    }
+    out!("{}", render(&rows));
 }
 
 /// The compared pairs, each with A ahead of B in the ranking.

@@ -219,7 +219,29 @@ impl EvcxrDisplay for AcrossSummary {
             out.push_str("</tr>");
         }
         out.push_str(
-            "</table><table class=\"credence-prob\"><caption>P(row better than column on a new data \
+            "</table><table class=\"credence-across-ranks\"><caption>Ranks on a new data set</caption><tr><th></th>",
+        );
+        for b in m {
+            let _ = write!(out, "<th>{}</th>", escape(b));
+        }
+        out.push_str("</tr><tr><th>E[rank] [95%]</th>");
+        for b in m {
+            let e = self.expected_rank_new.iter().find(|x| &x.0 == b).map(|x| x.1);
+            let _ = match e {
+                Some(e) => write!(out, "<td>{:.2} [{}, {}]</td>", e.mean, e.q2_5, e.q97_5),
+                None => write!(out, "<td>-</td>"),
+            };
+        }
+        out.push_str("</tr><tr><th>IQM, normalised (rliable)</th>");
+        for b in m {
+            let a = self.checks.as_ref().and_then(|c| c.aggregates.methods.get(b));
+            let _ = match a {
+                Some(a) => write!(out, "<td>{} [{}, {}]</td>", num(a.iqm.estimate), num(a.iqm.lower), num(a.iqm.upper)),
+                None => write!(out, "<td>-</td>"),
+            };
+        }
+        out.push_str(
+            "</tr></table><table class=\"credence-prob\"><caption>P(row better than column on a new data \
              set)</caption>",
         );
         prob_matrix(&mut out, m, |a, b| self.pairwise.get(a, b).map(|p| p.prob_better_new));

@@ -199,4 +199,8 @@ fn across_summary_shows_p_best_and_pairs_escaped() {
     assert!(html.contains(&format!("{p:.3}")));
     let pb = s.pairwise.get("A<b>", "B").unwrap().prob_better_new;
     assert!(html.contains(&format!("{pb:.3}")));
+    // The ranks on a new data set and rliable's IQM on normalised scores.
+    assert!(html.contains("credence-across-ranks"));
+    let e = &s.expected_rank_new[0].1;
+    assert!(html.contains(&format!("{:.2} [{}, {}]", e.mean, e.q2_5, e.q97_5)));
 }

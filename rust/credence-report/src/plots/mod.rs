@@ -9,7 +9,8 @@
 //! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
 //! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. Planning
 //! ([`plan`]): assurance against the number of realizations. Across data sets ([`across`]):
-//! the forest plot of method effects, P(best on a new data set) and ROPE decisions.
+//! the forest plot of method effects, P(best on a new data set) and ROPE decisions, and rliable's
+//! performance profiles ([`profiles`]). Ranks ([`cd`]): critical-difference diagrams.
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -36,6 +37,7 @@ pub mod diagnostics;
 pub mod html;
 pub mod palette;
 pub mod plan;
+pub mod profiles;
 pub mod scaling;
 pub mod shift;
 pub mod yscale;

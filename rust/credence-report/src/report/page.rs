@@ -480,6 +480,7 @@ impl Report {
                 out.push_str("</div>");
             }
             out.push_str("</div>\n");
+            Self::across_ranks(out, figs, s, &c.metric);
             out.push_str(&pairs_table(s));
             let v = &s.variance_share;
             let _ = writeln!(

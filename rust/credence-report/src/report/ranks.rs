@@ -1,6 +1,7 @@
 //! The report's ranks of one metric at the largest n: the fit in sentences, the paper's table
 //! (downloadable as Markdown and LaTeX), and the Bayesian and classic critical-difference
-//! diagrams side by side.
+//! diagrams side by side; across data sets, the same diagrams on a new data set and over the
+//! data sets, with rliable's performance profiles.
 
 use std::fmt::Write;
 
@@ -8,7 +9,10 @@ use super::build::Report;
 use super::page::Figures;
 use crate::plots::cd::cd_diagram;
 use crate::plots::html::escape;
-use credence::compare::{Fit, FitSummary, PaperTable, SETTLED_LEVEL, SummaryOptions, TableFormat};
+use crate::plots::profiles::profiles;
+use credence::compare::{
+    AcrossSummary, ClassicCd, Fit, FitSummary, PaperTable, SETTLED_LEVEL, SummaryOptions, TableFormat,
+};
 
 impl Report {
     /// The ranks section of `fit` (the fit at n = `n`) for metric `m`.
@@ -37,31 +41,7 @@ impl Report {
             "(booktabs). IQM: rliable's interquartile mean with a stratified-bootstrap 95% interval, a frequentist \
              cross-check.</p>\n<div class=\"grid\">",
         );
-        let positions = s.cd_positions();
-        if positions.len() >= 2 {
-            let title = format!("Bayesian CD, {m}");
-            out.push_str("<div>");
-            figs.add(
-                out,
-                &cd_diagram(&title, "expected rank (1 = best)", &positions, &s.cd_groups(SETTLED_LEVEL), None),
-            );
-            out.push_str("</div>");
-        }
-        if let Some(cd) = &s.classic_cd {
-            let title = format!("Classic CD, {m}");
-            out.push_str("<div>");
-            figs.add(
-                out,
-                &cd_diagram(
-                    &title,
-                    &format!("average rank (Friedman/Nemenyi, alpha = {})", cd.alpha),
-                    &cd.positions(),
-                    &cd.groups(),
-                    Some(cd.critical_difference),
-                ),
-            );
-            out.push_str("</div>");
-        }
+        cd_pair(out, figs, m, "expected rank (1 = best)", &s.cd_positions(), &s.cd.bayesian, s.classic_cd.as_ref());
         let _ = write!(
             out,
             "</div>\n<p class=\"small\">Bars join methods not told apart. Bayesian: P(A better than B) between {lo:.2} \
@@ -70,6 +50,61 @@ impl Report {
              the realizations where every method was scored.</p>\n",
             lo = 1.0 - SETTLED_LEVEL
         );
+    }
+
+    /// The ranks of an across-data-sets fit `s` of metric `m`: the CD diagrams on a new data set
+    /// and over the data sets, and the performance profiles.
+    pub(super) fn across_ranks(out: &mut String, figs: &mut Figures, s: &AcrossSummary, m: &str) {
+        out.push_str("<div class=\"grid\">");
+        let axis = "expected rank on a new data set (1 = best)";
+        cd_pair(out, figs, m, axis, &s.cd_positions(), &s.cd.bayesian, s.classic_cd.as_ref());
+        if let Some(c) = &s.checks {
+            out.push_str("<div>");
+            figs.add(out, &profiles(&c.profiles, &s.ranking, m));
+            out.push_str("</div>");
+        }
+        let _ = write!(
+            out,
+            "</div>\n<p class=\"small\">Bars join methods not told apart. Bayesian: P(A better than B on a new data \
+             set) between {lo:.2} and {SETTLED_LEVEL}, or practically equivalent there with probability {SETTLED_LEVEL} \
+             or more. Classic (frequentist): each method's mean per data set ranked within the data set, average \
+             ranks differing by less than the Nemenyi critical difference (Dem&scaron;ar 2006). Performance profiles \
+             (rliable, frequentist): scores min-max normalised within each data set (1 = its best run), the fraction \
+             of runs above each threshold with a stratified-bootstrap 95% band.</p>\n",
+            lo = 1.0 - SETTLED_LEVEL
+        );
+    }
+}
+
+/// The Bayesian CD diagram (`positions`, `groups`) and the classic one beside it, each in a
+/// grid cell.
+fn cd_pair(
+    out: &mut String,
+    figs: &mut Figures,
+    m: &str,
+    axis: &str,
+    positions: &[(String, f64)],
+    groups: &[Vec<String>],
+    classic: Option<&ClassicCd>,
+) {
+    if positions.len() >= 2 {
+        out.push_str("<div>");
+        figs.add(out, &cd_diagram(&format!("Bayesian CD, {m}"), axis, positions, groups, None));
+        out.push_str("</div>");
+    }
+    if let Some(cd) = classic {
+        out.push_str("<div>");
+        figs.add(
+            out,
+            &cd_diagram(
+                &format!("Classic CD, {m}"),
+                &format!("average rank (Friedman/Nemenyi, alpha = {})", cd.alpha),
+                &cd.positions(),
+                &cd.groups(),
+                Some(cd.critical_difference),
+            ),
+        );
+        out.push_str("</div>");
     }
 }
 

@@ -46,8 +46,11 @@ pub use fit::across::{
     fit_across, fit_across_with_progress,
 };
 pub use fit::aggregates::{Aggregate, Aggregates, BOOTSTRAP_REPS, Interval, TaskScores, aggregates, task_aggregates};
-pub use fit::cd::{ClassicCd, classic_cd, nemenyi_q};
+pub use fit::cd::{CdGroups, ClassicCd, classic_cd, classic_cd_across, nemenyi_q};
 pub use fit::chees::{BatchFitter, CpuBatch};
+pub use fit::profiles::{
+    AcrossChecks, PROFILE_POINTS, PerformanceProfiles, Profile, across_checks, normalised_scores, performance_profiles,
+};
 pub use fit::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, ExpectedRank, Fit, FitOptions, FitSummary, Mdd, MethodRanks,
     Pairs, Pairwise, PaperTable, ParamSummary, RANKS_UP_TO, SETTLED_LEVEL, SamplerSummary, SummaryOptions, TableFormat,

@@ -110,7 +110,7 @@ pub fn task_aggregates(
     // Each method's runs sorted within tasks (so its resamples do not depend on row order).
     let sorted: Vec<Vec<Vec<f64>>> =
         scores.scores.iter().map(|tasks| tasks.iter().map(|t| sorted_by(t, |y| y)).collect()).collect();
-    let stream = |m: &str| stream_seed_path(seed, &[0xa66e_9a7e, name_tag(m)]);
+    let stream = |m: &str| method_stream(seed, m);
     let interval = |estimate: f64, mut stats: Vec<f64>| {
         stats.sort_by(f64::total_cmp);
         let q = |p| crate::metrics::sample_quantile(&stats, p);
@@ -160,20 +160,25 @@ pub fn task_aggregates(
     Ok(Aggregates { reps, seed, methods, prob_improvement })
 }
 
+/// The seed of method `m`'s bootstrap resamples: the same wherever `m` sits in the table.
+pub(super) fn method_stream(seed: u64, m: &str) -> u64 {
+    stream_seed_path(seed, &[0xa66e_9a7e, name_tag(m)])
+}
+
 /// One method's stratified resamples, one at a time: each task's runs drawn with replacement.
-struct Resampler<'a> {
+pub(super) struct Resampler<'a> {
     tasks: &'a [Vec<f64>],
     rng: SplitMix64,
     buf: Vec<Vec<f64>>,
 }
 
 impl<'a> Resampler<'a> {
-    fn new(tasks: &'a [Vec<f64>], seed: u64) -> Self {
+    pub(super) fn new(tasks: &'a [Vec<f64>], seed: u64) -> Self {
         Self { tasks, rng: SplitMix64(seed), buf: tasks.iter().map(|t| Vec::with_capacity(t.len())).collect() }
     }
 
     /// The next resample.
-    fn next(&mut self) -> &[Vec<f64>] {
+    pub(super) fn next(&mut self) -> &[Vec<f64>] {
         for (t, b) in self.tasks.iter().zip(&mut self.buf) {
             b.clear();
             let n = t.len();
@@ -184,7 +189,7 @@ impl<'a> Resampler<'a> {
 }
 
 /// `v` mapped by `f` and sorted.
-fn sorted_by(v: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
+pub(super) fn sorted_by(v: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
     let mut v: Vec<f64> = v.iter().map(|&y| f(y)).collect();
     v.sort_by(f64::total_cmp);
     v

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use crate::compare::diagnostics::average_ranks;
+use crate::compare::model::across::design::AcrossDesign;
 use crate::compare::model::design::Design;
 use crate::error::{Error, Result};
 use crate::special::{norm_cdf, norm_pdf};
@@ -20,12 +21,12 @@ use crate::special::{norm_cdf, norm_pdf};
 /// The Friedman/Nemenyi analysis of one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassicCd {
-    /// Each method's rank averaged over the complete realizations (1 = best).
+    /// Each method's rank averaged over the complete blocks (1 = best).
     /// (A map by method name, so the JSON does not depend on the order of the table's rows.)
     pub average_ranks: BTreeMap<String, f64>,
-    /// Complete realizations N (blocks); the others are left out.
+    /// Complete blocks N (realizations; data sets across data sets); the others are left out.
     pub blocks: usize,
-    /// Realizations left out because a method is missing there.
+    /// Blocks left out because a method is missing there.
     pub incomplete_blocks: usize,
     /// The Nemenyi critical difference of average ranks at `alpha`.
     pub critical_difference: f64,
@@ -36,6 +37,25 @@ pub struct ClassicCd {
     pub friedman_chi2: f64,
     /// Its upper-tail p-value.
     pub friedman_p: f64,
+}
+
+/// The groups of both CD diagrams at one level, as a summary carries them for every face to
+/// draw (the key `cd` of the one-data-set and the across summaries).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CdGroups {
+    /// The level at which a pair counts as told apart ([`super::SETTLED_LEVEL`]).
+    pub level: f64,
+    /// The Bayesian diagram's groups, each best first (see `cd_groups.rs`).
+    pub bayesian: Vec<Vec<String>>,
+    /// The classic diagram's groups (empty without the classic analysis).
+    pub classic: Vec<Vec<String>>,
+}
+
+impl CdGroups {
+    /// The groups of `bayesian` (a summary's `cd_groups(level)`) and of `classic`.
+    pub(crate) fn new(level: f64, bayesian: Vec<Vec<String>>, classic: Option<&ClassicCd>) -> Self {
+        Self { level, bayesian, classic: classic.map(ClassicCd::groups).unwrap_or_default() }
+    }
 }
 
 /// Friedman's test and the Nemenyi critical difference of `design` (methods x realizations),
@@ -61,6 +81,31 @@ pub fn classic_cd(design: &Design, higher_is_better: bool, target: Option<f64>, 
             None => y,
         });
     }
+    from_blocks(design.groups(), &cells, alpha)
+}
+
+/// Demsar's original use: data sets as the blocks. Each method's score on a data set is the
+/// mean of its runs there (in the metric's direction); data sets where a method did not run
+/// are left out. Errors as [`classic_cd`].
+pub fn classic_cd_across(design: &AcrossDesign, higher_is_better: bool, alpha: f64) -> Result<ClassicCd> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(Error::argument("alpha", alpha, "a level in (0, 1)"));
+    }
+    let (nd, nm) = (design.datasets().len(), design.methods().len());
+    let mut sums = vec![vec![(0.0, 0usize); nm]; nd];
+    for ((&d, &m), &y) in design.dataset().iter().zip(design.method()).zip(design.y()) {
+        sums[d][m].0 += if higher_is_better { -y } else { y };
+        sums[d][m].1 += 1;
+    }
+    let cells: Vec<Vec<Option<f64>>> =
+        sums.iter().map(|b| b.iter().map(|&(s, n)| (n > 0).then(|| s / n as f64)).collect()).collect();
+    from_blocks(design.methods(), &cells, alpha)
+}
+
+/// The Friedman/Nemenyi analysis of `cells[block][method]` (lower is better; None where a
+/// method is missing: the block is left out).
+fn from_blocks(methods: &[String], cells: &[Vec<Option<f64>>], alpha: f64) -> Result<ClassicCd> {
+    let (k, r) = (methods.len(), cells.len());
     let complete: Vec<Vec<f64>> =
         cells.iter().filter_map(|b| b.iter().copied().collect::<Option<Vec<f64>>>()).collect();
     let n = complete.len();
@@ -68,7 +113,7 @@ pub fn classic_cd(design: &Design, higher_is_better: bool, target: Option<f64>, 
         return Err(Error::argument(
             "design",
             format!("{k} methods x {n} complete realizations"),
-            "two or more methods scored in two or more realizations each",
+            "two or more methods scored in two or more blocks (realizations, or data sets) each",
         ));
     }
     let mut average = vec![0.0; k];
@@ -94,7 +139,7 @@ pub fn classic_cd(design: &Design, higher_is_better: bool, target: Option<f64>, 
         / correction;
     let chi = ChiSquared::new(kf - 1.0).map_err(|e| Error::argument("methods", k, e.to_string()))?;
     Ok(ClassicCd {
-        average_ranks: design.groups().iter().cloned().zip(average).collect(),
+        average_ranks: methods.iter().cloned().zip(average).collect(),
         blocks: n,
         incomplete_blocks: r - n,
         critical_difference: nemenyi_q(k, alpha) * (kf * (kf + 1.0) / (6.0 * nf)).sqrt(),

@@ -6,12 +6,16 @@
 //!   1 - `level` and, with a ROPE, they are not practically equivalent (P(|mu_A - mu_B| < eps)
 //!   < `level`). A pair the summary did not compare (ranked pairs, beyond
 //!   [`super::ALL_PAIRS_UP_TO`] methods) counts as not told apart.
+//! - **Across data sets** ([`AcrossSummary::cd_positions`], [`AcrossSummary::cd_groups`]): the
+//!   same on a new data set: expected ranks there, P(A better than B there), and the ROPE's
+//!   probability of practical equivalence there.
 //! - **Classic** ([`super::cd::ClassicCd::groups`]): methods at their average rank; told apart
 //!   when the ranks differ by the critical difference or more (Demsar 2006).
 //!
 //! A group is a maximal run i..=j of the ordered methods whose every pair is not told apart;
 //! runs inside a longer one are left out (Demsar's drawing rule).
 
+use super::across::AcrossSummary;
 use super::cd::ClassicCd;
 use super::summary::FitSummary;
 
@@ -47,6 +51,34 @@ impl FitSummary {
             let settled = self.prob_better.get(a, b).is_some_and(|&p| p >= level || p <= 1.0 - level);
             let equivalent = self.rope.as_ref().and_then(|r| r.get(a, b)).is_some_and(|&p| p >= level);
             settled && !equivalent
+        };
+        maximal_runs(order.len(), |i, j| !apart(&order[i].0, &order[j].0))
+            .into_iter()
+            .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
+            .collect()
+    }
+}
+
+impl AcrossSummary {
+    /// The methods with their expected rank on a new data set, best first (empty beyond
+    /// [`super::RANKS_UP_TO`] methods).
+    pub fn cd_positions(&self) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = self.expected_rank_new.iter().map(|(m, e)| (m.clone(), e.mean)).collect();
+        out.sort_by(|a, b| a.1.total_cmp(&b.1));
+        out
+    }
+
+    /// The Bayesian CD diagram's groups at `level` on a new data set: as
+    /// [`FitSummary::cd_groups`], with P(A better than B on a new data set) and, with a ROPE,
+    /// its probability that the difference lies within the ROPE.
+    pub fn cd_groups(&self, level: f64) -> Vec<Vec<String>> {
+        let order = self.cd_positions();
+        let apart = |a: &str, b: &str| {
+            let pair = self.pairwise.get(a, b).or_else(|| self.pairwise.get(b, a));
+            pair.is_some_and(|p| {
+                let settled = p.prob_better_new >= level || p.prob_better_new <= 1.0 - level;
+                settled && !p.rope.as_ref().is_some_and(|r| r.rope >= level)
+            })
         };
         maximal_runs(order.len(), |i, j| !apart(&order[i].0, &order[j].0))
             .into_iter()

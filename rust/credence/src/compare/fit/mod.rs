@@ -12,6 +12,7 @@ mod checks;
 pub(crate) mod chees;
 mod draws;
 mod paper_table;
+pub(crate) mod profiles;
 mod quantities;
 mod ranks;
 mod sentences;

@@ -322,7 +322,8 @@ pub(crate) mod parameters {
 /// `ranking` (the methods best first by posterior mean), `prob_best` and `prob_best_mcse`
 /// (`{method: P(best)}`), `rank_probs` and `rank_probs_mcse` (`{method: [P(rank 1), ...,
 /// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
-/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `classic_cd` (`{average_ranks:
+/// [`super::RANKS_UP_TO`] methods (see [`super::MethodRanks`]), `cd` (`{level, bayesian,
+/// classic}`: the CD diagrams' groups), `classic_cd` (`{average_ranks:
 /// {method: rank}, blocks, incomplete_blocks, critical_difference, alpha, friedman_chi2,
 /// friedman_p}` or `null`), `aggregates` (`{reps, seed, methods: {method: {runs, mean, iqm}},
 /// prob_improvement: {A: {B: ...}}}`, each estimate `{estimate, lower, upper}`), `pairs` (`all`, or `ranked` for many
@@ -387,6 +388,8 @@ pub struct FitSummary {
     /// design or fewer than two complete realizations; see [`crate::compare::ClassicCd`]).
     #[serde(default)]
     pub classic_cd: Option<crate::compare::ClassicCd>,
+    /// The groups of the Bayesian and classic CD diagrams at [`super::SETTLED_LEVEL`].
+    pub cd: super::cd::CdGroups,
     /// The frequentist cross-checks of rliable, labelled as such: each method's mean and IQM
     /// with stratified-bootstrap 95% intervals and the probability of improvement, seeded by
     /// the fit's seed (`null` when a score is not finite; see [`crate::compare::Aggregates`]).
@@ -493,7 +496,7 @@ impl FitSummary {
         if !broken.is_empty() {
             warnings.push(format!("the minimum detectable difference of {} is not finite", broken.join(", ")));
         }
-        Ok(Self {
+        let mut out = Self {
             model: fit.options().family,
             form: fit.form().to_owned(),
             data: DataSummary {
@@ -515,6 +518,7 @@ impl FitSummary {
             rank_probs_mcse: ranks.rank_probs_mcse,
             expected_rank: ranks.expected_rank,
             classic_cd: super::cd::classic_cd(design, fit.options().higher_is_better, fit.target(), 0.05).ok(),
+            cd: Default::default(),
             aggregates: super::aggregates::aggregates(design, fit.options().higher_is_better, fit.target(), s.seed())
                 .ok(),
             pairs: if ranked { Pairs::Ranked } else { Pairs::All },
@@ -543,6 +547,9 @@ impl FitSummary {
             },
             warnings,
             seconds: fit.seconds(),
-        })
+        };
+        let level = super::SETTLED_LEVEL;
+        out.cd = super::cd::CdGroups::new(level, out.cd_groups(level), out.classic_cd.as_ref());
+        Ok(out)
     }
 }

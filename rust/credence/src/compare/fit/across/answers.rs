@@ -236,29 +236,47 @@ impl AcrossFit {
     }
 
     /// For each method (in the design's order), P(it is the best on a new data set | y): each
-    /// posterior draw with new data sets' interactions drawn from the fitted population.
+    /// posterior draw with new data sets' interactions drawn from the fitted population (the
+    /// first column of [`AcrossFit::ranks_new`]).
     pub fn prob_best_new(&self) -> Result<Vec<(String, f64)>> {
+        let ranks = self.ranks_new()?;
+        Ok(self.design.methods().iter().cloned().zip(ranks.iter().map(|r| r.prob_best)).collect())
+    }
+
+    /// The rank posterior of the methods (in the design's order) on a new data set from the
+    /// same population: [`NEW_PER_DRAW`] new data sets per posterior draw, each method's value
+    /// there delta\[m\] + u_new\[m\], ranked as [`crate::compare::MethodRanks`] (rank 1 the
+    /// best, ties to the design's first). The MCSEs treat each chain's new data sets as one
+    /// series, in draw order.
+    pub fn ranks_new(&self) -> Result<Vec<crate::compare::MethodRanks>> {
         let ms = self.design.methods();
         let delta: Vec<usize> = ms.iter().map(|m| self.delta(m)).collect::<Result<_>>()?;
         let tau = self.index("tau_u")?;
         let df = self.index("df").ok();
-        let mut wins = vec![0.0; ms.len()];
-        let mut mu = vec![0.0; ms.len()];
         let shared = self.options.model.interaction == Interaction::StudentTPerDataSet;
-        for (k, r) in self.rows().into_iter().enumerate() {
-            let mut rng = self.new_rng(k as u64, "", "");
-            for _ in 0..NEW_PER_DRAW {
-                // The per-data-set Student-t draws the new data set's one lambda first.
-                let set = if shared { df.map_or(1.0, |df| lambda(r[df], &mut rng)) } else { 1.0 };
-                for (x, &di) in mu.iter_mut().zip(&delta) {
-                    let l = if shared { set } else { df.map_or(1.0, |df| lambda(r[df], &mut rng)) };
-                    *x = r[di] + r[tau] * l.sqrt() * standard_normal(&mut rng);
+        // values[method][chain][new data set]
+        let mut values: Vec<Vec<Vec<f64>>> = vec![Vec::new(); ms.len()];
+        let mut k = 0u64;
+        for chain in self.chain_rows() {
+            let mut per: Vec<Vec<f64>> = vec![Vec::new(); ms.len()];
+            for r in chain {
+                let mut rng = self.new_rng(k, "", "");
+                k += 1;
+                for _ in 0..NEW_PER_DRAW {
+                    // The per-data-set Student-t draws the new data set's one lambda first.
+                    let set = if shared { df.map_or(1.0, |df| lambda(r[df], &mut rng)) } else { 1.0 };
+                    for (v, &di) in per.iter_mut().zip(&delta) {
+                        let l = if shared { set } else { df.map_or(1.0, |df| lambda(r[df], &mut rng)) };
+                        v.push(r[di] + r[tau] * l.sqrt() * standard_normal(&mut rng));
+                    }
                 }
-                wins[self.best_of(&mu, 0..ms.len())] += 1.0;
+            }
+            for (all, v) in values.iter_mut().zip(per) {
+                all.push(v);
             }
         }
-        let total: f64 = wins.iter().sum();
-        Ok(ms.iter().cloned().zip(wins.iter().map(|w| w / total)).collect())
+        let higher = self.options.higher_is_better;
+        Ok(crate::compare::fit::ranks::rank_posterior(&values, move |x| if higher { -x } else { x }))
     }
 
     fn best_of(&self, values: &[f64], among: impl Iterator<Item = usize>) -> usize {

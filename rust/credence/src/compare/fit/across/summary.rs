@@ -3,11 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::ParamSummary;
+use super::super::ranks::SummaryRanks;
 use super::super::summary::{ALL_PAIRS_UP_TO, Pairwise, by_name, parameters};
+use super::super::{ExpectedRank, ParamSummary};
 use super::{AcrossFit, Rope, VarianceShare};
 use crate::compare::diagnostics::clean::FitDiagnostics;
 use crate::compare::fit::Pairs;
+use crate::compare::fit::aggregates::BOOTSTRAP_REPS;
+use crate::compare::fit::cd::{CdGroups, ClassicCd, classic_cd_across};
+use crate::compare::fit::profiles::{AcrossChecks, across_checks};
 use crate::compare::model::across::AcrossOptions;
 use crate::compare::sampler::nuts::NutsSettings;
 
@@ -32,10 +36,16 @@ pub struct AcrossPair {
 /// `per_data_set`), `higher_is_better`, `parameters` (`{name: {mean, sd, q2.5, q50, q97.5,
 /// rhat, ess_bulk, ess_tail}}`: tau_delta, tau_u, df, delta\[m\], nu\[d\], mu\[d,m\], the
 /// sigmas, sigma_gamma\[d\]), `ranking` (methods best first by the posterior mean of delta),
-/// `prob_best_new` (`{method: P(best on a new data set)}`), `prob_best_on` (`{dataset:
-/// {method: P(best there)}}`), `variance_share` (`{mean, q2.5, q97.5}`), `pairs` (`all` or
+/// `prob_best_new` (`{method: P(best on a new data set)}`), `prob_best_new_mcse`,
+/// `rank_probs_new` (`{method: [P(rank 1), ..., P(rank M)]}` on a new data set, up to
+/// [`super::super::RANKS_UP_TO`] methods), `rank_probs_new_mcse`, `expected_rank_new`
+/// (`{method: {mean, mcse, q2.5, q97.5}}`), `prob_best_on` (`{dataset: {method: P(best
+/// there)}}`), `variance_share` (`{mean, q2.5, q97.5}`), `pairs` (`all` or
 /// `ranked`, as [`super::super::Pairs`]), `pairwise` (`{A: {B: {prob_better_new,
-/// prob_better_new_mcse, prob_better_on: {dataset: p}, rope}}}`), `rope_eps`, `diagnostics`,
+/// prob_better_new_mcse, prob_better_on: {dataset: p}, rope}}}`), `rope_eps`, `checks`
+/// (`{aggregates, profiles}`: rliable's cross-checks on normalised scores), `classic_cd`
+/// (data sets as blocks), `cd` (`{level, bayesian, classic}`: the CD diagrams' groups),
+/// `diagnostics`,
 /// `sampler`, `warnings`, `seconds`. Non-finite numbers are `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AcrossSummary {
@@ -57,6 +67,19 @@ pub struct AcrossSummary {
     /// P(each method is the best on a new data set).
     #[serde(with = "by_name")]
     pub prob_best_new: Vec<(String, f64)>,
+    /// Monte Carlo standard errors of `prob_best_new`.
+    #[serde(with = "by_name")]
+    pub prob_best_new_mcse: Vec<(String, f64)>,
+    /// P(rank = k on a new data set) for k = 1..M, per method (empty beyond
+    /// [`super::super::RANKS_UP_TO`] methods; see [`AcrossFit::ranks_new`]).
+    #[serde(with = "by_name")]
+    pub rank_probs_new: Vec<(String, Vec<f64>)>,
+    /// Monte Carlo standard errors of `rank_probs_new`.
+    #[serde(with = "by_name")]
+    pub rank_probs_new_mcse: Vec<(String, Vec<f64>)>,
+    /// The expected rank on a new data set with its MCSE and 95% interval.
+    #[serde(with = "by_name")]
+    pub expected_rank_new: Vec<(String, ExpectedRank)>,
     /// P(each method is the best on each data set).
     #[serde(with = "by_name")]
     pub prob_best_on: Vec<(String, BestOn)>,
@@ -69,6 +92,14 @@ pub struct AcrossSummary {
     pub pairwise: Pairwise<AcrossPair>,
     /// Half-width of the region of practical equivalence, if asked for.
     pub rope_eps: Option<f64>,
+    /// rliable's frequentist cross-checks on min-max normalised scores (see
+    /// [`crate::compare::across_checks`]); `null` when they cannot be computed.
+    pub checks: Option<AcrossChecks>,
+    /// The classic Friedman/Nemenyi analysis with data sets as the blocks (Demsar 2006; `null`
+    /// with fewer than two complete data sets; see [`crate::compare::classic_cd_across`]).
+    pub classic_cd: Option<ClassicCd>,
+    /// The groups of the Bayesian and classic CD diagrams at [`crate::compare::SETTLED_LEVEL`].
+    pub cd: CdGroups,
     /// Sampler diagnostics.
     pub diagnostics: FitDiagnostics,
     /// The sampler settings.
@@ -125,7 +156,10 @@ impl AcrossSummary {
             .iter()
             .map(|d| Ok((d.clone(), BestOn(fit.prob_best_on(d)?))))
             .collect::<crate::Result<_>>()?;
-        Ok(Self {
+        let ranks = SummaryRanks::new(&methods, fit.ranks_new()?);
+        let checks =
+            across_checks(design, fit.options().higher_is_better, fit.options().sampler.seed, BOOTSTRAP_REPS).ok();
+        let mut out = Self {
             model: fit.options().model,
             form: fit.form().to_owned(),
             data: AcrossData {
@@ -138,16 +172,26 @@ impl AcrossSummary {
             higher_is_better: fit.options().higher_is_better,
             parameters: fit.summary().to_vec(),
             ranking,
-            prob_best_new: fit.prob_best_new()?,
+            prob_best_new: ranks.prob_best,
+            prob_best_new_mcse: ranks.prob_best_mcse,
+            rank_probs_new: ranks.rank_probs,
+            rank_probs_new_mcse: ranks.rank_probs_mcse,
+            expected_rank_new: ranks.expected_rank,
             prob_best_on,
             variance_share: fit.variance_share()?,
             pairs: if ranked { Pairs::Ranked } else { Pairs::All },
             pairwise,
             rope_eps: rope,
+            checks,
+            classic_cd: classic_cd_across(design, fit.options().higher_is_better, 0.05).ok(),
+            cd: CdGroups::default(),
             diagnostics: fit.diagnostics(),
             sampler: fit.options().sampler,
             warnings: fit.warnings().to_vec(),
             seconds: fit.seconds(),
-        })
+        };
+        let level = crate::compare::SETTLED_LEVEL;
+        out.cd = CdGroups::new(level, out.cd_groups(level), out.classic_cd.as_ref());
+        Ok(out)
     }
 }

@@ -226,6 +226,21 @@ fn ranks_on_a_new_data_set_agree_with_monte_carlo_from_the_draws() {
         assert!(p.fraction.windows(2).all(|w| w[0] >= w[1]), "{m}: a profile never rises");
         assert!(p.fraction[0] <= 1.0 && *p.fraction.last().unwrap() == 0.0);
     }
+    // The sentences on a new data set say what the numbers say (the one-data-set property test
+    // covers the shared function's wording and number printing).
+    let s = AcrossSummary::new(&fit, Some(0.02)).unwrap();
+    let text = s.sentences("CRPS", 0.95).unwrap();
+    let best = s.prob_best_new.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert!(text[0].starts_with(&format!("{} is best on a new data set with probability ", best.0)), "{text:?}");
+    assert_eq!(text.len(), s.ranking.len());
+    for (w, line) in s.ranking.windows(2).zip(&text[1..]) {
+        let pair = s.pairwise.get(&w[0], &w[1]).unwrap();
+        let p = pair.prob_better_new.max(1.0 - pair.prob_better_new);
+        let equivalent = pair.rope.unwrap().rope >= 0.95;
+        assert_eq!(line.contains("practically equivalent on a new data set"), equivalent, "{line}");
+        assert_eq!(line.contains("settled"), !equivalent && p >= 0.95, "{line}");
+        assert_eq!(line.contains("cannot be separated on a new data set with 4 data sets"), !equivalent && p < 0.95);
+    }
     let iqm = |m: &str| checks.aggregates.methods[m].iqm.estimate;
     // M0 has the lowest (best) effect: its normalised scores are the highest.
     assert!(iqm("M0") > iqm("M2"), "{:?}", checks.aggregates.methods);

@@ -132,6 +132,8 @@ fn json_follows_the_contract_and_tables_print() {
         "P(best on a new data set), lower is better",
         "E[rank]",
         "Frequentist cross-checks (rliable; scores min-max normalised per data set",
+        "In words (pairs settled at P >= 0.95):",
+        "is best on a new data set with probability",
         "P(A better than B) on a new data set",
         "P(rope)",
         "P(A better than B) on each data set",

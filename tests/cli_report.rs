@@ -96,6 +96,7 @@ fn html_report_has_every_section_and_no_cdn() {
         "Download this table",
         "Bayesian CD, ",
         "Classic CD, ",
+        "Rank posterior, ",
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
@@ -496,6 +497,8 @@ fn several_data_sets_get_an_across_section() {
         "expected rank on a new data set",
         "Classic CD, crps",
         "Performance profiles, crps",
+        "is best on a new data set with probability",
+        "Rank posterior, crps, on a new data set",
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }

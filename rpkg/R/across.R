@@ -46,13 +46,14 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
                     across_scale = args$across_scale, across_sigma = sigma, interaction = args$interaction,
                     rope = args$rope),
                prior_request(prior_strings(args$prior)), sampler_request(args, seed))
-  s <- core("credence_fit", glue_fit_across(request, as.character(d[[dataset]]), as.character(d[[f$group]]),
-                                            if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
-                                            as.double(d[[f$response]]), run_cores(args$cores),
-                                            run_progress()))
+  out <- core("credence_fit", glue_fit_across(request, as.character(d[[dataset]]), as.character(d[[f$group]]),
+                                              if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
+                                              as.double(d[[f$response]]), f$response, run_cores(args$cores),
+                                              run_progress()))
+  s <- out$summary
   args$seed <- seed
   p <- s$sampler
-  structure(list(summary = s, formula = args$formula, terms = f, dataset = dataset, sigma = s$model$sigma,
+  structure(list(summary = s, sentences = out$sentences, formula = args$formula, terms = f, dataset = dataset, sigma = s$model$sigma,
                  across_scale = s$scale, interaction = s$model$interaction, data = d, data_name = data_name,
                  seed = p$seed, chains = p$chains, iter = p$warmup + p$draws, warmup = p$warmup,
                  sigma_given = sigma_given, args = args),
@@ -211,7 +212,7 @@ summary.credence_across <- function(object, ...) {
               delta = across_table(s, "^delta\\["), df = across_table(s, "^df$"),
               nu = across_table(s, "^nu\\["), sigma_table = across_table(s, "^sigma(_gamma)?\\["),
               prob_best_new = prob_best(object), prob_best_on = best_on, prob_better_new = pairwise_matrix(s),
-              variance_share = variance_share(object))
+              variance_share = variance_share(object), sentences = object$sentences)
   class(out) <- "summary.credence_across"
   out
 }
@@ -259,6 +260,7 @@ print.summary.credence_across <- function(x, digits = 3, ...) {
       print(round(m, digits))
     }
   }
+  if (length(x$sentences)) cat("\nIn words:\n", paste0("  ", x$sentences, "\n"), sep = "")
   cat("\nDraws were sampled using NUTS (Rust core) on the scales; nu, delta, u and gamma were drawn from\n",
       "their exact conditional posterior. Rhat = 1 at convergence.\n", sep = "")
   print_warnings(s$warnings)

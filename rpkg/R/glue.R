@@ -22,8 +22,8 @@ glue_mdd_curve <- function(fits, n, a, b, power, r_new) {
 glue_predict <- function(f, n, seed) .Call(wrap__glue_predict, f, n, seed)
 
 # src/rust/src/across.rs: the model across data sets
-glue_fit_across <- function(request, dataset, method, realization, y, cores, progress) {
-  .Call(wrap__glue_fit_across, request, dataset, method, realization, y, cores, progress)
+glue_fit_across <- function(request, dataset, method, realization, y, metric, cores, progress) {
+  .Call(wrap__glue_fit_across, request, dataset, method, realization, y, metric, cores, progress)
 }
 
 # src/rust/src/summary.rs: the fit's summary (FitSummary)

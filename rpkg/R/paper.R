@@ -57,9 +57,12 @@ as_markdown <- function(fit) {
 #' P(best), then each method against the next in the ranking, settled when P(better) >= 0.95,
 #' otherwise "cannot be separated with R realizations", and with a ROPE whether the pair is
 #' practically equivalent or its gap above or within the ROPE. A property test checks that no
-#' sentence contradicts the numbers it states.
-#' @param fit A \code{credence_fit} (one data set).
-#' @param rope Half-width of a region of practical equivalence, or \code{NULL} for none.
+#' sentence contradicts the numbers it states. For a \code{credence_across} the same function
+#' speaks of a new data set (P(best there), P(better there), the gap of the method effects
+#' delta, "cannot be separated with D data sets"), with the ROPE given to \code{credence_fit}.
+#' @param fit A \code{credence_fit}, or a \code{credence_across}.
+#' @param rope Half-width of a region of practical equivalence, or \code{NULL} for none (for a
+#'   \code{credence_across}, \code{NULL}: its ROPE is the fit's).
 #' @return A character vector, one sentence per element.
 #' @examples
 #' d <- data.frame(method = rep(c("A", "B"), 10), realization = rep(1:10, each = 2),
@@ -68,6 +71,12 @@ as_markdown <- function(fit) {
 #' fit_sentences(f, rope = 0.01)
 #' @export
 fit_sentences <- function(fit, rope = NULL) {
+  if (inherits(fit, "credence_across")) {
+    if (!is.null(rope)) {
+      stop("fit_sentences: the ROPE of a fit across data sets is credence_fit's rope argument", call. = FALSE)
+    }
+    return(fit$sentences)
+  }
   check_fit_arg(fit, "fit_sentences")
   t <- fit$terms
   metric <- if (is.null(t$trials)) t$response else paste0(t$response, "/", t$trials)

@@ -198,6 +198,15 @@ test_that("ranks on a new data set, the classic CD over data sets and the perfor
     expect_true(all(q$lower <= q$fraction + 1e-12 & q$fraction <= q$upper + 1e-12))
   }
   expect_error(performance_profiles(list()), "must be a credence_across")
+  # The core's sentences on a new data set, stored with the fit and printed by summary().
+  w <- fit_sentences(f)
+  expect_match(w[1], paste0("^", names(which.max(pb)), " is best on a new data set with probability "))
+  expect_length(w, length(s$ranking))
+  expect_error(fit_sentences(f, rope = 0.01), "credence_fit's rope")
+  out <- capture.output(summary(f))
+  at <- which(out == "In words:")
+  expect_length(at, 1)
+  expect_identical(out[at + seq_along(w)], paste0("  ", w))
   if (requireNamespace("ggplot2", quietly = TRUE)) {
     g <- cd_diagram(f)
     expect_s3_class(g, "ggplot")

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects};
+use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects, SETTLED_LEVEL};
 
 use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
 use crate::table::{number, render};
@@ -38,8 +38,8 @@ fn print_header(s: &AcrossSummary, data: &Path) {
 }
 
 /// The header, the parameter table, P(best), the pairs, the variance share, the
-/// diagnostics and the warnings.
-pub(crate) fn print_tables(s: &AcrossSummary, data: &Path) {
+/// diagnostics, the fit in sentences (`metric` the gaps' unit) and the warnings.
+pub(crate) fn print_tables(s: &AcrossSummary, data: &Path, metric: &str) {
     print_header(s, data);
     out!("{}", render(&parameter_rows(&s.parameters)));
     let better = if s.higher_is_better { "higher" } else { "lower" };
@@ -77,6 +77,12 @@ pub(crate) fn print_tables(s: &AcrossSummary, data: &Path) {
         d.max_rhat,
         d.min_ess_bulk
     );
+    if let Ok(sentences) = s.sentences(metric, SETTLED_LEVEL) {
+        outln!("\nIn words (pairs settled at P >= {SETTLED_LEVEL}):");
+        for line in sentences {
+            outln!("  {line}");
+        }
+    }
     print_warnings(&s.warnings);
 }
 

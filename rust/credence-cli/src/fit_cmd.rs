@@ -224,5 +224,6 @@ pub fn run(a: FitArgs) -> Result<()> {
     save(&fit)?;
     let mut summary = request.summarize_across(&fit)?;
     summary.warnings = notes.into_iter().chain(summary.warnings).collect();
-    emit(a.json.as_deref(), &summary, || crate::across_print::print_tables(&summary, &a.data))
+    let metric = a.model.response()?;
+    emit(a.json.as_deref(), &summary, || crate::across_print::print_tables(&summary, &a.data, metric))
 }

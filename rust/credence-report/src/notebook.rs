@@ -248,11 +248,19 @@ impl EvcxrDisplay for AcrossSummary {
         let v = &self.variance_share;
         let _ = write!(
             out,
-            "</table><p>Method share of the methods' variation: {} [{}, {}]</p></div>",
+            "</table><p>Method share of the methods' variation: {} [{}, {}]</p>",
             num(v.mean),
             num(v.q2_5),
             num(v.q97_5)
         );
+        if let Ok(sentences) = self.sentences("", credence::compare::SETTLED_LEVEL) {
+            out.push_str("<ul class=\"credence-across-words\">");
+            for line in sentences {
+                let _ = write!(out, "<li>{}</li>", escape(&line));
+            }
+            out.push_str("</ul>");
+        }
+        out.push_str("</div>");
         out
     }
 }

@@ -1,7 +1,7 @@
 //! The across-data-sets model: the request (an R named list) and the columns in,
 //! `FitRequest::fit_across` and its `AcrossSummary` (the JSON contract) out as a nested R list.
 
-use credence::compare::AcrossDesign;
+use credence::compare::{AcrossDesign, SETTLED_LEVEL};
 use extendr_api::prelude::*;
 
 use credence::request::Progress;
@@ -22,6 +22,7 @@ fn glue_fit_across(
     method: Vec<String>,
     realization: Nullable<Vec<String>>,
     y: Vec<f64>,
+    metric: &str,
     cores: Nullable<f64>,
     progress: Nullable<bool>,
 ) -> R<Robj> {
@@ -30,7 +31,8 @@ fn glue_fit_across(
     let progress = worker::progress(progress, Progress::fit);
     let fit = worker::run(worker::threads(cores)?, progress, |p| request.fit_across(&design, p))?;
     let s = request.summarize_across(&fit).map_err(msg)?;
-    Ok(to_r(&serde_json::to_value(&s).map_err(msg)?))
+    let sentences = s.sentences(metric, SETTLED_LEVEL).map_err(msg)?;
+    Ok(list!(summary = to_r(&serde_json::to_value(&s).map_err(msg)?), sentences = sentences).into_robj())
 }
 
 extendr_module! {

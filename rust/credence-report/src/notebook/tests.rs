@@ -203,4 +203,7 @@ fn across_summary_shows_p_best_and_pairs_escaped() {
     assert!(html.contains("credence-across-ranks"));
     let e = &s.expected_rank_new[0].1;
     assert!(html.contains(&format!("{:.2} [{}, {}]", e.mean, e.q2_5, e.q97_5)));
+    // The fit in sentences, escaped like every name.
+    let first = &s.sentences("", credence::compare::SETTLED_LEVEL).unwrap()[0];
+    assert!(html.contains(&format!("<li>{}</li>", crate::plots::html::escape(first))));
 }

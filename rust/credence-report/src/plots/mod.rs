@@ -10,7 +10,8 @@
 //! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. Planning
 //! ([`plan`]): assurance against the number of realizations. Across data sets ([`across`]):
 //! the forest plot of method effects, P(best on a new data set) and ROPE decisions, and rliable's
-//! performance profiles ([`profiles`]). Ranks ([`cd`]): critical-difference diagrams.
+//! performance profiles ([`profiles`]). Ranks: critical-difference diagrams ([`cd`]) and the
+//! rank posterior ([`rank_posterior`]).
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -38,6 +39,7 @@ pub mod html;
 pub mod palette;
 pub mod plan;
 pub mod profiles;
+pub mod rank_posterior;
 pub mod scaling;
 pub mod shift;
 pub mod yscale;

@@ -12,7 +12,7 @@ use crate::format::num;
 use crate::plots::across::{forest, prob_best, rope_bars};
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::plots::{comparison, diagnostics, plan, scaling, shift};
-use credence::compare::{CLEAN, Fit, Sampler, beside, mdd_curve};
+use credence::compare::{CLEAN, Fit, SETTLED_LEVEL, Sampler, beside, mdd_curve};
 
 const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}\
@@ -470,6 +470,13 @@ impl Report {
                 let _ = writeln!(out, "<p class=\"bad\">{}</p>", escape(&problems.join("; ")));
             }
             let Ok(s) = &c.summary else { continue };
+            if let Ok(sentences) = s.sentences(&c.metric, SETTLED_LEVEL) {
+                out.push_str("<ul class=\"words\">");
+                for line in sentences {
+                    let _ = write!(out, "<li>{}</li>", escape(&line));
+                }
+                out.push_str("</ul>\n");
+            }
             figs.add(out, &forest(s, &c.metric));
             out.push_str("<div class=\"grid\"><div>");
             figs.add(out, &prob_best(s, &c.metric));

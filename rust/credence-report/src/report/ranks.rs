@@ -10,6 +10,7 @@ use super::page::Figures;
 use crate::plots::cd::cd_diagram;
 use crate::plots::html::escape;
 use crate::plots::profiles::profiles;
+use crate::plots::rank_posterior::rank_bars;
 use credence::compare::{
     AcrossSummary, ClassicCd, Fit, FitSummary, PaperTable, SETTLED_LEVEL, SummaryOptions, TableFormat,
 };
@@ -39,8 +40,10 @@ impl Report {
         }
         out.push_str(
             "(booktabs). IQM: rliable's interquartile mean with a stratified-bootstrap 95% interval, a frequentist \
-             cross-check.</p>\n<div class=\"grid\">",
+             cross-check.</p>\n",
         );
+        rank_figure(out, figs, &s.rank_probs, &s.ranking, m);
+        out.push_str("<div class=\"grid\">");
         cd_pair(out, figs, m, "expected rank (1 = best)", &s.cd_positions(), &s.cd.bayesian, s.classic_cd.as_ref());
         let _ = write!(
             out,
@@ -55,6 +58,7 @@ impl Report {
     /// The ranks of an across-data-sets fit `s` of metric `m`: the CD diagrams on a new data set
     /// and over the data sets, and the performance profiles.
     pub(super) fn across_ranks(out: &mut String, figs: &mut Figures, s: &AcrossSummary, m: &str) {
+        rank_figure(out, figs, &s.rank_probs_new, &s.ranking, &format!("{m}, on a new data set"));
         out.push_str("<div class=\"grid\">");
         let axis = "expected rank on a new data set (1 = best)";
         cd_pair(out, figs, m, axis, &s.cd_positions(), &s.cd.bayesian, s.classic_cd.as_ref());
@@ -73,6 +77,16 @@ impl Report {
              of runs above each threshold with a stratified-bootstrap 95% band.</p>\n",
             lo = 1.0 - SETTLED_LEVEL
         );
+    }
+}
+
+/// The rank posterior `probs` as stacked bars, methods in `ranking`'s order (nothing beyond
+/// [`credence::compare::RANKS_UP_TO`] methods, which have no distribution of ranks).
+fn rank_figure(out: &mut String, figs: &mut Figures, probs: &[(String, Vec<f64>)], ranking: &[String], what: &str) {
+    let ordered: Vec<(String, Vec<f64>)> =
+        ranking.iter().filter_map(|m| probs.iter().find(|(x, _)| x == m).cloned()).collect();
+    if ordered.len() >= 2 {
+        figs.add(out, &rank_bars(&ordered, what));
     }
 }
 

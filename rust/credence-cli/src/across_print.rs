@@ -8,7 +8,7 @@ use std::path::Path;
 use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects, SETTLED_LEVEL};
 
 use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
-use crate::table::{number, render};
+use crate::table::{number, prob, render};
 
 /// The header: model, form, data, draws and sampler, as brms prints them.
 fn print_header(s: &AcrossSummary, data: &Path) {
@@ -52,7 +52,7 @@ pub(crate) fn print_tables(s: &AcrossSummary, data: &Path, metric: &str) {
         rows.push(vec![
             m.clone(),
             number(delta),
-            p.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+            prob(p),
             rank.map_or_else(|| "-".into(), |r| format!("{:.2}", r.mean)),
             rank.map_or_else(|| "-".into(), |r| format!("[{}, {}]", r.q2_5, r.q97_5)),
         ]);
@@ -138,13 +138,13 @@ fn print_pairs(s: &AcrossSummary) {
     for &(x, y) in &pairs {
         let Some(p) = s.pairwise.get(x, y) else { continue };
         let mut row =
-            vec![x.clone(), y.clone(), format!("{:.3}", p.prob_better_new), format!("{:.3}", p.prob_better_new_mcse)];
+            vec![x.clone(), y.clone(), prob(Some(p.prob_better_new)), format!("{:.3}", p.prob_better_new_mcse)];
         if let Some(r) = &p.rope {
             let [l, o, g] = r.most_probable;
             row.extend([
-                format!("{:.3}", r.left),
-                format!("{:.3}", r.rope),
-                format!("{:.3}", r.right),
+                prob(Some(r.left)),
+                prob(Some(r.rope)),
+                prob(Some(r.right)),
                 format!("{l:.3} / {o:.3} / {g:.3}"),
             ]);
         }
@@ -162,9 +162,7 @@ fn print_pairs(s: &AcrossSummary) {
         vec![std::iter::once("A - B".to_string()).chain(s.data.datasets.iter().cloned()).collect::<Vec<_>>()];
     for &(x, y) in &pairs {
         let Some(p) = s.pairwise.get(x, y) else { continue };
-        let cell = |d: &String| {
-            p.prob_better_on.iter().find(|(e, _)| e == d).map_or_else(|| "-".into(), |(_, v)| format!("{v:.3}"))
-        };
+        let cell = |d: &String| prob(p.prob_better_on.iter().find(|(e, _)| e == d).map(|(_, v)| *v));
         rows.push(std::iter::once(format!("{x} - {y}")).chain(s.data.datasets.iter().map(cell)).collect());
     }
     out!("{}", render(&rows));

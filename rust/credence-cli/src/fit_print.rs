@@ -7,7 +7,7 @@ use std::path::Path;
 use credence::compare::{Family, FitSummary, Likelihood, Pairs, SETTLED_LEVEL, SigmaStructure};
 
 use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
-use crate::table::{number, render};
+use crate::table::{number, prob, render};
 
 /// The header: family, form, data, draws and sampler, as brms prints them.
 fn print_header(s: &FitSummary, data: &Path) {
@@ -61,9 +61,7 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
         outln!("\nP(row better than column), {better} is better:");
         let mut rows = vec![std::iter::once(String::new()).chain(groups.iter().cloned()).collect::<Vec<_>>()];
         for g in groups {
-            let cell = |h: &String| {
-                s.prob_better.get(g, h).filter(|v| !v.is_nan()).map_or_else(|| "-".into(), |v| format!("{v:.3}"))
-            };
+            let cell = |h: &String| prob(s.prob_better.get(g, h).copied());
             rows.push(std::iter::once(g.clone()).chain(groups.iter().map(cell)).collect());
         }
         out!("{}", render(&rows));
@@ -98,7 +96,7 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
         for (i, x) in groups.iter().enumerate() {
             for y in &groups[i + 1..] {
                 if let Some(p) = rope.get(x, y) {
-                    rows.push(vec![format!("{x} - {y}"), format!("{p:.3}")]);
+                    rows.push(vec![format!("{x} - {y}"), prob(Some(*p))]);
                 }
             }
         }
@@ -152,12 +150,7 @@ fn print_ranks(s: &FitSummary) {
     for m in &s.ranking {
         let best = s.prob_best.iter().find(|(n, _)| n == m).map(|(_, p)| *p);
         if let Some((_, e)) = s.expected_rank.iter().find(|(n, _)| n == m) {
-            rows.push(vec![
-                m.clone(),
-                best.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
-                format!("{:.2}", e.mean),
-                format!("{}-{}", e.q2_5, e.q97_5),
-            ]);
+            rows.push(vec![m.clone(), prob(best), format!("{:.2}", e.mean), format!("{}-{}", e.q2_5, e.q97_5)]);
         }
     }
     out!("{}", render(&rows));
@@ -187,18 +180,15 @@ fn print_ranking(s: &FitSummary, better: &str) {
         let estimate = s.method_parameter(m).map(|p| p.mean);
         let next = s.ranking.get(k + 1).and_then(|n| s.prob_better.get(m, n));
         let best = s.prob_best.iter().find(|(n, _)| n == m).map(|(_, p)| *p);
-        rows.push(vec![
-            (k + 1).to_string(),
-            m.clone(),
-            number(estimate),
-            next.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
-            best.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
-        ]);
+        rows.push(vec![(k + 1).to_string(), m.clone(), number(estimate), prob(next.copied()), prob(best)]);
     }
     out!("{}", render(&rows));
     if let Some(best) = s.ranking.first() {
         let p: Vec<f64> = s.ranking[1..].iter().filter_map(|m| s.prob_better.get(best, m).copied()).collect();
         let least = p.iter().copied().fold(f64::INFINITY, f64::min);
-        outln!("P({best} better than each other method): smallest {least:.3} (all pairs with the best in the JSON)");
+        outln!(
+            "P({best} better than each other method): smallest {} (all pairs with the best in the JSON)",
+            prob(Some(least))
+        );
     }
 }

@@ -33,6 +33,12 @@ pub fn number(v: Option<f64>) -> String {
     }
 }
 
+/// A posterior probability as the core prints it ([`credence::compare::prob_text`]: never
+/// rounded across 0.95, 0.05 or 0.5), or `-` when missing or not a number.
+pub fn prob(p: Option<f64>) -> String {
+    p.filter(|p| !p.is_nan()).map_or_else(|| "-".into(), credence::compare::prob_text)
+}
+
 /// An estimate with four decimals, or four significant digits in scientific notation where four
 /// decimals would hide it (below 1e-3: a metric of scale 1e-6 would print as 0.0000) or print
 /// noise (from 1e10 on).

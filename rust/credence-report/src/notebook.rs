@@ -140,7 +140,6 @@ impl EvcxrDisplay for AcrossFit {
     }
 }
 
-/// A probability, or `-` where there is none.
 /// The rows of a square table of P(row better than column) over `names`, their header row
 /// first; `p(a, b)` is the probability (`-` where there is none).
 fn prob_matrix(out: &mut String, names: &[String], p: impl Fn(&str, &str) -> Option<f64>) {
@@ -158,9 +157,11 @@ fn prob_matrix(out: &mut String, names: &[String], p: impl Fn(&str, &str) -> Opt
     }
 }
 
+/// A probability as the core prints it (never rounded across 0.95, 0.05 or 0.5), or `-` where
+/// there is none.
 fn prob(v: Option<f64>) -> String {
     match v {
-        Some(v) if v.is_finite() => format!("{v:.3}"),
+        Some(v) if v.is_finite() => credence::compare::prob_text(v),
         _ => "-".into(),
     }
 }

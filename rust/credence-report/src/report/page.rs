@@ -12,7 +12,7 @@ use crate::format::num;
 use crate::plots::across::{forest, prob_best, rope_bars};
 use crate::plots::html::{escape, plot_div, plotly_script};
 use crate::plots::{comparison, diagnostics, plan, scaling, shift};
-use credence::compare::{CLEAN, Fit, SETTLED_LEVEL, Sampler, beside, mdd_curve};
+use credence::compare::{CLEAN, Fit, SETTLED_LEVEL, Sampler, beside, is_settled, mdd_curve, prob_text};
 
 const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}\
@@ -127,11 +127,11 @@ impl Report {
                             let mdd = f.mdd(&b.best, &b.runner_up, self.options.power, 1.0).ok();
                             let _ = write!(
                                 out,
-                                "<td>{}</td><td>{}</td><td class=\"{}\">{:.3}</td><td>{}</td><td>{}</td><td>{}</td>",
+                                "<td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td>",
                                 escape(&b.best),
                                 escape(&b.runner_up),
-                                if p > 0.95 { "good" } else { "" },
-                                p,
+                                if is_settled(p) { "good" } else { "" },
+                                prob_text(p),
                                 mdd.map_or("NA".into(), |x| num(x.mdd)),
                                 mdd.map_or("NA".into(), |x| num(x.gap.abs())),
                                 mdd.map_or("NA".into(), |x| format!("{:.3}", x.detection_probability)),
@@ -148,11 +148,12 @@ impl Report {
                 }
             }
         }
-        out.push_str(
+        let _ = writeln!(
+            out,
             "</tbody></table>\n<p class=\"small\">\"Better\" means lower for error metrics and higher for \
              accuracy-like metrics; each row's best method is the one with the best posterior mean in that row's \
-             fit, and P is that fit's P(best better than runner-up). P &gt; 0.95 is highlighted. The sections \
-             below compare the best method at the largest n with the others.</p>\n",
+             fit, and P is that fit's P(best better than runner-up), highlighted when settled (at least \
+             {SETTLED_LEVEL}). The sections below compare the best method at the largest n with the others.</p>",
         );
     }
 

@@ -54,7 +54,7 @@ pub use fit::profiles::{
 pub use fit::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, Draws, ExpectedRank, Fit, FitOptions, FitSummary, Mdd, MethodRanks,
     Pairs, Pairwise, PaperTable, ParamSummary, RANKS_UP_TO, SETTLED_LEVEL, SamplerSummary, SummaryOptions, TableFormat,
-    Units, fit, fit_many, fit_with_progress,
+    Units, fit, fit_many, fit_with_progress, is_settled, prob_text,
 };
 pub use model::across::design::AcrossDesign;
 pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};

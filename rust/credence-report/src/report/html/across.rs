@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::plots::html::escape;
-use credence::compare::AcrossSummary;
+use credence::compare::{AcrossSummary, is_settled, prob_text};
 
 /// The pairs table: P(A better than B) on a new data set with its MCSE, the ROPE decision, and
 /// P(A better than B) on each data set.
@@ -26,26 +26,28 @@ pub(crate) fn pairs_table(s: &AcrossSummary) -> String {
     for (i, a) in s.ranking.iter().enumerate() {
         for b in &s.ranking[i + 1..] {
             let Some(p) = s.pairwise.get(a, b) else { continue };
-            let strong = if p.prob_better_new > 0.95 { "good" } else { "" };
+            let strong = if is_settled(p.prob_better_new) { "good" } else { "" };
             let _ = write!(
                 out,
-                "<tr><th>{} vs {}</th><td class=\"{strong}\">{:.3}</td><td>{:.3}</td>",
+                "<tr><th>{} vs {}</th><td class=\"{strong}\">{}</td><td>{:.3}</td>",
                 escape(a),
                 escape(b),
-                p.prob_better_new,
+                prob_text(p.prob_better_new),
                 p.prob_better_new_mcse
             );
             if let Some(r) = &p.rope {
                 let [l, o, g] = r.most_probable;
                 let _ = write!(
                     out,
-                    "<td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{l:.3} / {o:.3} / {g:.3}</td>",
-                    r.left, r.rope, r.right
+                    "<td>{}</td><td>{}</td><td>{}</td><td>{l:.3} / {o:.3} / {g:.3}</td>",
+                    prob_text(r.left),
+                    prob_text(r.rope),
+                    prob_text(r.right)
                 );
             }
             for d in &s.data.datasets {
                 let v = p.prob_better_on.iter().find(|(e, _)| e == d).map(|(_, v)| *v);
-                let _ = write!(out, "<td>{}</td>", v.map_or("-".into(), |v| format!("{v:.3}")));
+                let _ = write!(out, "<td>{}</td>", v.map_or("-".into(), prob_text));
             }
             out.push_str("</tr>");
         }

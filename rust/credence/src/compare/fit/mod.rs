@@ -18,6 +18,7 @@ mod ranks;
 mod sentences;
 mod summary;
 mod summary_serde;
+mod wording;
 
 use checks::{STANDARDIZE, check_constant_methods, check_scale, display_order, prior_scale};
 pub(crate) use draws::Assembly;
@@ -25,11 +26,11 @@ pub use draws::Draws;
 pub use paper_table::{PaperTable, TableFormat};
 pub use quantities::Mdd;
 pub use ranks::{ExpectedRank, MethodRanks, RANKS_UP_TO};
-pub use sentences::SETTLED_LEVEL;
 pub use summary::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitSummary, Pairs, Pairwise, ParamSummary, SamplerSummary,
     SummaryOptions, Units,
 };
+pub use wording::{SETTLED_LEVEL, is_settled, prob_text};
 
 use std::time::Instant;
 

@@ -5,8 +5,10 @@
 //! `credence fit --table`, R's `as_latex()` / `paper_table()`, the report's downloads.
 //!
 //! **Decimals.** Estimates share one number of decimals: two significant digits of the
-//! smallest posterior sd (at most 8), so no estimate shows digits its uncertainty makes noise.
-//! Probabilities have three decimals; ranks two.
+//! smallest posterior sd (at most 8), so no estimate shows digits its uncertainty makes noise,
+//! or more where fewer would print the means out of the ranking's order (a target's distance
+//! can turn under rounding). Probabilities have three decimals, or more where three would
+//! cross 0.95, 0.05 or 0.5 ([`super::prob_text`]); ranks two.
 
 use super::summary::FitSummary;
 
@@ -47,8 +49,9 @@ impl FitSummary {
             .filter(|s| *s > 0.0 && s.is_finite())
             .fold(f64::INFINITY, f64::min);
         let d = if sd.is_finite() { (1 - sd.log10().floor() as i32).clamp(0, 8) as usize } else { 4 };
+        let d = self.decimals_in_order(d);
         let x = |v: f64| format!("{v:.d$}");
-        let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"));
+        let p = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), super::prob_text);
         let get = |list: &[(String, f64)], m: &str| list.iter().find(|(n, _)| n == m).map(|(_, v)| *v);
         let mut header = ["Method", "Posterior mean [95% CrI]", "P(best)", "E[rank] [95%]", "P(better than next)"]
             .map(String::from)
@@ -81,6 +84,25 @@ impl FitSummary {
             })
             .collect();
         PaperTable { header, rows }
+    }
+}
+
+impl FitSummary {
+    /// At least `d` decimals, and as many more (up to 12) as keep the printed posterior means in
+    /// the ranking's order: rounding never turns a method ahead into one printed behind (ties
+    /// may print equal). Under a target the distance to it can turn under rounding.
+    fn decimals_in_order(&self, d: usize) -> usize {
+        let means: Vec<f64> = self.ranking.iter().filter_map(|m| self.method_parameter(m)).map(|q| q.mean).collect();
+        let behind = |v: f64| match self.target {
+            Some(t) => (v - t).abs(),
+            None if self.higher_is_better => -v,
+            None => v,
+        };
+        let in_order = |d: usize| {
+            let printed: Vec<f64> = means.iter().map(|v| format!("{v:.d$}").parse().unwrap_or(*v)).collect();
+            printed.windows(2).all(|w| behind(w[0]) <= behind(w[1]))
+        };
+        (d..=d.max(12)).find(|&d| in_order(d)).unwrap_or(d)
     }
 }
 

@@ -13,14 +13,12 @@
 //!   >= `level`, otherwise the gap is "above" the ROPE (|gap| > eps) or "within" it.
 //!
 //! Probabilities are printed to three decimals, or to more where three would round across
-//! `level` or 0.5, so a printed number never sits on the other side of the line the sentence
-//! draws.
+//! `level`, 1 - `level` or 0.5, so a printed number never sits on the other side of the line
+//! the sentence draws ([`super::wording`]; the faces' tables print with the same rule).
 
 use super::across::AcrossSummary;
 use super::summary::FitSummary;
-
-/// The level at which the faces call a pair settled in [`FitSummary::sentences`].
-pub const SETTLED_LEVEL: f64 = 0.95;
+use super::wording::{number, prob};
 
 impl FitSummary {
     /// The summary in sentences for a metric named `metric` (the gaps' unit; none when empty),
@@ -168,27 +166,6 @@ fn say(
         out.push(s);
     }
     Ok(out)
-}
-
-/// `p` to three decimals, or as many more (up to 12) as keep the printed value on p's side of
-/// `level` and of 0.5.
-pub(crate) fn prob(p: f64, level: f64) -> String {
-    let same_side = |s: &str| {
-        let q: f64 = s.parse().unwrap_or(f64::NAN);
-        (q >= level) == (p >= level) && (q >= 0.5) == (p >= 0.5)
-    };
-    (3..=12).map(|d| format!("{p:.d$}")).find(|s| same_side(s)).unwrap_or_else(|| format!("{p}"))
-}
-
-/// A gap to three significant digits, or as many more (up to 12) as keep the printed value's
-/// magnitude on the same side of `eps` as the gap's.
-pub(crate) fn number(x: f64, eps: Option<f64>) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let first = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    let same_side = |s: &str| eps.is_none_or(|e| (s.parse::<f64>().unwrap_or(f64::NAN).abs() > e) == (x.abs() > e));
-    (first..=first + 12).map(|d| format!("{x:.d$}")).find(|s| same_side(s)).unwrap_or_else(|| format!("{x}"))
 }
 
 #[cfg(test)]

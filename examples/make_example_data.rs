@@ -12,6 +12,9 @@
 //!   realizations with a CRPS value and a covered count out of 360 test points per row. CRPS
 //!   has method-specific means and sds plus a shared realization effect; counts are binomial
 //!   around method-specific coverages (normal approximation, rounded).
+//! - `manifest.csv` and `predictions/*.npy`: the predictions of three methods (a Gaussian, a
+//!   5-member mixture, 30 MC samples) of 200 test points on 4 realizations with their targets,
+//!   listed as `credence metrics table` reads them.
 
 use std::path::Path;
 
@@ -88,5 +91,56 @@ fn main() {
         }
     }
     std::fs::write(dir.join("metric_table.csv"), csv).expect("write metric_table.csv");
+    predictions(&dir);
     println!("wrote example data to {}", dir.display());
+}
+
+/// `manifest.csv` and the files it lists under `predictions/`: three methods' predictions of
+/// 200 test points on 4 realizations (training subsamples of n = 100), each with its own
+/// targets: MAP a Gaussian with too small an sd, Ensemble a 5-member mixture, MCD 30 MC-dropout
+/// samples.
+fn predictions(dir: &Path) {
+    let mut rng = SplitMix64(20261201);
+    let sub = dir.join("predictions");
+    std::fs::create_dir_all(&sub).expect("create examples/data/predictions");
+    let (n, members, draws) = (200usize, 5usize, 30usize);
+    let mut manifest = String::from("n,method,realization,task,mean,sd,samples,y\n");
+    for r in 0..4 {
+        let x: Vec<f64> = (0..n).map(|_| 4.0 * rng.uniform() - 2.0).collect();
+        let noise: Vec<f64> = x.iter().map(|x| 0.1 + 0.2 * x.abs()).collect();
+        let y: Vec<f64> = x.iter().zip(&noise).map(|(x, s)| x.sin() + s * rng.normal()).collect();
+        save(&sub.join(format!("y_{r}.npy")), &[n as u64], &y);
+        // Each realization's networks fit their subsample with an error of their own.
+        let fitted = |rng: &mut SplitMix64, err: f64| -> Vec<f64> {
+            let bias = err * rng.normal();
+            x.iter().map(|x| x.sin() + bias + err * rng.normal()).collect()
+        };
+        let map = fitted(&mut rng, 0.15);
+        save(&sub.join(format!("map_{r}_mean.npy")), &[n as u64], &map);
+        save(&sub.join(format!("map_{r}_sd.npy")), &[n as u64], &noise.iter().map(|s| 0.5 * s).collect::<Vec<_>>());
+        let (mut mean, mut sd) = (Vec::new(), Vec::new());
+        for _ in 0..members {
+            mean.extend(fitted(&mut rng, 0.12));
+            sd.extend(noise.iter().map(|s| s * (0.8 + 0.4 * rng.uniform())));
+        }
+        save(&sub.join(format!("ensemble_{r}_mean.npy")), &[members as u64, n as u64], &mean);
+        save(&sub.join(format!("ensemble_{r}_sd.npy")), &[members as u64, n as u64], &sd);
+        let centre = fitted(&mut rng, 0.13);
+        let mut samples = Vec::with_capacity(draws * n);
+        for _ in 0..draws {
+            samples.extend(centre.iter().zip(&noise).map(|(c, s)| c + 1.2 * s * rng.normal()));
+        }
+        save(&sub.join(format!("mcd_{r}_samples.npy")), &[draws as u64, n as u64], &samples);
+        let p = |f: &str| format!("predictions/{f}");
+        manifest += &format!(
+            "100,MAP,{r},regression,{},{},,{y}\n100,Ensemble,{r},regression,{},{},,{y}\n100,MCD,{r},regression,,,{},{y}\n",
+            p(&format!("map_{r}_mean.npy")),
+            p(&format!("map_{r}_sd.npy")),
+            p(&format!("ensemble_{r}_mean.npy")),
+            p(&format!("ensemble_{r}_sd.npy")),
+            p(&format!("mcd_{r}_samples.npy")),
+            y = p(&format!("y_{r}.npy")),
+        );
+    }
+    std::fs::write(dir.join("manifest.csv"), manifest).expect("write manifest.csv");
 }

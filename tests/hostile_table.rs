@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use credence_testkit::predictions::write_npy;
+
 const CASES: &str = include_str!("data/hostile_cases.txt");
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/");
 const TEST_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/");
@@ -71,22 +73,6 @@ fn table_with(f: impl Fn(f64, &str) -> String) -> String {
         out.push('\n');
     }
     out
-}
-
-fn npy_f64(path: &Path, shape: &[u64], data: &[f64]) {
-    use npyz::WriterBuilder;
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
-}
-
-fn npy_i64(path: &Path, data: &[i64]) {
-    use npyz::WriterBuilder;
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = npyz::WriteOptions::new().default_dtype().shape(&[data.len() as u64]).writer(file).begin_nd().unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
 }
 
 /// The input files the cases name, written into `dir`: copies of the example and test tables
@@ -183,23 +169,41 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
     put("sets50.csv", format!("dataset,method,realization,crps\n{rows}").into_bytes());
     // Credal inputs: Dirichlet parameters and labels, a budget without focal sets.
     let alpha = dir.join("alpha.npy");
-    npy_f64(&alpha, &[50, 3], &(0..150).map(|i| 1.0 + (i % 7) as f64).collect::<Vec<_>>());
+    write_npy(&alpha, &[50, 3], &(0..150).map(|i| 1.0 + (i % 7) as f64).collect::<Vec<_>>());
     files.insert("alpha".into(), alpha);
     let alabels = dir.join("alabels.npy");
-    npy_i64(&alabels, &(0..50).map(|i| i % 3).collect::<Vec<_>>());
+    write_npy(&alabels, &[50], &(0..50).map(|i| i % 3).collect::<Vec<_>>());
     files.insert("alabels".into(), alabels);
     let badlabels = dir.join("badlabels.npy");
-    npy_i64(&badlabels, &(0..50).map(|i| if i == 7 { 9 } else { i % 3 }).collect::<Vec<_>>());
+    write_npy(&badlabels, &[50], &(0..50).map(|i| if i == 7 { 9 } else { i % 3 }).collect::<Vec<_>>());
     files.insert("badlabels".into(), badlabels);
     let nanalpha = dir.join("nanalpha.npy");
-    npy_f64(&nanalpha, &[50, 3], &(0..150).map(|i| if i == 4 { f64::NAN } else { 1.0 }).collect::<Vec<_>>());
+    write_npy(&nanalpha, &[50, 3], &(0..150).map(|i| if i == 4 { f64::NAN } else { 1.0 }).collect::<Vec<_>>());
     files.insert("nanalpha".into(), nanalpha);
     let nanprobs = dir.join("nanprobs.npy");
-    npy_f64(&nanprobs, &[50, 3], &(0..150).map(|i| if i == 4 { f64::NAN } else { 1.0 / 3.0 }).collect::<Vec<_>>());
+    write_npy(&nanprobs, &[50, 3], &(0..150).map(|i| if i == 4 { f64::NAN } else { 1.0 / 3.0 }).collect::<Vec<_>>());
     files.insert("nanprobs".into(), nanprobs);
     let budget = dir.join("nofocal.json");
     std::fs::write(&budget, r#"{"classes": ["a", "b", "c"], "focal_sets": []}"#).unwrap();
     files.insert("nofocal".into(), budget);
+    // Manifests of the example arrays: fine, and hostile one way each.
+    let head = "method,realization,task,mean,sd,y\n";
+    let row = |m: &str, r: &str, y: &str| format!("{m},{r},regression,ens_mean.npy,ens_sd.npy,{y}\n");
+    let fine = format!("{head}{}{}", row("A", "0", "y.npy"), row("B", "0", "y.npy"));
+    for (name, text) in [
+        ("manifest", fine.clone()),
+        ("mfcolumn", fine.replace("task,", "taks,")),
+        ("mftask", format!("{head}{}", row("A", "0", "y.npy").replace("regression", "regresion"))),
+        ("mfdup", format!("{head}{}{}", row("A", "0", "y.npy"), row("A", "0", "y.npy"))),
+        ("mfmissing", format!("{head}{}", row("A", "0", "nowhere.npy"))),
+        ("mfshape", format!("{head}{}", row("A", "0", "labels.npy"))),
+        ("mfmixed", format!("{}A,1,classification,,,\n", fine)),
+        ("mfempty", head.to_owned()),
+    ] {
+        let path = dir.join(format!("{name}.csv"));
+        std::fs::write(&path, text).unwrap();
+        files.insert(name.into(), path);
+    }
     let sub = dir.join("adir");
     std::fs::create_dir(&sub).unwrap();
     files.insert("adir".into(), sub);

@@ -34,7 +34,7 @@ const TIERS: &[&[&str]] = &[
     &["error", "special", "simd", "seeds", "limits", "interrupt"],
     &["io"],
     &["predictive"],
-    &["metrics", "quantiles", "credal", "summary"],
+    &["metrics", "quantiles", "credal", "summary", "manifest"],
     &["compare", "nn"],
     &["backend"],
     &["request"],

@@ -38,6 +38,11 @@ glue_plan <- function(fit, stated, options, backend, cores, progress) {
   .Call(wrap__glue_plan, fit, stated, options, backend, cores, progress)
 }
 
+# src/rust/src/table.rs: the metric table of a manifest
+glue_metrics_table <- function(manifest, options, cores, progress) {
+  .Call(wrap__glue_metrics_table, manifest, options, cores, progress)
+}
+
 # src/rust/src/metrics.rs: metrics
 glue_crps_gaussian <- function(mean, sd, y) .Call(wrap__glue_crps_gaussian, mean, sd, y)
 glue_nll_gaussian <- function(mean, sd, y) .Call(wrap__glue_nll_gaussian, mean, sd, y)

@@ -295,3 +295,58 @@ roc_curve <- function(scores, positive) {
   if (is.null(r)) return(NULL)
   as.data.frame(r)
 }
+
+#' @title Metric table from a manifest of prediction files
+#'
+#' @description Every metric of each prediction a manifest lists, one row per prediction: the long
+#' table that \code{\link{credence_fit}}, \code{\link{plan_realizations}} and the CLI's
+#' \code{credence report} read. The manifest is a CSV file with the keys \code{method} and
+#' \code{realization} (and any of \code{dataset}, \code{n}, \code{shift}, \code{intensity},
+#' \code{train_rep}), the \code{task} (\code{"regression"} or \code{"classification"}) and each
+#' prediction's files in columns named like the CLI's flags: \code{mean} and \code{sd} (a Gaussian,
+#' or an M x N mixture with optional \code{weights}), \code{samples}, or \code{lower} and
+#' \code{upper}, with targets \code{y}; or \code{probs} or \code{logits} with \code{labels}. Files
+#' are \code{.npy}, \code{.npz} (\code{file.npz:name}) or numeric \code{.csv}, relative paths taken
+#' from the manifest's folder. The rows are computed in parallel by the Rust core; the CLI's
+#' \code{credence metrics table MANIFEST --out FILE} writes the same table to a file and resumes an
+#' interrupted run.
+#' @param manifest Path of the manifest.
+#' @param options A named list of options, each left out taking the core's default:
+#'   \code{level} (central probability of the intervals, 0.9), \code{sd_floor} (NLL sd floor,
+#'   none), \code{crps_estimator} (\code{"standard"} or \code{"fair"}), \code{binning}
+#'   (\code{list(kind = "equal_width", bins = 15)} or \code{"equal_mass"}), \code{brier_scale}
+#'   (\code{"sum"}, \code{"half"} or \code{"per_class"}), \code{tolerance} (of probabilities,
+#'   1e-3).
+#' @param cores Threads (\code{NULL}: all cores).
+#' @return A data frame: the keys (text; \code{n}, \code{realization}, \code{intensity} and
+#'   \code{train_rep} as numbers where every value is one), then the metrics (regression:
+#'   \code{crps}, \code{nll}, \code{picp}, \code{mpiw}, \code{interval_score}, \code{rmse},
+#'   \code{covered}, \code{n_test}, \code{miscalibration_area}, \code{rms_calibration_error},
+#'   \code{mean_absolute_calibration_error}, \code{sharpness}, \code{ence}; classification: \code{accuracy}, \code{correct}, \code{nll},
+#'   \code{brier}, \code{ece}, \code{mce}, \code{entropy}, \code{expected_entropy},
+#'   \code{mutual_information}, \code{auroc}, \code{n_test}); \code{NA} where a prediction does
+#'   not define a metric (the CRPS of bare intervals, the NLL of samples). An error naming the
+#'   manifest's line and the file for a bad row.
+#' @examples
+#' dir <- tempfile(); dir.create(dir)
+#' y <- c(0.1, 0.9, 2.2, 2.9)
+#' write.table(y, file.path(dir, "y.csv"), row.names = FALSE, col.names = FALSE)
+#' write.table(y + 0.2, file.path(dir, "mean.csv"), row.names = FALSE, col.names = FALSE)
+#' write.table(rep(0.5, 4), file.path(dir, "sd.csv"), row.names = FALSE, col.names = FALSE)
+#' writeLines(c("method,realization,task,mean,sd,y", "A,0,regression,mean.csv,sd.csv,y.csv"),
+#'            file.path(dir, "manifest.csv"))
+#' metrics_table(file.path(dir, "manifest.csv"))
+#' @export
+metrics_table <- function(manifest, options = list(), cores = NULL) {
+  if (!is.character(manifest) || length(manifest) != 1L) {
+    stop("metrics_table: manifest must be one path", call. = FALSE)
+  }
+  cols <- core("metrics_table", glue_metrics_table(normalizePath(manifest, mustWork = FALSE), options,
+                                                   run_cores(cores), run_progress()))
+  for (k in intersect(c("n", "realization", "intensity", "train_rep"), names(cols))) {
+    as_num <- suppressWarnings(as.numeric(cols[[k]]))
+    if (!anyNA(as_num)) cols[[k]] <- as_num
+  }
+  for (k in intersect(c("covered", "n_test", "correct"), names(cols))) cols[[k]] <- as.integer(cols[[k]])
+  as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE)
+}

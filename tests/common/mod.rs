@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use npyz::WriterBuilder;
 use serde_json::Value;
 
 /// Runs the `credence` binary without `$CREDENCE_DATA` (so a study reads only the data a test
@@ -52,13 +51,7 @@ pub fn rows_without_timing(path: &Path) -> Vec<String> {
     rows
 }
 
-/// Writes `data` as a C-order .npy array of the given shape.
-pub fn write_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
-}
+pub use credence_testkit::predictions::write_npy;
 
 /// A temporary directory holding a test's input files.
 pub struct Files {

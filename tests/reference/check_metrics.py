@@ -45,6 +45,17 @@ Regression (`credence metrics regression`)
     rmse                root mean square of y minus the predictive mean (mixture: weighted
                         mean of the member means; samples: the sample mean; intervals: the
                         midpoint)
+    miscalibration_area, rms_calibration_error, mean_absolute_calibration_error, sharpness
+                        uncertainty-toolbox 0.1.1 (Gaussians, its defaults: 100 proportions,
+                        interval curve) on three fixtures: calibrated, overconfident, biased
+    interval_curve      uncertainty_toolbox.get_proportion_lists(prop_type="interval")
+    quantile_curve      mean(PIT <= p) with scipy.stats.norm.cdf; the toolbox's own
+                        prop_type="quantile" curve counts PIT >= 1 - p, checked as its mirror
+    pit, pit_histogram  scipy.stats.norm.cdf (Gaussian), the weighted sum of member CDFs
+                        (mixture), the share of draws <= y (samples); np.histogram
+    ence                Levi et al. (2022) in numpy: points sorted by sd (stable), 10 groups by
+                        np.array_split, mean |RMV - RMSE| / RMV
+    mixtures and samples: the same curves and measures from their PIT values in numpy
 
 Errors
     bad inputs (negative probability, label out of range, NaN in y, mismatched lengths, ...)
@@ -66,6 +77,7 @@ import time
 
 import numpy as np
 import properscoring
+import uncertainty_toolbox as uct
 from scipy import integrate, optimize, special, stats
 from sklearn.metrics import (
     accuracy_score,
@@ -110,6 +122,15 @@ class Checks:
 
     def equal(self, name, got, want):
         return self.ok(name, got == want, f"got {got!r}, want {want!r}")
+
+    def close_all(self, name, got, want, rtol=RTOL, atol=ATOL):
+        """Arrays of the same shape, elementwise within atol + rtol |want|."""
+        got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+        if got.shape != want.shape:
+            return self.ok(name, False, f"shape {got.shape}, want {want.shape}")
+        diff = np.abs(got - want) - (atol + rtol * np.abs(want))
+        k = int(np.argmax(diff))
+        return self.ok(name, bool(np.all(diff <= 0)), f"at {k}: got {got.flat[k]!r}, want {want.flat[k]!r}")
 
 
 class Cli:
@@ -669,12 +690,107 @@ def check_intervals(c, cli, rng):
         check_interval_metrics(c, name, out, lo, hi, y, level, (lo + hi) / 2)
 
 
+def ence_reference(sd, residual, bins=10):
+    order = np.argsort(sd, kind="stable")
+    total = 0.0
+    for group in np.array_split(order, bins):
+        rmv = np.sqrt(np.mean(sd[group] ** 2))
+        rmse = np.sqrt(np.mean(residual[group] ** 2))
+        total += abs(rmv - rmse) / rmv
+    return total / bins
+
+
+def check_calibration_from_pit(c, name, out, pit, sd, residual):
+    """The curves and measures of `out` against numpy computations from the PIT values."""
+    p = np.linspace(0, 1, 100)
+    c.close_all(f"{name}: pit", np.array(out["pit"]), pit, 1e-12, 1e-15)
+    hist = np.histogram(pit, bins=10, range=(0, 1))[0]
+    c.equal(f"{name}: pit_histogram vs np.histogram", out["pit_histogram"], hist.tolist())
+    inside = (np.abs(pit[:, None] - 0.5) <= p[None, :] / 2).mean(axis=0)
+    below = (pit[:, None] <= p[None, :]).mean(axis=0)
+    c.close_all(f"{name}: interval_curve", np.array(out["interval_curve"]["observed"]), inside, 0, 1e-15)
+    c.close_all(f"{name}: quantile_curve", np.array(out["quantile_curve"]["observed"]), below, 0, 1e-15)
+    c.close_all(f"{name}: expected proportions = np.linspace(0, 1, 100)", np.array(out["interval_curve"]["expected"]), p, 0, 0)
+    gap = inside - p
+    c.close(f"{name}: mean_absolute_calibration_error", out["mean_absolute_calibration_error"], np.abs(gap).mean())
+    c.close(f"{name}: rms_calibration_error", out["rms_calibration_error"], np.sqrt((gap ** 2).mean()))
+    area = uct.metrics_calibration.miscalibration_area_from_proportions(p, inside)
+    c.close(f"{name}: miscalibration_area vs the toolbox's area of the curve", out["miscalibration_area"], area)
+    c.close(f"{name}: sharpness", out["sharpness"], np.sqrt(np.mean(sd ** 2)))
+    c.close(f"{name}: ence vs Levi et al. in numpy", out["ence"], ence_reference(sd, residual))
+
+
+def check_regression_calibration(c, cli, rng):
+    """Calibration measures against uncertainty-toolbox 0.1.1 (Gaussians) and numpy (mixtures,
+    samples) on fixtures of each kind."""
+    n = 1500
+    p = np.linspace(0, 1, 100)
+    fixtures = {
+        "calibrated": (0.0, 1.0),  # bias, sd scale of the prediction against the truth
+        "overconfident": (0.0, 0.5),
+        "biased underconfident": (0.4, 1.8),
+    }
+    for label, (bias, scale) in fixtures.items():
+        mu = rng.normal(scale=2.0, size=n)
+        sd = rng.uniform(0.2, 1.5, size=n)
+        y = mu + bias + sd * rng.standard_normal(n)
+        pred_sd = scale * sd
+        name = f"calibration gaussian {label}"
+        out = cli.json(c, name, "regression", "--mean", cli.save(f"cal_{label}_mu.npy", mu),
+                       "--sd", cli.save(f"cal_{label}_sd.npy", pred_sd), "--y", cli.save(f"cal_{label}_y.npy", y))
+        if out is None:
+            continue
+        args = (mu, pred_sd, y)
+        c.close(f"{name}: miscalibration_area vs uct", out["miscalibration_area"], uct.miscalibration_area(*args))
+        c.close(f"{name}: rms_calibration_error vs uct", out["rms_calibration_error"],
+                uct.root_mean_squared_calibration_error(*args))
+        c.close(f"{name}: mean_absolute_calibration_error vs uct", out["mean_absolute_calibration_error"],
+                uct.mean_absolute_calibration_error(*args))
+        c.close(f"{name}: sharpness vs uct", out["sharpness"], uct.sharpness(pred_sd))
+        exp, obs = uct.get_proportion_lists(*args, prop_type="interval")
+        c.close_all(f"{name}: interval_curve vs uct", np.array(out["interval_curve"]["observed"]), np.array(obs), 0, 1e-15)
+        _, obs_q = uct.get_proportion_lists(*args, prop_type="quantile")
+        ours_q = np.array(out["quantile_curve"]["observed"])
+        c.close_all(f"{name}: uct's quantile curve is the mirror 1 - ours(1 - p)", np.array(obs_q), 1 - ours_q[::-1],
+                    0, 1.5 / n)
+        check_calibration_from_pit(c, name, out, stats.norm.cdf(y, mu, pred_sd), pred_sd, y - mu)
+
+    m = 4
+    mu = rng.normal(scale=2.0, size=(m, n))
+    sd = rng.uniform(0.3, 1.2, size=(m, n))
+    y = mu.mean(axis=0) + 1.3 * rng.standard_normal(n)
+    w = np.full(m, 1.0 / m)
+    name = "calibration mixture"
+    out = cli.json(c, name, "regression", "--mean", cli.save("calmix_mu.npy", mu), "--sd", cli.save("calmix_sd.npy", sd),
+                   "--y", cli.save("calmix_y.npy", y))
+    if out is not None:
+        pit = (w[:, None] * stats.norm.cdf(y[None], mu, sd)).sum(axis=0)
+        mean = w @ mu
+        mix_sd = np.sqrt(np.maximum(w @ (sd ** 2 + mu ** 2) - mean ** 2, 0))
+        check_calibration_from_pit(c, name, out, pit, mix_sd, y - mean)
+    s = 40
+    x = rng.normal(size=n) + rng.standard_normal((s, n))
+    y = x.mean(axis=0) + 1.2 * rng.standard_normal(n)
+    name = "calibration samples"
+    out = cli.json(c, name, "regression", "--samples", cli.save("calsamples.npy", x), "--y", cli.save("calsamples_y.npy", y))
+    if out is not None:
+        check_calibration_from_pit(c, name, out, (x <= y[None]).mean(axis=0), x.std(axis=0), y - x.mean(axis=0))
+    lo, hi = y - 1.0, y + 1.0
+    out = cli.json(c, "calibration intervals", "regression", "--lower", cli.save("calint_lo.npy", lo),
+                   "--upper", cli.save("calint_hi.npy", hi), "--y", cli.save("calint_y.npy", y))
+    if out is not None:
+        for key in ("miscalibration_area", "rms_calibration_error", "mean_absolute_calibration_error", "sharpness", "ence"):
+            c.equal(f"calibration intervals: {key} is null", out[key], None)
+        c.ok("calibration intervals: no PIT", "pit" not in out)
+
+
 def check_regression(c, cli):
     rng = np.random.default_rng(7)
     check_gaussian(c, cli, rng)
     check_mixture(c, cli, rng)
     check_samples(c, cli, rng)
     check_intervals(c, cli, rng)
+    check_regression_calibration(c, cli, np.random.default_rng(8))
 
 
 # --------------------------------------------------------------------------------------

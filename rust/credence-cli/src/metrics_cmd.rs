@@ -1,17 +1,20 @@
 //! `credence metrics classification|regression`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use credence::io::{ProbArray, read_array};
+use credence::ClassProbs;
+use credence::io::read_array;
+use credence::manifest::{
+    ClassificationFiles, Manifest, MetricsTableOptions, RegressionFiles, in_file, write_metrics_table,
+};
 use credence::metrics::{
     Binning, BrierScale, ClassificationOptions, CrpsEstimator, DEFAULT_NLL_EPS, RegressionOptions, Uncertainty,
-    evaluate_classification, evaluate_regression, fit_temperature, logits_from_probs,
+    fit_temperature, logits_from_probs,
 };
-use credence::predictive::{check_labels, check_outcomes};
-use credence::{ClassProbs, Error, Gaussian, GaussianMixture, Intervals, Real, RegressionPredictive, Samples};
-use serde_json::{Value, json};
+use credence::predictive::check_labels;
+use serde_json::json;
 
 use crate::table::{number, render};
 
@@ -24,6 +27,46 @@ pub enum MetricsCommand {
     Regression(RegressionArgs),
     /// Fit a temperature T on validation logits (softmax(logits / T) minimises the NLL).
     Temperature(TemperatureArgs),
+    /// The metric table of a manifest of prediction files (one row per method x realization),
+    /// as `credence fit`, `plan` and `report` read it; resumed where an earlier run stopped.
+    Table(TableArgs),
+}
+
+/// Arguments of `credence metrics table`.
+#[derive(Debug, Args)]
+pub struct TableArgs {
+    /// The manifest: CSV with method, realization (and dataset, n, shift, intensity,
+    /// train_rep), task, and the files of each prediction in columns named like the flags of
+    /// `credence metrics regression` / `classification` (docs/manifest.md).
+    manifest: PathBuf,
+    /// The metric table to write (CSV); an earlier run's table or journal at this path is
+    /// resumed when its settings are the same.
+    #[arg(long)]
+    out: PathBuf,
+    /// Central probability of the prediction intervals (default 0.9).
+    #[arg(long)]
+    level: Option<f64>,
+    /// Floor for predictive sds in the NLL (default none).
+    #[arg(long)]
+    sd_floor: Option<f64>,
+    /// Sample CRPS estimator: standard (default) or fair.
+    #[arg(long)]
+    crps_estimator: Option<CrpsEstimator>,
+    /// Number of calibration bins (default 15).
+    #[arg(long)]
+    bins: Option<usize>,
+    /// Calibration bins: width (default) or mass.
+    #[arg(long)]
+    binning: Option<String>,
+    /// Scale of the Brier score: sum (default), half or per_class.
+    #[arg(long)]
+    brier_scale: Option<BrierScale>,
+    /// Tolerance for probabilities outside [0, 1] and row sums away from 1.
+    #[arg(long)]
+    tolerance: Option<f64>,
+    /// No progress bar or progress lines.
+    #[arg(long)]
+    quiet: bool,
 }
 
 /// Arguments of `credence metrics temperature`.
@@ -142,28 +185,52 @@ pub fn run(cmd: MetricsCommand) -> Result<()> {
         MetricsCommand::Classification(a) => classification(a),
         MetricsCommand::Regression(a) => regression(a),
         MetricsCommand::Temperature(a) => temperature(a),
+        MetricsCommand::Table(a) => table(a),
     }
 }
 
-/// Attaches the file name to errors raised while validating an array read from it.
-fn from_file<T>(r: credence::Result<T>, path: &str) -> credence::Result<T> {
-    r.map_err(|e| match e {
-        e @ (Error::Io { .. } | Error::Format { .. } | Error::InFile { .. }) => e,
-        e => e.in_file(path),
+/// The table options from the flags, the core's defaults for those not given.
+fn table_options(a: &TableArgs) -> Result<MetricsTableOptions> {
+    let d = MetricsTableOptions::default();
+    let binning = match (&a.binning, a.bins) {
+        (None, None) => d.binning,
+        (kind, bins) => Binning::from_kind(kind.as_deref().unwrap_or("width"), bins.unwrap_or(d.binning.n_bins()))?,
+    };
+    Ok(MetricsTableOptions {
+        level: a.level.unwrap_or(d.level),
+        sd_floor: a.sd_floor.or(d.sd_floor),
+        crps_estimator: a.crps_estimator.unwrap_or(d.crps_estimator),
+        binning,
+        brier_scale: a.brier_scale.unwrap_or(d.brier_scale),
+        tolerance: a.tolerance.unwrap_or(d.tolerance),
     })
+}
+
+fn table(a: TableArgs) -> Result<()> {
+    let opts = table_options(&a)?;
+    let manifest = Manifest::read(&a.manifest)?;
+    let run = crate::output::with_row_progress("rows", a.quiet, |progress| {
+        write_metrics_table(&manifest, &opts, &a.out, progress)
+    })??;
+    if !a.quiet {
+        eprintln!(
+            "{}: {} rows ({} computed, {} from an earlier run), {} task",
+            a.out.display(),
+            run.rows,
+            run.computed,
+            run.reused,
+            manifest.task.name()
+        );
+    }
+    Ok(())
 }
 
 fn classification(a: ClassificationArgs) -> Result<()> {
     let inputs: Vec<&Path> = [&a.probs, &a.logits].iter().filter_map(|p| p.as_deref().map(Path::new)).collect();
     let inputs = [inputs, vec![Path::new(&a.labels)]].concat();
     crate::output::guard(&inputs, &[("--html", a.html.as_deref().map(Path::new))])?;
-    let (path, logits) = match (&a.probs, &a.logits) {
-        (Some(p), _) => (p.as_str(), false),
-        (None, Some(l)) => (l.as_str(), true),
-        (None, None) => bail!("one of --probs or --logits is required"),
-    };
-    let array = from_file(ProbArray::from_num(read_array(path)?, if logits { "logits" } else { "probs" }), path)?;
-    let labels = from_file(read_array(&a.labels)?.into_labels(), &a.labels)?;
+    let files = ClassificationFiles { probs: a.probs.clone(), logits: a.logits.clone(), labels: a.labels.clone() };
+    let path = files.probs.as_deref().or(files.logits.as_deref()).unwrap_or_default();
     let opts = ClassificationOptions {
         binning: Binning::from_kind(&a.binning, a.bins)?,
         brier_scale: a.brier_scale,
@@ -176,15 +243,7 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         threshold: a.threshold,
         ..Default::default()
     };
-    let (n, k) = match &array {
-        ProbArray::F32(p) => (p.dim().1, p.dim().2),
-        ProbArray::F64(p) => (p.dim().1, p.dim().2),
-    };
-    from_file(check_labels(&labels, n, k), &a.labels)?;
-    let report = match array {
-        ProbArray::F32(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
-        ProbArray::F64(p) => classify(p, logits, &labels, &opts, a.tolerance, path)?,
-    };
+    let report = files.evaluate(&opts, a.tolerance)?;
     if let Some(page) = &a.html {
         let figures = credence_report::plots::classification::report_figures(path, &report);
         let html = credence_report::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures);
@@ -269,17 +328,17 @@ fn temperature(a: TemperatureArgs) -> Result<()> {
         (None, Some(p)) => (p.as_str(), false),
         (None, None) => bail!("one of --logits or --probs is required"),
     };
-    let x = from_file(read_array(path)?.into_matrix(if is_logits { "logits" } else { "probs" }), path)?;
-    let labels = from_file(read_array(&a.labels)?.into_labels(), &a.labels)?;
-    from_file(check_labels(&labels, x.nrows(), x.ncols()), &a.labels)?;
+    let x = in_file(read_array(path)?.into_matrix(if is_logits { "logits" } else { "probs" }), path)?;
+    let labels = in_file(read_array(&a.labels)?.into_labels(), &a.labels)?;
+    in_file(check_labels(&labels, x.nrows(), x.ncols()), &a.labels)?;
     let logits = if is_logits {
         x
     } else {
         // Validate as probabilities first, so that logits passed as --probs are caught.
-        let probs = from_file(ClassProbs::from_single(x), path)?;
+        let probs = in_file(ClassProbs::from_single(x), path)?;
         logits_from_probs(probs.mean_probs().view(), DEFAULT_NLL_EPS)
     };
-    let fit = from_file(fit_temperature(logits.view(), &labels), path)?;
+    let fit = in_file(fit_temperature(logits.view(), &labels), path)?;
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&fit)?);
         return Ok(());
@@ -297,55 +356,27 @@ fn temperature(a: TemperatureArgs) -> Result<()> {
     Ok(())
 }
 
-fn classify<T: Real>(
-    p: credence::ndarray::Array3<T>,
-    logits: bool,
-    labels: &[usize],
-    opts: &ClassificationOptions,
-    tol: f64,
-    path: &str,
-) -> Result<credence::metrics::ClassificationReport> {
-    let probs = from_file(if logits { ClassProbs::from_logits(p) } else { ClassProbs::with_tolerance(p, tol) }, path)?;
-    Ok(evaluate_classification(&probs, labels, opts)?)
-}
-
 fn regression(a: RegressionArgs) -> Result<()> {
-    let y = from_file(read_array(&a.y)?.into_vec("y"), &a.y)?;
-    let opts = RegressionOptions { level: a.level, sd_floor: a.sd_floor, crps_estimator: a.crps_estimator };
-    let (kind, metrics) = if let (Some(mp), Some(sp)) = (&a.mean, &a.sd) {
-        let (mean, sd) = (read_array(mp)?, read_array(sp)?);
-        match mean.shape().len() {
-            1 => {
-                let g = Gaussian::new(from_file(mean.into_vec("mean"), mp)?, from_file(sd.into_vec("sd"), sp)?)
-                    .with_context(|| format!("{mp} / {sp}"))?;
-                ("gaussian", evaluate(&g, &y, &opts, &a.y)?)
-            }
-            2 => {
-                let weights = match &a.weights {
-                    Some(w) => Some(from_file(read_array(w)?.into_vec("weights"), w)?),
-                    None => None,
-                };
-                let mix = GaussianMixture::new(
-                    from_file(mean.into_matrix("mean"), mp)?,
-                    from_file(sd.into_matrix("sd"), sp)?,
-                    weights,
-                )
-                .with_context(|| format!("{mp} / {sp}"))?;
-                ("mixture", evaluate(&mix, &y, &opts, &a.y)?)
-            }
-            _ => bail!("{mp}: mean has shape {:?}, expected N or M x N", mean.shape()),
-        }
-    } else if let Some(sp) = &a.samples {
-        let s = from_file(Samples::new(from_file(read_array(sp)?.into_matrix("samples"), sp)?), sp)?;
-        ("samples", evaluate(&s, &y, &opts, &a.y)?)
-    } else if let (Some(lp), Some(up)) = (&a.lower, &a.upper) {
-        let lower = from_file(read_array(lp)?.into_vec("lower"), lp)?;
-        let upper = from_file(read_array(up)?.into_vec("upper"), up)?;
-        let iv = Intervals::new(lower, upper, a.level).with_context(|| format!("{lp} / {up}"))?;
-        ("intervals", evaluate(&iv, &y, &opts, &a.y)?)
-    } else {
-        bail!("give a prediction: --mean/--sd, --samples, or --lower/--upper");
+    let files = RegressionFiles {
+        mean: a.mean.clone(),
+        sd: a.sd.clone(),
+        weights: a.weights.clone(),
+        samples: a.samples.clone(),
+        lower: a.lower.clone(),
+        upper: a.upper.clone(),
+        y: a.y.clone(),
     };
+    let opts = RegressionOptions { level: a.level, sd_floor: a.sd_floor, crps_estimator: a.crps_estimator };
+    let (pred, y) = files.read(a.level)?;
+    let kind = pred.kind();
+    let report = pred.evaluate(&y, &opts, &a.y)?;
+    let mut metrics = serde_json::to_value(report.metrics)?;
+    if let Some(c) = &report.calibration {
+        metrics["pit"] = json!(c.pit);
+        metrics["pit_histogram"] = json!(c.pit_histogram);
+        metrics["interval_curve"] = serde_json::to_value(&c.interval_curve)?;
+        metrics["quantile_curve"] = serde_json::to_value(&c.quantile_curve)?;
+    }
     if a.json {
         let mut out = metrics;
         out["prediction"] = json!(kind);
@@ -354,7 +385,21 @@ fn regression(a: RegressionArgs) -> Result<()> {
         return Ok(());
     }
     let mut rows = vec![vec!["metric".into(), "value".into()]];
-    for key in ["crps", "nll", "picp", "mpiw", "interval_score", "rmse", "covered", "n"] {
+    for key in [
+        "crps",
+        "nll",
+        "picp",
+        "mpiw",
+        "interval_score",
+        "rmse",
+        "covered",
+        "n",
+        "miscalibration_area",
+        "rms_calibration_error",
+        "mean_absolute_calibration_error",
+        "sharpness",
+        "ence",
+    ] {
         let cell = match metrics[key].as_u64() {
             Some(count) => count.to_string(),
             None => number(metrics[key].as_f64()),
@@ -364,10 +409,4 @@ fn regression(a: RegressionArgs) -> Result<()> {
     outln!("{kind} prediction, central {:.0}% interval\n", 100.0 * a.level);
     out!("{}", render(&rows));
     Ok(())
-}
-
-fn evaluate<P: RegressionPredictive>(pred: &P, y: &[f64], opts: &RegressionOptions, y_path: &str) -> Result<Value> {
-    from_file(check_outcomes(y, pred.n_points()), y_path)?;
-    let report = evaluate_regression(pred, y, opts)?;
-    Ok(serde_json::to_value(report.metrics)?)
 }

@@ -112,3 +112,38 @@ pub(crate) fn with_progress<T>(message: &str, work: impl FnOnce(&(dyn Fn(u64, u6
     bar.finish_and_clear();
     Ok(out)
 }
+
+/// Runs `work` over rows (a manifest's) with a progress bar on a terminal, one line at the end
+/// without one when it took over [`SHOW_AFTER`] seconds (count and time), nothing when `quiet`; Ctrl-C (or SIGTERM) asks the core to
+/// stop after the rows in flight ([`credence::interrupt`]), a second Ctrl-C quits at once.
+pub(crate) fn with_row_progress<T>(
+    what: &str,
+    quiet: bool,
+    work: impl FnOnce(&(dyn Fn(u64, u64) + Sync)) -> T,
+) -> Result<T> {
+    credence::interrupt::clear();
+    ctrlc::set_handler(|| {
+        if credence::interrupt::requested() {
+            eprintln!("\nstopped");
+            std::process::exit(130);
+        }
+        credence::interrupt::request();
+        eprintln!("\nstopping after the rows in flight (Ctrl-C again to quit now)");
+    })?;
+    let start = std::time::Instant::now();
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template(&format!(
+        "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what}, ETA {{eta}}"
+    ))?);
+    let lines = !quiet && bar.is_hidden();
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let out = work(&progress);
+    bar.finish_and_clear();
+    if lines && start.elapsed().as_secs_f64() > SHOW_AFTER {
+        eprintln!("{} {what} in {:.1} s", bar.position(), start.elapsed().as_secs_f64());
+    }
+    Ok(out)
+}

@@ -24,8 +24,9 @@ pub enum Format {
 /// Arguments of `credence report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Long metric table (e.g. from `credence study`): columns n, method, realization, the
-    /// metrics, and optionally dataset.
+    /// Long metric table (e.g. from `credence study` or `credence metrics table`): columns n,
+    /// method, realization, the metrics, and optionally dataset; or a manifest of prediction
+    /// files (a `task` column), whose table is computed first with the default options.
     results: PathBuf,
     /// Output file.
     #[arg(long)]
@@ -124,9 +125,24 @@ fn report_with_bar(results: &Path, options: &ReportOptions, quiet: bool) -> Resu
             s.1 = std::time::Instant::now();
         }
     };
-    let report = Report::from_path_with_progress(results, options, &progress);
+    let report =
+        credence_report::report::build_report_with_progress(&metric_table(results, quiet)?, options, &progress);
     bar.finish_and_clear();
     Ok(report?)
+}
+
+/// The metric table at `path`, or a manifest's table computed from its prediction files (with
+/// its own progress bar).
+fn metric_table(path: &Path, quiet: bool) -> Result<credence::io::Table> {
+    let table = credence::io::Table::read(path)?;
+    if !credence::manifest::Manifest::is_manifest(&table) {
+        return Ok(table);
+    }
+    let manifest = credence::manifest::Manifest::from_table(path, &table)?;
+    let opts = credence::manifest::MetricsTableOptions::default();
+    Ok(crate::output::with_row_progress("manifest rows", quiet, |progress| {
+        credence::manifest::metrics_table(&manifest, &opts, progress)
+    })??)
 }
 
 /// The fits of a report in words: "12 fits" or "10 fits and 2 across-data-sets fits".

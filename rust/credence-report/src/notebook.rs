@@ -3,7 +3,8 @@
 //! In an evcxr Jupyter notebook, call [`setup`] once (it loads plotly.js from the copy inside
 //! the binary; no internet), bring [`EvcxrDisplay`] into scope, and a cell that ends with a
 //! [`Fit`] (or its [`FitSummary`]), an across-data-sets fit ([`AcrossFit`] or its
-//! [`AcrossSummary`]), a [`Report`], a metric table ([`MetricTable`]), an MDD
+//! [`AcrossSummary`]), a [`Report`], a metric table ([`MetricTable`]; a long table, as
+//! `credence::manifest::metrics_table` gives it, [`credence::io::Table`]), an MDD
 //! curve, a credal evaluation ([`CredalReport`]), a ranking over lambda
 //! (`Vec<`[`LambdaRanking`]`>`), a quantile-interval table ([`QuantileTable`]) or an experiment
 //! plan ([`Plan`]) renders as HTML;
@@ -71,6 +72,36 @@ pub trait EvcxrDisplay {
         emit("text/html", &self.to_html());
     }
 }
+
+/// A long table (a manifest's metric table, a study's results) as HTML, its first
+/// [`TABLE_ROWS`] rows and a count of the rest.
+impl EvcxrDisplay for credence::io::Table {
+    fn to_html(&self) -> String {
+        let columns: Vec<Vec<Option<String>>> =
+            self.columns().iter().map(|c| self.text(c).unwrap_or_default()).collect();
+        let mut out = String::from("<table class=\"credence-table\"><thead><tr>");
+        for c in self.columns() {
+            let _ = write!(out, "<th>{}</th>", escape(c));
+        }
+        out.push_str("</tr></thead><tbody>");
+        for i in 0..self.n_rows().min(TABLE_ROWS) {
+            out.push_str("<tr>");
+            for col in &columns {
+                let cell = col.get(i).cloned().flatten().unwrap_or_else(|| "NA".into());
+                let _ = write!(out, "<td>{}</td>", escape(&cell));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table>");
+        if self.n_rows() > TABLE_ROWS {
+            let _ = write!(out, "<p>... and {} more rows</p>", self.n_rows() - TABLE_ROWS);
+        }
+        out
+    }
+}
+
+/// The rows a [`credence::io::Table`] shows in a notebook.
+pub const TABLE_ROWS: usize = 30;
 
 /// The metric summaries of one data set and metric as a method x n table.
 #[derive(Debug, Clone, PartialEq)]

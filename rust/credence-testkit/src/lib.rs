@@ -2,13 +2,15 @@
 //! measures the same thing judge the same tables: deterministic simulated metric tables
 //! ([`fit_data`]), the design families of the clean-fit standard ([`design_families`]) and the
 //! simulation-based calibration cases ([`sbc_cases`]), tables of one metric on several data
-//! sets ([`across_data`]), the finite-difference check of a gradient ([`gradients`]) and the
-//! tests' input stream ([`lcg_uniforms`]). Not published; a dev-dependency only.
+//! sets ([`across_data`]), the finite-difference check of a gradient ([`gradients`]),
+//! prediction files with their manifest ([`predictions`]) and the tests' input stream
+//! ([`lcg_uniforms`]). Not published; a dev-dependency only.
 
 pub mod across_data;
 pub mod design_families;
 pub mod fit_data;
 pub mod gradients;
+pub mod predictions;
 pub mod sbc_cases;
 
 /// The tests' input stream: a 64-bit LCG (Knuth's MMIX constants) as uniforms in [0, 1) with

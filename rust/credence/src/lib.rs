@@ -8,7 +8,7 @@
 //! | foundation | [`error`], [`special`], [`seeds`], [`limits`], [`interrupt`] | typed errors, special functions, seeded streams, resource limits, stop requests and thread counts |
 //! | inputs | [`io`] | `.npy`/`.npz`/CSV arrays and long tables, checked |
 //! | predictions | [`predictive`] | predictive distributions and their scores (CRPS, NLL, quantiles) |
-//! | metrics | [`metrics`], [`quantiles`], [`credal`], [`summary`] | uncertainty metrics, distribution-free quantile intervals, credal sets, summaries of a metric table |
+//! | metrics | [`metrics`], [`quantiles`], [`credal`], [`summary`], [`manifest`] | uncertainty metrics, distribution-free quantile intervals, credal sets, summaries of a metric table, the metric table of a manifest of prediction files |
 //! | comparison | [`compare`], [`nn`] | the hierarchical models, their samplers, fits ([`compare::FitSummary`]) and plans; the study's small network |
 //! | devices | [`backend`] | the same computations on a GPU (CUDA kernels in `kernels/`), the CPU as reference |
 //! | requests | [`request`] | the one request every face fills: model, sampler, backend, defaults and refusals |
@@ -58,6 +58,7 @@ pub mod error;
 pub mod interrupt;
 pub mod io;
 pub mod limits;
+pub mod manifest;
 pub mod metrics;
 pub mod nn;
 pub mod predictive;

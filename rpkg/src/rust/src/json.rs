@@ -132,7 +132,9 @@ pub(crate) fn request(x: &Robj) -> R<FitRequest> {
 pub(crate) fn with_defaults<T: Default + Serialize + DeserializeOwned>(x: &Robj, what: &str) -> R<T> {
     let given = match from_r(x)? {
         Value::Object(m) => m,
+        // `list()`: an empty list has no names, so it arrives as an empty array.
         Value::Null => Map::new(),
+        Value::Array(a) if a.is_empty() => Map::new(),
         _ => return Err(format!("{what} must be a named list")),
     };
     let base = serde_json::to_value(T::default()).map_err(|e| e.to_string())?;

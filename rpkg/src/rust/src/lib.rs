@@ -16,6 +16,7 @@ mod plan;
 mod quantiles;
 mod study;
 mod summary;
+mod table;
 mod worker;
 
 /// Maps a core error (or any displayable error) to the message R shows.
@@ -48,5 +49,6 @@ extendr_module! {
     use quantiles;
     use study;
     use summary;
+    use table;
     fn glue_panic_for_tests;
 }

@@ -207,3 +207,22 @@ fn across_summary_shows_p_best_and_pairs_escaped() {
     let first = &s.sentences("", credence::compare::SETTLED_LEVEL).unwrap()[0];
     assert!(html.contains(&format!("<li>{}</li>", crate::plots::html::escape(first))));
 }
+
+/// A long table shows its first rows, escaped, missing cells as NA, and counts the rest.
+#[test]
+fn a_long_table_shows_its_first_rows() {
+    let n = super::TABLE_ROWS + 5;
+    let table = Table::from_columns(
+        "t.csv",
+        vec![
+            ("method".into(), (0..n).map(|i| if i == 0 { "<b>".into() } else { format!("M{i}") }).collect()),
+            ("crps".into(), (0..n).map(|i| if i == 1 { "NA".into() } else { format!("0.{i}") }).collect()),
+        ],
+    )
+    .unwrap();
+    let html = table.to_html();
+    assert!(html.starts_with("<table class=\"credence-table\">") && html.contains("<th>crps</th>"));
+    assert!(html.contains("<td>&lt;b&gt;</td>") && html.contains("<td>NA</td>") && html.contains("<td>0.2</td>"));
+    assert_eq!(html.matches("<tr>").count(), 1 + super::TABLE_ROWS);
+    assert!(html.contains("... and 5 more rows"), "{html}");
+}

@@ -12,6 +12,7 @@ pub mod brier;
 pub mod calibration;
 pub mod classification;
 pub mod regression;
+pub mod regression_calibration;
 pub mod roc;
 pub mod selective;
 pub mod temperature;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::crps::CrpsEstimator;
 use super::interval::interval_score;
+use super::regression_calibration::{RegressionCalibration, regression_calibration};
 use crate::error::{Error, Result};
 use crate::predictive::RegressionPredictive;
 use crate::special::det_mean;
@@ -65,6 +66,17 @@ pub struct RegressionMetrics {
     pub covered: usize,
     /// Number of test points.
     pub n: usize,
+    /// Area between the interval calibration curve and the diagonal (`None` for bare
+    /// intervals; [`super::regression_calibration`]).
+    pub miscalibration_area: Option<f64>,
+    /// Root mean squared calibration error of the interval curve.
+    pub rms_calibration_error: Option<f64>,
+    /// Mean absolute calibration error of the interval curve.
+    pub mean_absolute_calibration_error: Option<f64>,
+    /// sqrt(mean sigma^2) of the predictive sds.
+    pub sharpness: Option<f64>,
+    /// Expected normalised calibration error (Levi et al. 2022).
+    pub ence: Option<f64>,
 }
 
 /// Per-point values and their aggregates.
@@ -74,9 +86,12 @@ pub struct RegressionReport {
     pub metrics: RegressionMetrics,
     /// Per-point values.
     pub points: RegressionPoints,
+    /// PIT values and calibration curves (`None` for bare intervals).
+    pub calibration: Option<RegressionCalibration>,
 }
 
-/// Computes CRPS, NLL, PICP, MPIW, interval score and RMSE of `pred` against outcomes `y`.
+/// Computes CRPS, NLL, PICP, MPIW, interval score, RMSE and the calibration measures
+/// ([`super::regression_calibration`]) of `pred` against outcomes `y`.
 /// A metric that is not finite at some point (or whose mean overflows) is an error naming it
 /// and the point, never a NaN or infinite value.
 ///
@@ -126,6 +141,8 @@ pub fn evaluate_regression<P: RegressionPredictive>(
     let widths: Vec<f64> = points.upper.iter().zip(&points.lower).map(|(u, l)| u - l).collect();
     let squares: Vec<f64> = points.residual.iter().map(|r| r * r).collect();
     let mean = |metric: &str, values: &[f64]| finite_mean(metric, values, pred, y);
+    let calibration = regression_calibration(pred, y)?;
+    let c = calibration.as_ref();
     let metrics = RegressionMetrics {
         crps: points.crps.as_deref().map(|v| mean("crps", v)).transpose()?,
         nll: points.nll.as_deref().map(|v| mean("nll", v)).transpose()?,
@@ -135,8 +152,13 @@ pub fn evaluate_regression<P: RegressionPredictive>(
         rmse: mean("squared error", &squares)?.sqrt(),
         covered,
         n,
+        miscalibration_area: c.map(|c| c.miscalibration_area),
+        rms_calibration_error: c.map(|c| c.rms_calibration_error),
+        mean_absolute_calibration_error: c.map(|c| c.mean_absolute_calibration_error),
+        sharpness: c.map(|c| c.sharpness),
+        ence: c.map(|c| c.ence),
     };
-    Ok(RegressionReport { metrics, points })
+    Ok(RegressionReport { metrics, points, calibration })
 }
 
 /// A number for a message: scientific beyond 1e6, so 1e300 is not 300 digits.

@@ -30,6 +30,16 @@ pub trait RegressionPredictive: Sync {
     fn fixed_level(&self) -> Option<f64> {
         None
     }
+    /// The probability integral transform of every point, F_i(y\[i\]) under the predictive
+    /// CDF (samples: the share of draws <= y); `None` where no CDF exists (bare intervals).
+    fn pit_all(&self, _y: &[f64]) -> Option<Vec<f64>> {
+        None
+    }
+    /// The predictive sd of every point (a mixture's of its moments; samples' population sd);
+    /// `None` where none exists (bare intervals).
+    fn sd_all(&self) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 /// A Gaussian predictive distribution N(mean, sd^2) per point: heteroscedastic networks, a
@@ -83,6 +93,12 @@ impl RegressionPredictive for Gaussian {
     fn central_interval(&self, i: usize, level: f64) -> (f64, f64) {
         let half = norm_quantile(0.5 + 0.5 * level) * self.sd[i];
         (self.mean[i] - half, self.mean[i] + half)
+    }
+    fn pit_all(&self, y: &[f64]) -> Option<Vec<f64>> {
+        Some(y.iter().zip(&self.mean).zip(&self.sd).map(|((y, m), s)| crate::special::norm_cdf((y - m) / s)).collect())
+    }
+    fn sd_all(&self) -> Option<Vec<f64>> {
+        Some(self.sd.clone())
     }
 }
 
@@ -205,6 +221,16 @@ impl RegressionPredictive for GaussianMixture {
             mixture_quantile_unchecked(&self.weights, &m, &s, 1.0 - tail),
         )
     }
+    fn pit_all(&self, y: &[f64]) -> Option<Vec<f64>> {
+        let pit = |(i, y): (usize, &f64)| {
+            let (m, s) = (self.means.column(i), self.sds.column(i));
+            self.weights.iter().zip(m.iter().zip(s)).map(|(w, (m, s))| w * crate::special::norm_cdf((y - m) / s)).sum()
+        };
+        Some(y.par_iter().enumerate().map(pit).collect())
+    }
+    fn sd_all(&self) -> Option<Vec<f64>> {
+        Some(self.moment_matched().sd)
+    }
 }
 
 /// S predictive draws per point (MC samples without a likelihood head, quantile regressors'
@@ -285,6 +311,21 @@ impl RegressionPredictive for Samples {
         let d = self.sorted_draws(i);
         let tail = 0.5 * (1.0 - level);
         (sample_quantile(d, tail), sample_quantile(d, 1.0 - tail))
+    }
+    fn pit_all(&self, y: &[f64]) -> Option<Vec<f64>> {
+        let share = |(i, y): (usize, &f64)| {
+            let d = self.sorted_draws(i);
+            d.partition_point(|x| x <= y) as f64 / d.len() as f64
+        };
+        Some(y.par_iter().enumerate().map(share).collect())
+    }
+    fn sd_all(&self) -> Option<Vec<f64>> {
+        let sd = |i: usize| {
+            let d = self.sorted_draws(i);
+            let mean = d.iter().sum::<f64>() / d.len() as f64;
+            (d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / d.len() as f64).sqrt()
+        };
+        Some((0..self.n_points()).into_par_iter().map(sd).collect())
     }
 }
 

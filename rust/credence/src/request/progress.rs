@@ -31,6 +31,11 @@ impl Progress {
         Self { what: "Planning", unit: "simulated fits", ..Self::fit(always) }
     }
 
+    /// A metric table's progress: the rows of its manifest.
+    pub fn rows(always: bool) -> Self {
+        Self { what: "Metrics", unit: "rows", ..Self::fit(always) }
+    }
+
     /// The line to show for `done` of `total`, if any: at most one per tenth of the work (and
     /// one when the total changes, as when a fit that is not clean goes on).
     pub fn line(&mut self, done: u64, total: u64) -> Option<String> {

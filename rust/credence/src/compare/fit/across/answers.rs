@@ -244,7 +244,7 @@ impl AcrossFit {
     }
 
     /// The rank posterior of the methods (in the design's order) on a new data set from the
-    /// same population: [`NEW_PER_DRAW`] new data sets per posterior draw, each method's value
+    /// same population: 8 new data sets per posterior draw (`NEW_PER_DRAW`), each method's value
     /// there delta\[m\] + u_new\[m\], ranked as [`crate::compare::MethodRanks`] (rank 1 the
     /// best, ties to the design's first). The MCSEs treat each chain's new data sets as one
     /// series, in draw order.

@@ -79,21 +79,8 @@ fn the_table_equals_one_metrics_call_per_row() {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let json = stdout(&args);
-        for c in [
-            "crps",
-            "nll",
-            "picp",
-            "mpiw",
-            "interval_score",
-            "rmse",
-            "covered",
-            "miscalibration_area",
-            "rms_calibration_error",
-            "mean_absolute_calibration_error",
-            "sharpness",
-            "ence",
-        ] {
-            same(&row[c], &json, c, &format!("{} {} {c}", m["method"], m["realization"]));
+        for c in credence::manifest::REGRESSION_METRICS.iter().filter(|c| **c != "n_test") {
+            same(&row[*c], &json, c, &format!("{} {} {c}", m["method"], m["realization"]));
         }
         same(&row["n_test"], &json, "n", "n_test");
     }

@@ -385,21 +385,9 @@ fn regression(a: RegressionArgs) -> Result<()> {
         return Ok(());
     }
     let mut rows = vec![vec!["metric".into(), "value".into()]];
-    for key in [
-        "crps",
-        "nll",
-        "picp",
-        "mpiw",
-        "interval_score",
-        "rmse",
-        "covered",
-        "n",
-        "miscalibration_area",
-        "rms_calibration_error",
-        "mean_absolute_calibration_error",
-        "sharpness",
-        "ence",
-    ] {
+    // The table's columns, in its order; its `n_test` is the JSON's `n`.
+    for column in credence::manifest::REGRESSION_METRICS {
+        let key = if column == "n_test" { "n" } else { column };
         let cell = match metrics[key].as_u64() {
             Some(count) => count.to_string(),
             None => number(metrics[key].as_f64()),

@@ -156,7 +156,7 @@ pub fn evaluate_regression<P: RegressionPredictive>(
         rms_calibration_error: c.map(|c| c.rms_calibration_error),
         mean_absolute_calibration_error: c.map(|c| c.mean_absolute_calibration_error),
         sharpness: c.map(|c| c.sharpness),
-        ence: c.map(|c| c.ence),
+        ence: c.and_then(|c| c.ence),
     };
     Ok(RegressionReport { metrics, points, calibration })
 }

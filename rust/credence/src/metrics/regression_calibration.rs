@@ -66,8 +66,9 @@ pub struct RegressionCalibration {
     pub mean_absolute_calibration_error: f64,
     /// sqrt(mean sigma^2).
     pub sharpness: f64,
-    /// Expected normalised calibration error over [`ENCE_BINS`] groups by sigma.
-    pub ence: f64,
+    /// Expected normalised calibration error over [`ENCE_BINS`] groups by sigma; `None` when a
+    /// group's sds are all 0 (samples without spread), where it is not defined.
+    pub ence: Option<f64>,
 }
 
 /// The expected proportions j / (B - 1), computed as numpy's `linspace` does (j times the
@@ -96,8 +97,8 @@ pub fn area_to_diagonal(x: &[f64], y: &[f64]) -> f64 {
         .sum()
 }
 
-/// ENCE over `bins` equal-count groups by sd (see the module).
-fn ence(sd: &[f64], residual: &[f64], bins: usize) -> f64 {
+/// ENCE over `bins` equal-count groups by sd (see the module); `None` when a group's RMV is 0.
+fn ence(sd: &[f64], residual: &[f64], bins: usize) -> Option<f64> {
     let mut order: Vec<usize> = (0..sd.len()).collect();
     order.sort_by(|&a, &b| sd[a].total_cmp(&sd[b]).then(a.cmp(&b)));
     let bins = bins.min(sd.len());
@@ -110,9 +111,12 @@ fn ence(sd: &[f64], residual: &[f64], bins: usize) -> f64 {
         let k = group.len() as f64;
         let rmv = (group.iter().map(|&i| sd[i] * sd[i]).sum::<f64>() / k).sqrt();
         let rmse = (group.iter().map(|&i| residual[i] * residual[i]).sum::<f64>() / k).sqrt();
+        if rmv <= 0.0 {
+            return None;
+        }
         total += (rmv - rmse).abs() / rmv;
     }
-    total / bins as f64
+    Some(total / bins as f64)
 }
 
 /// The calibration of `pred` against outcomes `y` (see the module); `None` for a prediction
@@ -120,9 +124,11 @@ fn ence(sd: &[f64], residual: &[f64], bins: usize) -> f64 {
 pub fn regression_calibration<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<Option<RegressionCalibration>> {
     crate::predictive::check_outcomes(y, pred.n_points())?;
     let (Some(pit), Some(sd)) = (pred.pit_all(y), pred.sd_all()) else { return Ok(None) };
-    if let Some(i) = pit.iter().position(|u| !(0.0..=1.0).contains(u)) {
+    if let Some(i) = pit.iter().position(|u| u.is_nan()) {
         return Err(Error::value("pit", &[i], pit[i], "a probability in [0, 1]"));
     }
+    // A mixture's weighted sum of member CDFs can pass 1 by a rounding unit.
+    let pit: Vec<f64> = pit.into_iter().map(|u| u.clamp(0.0, 1.0)).collect();
     // Bins [e_b, e_b+1) between the edges of numpy's linspace(0, 1, B + 1), the last closed:
     // compared with the edges themselves, so 0.3 = 12/40 falls where numpy puts it.
     let edges = proportions(PIT_BINS + 1);
@@ -191,7 +197,7 @@ mod tests {
         }
         assert!(c.interval_curve.observed[50] < c.interval_curve.expected[50]);
         // ENCE: RMV 0.5 and an RMSE near 1 in every group: |0.5 - 1| / 0.5 = 1.
-        assert!((c.ence - 1.0).abs() < 0.02, "{}", c.ence);
+        assert!((c.ence.unwrap() - 1.0).abs() < 0.02, "{:?}", c.ence);
     }
 
     #[test]
@@ -216,6 +222,16 @@ mod tests {
         let want = 0.5 * (0.5 + crate::special::norm_cdf(-1.0));
         assert!((c.pit[0] - want).abs() < 1e-15);
         assert!((c.sharpness - 1.25f64.sqrt()).abs() < 1e-15, "mixture sd sqrt(1 + 0.25)");
+        // Weights that sum to 1 only up to rounding: the PIT stays a probability.
+        // (0.2 + 0.4 + 0.3 + 0.1 is 1.0000000000000002 in double precision.)
+        let w = vec![0.2, 0.4, 0.3, 0.1];
+        let far = GaussianMixture::new(ndarray::Array2::zeros((4, 1)), ndarray::Array2::ones((4, 1)), Some(w)).unwrap();
+        let c = regression_calibration(&far, &[50.0]).unwrap().unwrap();
+        assert_eq!(c.pit[0], 1.0);
+        // Samples without spread: no ENCE (its RMV would be 0), the rest defined.
+        let flat = Samples::new(array![[1.0, 2.0], [1.0, 2.0]]).unwrap();
+        let c = regression_calibration(&flat, &[1.0, 3.0]).unwrap().unwrap();
+        assert_eq!((c.ence, c.sharpness), (None, 0.0));
         let iv = Intervals::new(vec![0.0; 3], vec![1.0; 3], 0.9).unwrap();
         assert!(regression_calibration(&iv, &y).unwrap().is_none());
         assert!(regression_calibration(&s, &[0.0]).is_err());

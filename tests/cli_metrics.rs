@@ -16,8 +16,20 @@ fn classification_json_has_the_contracted_keys_and_known_values() {
     let probs = f.npy("p.npy", &[4, 3], &[0.1, 0.2, 0.7, 0.5, 0.3, 0.2, 0.7, 0.2, 0.1, 0.3, 0.5, 0.2]);
     let labels = f.vector("y.npy", &[2, 0, 1, 0]);
     let v = json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--json"]);
-    for key in ["accuracy", "nll", "brier", "ece", "mce", "entropy", "expected_entropy", "mutual_information", "auroc"]
-    {
+    for key in [
+        "accuracy",
+        "nll",
+        "brier",
+        "ece",
+        "mce",
+        "classwise_ece",
+        "entropy",
+        "expected_entropy",
+        "mutual_information",
+        "auroc",
+        "aurc",
+        "augrc",
+    ] {
         assert!(v.get(key).is_some(), "missing key {key}");
     }
     close(&v["accuracy"], 0.5, 1e-15);
@@ -25,11 +37,23 @@ fn classification_json_has_the_contracted_keys_and_known_values() {
     close(&v["brier"], 0.61, 1e-12);
     close(&v["ece"], 0.1, 1e-12);
     close(&v["entropy"], (0.801_818_6 + 1.029_653_0) / 2.0, 5e-8);
+    // Classwise ECE, 15 bins: every one-vs-rest probability alone in its bin but class 1's
+    // and class 2's two 0.2s: (0.5 + 0.35 + 0.2) / 3.
+    close(&v["classwise_ece"], 0.35, 1e-12);
+    // Confidences 0.7 (right, wrong) and 0.5 (right, wrong): two working points of risk 1/2.
+    let curve = v["risk_coverage"].as_array().unwrap();
+    assert_eq!(curve.len(), 2, "{curve:?}");
+    close(&curve[0]["coverage"], 0.5, 0.0);
+    close(&curve[0]["generalized_risk"], 0.25, 0.0);
+    close(&v["aurc"], 0.5, 1e-15);
+    close(&v["augrc"], 0.25, 1e-15);
     assert!(v.get("referral").is_none());
     for bins in ["1", "10"] {
         let v = json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--bins", bins, "--json"]);
         close(&v["ece"], 0.1, 1e-12);
     }
+    let v = json(&["metrics", "classification", "--probs", &probs, "--labels", &labels, "--bins", "1", "--json"]);
+    close(&v["classwise_ece"], 0.2 / 3.0, 1e-12);
 }
 
 #[test]

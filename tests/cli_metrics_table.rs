@@ -96,9 +96,20 @@ fn the_table_equals_one_metrics_call_per_row() {
         let (probs, labels) = (at("probs"), at("labels"));
         let json =
             stdout(&["metrics", "classification", "--json", "--probs", &probs, "--labels", &labels, "--bins", "10"]);
-        for c in
-            ["accuracy", "nll", "brier", "ece", "mce", "entropy", "expected_entropy", "mutual_information", "auroc"]
-        {
+        for c in [
+            "accuracy",
+            "nll",
+            "brier",
+            "ece",
+            "mce",
+            "classwise_ece",
+            "entropy",
+            "expected_entropy",
+            "mutual_information",
+            "auroc",
+            "aurc",
+            "augrc",
+        ] {
             same(&row[c], &json, c, &format!("{} {} {c}", m["method"], m["realization"]));
         }
         let correct = (printed(&json, "accuracy").unwrap() * 200.0).round();

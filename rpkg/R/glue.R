@@ -57,6 +57,11 @@ glue_interval_score <- function(lower, upper, y, alpha) {
 }
 glue_interval_coverage <- function(lower, upper, y) .Call(wrap__glue_interval_coverage, lower, upper, y)
 glue_ece <- function(probs, dim, y, bins) .Call(wrap__glue_ece, probs, dim, y, bins)
+glue_classwise_ece <- function(probs, dim, y, bins) .Call(wrap__glue_classwise_ece, probs, dim, y, bins)
+glue_risk_coverage <- function(probs, dim, y) .Call(wrap__glue_risk_coverage, probs, dim, y)
+glue_corp <- function(probs, dim, y, resamples, level, seed) {
+  .Call(wrap__glue_corp, probs, dim, y, resamples, level, seed)
+}
 glue_brier <- function(probs, dim, y) .Call(wrap__glue_brier, probs, dim, y)
 glue_entropy_decomposition <- function(probs, dim) .Call(wrap__glue_entropy_decomposition, probs, dim)
 glue_ensemble_on <- function(probs, dim, y, bins, backend) {

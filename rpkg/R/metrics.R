@@ -273,6 +273,79 @@ referral_curve <- function(probs, y, fractions = seq(0.1, 1, by = 0.1),
   r
 }
 
+#' @title Classwise calibration error
+#'
+#' @description The classwise ECE of Kull et al. (2019): for each class k the ECE of the
+#' one-vs-rest predictions (probability p_k, outcome y = k) in equal-width bins, averaged over
+#' the K classes (a class absent from \code{y} counts too). Computed by the Rust core
+#' (\code{credence::metrics::classwise_ece}).
+#' @param probs An N x K matrix or S x N x K array of class probabilities (members averaged).
+#' @param y Observed classes 1..K or a factor.
+#' @param bins Number of equal-width bins on [0, 1].
+#' @return The classwise ECE, a number in [0, 1].
+#' @examples
+#' p <- matrix(c(0.8, 0.2, 0.8, 0.2), ncol = 2, byrow = TRUE)
+#' classwise_ece(p, c(1, 2), bins = 10)  # 0.3
+#' @export
+classwise_ece <- function(probs, y, bins = 15L) {
+  p <- as_probs(probs)
+  glue_classwise_ece(p$values, p$dim, as_class_index(y), as.integer(bins))
+}
+
+#' @title Risk-coverage curve, AURC and AUGRC
+#'
+#' @description Selective classification: keeping the points whose top-class confidence
+#' max_k p_k is at least a threshold gives, per distinct confidence, a coverage (share kept),
+#' a selective risk (error rate among the kept) and a generalized risk (kept errors over all
+#' points). AURC (Geifman & El-Yaniv 2017) and AUGRC (Traub et al. 2024) are the trapezoid
+#' areas under the two curves, extended to coverage 0 as in Traub et al.'s fd-shifts. Computed
+#' by the Rust core (\code{credence::metrics::risk_coverage}); lower is better for both.
+#' @inheritParams classwise_ece
+#' @return A list with \code{aurc}, \code{augrc} and \code{curve}, a data frame with columns
+#'   \code{threshold}, \code{coverage}, \code{selective_risk} and \code{generalized_risk}, by
+#'   ascending coverage.
+#' @examples
+#' p <- matrix(c(0.9, 0.1, 0.2, 0.8, 0.7, 0.3, 0.4, 0.6), ncol = 2, byrow = TRUE)
+#' risk_coverage(p, c(1, 1, 1, 1))$augrc  # 3/16
+#' @export
+risk_coverage <- function(probs, y) {
+  p <- as_probs(probs)
+  r <- glue_risk_coverage(p$values, p$dim, as_class_index(y))
+  list(aurc = r$aurc, augrc = r$augrc,
+       curve = data.frame(threshold = r$threshold, coverage = r$coverage, selective_risk = r$selective_risk,
+                          generalized_risk = r$generalized_risk))
+}
+
+#' @title CORP reliability diagram
+#'
+#' @description The binless reliability diagram of Dimitriadis, Gneiting & Jordan (2021) for the
+#' top-class confidence: the isotonic (pool-adjacent-violators) fit of "the prediction is right"
+#' on the confidence, with the Brier score's exact decomposition into miscalibration (MCB),
+#' discrimination (DSC) and uncertainty (UNC), \code{brier = MCB - DSC + UNC}, and pointwise
+#' consistency bands: the fits of outcomes resampled as if the forecast were calibrated.
+#' Computed by the Rust core (\code{credence::metrics::corp_reliability}).
+#' @inheritParams classwise_ece
+#' @param resamples Resamples of the bands (0: none); \code{level} their pointwise probability;
+#'   \code{seed} the seed of their stream (the defaults are reliabilitydiag's: 100, 0.9).
+#' @param level,seed See \code{resamples}.
+#' @return A list with \code{brier}, \code{miscalibration}, \code{discrimination},
+#'   \code{uncertainty} and \code{points}, a data frame with one row per distinct confidence:
+#'   \code{forecast}, \code{count}, \code{observed} (the fit), \code{band_lower},
+#'   \code{band_upper} (\code{NA} without bands).
+#' @examples
+#' p <- matrix(c(0.9, 0.1, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8), ncol = 2, byrow = TRUE)
+#' corp_reliability(p, c(1, 2, 2, 2), resamples = 0)$miscalibration
+#' @export
+corp_reliability <- function(probs, y, resamples = 100L, level = 0.9, seed = 1) {
+  p <- as_probs(probs)
+  r <- glue_corp(p$values, p$dim, as_class_index(y), as.integer(resamples), as.double(level), as.double(seed))
+  points <- data.frame(forecast = r$forecast, count = as.integer(r$count), observed = r$observed,
+                       band_lower = r$band_lower, band_upper = r$band_upper)
+  for (k in c("band_lower", "band_upper")) points[[k]][is.nan(points[[k]])] <- NA_real_
+  list(brier = r$brier, miscalibration = r$miscalibration, discrimination = r$discrimination,
+       uncertainty = r$uncertainty, points = points)
+}
+
 #' @title ROC curve
 #'
 #' @description The points of the ROC curve at every distinct score, from (0, 0) to (1, 1):
@@ -322,9 +395,10 @@ roc_curve <- function(scores, positive) {
 #'   \code{train_rep} as numbers where every value is one), then the metrics (regression:
 #'   \code{crps}, \code{nll}, \code{picp}, \code{mpiw}, \code{interval_score}, \code{rmse},
 #'   \code{covered}, \code{n_test}, \code{miscalibration_area}, \code{rms_calibration_error},
-#'   \code{mean_absolute_calibration_error}, \code{sharpness}, \code{ence}; classification: \code{accuracy}, \code{correct}, \code{nll},
-#'   \code{brier}, \code{ece}, \code{mce}, \code{entropy}, \code{expected_entropy},
-#'   \code{mutual_information}, \code{auroc}, \code{n_test}); \code{NA} where a prediction does
+#'   \code{mean_absolute_calibration_error}, \code{sharpness}, \code{ence}; classification:
+#'   \code{accuracy}, \code{correct}, \code{nll}, \code{brier}, \code{ece}, \code{mce},
+#'   \code{classwise_ece}, \code{entropy}, \code{expected_entropy}, \code{mutual_information},
+#'   \code{auroc}, \code{aurc}, \code{augrc}, \code{n_test}); \code{NA} where a prediction does
 #'   not define a metric (the CRPS of bare intervals, the NLL of samples). An error naming the
 #'   manifest's line and the file for a bad row.
 #' @examples

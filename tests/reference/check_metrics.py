@@ -25,6 +25,20 @@ Classification (`credence metrics classification`)
     sensitivity_specificity
                         sklearn.metrics.confusion_matrix at the threshold (binary)
     brier_decomposition the exact identity and uncertainty = sum_k base_k (1 - base_k)
+    classwise_ece       sklearn.calibration.calibration_curve(y == k, p_bar[:, k],
+                        strategy="uniform") per class with np.bincount of its bins, the
+                        count-weighted |observed - predicted| averaged over the K classes
+    corp                the CORP reliability diagram (Dimitriadis et al. 2021) of the top-label
+                        confidence: sklearn.isotonic.IsotonicRegression at the distinct
+                        confidences, and the Brier decomposition MCB - DSC + UNC from its fit
+    aurc, augrc, risk_coverage
+                        the risk-coverage statistics of fd-shifts (Traub et al. 2024's
+                        reference implementation: RC points at distinct confidences of the
+                        ascending sort, -np.trapezoid over them, linear interpolation), ported;
+                        AUGRC also against its identity (1 - acc)^2 / 2 + acc (1 - acc)
+                        (1 - AUROC) with sklearn's roc_auc_score(correct, confidence), and on
+                        data without ties AURC against torch-uncertainty's AURC (trapezoid over
+                        k / N, divided by 1 - 1/N) plus its documented offset
     referral            points sorted by uncertainty (stable), first floor(N f) kept, then
                         the accuracy and AUROC references above on the kept points
     Inputs: float64 S x N x K, float32, N x K, binary K = 2, logits (scipy.special.softmax),
@@ -79,6 +93,8 @@ import numpy as np
 import properscoring
 import uncertainty_toolbox as uct
 from scipy import integrate, optimize, special, stats
+from sklearn.calibration import calibration_curve
+from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import (
     accuracy_score,
     brier_score_loss,
@@ -272,6 +288,102 @@ def check_summary(c, name, out, ref, rtol=RTOL):
     c.close(f"{name}: mutual_information", out["mutual_information"], ref["mutual_information"], rtol)
 
 
+def fdshifts_rc_stats(conf, residuals, generalized):
+    """fd-shifts' selective_risk_stats / generalized_risk_stats (rc_stats_utils.py), ported:
+    points sorted by ascending confidence are dropped one at a time and a working point is
+    recorded where the confidence changes; coverage descending, ending at (0, last risk) for
+    the selective risk and (0, 0) for the generalized one."""
+    n = len(residuals)
+    idx = np.argsort(conf)
+    res, cf = residuals[idx], conf[idx]
+    cov, err = n, float(res.sum())
+    coverages, risks = [1.0], [err / (n if generalized else cov)]
+    for i in range(n - 1):
+        cov -= 1
+        err -= res[i]
+        if cf[i] != cf[i + 1]:
+            coverages.append(cov / n)
+            risks.append(err / (n if generalized else cov))
+    coverages.append(0.0)
+    risks.append(0.0 if generalized else risks[-1])
+    return np.array(coverages), np.array(risks)
+
+
+def check_risk_coverage(c, name, out, ref, rtol=RTOL):
+    """AURC, AUGRC and the curve against the fd-shifts port, sklearn's AUROC identity and,
+    without ties, torch-uncertainty's AURC."""
+    if out is None:
+        return
+    conf, correct = ref["conf"], ref["correct"]
+    residuals = 1.0 - correct
+    cs, rs = fdshifts_rc_stats(conf, residuals, generalized=False)
+    cg, rg = fdshifts_rc_stats(conf, residuals, generalized=True)
+    c.close(f"{name}: aurc vs fd-shifts", out["aurc"], -np.trapezoid(rs, cs), rtol)
+    c.close(f"{name}: augrc vs fd-shifts", out["augrc"], -np.trapezoid(rg, cg), rtol)
+    curve = out["risk_coverage"]
+    c.close_all(f"{name}: risk_coverage coverage vs fd-shifts", [p["coverage"] for p in curve], cs[-2::-1], rtol)
+    c.close_all(f"{name}: risk_coverage selective_risk vs fd-shifts", [p["selective_risk"] for p in curve],
+                rs[-2::-1], rtol)
+    c.close_all(f"{name}: risk_coverage generalized_risk vs fd-shifts", [p["generalized_risk"] for p in curve],
+                rg[-2::-1], rtol)
+    acc = correct.mean()
+    if 0 < acc < 1:
+        auroc = roc_auc_score(correct, conf)
+        c.close(f"{name}: augrc vs (1 - acc)^2 / 2 + acc (1 - acc) (1 - sklearn AUROC)", out["augrc"],
+                0.5 * (1 - acc) ** 2 + acc * (1 - acc) * (1 - auroc), rtol)
+    n = len(conf)
+    if len(np.unique(conf)) == n:
+        # torch-uncertainty: errors sorted by descending score, cumulative error rates over
+        # coverage k / N (k = 1..N), trapezoid, divided by 1 - 1/N.
+        e = residuals[np.argsort(-conf)]
+        rates = np.cumsum(e) / np.arange(1, n + 1)
+        tu = np.trapezoid(rates, np.arange(1, n + 1) / n) / (1 - 1 / n)
+        c.close(f"{name}: aurc vs torch-uncertainty AURC (1 - 1/N) + r_1 / N", out["aurc"],
+                tu * (1 - 1 / n) + rates[0] / n, rtol)
+
+
+def check_corp(c, name, out, ref, rtol=RTOL):
+    """CORP's fit and decomposition against scikit-learn's isotonic regression."""
+    if out is None:
+        return
+    conf, correct = np.clip(ref["conf"], 0.0, 1.0), ref["correct"]
+    corp = out["corp"]
+    x = np.unique(conf)
+    fit = IsotonicRegression(increasing=True).fit(conf, correct).predict(x)
+    c.close_all(f"{name}: corp forecasts are the distinct confidences", [p["forecast"] for p in corp["points"]], x, 0)
+    c.close_all(f"{name}: corp fit vs sklearn IsotonicRegression", [p["observed"] for p in corp["points"]], fit,
+                1e-9, 1e-12)
+    recal = IsotonicRegression(increasing=True).fit(conf, correct).predict(conf)
+    base = correct.mean()
+    s_x, s_c, s_r = np.mean((conf - correct) ** 2), np.mean((recal - correct) ** 2), base * (1 - base)
+    c.close(f"{name}: corp brier", corp["brier"], s_x, rtol)
+    c.close(f"{name}: corp miscalibration vs sklearn", corp["miscalibration"], s_x - s_c, 1e-7, 1e-12)
+    c.close(f"{name}: corp discrimination vs sklearn", corp["discrimination"], s_r - s_c, 1e-7, 1e-12)
+    c.close(f"{name}: corp uncertainty", corp["uncertainty"], s_r, rtol)
+    lo = np.array([p["band_lower"] for p in corp["points"]])
+    hi = np.array([p["band_upper"] for p in corp["points"]])
+    c.ok(f"{name}: corp bands are ordered intervals in [0, 1]", bool(np.all((0 <= lo) & (lo <= hi) & (hi <= 1))))
+
+
+def check_classwise_ece(c, name, out, ref, bins, rtol=RTOL):
+    """Classwise ECE against sklearn's calibration_curve per class."""
+    if out is None:
+        return
+    pbar, y = ref["pbar"], ref["y"]
+    n, k = pbar.shape
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    total = 0.0
+    for j in range(k):
+        p = np.clip(pbar[:, j], 0.0, 1.0)
+        observed, predicted = calibration_curve(y == j, p, n_bins=bins, strategy="uniform")
+        # calibration_curve returns the non-empty bins only, in bin order.
+        counts = np.bincount(np.searchsorted(edges[1:-1], p), minlength=bins)
+        counts = counts[counts > 0]
+        total += float(np.sum(counts / n * np.abs(observed - predicted)))
+    c.close(f"{name}: classwise_ece vs sklearn calibration_curve ({bins} bins)", out["classwise_ece"], total / k,
+            rtol)
+
+
 def check_calibration(c, name, out, ref, bins, binning, rtol=RTOL):
     """ECE, MCE and every reliability bin against the numpy loop."""
     if out is None:
@@ -355,6 +467,9 @@ def check_classification(c, cli):
     check_summary(c, name, out, ref)
     check_calibration(c, name, out, ref, 15, "width")
     check_referral(c, name, out, ref, fractions, ref["h"])
+    check_risk_coverage(c, name, out, ref)
+    check_classwise_ece(c, name, out, ref, 15)
+    check_corp(c, name, out, ref)
     if out is not None:
         c.close(f"{name}: auroc vs sklearn multi_class='ovr' macro", out["auroc"],
                 roc_auc_score(y, ref["pbar"], multi_class="ovr", average="macro", labels=list(range(k))))
@@ -373,6 +488,7 @@ def check_classification(c, cli):
     for bins in (1, 10):
         out = cli.json(c, f"{name} {bins} bins", "classification", "--probs", pp, "--labels", yp, "--bins", bins)
         check_calibration(c, name, out, ref, bins, "width")
+        check_classwise_ece(c, name, out, ref, bins)
     for bins in (15, 7):
         out = cli.json(c, f"{name} mass", "classification", "--probs", pp, "--labels", yp,
                        "--binning", "mass", "--bins", bins)
@@ -452,6 +568,9 @@ def check_classification(c, cli):
                    "--labels", cli.save("labels_logits.npy", yl), "--referral", "0.5,1.0")
     check_summary(c, "logits SxNxK", out, refl)
     check_calibration(c, "logits SxNxK", out, refl, 15, "width")
+    check_risk_coverage(c, "logits SxNxK", out, refl)
+    check_classwise_ece(c, "logits SxNxK", out, refl, 15)
+    check_corp(c, "logits SxNxK", out, refl)
     check_referral(c, "logits SxNxK", out, refl, [0.5, 1.0], refl["h"])
 
     # Binary K = 2, S x N x 2: AUROC of p_bar[:, 1]; sklearn's binary Brier is half the sum.
@@ -462,6 +581,9 @@ def check_classification(c, cli):
     out = cli.json(c, "binary", "classification", "--probs", bp, "--labels", byp, "--referral", fr)
     check_summary(c, "binary", out, refb)
     check_calibration(c, "binary", out, refb, 15, "width")
+    check_risk_coverage(c, "binary", out, refb)
+    check_classwise_ece(c, "binary", out, refb, 15)
+    check_corp(c, "binary", out, refb)
     check_referral(c, "binary", out, refb, fractions, refb["h"])
     if out is not None:
         c.close("binary: auroc vs sklearn roc_auc_score(y, p1)", out["auroc"], roc_auc_score(yb, refb["pbar"][:, 1]))
@@ -481,6 +603,18 @@ def check_classification(c, cli):
             c.close(f"binary: specificity@{t} vs sklearn confusion_matrix", out["sensitivity_specificity"]["specificity"],
                     tn / (tn + fp))
 
+    # Ties: probabilities on a grid of 1/8, so many points share a confidence (one working
+    # point per distinct confidence); S = 1 keeps the grid exact.
+    pt = np.array([rng.multinomial(8, q) for q in rng.dirichlet(np.ones(4), size=1500)]) / 8.0
+    yt = random_labels(rng, pt[None])
+    reft = classification_reference(pt, yt)
+    c.ok("ties: the fixture has tied confidences", len(np.unique(reft["conf"])) < 40)
+    out = cli.json(c, "ties", "classification", "--probs", cli.save("probs_ties.npy", pt),
+                   "--labels", cli.save("labels_ties.npy", yt), "--bins", 10)
+    check_risk_coverage(c, "ties", out, reft)
+    check_classwise_ece(c, "ties", out, reft, 10)
+    check_corp(c, "ties", out, reft)
+
     # A class with no examples: AUROC averages over the classes that have both outcomes.
     pa = random_probs(rng, 3, 1000, 5)
     ya = random_labels(rng, pa) % 4  # class 4 never occurs
@@ -488,6 +622,8 @@ def check_classification(c, cli):
     out = cli.json(c, "absent class", "classification", "--probs", cli.save("probs_absent.npy", pa),
                    "--labels", cli.save("labels_absent.npy", ya.astype(np.int64)))
     check_summary(c, "absent class", out, refa)
+    check_classwise_ece(c, "absent class", out, refa, 15)
+    check_risk_coverage(c, "absent class", out, refa)
 
     # Confidences exactly on bin edges: (lo, hi] puts 0.5 in (0.25, 0.5], 1.0 in (0.75, 1].
     pe = np.array([[0.5, 0.25, 0.25, 0.0], [0.75, 0.25, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0],

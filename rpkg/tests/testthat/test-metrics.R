@@ -75,6 +75,54 @@ test_that("brier and ece match their definitions", {
   expect_equal(brier(p, factor(letters[y], levels = letters[1:4])), brier(p, y))
 })
 
+test_that("classwise_ece averages the one-vs-rest ECE over the classes", {
+  p <- random_probs(300, 4, 6)
+  y <- sample.int(3, 300, replace = TRUE)  # class 4 never occurs: it still counts
+  bins <- 10
+  per_class <- vapply(1:4, function(k) {
+    b <- pmax(1, ceiling(p[, k] * bins))
+    sum(vapply(split(seq_len(nrow(p)), b), function(i) length(i) * abs(mean(p[i, k]) - mean(y[i] == k)), 0)) /
+      nrow(p)
+  }, 0)
+  expect_equal(classwise_ece(p, y, bins = bins), mean(per_class), tolerance = 1e-12)
+})
+
+test_that("risk_coverage's AUGRC has its AUROC identity and its AURC the trapezoids of the curve", {
+  p <- random_probs(400, 3, 6)
+  p <- round(p * 5) / 5 + 1e-3  # ties in the confidence: one working point per distinct value
+  p <- p / rowSums(p)
+  y <- sample.int(3, 400, replace = TRUE)
+  r <- risk_coverage(p, y)
+  conf <- apply(p, 1, max); correct <- max.col(p, "first") == y
+  expect_equal(nrow(r$curve), length(unique(conf)))
+  acc <- mean(correct)
+  # AUROC of the confidence for correct vs wrong, ties counting one half (Mann-Whitney).
+  auc <- mean(outer(conf[correct], conf[!correct], ">") + 0.5 * outer(conf[correct], conf[!correct], "=="))
+  expect_equal(r$augrc, 0.5 * (1 - acc)^2 + acc * (1 - acc) * (1 - auc), tolerance = 1e-12)
+  kept <- vapply(sort(unique(conf), decreasing = TRUE), function(t) c(sum(conf >= t), sum(!correct[conf >= t])), c(0, 0))
+  expect_equal(r$curve$coverage, kept[1, ] / 400)
+  expect_equal(r$curve$selective_risk, kept[2, ] / kept[1, ])
+  cov <- c(0, r$curve$coverage); risk <- c(r$curve$selective_risk[1], r$curve$selective_risk)
+  expect_equal(r$aurc, sum(diff(cov) * (head(risk, -1) + tail(risk, -1)) / 2), tolerance = 1e-12)
+})
+
+test_that("corp_reliability is R's isotonic regression of right/wrong on the confidence", {
+  p <- random_probs(300, 3, 8)
+  y <- sample.int(3, 300, replace = TRUE)
+  conf <- apply(p, 1, max); correct <- as.numeric(max.col(p, "first") == y)
+  r <- corp_reliability(p, y)
+  o <- order(conf)
+  fit <- stats::isoreg(conf[o], correct[o])$yf  # conf has no ties here
+  expect_equal(r$points$forecast, conf[o])
+  expect_equal(r$points$observed, fit, tolerance = 1e-12)
+  s_c <- mean((fit - correct[o])^2)
+  expect_equal(r$miscalibration, mean((conf - correct)^2) - s_c, tolerance = 1e-10)
+  expect_equal(r$brier, r$miscalibration - r$discrimination + r$uncertainty, tolerance = 1e-12)
+  expect_true(all(r$points$band_lower <= r$points$band_upper))
+  expect_true(all(is.na(corp_reliability(p, y, resamples = 0)$points$band_lower)))
+  expect_error(corp_reliability(p, y, level = 2), "level")
+})
+
 test_that("entropy_decomposition splits total entropy into aleatoric and epistemic parts", {
   s <- 5; n <- 6; k <- 3
   set.seed(7)
@@ -164,4 +212,7 @@ test_that("classification metrics equal the CLI's on the same data", {
   j <- cli_json(c("metrics", "classification", "--probs", pf, "--labels", yf, "--json"))
   expect_equal(brier(p, y), j$brier, tolerance = 1e-12)
   expect_equal(ece(p, y), j$ece, tolerance = 1e-12)
+  expect_equal(classwise_ece(p, y), j$classwise_ece, tolerance = 1e-12)
+  expect_equal(risk_coverage(p, y)$aurc, j$aurc, tolerance = 1e-12)
+  expect_equal(risk_coverage(p, y)$augrc, j$augrc, tolerance = 1e-12)
 })

@@ -263,10 +263,13 @@ fn classification(a: ClassificationArgs) -> Result<()> {
         ("brier", Some(m.brier)),
         ("ece", Some(m.ece)),
         ("mce", Some(m.mce)),
+        ("classwise_ece", Some(m.classwise_ece)),
         ("entropy", Some(m.entropy)),
         ("expected_entropy", Some(m.expected_entropy)),
         ("mutual_information", Some(m.mutual_information)),
         ("auroc", m.auroc),
+        ("aurc", Some(m.aurc)),
+        ("augrc", Some(m.augrc)),
     ] {
         rows.push(vec![name.into(), number(v)]);
     }

@@ -3,8 +3,9 @@
 
 use credence::backend::{EnsembleInput, EnsembleOptions, MixtureOptions, ensemble_summary, mixture_summary};
 use credence::metrics::{
-    Binning, BrierScale, CrpsEstimator, RegressionOptions, Uncertainty, auroc, brier_score, calibration, crps_points,
-    evaluate_regression, nll_points, random_referral_curve, referral_curve, roc_curve, summarise,
+    Binning, BrierScale, CorpOptions, CrpsEstimator, RegressionOptions, Uncertainty, auroc, brier_score, calibration,
+    classwise_ece, corp_reliability, crps_points, evaluate_regression, nll_points, random_referral_curve,
+    referral_curve, risk_coverage, roc_curve, summarise,
 };
 use credence::ndarray::{Array2, Array3, ShapeBuilder};
 use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
@@ -116,6 +117,57 @@ fn glue_interval_coverage(lower: Vec<f64>, upper: Vec<f64>, y: Vec<f64>) -> R<Ve
 fn glue_ece(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>, bins: i32) -> R<f64> {
     let s = summarise(&class_probs(probs, dim)?, &labels(y)?, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
     Ok(calibration(&s.confidence, &s.correct, Binning::EqualWidth(bins.max(0) as usize)).map_err(msg)?.ece)
+}
+
+/// Classwise ECE: the mean over classes of the one-vs-rest ECE (equal-width bins).
+#[extendr]
+fn glue_classwise_ece(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>, bins: i32) -> R<f64> {
+    let labels = labels(y)?;
+    let s = summarise(&class_probs(probs, dim)?, &labels, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    classwise_ece(s.mean_probs.view(), &labels, Binning::EqualWidth(bins.max(0) as usize)).map_err(msg)
+}
+
+/// The risk-coverage curve of the top-class confidence with AURC and AUGRC.
+#[extendr]
+fn glue_risk_coverage(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>) -> R<List> {
+    let s = summarise(&class_probs(probs, dim)?, &labels(y)?, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    let r = risk_coverage(&s.confidence, &s.correct).map_err(msg)?;
+    let column = |f: fn(&credence::metrics::RiskCoveragePoint) -> f64| r.curve.iter().map(f).collect::<Vec<_>>();
+    Ok(list!(
+        aurc = r.aurc,
+        augrc = r.augrc,
+        threshold = column(|p| p.threshold),
+        coverage = column(|p| p.coverage),
+        selective_risk = column(|p| p.selective_risk),
+        generalized_risk = column(|p| p.generalized_risk)
+    ))
+}
+
+/// The CORP reliability diagram of the top-class confidence (outcome: the prediction is right).
+#[extendr]
+fn glue_corp(probs: Vec<f64>, dim: Vec<i32>, y: Vec<i32>, resamples: i32, level: f64, seed: f64) -> R<List> {
+    let s = summarise(&class_probs(probs, dim)?, &labels(y)?, credence::metrics::DEFAULT_NLL_EPS).map_err(msg)?;
+    let resamples = usize::try_from(resamples).map_err(|_| format!("resamples = {resamples}: expected a count"))?;
+    if !(seed.is_finite() && seed >= 0.0 && seed.fract() == 0.0) {
+        return Err(format!("seed = {seed}: expected a whole number >= 0"));
+    }
+    let confidence: Vec<f64> = s.confidence.iter().map(|c| c.clamp(0.0, 1.0)).collect();
+    let c =
+        corp_reliability(&confidence, &s.correct, &CorpOptions { resamples, level, seed: seed as u64 }).map_err(msg)?;
+    let band = |f: fn(&credence::metrics::CorpPoint) -> Option<f64>| {
+        c.points.iter().map(|p| f(p).unwrap_or(f64::NAN)).collect::<Vec<_>>()
+    };
+    Ok(list!(
+        brier = c.brier,
+        miscalibration = c.miscalibration,
+        discrimination = c.discrimination,
+        uncertainty = c.uncertainty,
+        forecast = c.points.iter().map(|p| p.forecast).collect::<Vec<_>>(),
+        count = c.points.iter().map(|p| p.count as f64).collect::<Vec<_>>(),
+        observed = c.points.iter().map(|p| p.observed).collect::<Vec<_>>(),
+        band_lower = band(|p| p.band_lower),
+        band_upper = band(|p| p.band_upper)
+    ))
 }
 
 /// Brier score (sum over classes, mean over points).
@@ -238,6 +290,9 @@ extendr_module! {
     fn glue_interval_score;
     fn glue_interval_coverage;
     fn glue_ece;
+    fn glue_classwise_ece;
+    fn glue_risk_coverage;
+    fn glue_corp;
     fn glue_brier;
     fn glue_entropy_decomposition;
     fn glue_auroc;

@@ -1,14 +1,16 @@
-//! Classification figures: reliability diagram, referral curves (with the random baseline), ROC
-//! curves, confidence-vs-accuracy,
+//! Classification figures: reliability diagrams (binned and CORP), referral curves (with the random baseline), ROC
+//! curves, risk-coverage curves (selective and generalized risk), confidence-vs-accuracy,
 //! count-vs-confidence and histograms of predictive entropy, each comparing several models.
 
-use plotly::common::{DashType, Line, Marker, Mode};
+use plotly::common::{DashType, Fill, Line, LineShape, Marker, Mode};
 use plotly::layout::BarMode;
 use plotly::{Histogram, Plot, Scatter};
 
-use super::palette::color;
+use super::palette::{color, with_alpha};
 use super::{axis, base_layout, plot_with};
-use credence::metrics::{Calibration, ConfidencePoint, PointSummary, RandomReferralPoint, ReferralPoint, RocPoint};
+use credence::metrics::{
+    Calibration, ConfidencePoint, Corp, PointSummary, RandomReferralPoint, ReferralPoint, RiskCoveragePoint, RocPoint,
+};
 
 /// Reliability diagram: accuracy against mean confidence of each non-empty bin, per model, with
 /// the diagonal of perfect calibration and ECE in the legend.
@@ -31,6 +33,47 @@ pub fn reliability_diagram(models: &[(&str, &Calibration)]) -> Plot {
                 .line(Line::new().color(color(k)).width(2.0))
                 .marker(Marker::new().color(color(k)).size(8))
                 .text_array(bins.iter().map(|b| format!("{} points", b.2)).collect()),
+        );
+    }
+    plot
+}
+
+/// CORP reliability diagram (Dimitriadis et al. 2021): per model the isotonic fit of the
+/// outcomes on the forecasts (a step line, no bins), its consistency band under calibration
+/// (shaded, about the diagonal) and its miscalibration and discrimination in the legend.
+pub fn corp_reliability_diagram(models: &[(&str, &Corp)]) -> Plot {
+    let x_title = "forecast probability (confidence)";
+    let y_title = "conditional event probability (isotonic fit)";
+    let layout = base_layout("CORP reliability diagram", x_title, y_title)
+        .x_axis(axis(x_title).range(vec![0.0, 1.0]))
+        .y_axis(axis(y_title).range(vec![0.0, 1.0]));
+    let mut plot = plot_with(layout);
+    plot.add_trace(reference_line(vec![0.0, 1.0], vec![0.0, 1.0], "perfect calibration"));
+    for (k, (name, corp)) in models.iter().enumerate() {
+        let x: Vec<f64> = corp.points.iter().map(|p| p.forecast).collect();
+        let band: Option<(Vec<f64>, Vec<f64>)> = corp
+            .points
+            .iter()
+            .map(|p| Some((p.band_upper?, p.band_lower?)))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.into_iter().unzip());
+        if let Some((upper, lower)) = band {
+            let edge = || Line::new().color(with_alpha(color(k), 0.0)).width(0.0).shape(LineShape::Hv);
+            plot.add_trace(Scatter::new(x.clone(), upper).mode(Mode::Lines).line(edge()).show_legend(false));
+            plot.add_trace(
+                Scatter::new(x.clone(), lower)
+                    .mode(Mode::Lines)
+                    .line(edge())
+                    .fill(Fill::ToNextY)
+                    .fill_color(with_alpha(color(k), 0.15))
+                    .name(format!("{name} {:.0}% consistency band", 100.0 * corp.bands.level)),
+            );
+        }
+        plot.add_trace(
+            Scatter::new(x, corp.points.iter().map(|p| p.observed).collect())
+                .mode(Mode::Lines)
+                .name(format!("{name} (MCB {:.3}, DSC {:.3})", corp.miscalibration, corp.discrimination))
+                .line(Line::new().color(color(k)).width(2.0).shape(LineShape::Hv)),
         );
     }
     plot
@@ -71,6 +114,49 @@ pub fn roc_curves(models: &[(&str, &[RocPoint])]) -> Plot {
             Scatter::new(x, y)
                 .mode(Mode::Lines)
                 .name(format!("{name} (AUROC {area:.3})"))
+                .line(Line::new().color(color(k)).width(2.0)),
+        );
+    }
+    plot
+}
+
+/// Selective risk (error rate among the kept points) against coverage, one line per model with
+/// its AURC (the trapezoids of the drawn curve, held flat to coverage 0) in the legend.
+pub fn selective_risk_curves(models: &[(&str, &[RiskCoveragePoint])]) -> Plot {
+    risk_curves(models, "Risk-coverage curve", "selective risk (error rate among kept points)", "AURC", |p| {
+        p.selective_risk
+    })
+}
+
+/// Generalized risk (kept errors over all points) against coverage, one line per model with its
+/// AUGRC (the trapezoids of the drawn curve from (0, 0)) in the legend.
+pub fn generalized_risk_curves(models: &[(&str, &[RiskCoveragePoint])]) -> Plot {
+    let title = "Generalized risk-coverage curve";
+    risk_curves(models, title, "generalized risk (kept errors / all points)", "AUGRC", |p| p.generalized_risk)
+}
+
+/// Lines of `risk` against coverage from coverage 0 (the first risk held for the selective
+/// risk, 0 for the generalized one: `risk` of a zero-coverage point), area in the legend.
+fn risk_curves(
+    models: &[(&str, &[RiskCoveragePoint])],
+    title: &str,
+    y_title: &str,
+    area_name: &str,
+    risk: fn(&RiskCoveragePoint) -> f64,
+) -> Plot {
+    let layout = base_layout(title, "coverage (fraction of points kept, most confident first)", y_title)
+        .x_axis(axis("coverage (fraction of points kept, most confident first)").range(vec![0.0, 1.0]));
+    let mut plot = plot_with(layout);
+    for (k, (name, points)) in models.iter().enumerate() {
+        let Some(first) = points.first() else { continue };
+        let start = RiskCoveragePoint { coverage: 0.0, generalized_risk: 0.0, ..*first };
+        let (x, y): (Vec<f64>, Vec<f64>) =
+            std::iter::once(&start).chain(points.iter()).map(|p| (p.coverage, risk(p))).unzip();
+        let area: f64 = x.windows(2).zip(y.windows(2)).map(|(x, y)| (x[1] - x[0]) * (y[1] + y[0]) / 2.0).sum();
+        plot.add_trace(
+            Scatter::new(x, y)
+                .mode(Mode::Lines)
+                .name(format!("{name} ({area_name} {area:.3})"))
                 .line(Line::new().color(color(k)).width(2.0)),
         );
     }
@@ -136,12 +222,17 @@ fn model_line(k: usize, name: &str, points: impl Iterator<Item = (f64, f64)>) ->
         .marker(Marker::new().color(color(k)))
 }
 
-/// The figures of one model's classification report, for a standalone page: the reliability
-/// diagram, then (when computed) the referral curve with its random baseline, the ROC curve and
-/// the confidence-vs-accuracy and count-vs-confidence curves.
+/// The figures of one model's classification report, for a standalone page: the binned and the
+/// CORP reliability diagrams and the two risk-coverage curves, then (when computed) the referral curve with its
+/// random baseline, the ROC curve and the confidence-vs-accuracy and count-vs-confidence curves.
 pub fn report_figures(name: &str, report: &credence::metrics::ClassificationReport) -> Vec<Plot> {
     let m = &report.metrics;
-    let mut out = vec![reliability_diagram(&[(name, &report.calibration)])];
+    let mut out = vec![
+        reliability_diagram(&[(name, &report.calibration)]),
+        corp_reliability_diagram(&[(name, &m.corp)]),
+        selective_risk_curves(&[(name, &m.risk_coverage)]),
+        generalized_risk_curves(&[(name, &m.risk_coverage)]),
+    ];
     if let Some(r) = &m.referral {
         out.push(referral_curves(&[(name, r)], m.referral_random.as_deref()));
     }
@@ -176,5 +267,32 @@ mod tests {
         let with = referral_curves(&[("m", &model)], Some(&random)).to_json();
         let without = referral_curves(&[("m", &model)], None).to_json();
         assert!(with.contains("random referral (baseline)") && !without.contains("random referral"));
+    }
+
+    /// The CORP figure carries the band (when drawn) and the decomposition in its legend.
+    #[test]
+    fn corp_diagram_shows_the_band_and_the_decomposition() {
+        let x: Vec<f64> = (0..200).map(|i| (i as f64 + 0.5) / 200.0).collect();
+        let y: Vec<bool> = (0..200).map(|i| (i * 37) % 200 < i).collect();
+        let with = credence::metrics::corp_reliability(&x, &y, &Default::default()).unwrap();
+        let json = corp_reliability_diagram(&[("m", &with)]).to_json();
+        assert!(json.contains(&format!("m (MCB {:.3}, DSC {:.3})", with.miscalibration, with.discrimination)));
+        assert!(json.contains("m 90% consistency band"));
+        let opts = credence::metrics::CorpOptions { resamples: 0, ..Default::default() };
+        let without = credence::metrics::corp_reliability(&x, &y, &opts).unwrap();
+        assert!(!corp_reliability_diagram(&[("m", &without)]).to_json().contains("consistency band"));
+    }
+
+    /// The legends' areas are the metrics' AURC and AUGRC (the figure draws what they integrate).
+    #[test]
+    fn risk_coverage_legends_carry_aurc_and_augrc() {
+        let conf = [0.95, 0.9, 0.9, 0.7, 0.6, 0.55, 0.4, 0.3];
+        let hit = [false, true, true, false, true, false, true, false];
+        let r = credence::metrics::risk_coverage(&conf, &hit).unwrap();
+        let selective = selective_risk_curves(&[("m", &r.curve)]).to_json();
+        let generalized = generalized_risk_curves(&[("m", &r.curve)]).to_json();
+        assert!(selective.contains(&format!("m (AURC {:.3})", r.aurc)), "{}", r.aurc);
+        assert!(generalized.contains(&format!("m (AUGRC {:.3})", r.augrc)), "{}", r.augrc);
+        assert!(format!("{:.3}", r.aurc) != format!("{:.3}", r.augrc), "the two areas differ here");
     }
 }

@@ -29,18 +29,21 @@ pub const REGRESSION_METRICS: [&str; 13] = [
 
 /// The metric columns of a classification table. `correct` and `n_test` are the counts behind
 /// the accuracy (for the beta-binomial model); `auroc` is p(class 1)'s for binary tasks and the
-/// one-vs-rest macro average otherwise.
-pub const CLASSIFICATION_METRICS: [&str; 11] = [
+/// one-vs-rest macro average otherwise; `aurc` and `augrc` rank by the confidence max_k p_bar.
+pub const CLASSIFICATION_METRICS: [&str; 14] = [
     "accuracy",
     "correct",
     "nll",
     "brier",
     "ece",
     "mce",
+    "classwise_ece",
     "entropy",
     "expected_entropy",
     "mutual_information",
     "auroc",
+    "aurc",
+    "augrc",
     "n_test",
 ];
 
@@ -112,6 +115,8 @@ impl MetricsTableOptions {
             binning: self.binning,
             brier_scale: self.brier_scale,
             nll_eps: DEFAULT_NLL_EPS,
+            // The table holds no CORP column: its bands would be resampled for nothing.
+            corp: crate::metrics::CorpOptions { resamples: 0, ..Default::default() },
             ..Default::default()
         }
     }
@@ -155,10 +160,13 @@ pub(crate) fn row_cells(row: &ManifestRow, opts: &MetricsTableOptions) -> Result
                 cell(Some(m.brier)),
                 cell(Some(m.ece)),
                 cell(Some(m.mce)),
+                cell(Some(m.classwise_ece)),
                 cell(Some(m.entropy)),
                 cell(Some(m.expected_entropy)),
                 cell(Some(m.mutual_information)),
                 cell(m.auroc),
+                cell(Some(m.aurc)),
+                cell(Some(m.augrc)),
                 m.n.to_string(),
             ])
         }

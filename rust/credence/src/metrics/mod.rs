@@ -5,14 +5,17 @@
 //! Classification: the fused [`summarise`] pass (accuracy, NLL, Brier, entropies), calibration
 //! ([`calibration()`], [`top_k_calibration`]), [`brier_decomposition`], ROC ([`auroc`],
 //! [`roc_curve`], [`sensitivity_specificity`]), selective prediction ([`referral_curve`],
-//! [`confidence_curve`]) and [`fit_temperature`]; [`evaluate_classification`] bundles the usual
+//! [`confidence_curve`], [`risk_coverage`] with AURC and AUGRC), [`classwise_ece`] and
+//! [`fit_temperature`]; [`evaluate_classification`] bundles the usual
 //! set.
 
 pub mod brier;
 pub mod calibration;
 pub mod classification;
+pub mod corp;
 pub mod regression;
 pub mod regression_calibration;
+pub mod risk_coverage;
 pub mod roc;
 pub mod selective;
 pub mod temperature;
@@ -21,10 +24,11 @@ pub mod temperature;
 pub use crate::predictive::scores::{crps, interval, nll};
 
 pub use brier::{BrierDecomposition, brier_decomposition};
-pub use calibration::{Binning, Calibration, ReliabilityBin, calibration, top_k_calibration};
+pub use calibration::{Binning, Calibration, ReliabilityBin, calibration, classwise_ece, top_k_calibration};
 pub use classification::{
     BrierScale, DEFAULT_NLL_EPS, PointSummary, brier_score, label_ranks, summarise, top_k_accuracy,
 };
+pub use corp::{CORP_BAND_LEVEL, CORP_RESAMPLES, Corp, CorpOptions, CorpPoint, corp_reliability};
 pub use crps::{CrpsEstimator, crps_gaussian, crps_mixture, crps_samples, crps_sorted_samples};
 pub use interval::{interval_score, mixture_quantile, sample_quantile};
 pub use nll::{nll_gaussian, nll_mixture};
@@ -32,6 +36,7 @@ pub use regression::{
     RegressionMetrics, RegressionOptions, RegressionPoints, RegressionReport, crps_points, evaluate_regression,
     nll_points,
 };
+pub use risk_coverage::{RiskCoverage, RiskCoveragePoint, risk_coverage};
 pub use roc::{RocPoint, SensSpec, auroc, auroc_ovr, roc_curve, sensitivity_specificity};
 pub use selective::{
     ConfidencePoint, RANDOM_REFERRAL_REPEATS, RandomReferralPoint, ReferralPoint, Uncertainty, confidence_curve,
@@ -68,6 +73,9 @@ pub struct ClassificationOptions {
     pub confidence_thresholds: Option<Vec<f64>>,
     /// Binary tasks: sensitivity and specificity when p(class 1) >= this threshold.
     pub threshold: Option<f64>,
+    /// Consistency bands of the CORP reliability diagram (default 100 resamples, 90%).
+    #[serde(default)]
+    pub corp: CorpOptions,
 }
 
 impl Default for ClassificationOptions {
@@ -83,6 +91,7 @@ impl Default for ClassificationOptions {
             top_k: None,
             confidence_thresholds: None,
             threshold: None,
+            corp: CorpOptions::default(),
         }
     }
 }
@@ -100,6 +109,17 @@ pub struct ClassificationMetrics {
     pub ece: f64,
     /// Top-label maximum calibration error.
     pub mce: f64,
+    /// Classwise ECE: the mean over classes of the one-vs-rest ECE, same bins ([`classwise_ece`]).
+    pub classwise_ece: f64,
+    /// Area under the risk-coverage curve of the confidence max_k p_bar ([`risk_coverage`]).
+    pub aurc: f64,
+    /// Area under the generalized risk-coverage curve of the same confidence.
+    pub augrc: f64,
+    /// The risk-coverage curve behind `aurc` and `augrc`, one point per distinct confidence.
+    pub risk_coverage: Vec<RiskCoveragePoint>,
+    /// CORP reliability of the top-label confidence (outcome: the prediction is right), the
+    /// binless reliability diagram with consistency bands and the Brier decomposition.
+    pub corp: Corp,
     /// Mean predictive entropy H(p_bar).
     pub entropy: f64,
     /// Mean expected entropy mean_s H(p_s).
@@ -232,12 +252,18 @@ pub fn evaluate_classification<T: Real>(
         }
         None => None,
     };
+    let selective = risk_coverage(&points.confidence, &points.correct)?;
     let metrics = ClassificationMetrics {
         accuracy: points.accuracy(),
         nll: det_mean(&points.nll),
         brier: brier_score(&points, opts.brier_scale),
         ece: calibration.ece,
         mce: calibration.mce,
+        classwise_ece: classwise_ece(mean_probs, labels, opts.binning)?,
+        aurc: selective.aurc,
+        augrc: selective.augrc,
+        risk_coverage: selective.curve,
+        corp: corp_reliability(&confidence, &points.correct, &opts.corp)?,
         entropy: det_mean(&points.entropy),
         expected_entropy: det_mean(&points.expected_entropy),
         mutual_information: det_mean(&points.mutual_information),

@@ -5,7 +5,7 @@
 //! Classification: the fused [`summarise`] pass (accuracy, NLL, Brier, entropies), calibration
 //! ([`calibration()`], [`top_k_calibration`]), [`brier_decomposition`], ROC ([`auroc`],
 //! [`roc_curve`], [`sensitivity_specificity`]), selective prediction ([`referral_curve`],
-//! [`confidence_curve`], [`risk_coverage`] with AURC and AUGRC), [`classwise_ece`] and
+//! [`confidence_curve`], [`risk_coverage()`] with AURC and AUGRC), [`classwise_ece`] and
 //! [`fit_temperature`]; [`evaluate_classification`] bundles the usual
 //! set.
 
@@ -111,7 +111,7 @@ pub struct ClassificationMetrics {
     pub mce: f64,
     /// Classwise ECE: the mean over classes of the one-vs-rest ECE, same bins ([`classwise_ece`]).
     pub classwise_ece: f64,
-    /// Area under the risk-coverage curve of the confidence max_k p_bar ([`risk_coverage`]).
+    /// Area under the risk-coverage curve of the confidence max_k p_bar ([`risk_coverage()`]).
     pub aurc: f64,
     /// Area under the generalized risk-coverage curve of the same confidence.
     pub augrc: f64,

@@ -96,21 +96,10 @@ fn the_table_equals_one_metrics_call_per_row() {
         let (probs, labels) = (at("probs"), at("labels"));
         let json =
             stdout(&["metrics", "classification", "--json", "--probs", &probs, "--labels", &labels, "--bins", "10"]);
-        for c in [
-            "accuracy",
-            "nll",
-            "brier",
-            "ece",
-            "mce",
-            "classwise_ece",
-            "entropy",
-            "expected_entropy",
-            "mutual_information",
-            "auroc",
-            "aurc",
-            "augrc",
-        ] {
-            same(&row[c], &json, c, &format!("{} {} {c}", m["method"], m["realization"]));
+        // Every classification column but the counts, which are checked below (`correct`) or
+        // are the JSON's `n` (`n_test`).
+        for c in credence::manifest::CLASSIFICATION_METRICS.iter().filter(|c| !["correct", "n_test"].contains(c)) {
+            same(&row[*c], &json, c, &format!("{} {} {c}", m["method"], m["realization"]));
         }
         let correct = (printed(&json, "accuracy").unwrap() * 200.0).round();
         assert_eq!(row["correct"].parse::<f64>().unwrap(), correct);

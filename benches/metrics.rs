@@ -1,5 +1,6 @@
 //! Criterion benches of the metric hot paths at the sizes named in the foundation issue:
-//! classification S = 10, N = 100 000, K = 100; mixture CRPS M = 5, N = 1 000 000.
+//! classification S = 10, N = 100 000, K = 100; mixture CRPS M = 5, N = 1 000 000; and the
+//! recalibration fits at N = 10 000.
 //!
 //! Run: `cargo bench -p credence --bench metrics`. Peer comparisons (numpy, properscoring)
 //! are in `benches/compare_peers.py`; numbers in `benches/README.md`.
@@ -7,11 +8,11 @@
 use std::hint::black_box;
 
 use credence::metrics::{
-    ClassificationOptions, CrpsEstimator, RegressionOptions, crps_points, evaluate_classification, evaluate_regression,
-    summarise,
+    ClassificationOptions, CrpsEstimator, GroupCalibrationOptions, RecalibrationMethod, RegressionOptions, crps_points,
+    evaluate_classification, evaluate_regression, fit_recalibration, group_calibration, summarise,
 };
 use credence::ndarray::{Array2, Array3};
-use credence::{ClassProbs, GaussianMixture, Samples};
+use credence::{ClassProbs, Gaussian, GaussianMixture, Samples};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use rand::rngs::ChaCha8Rng as StdRng;
 use rand::{RngExt, SeedableRng};
@@ -77,5 +78,37 @@ fn regression(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, classification, regression);
+/// Recalibration fits at the manifest bench's size: N = 10 000 validation points, a Gaussian and
+/// 50 draws per point, outcomes twice as spread as the forecast says.
+fn recalibration(c: &mut Criterion) {
+    let n = 10_000;
+    let mut rng = StdRng::seed_from_u64(4);
+    let mu: Vec<f64> = (0..n).map(|_| rng.random::<f64>() - 0.5).collect();
+    let sd: Vec<f64> = (0..n).map(|_| 0.2 + rng.random::<f64>()).collect();
+    let y: Vec<f64> = (0..n).map(|i| mu[i] + 2.0 * sd[i] * (rng.random::<f64>() - 0.5) * 3.4).collect();
+    let gaussian = Gaussian::new(mu.clone(), sd.clone()).expect("valid sds");
+    let draws = Array2::from_shape_fn((50, n), |(k, i)| mu[i] + sd[i] * ((k as f64 + 0.5) / 50.0 - 0.5) * 3.4);
+    let samples = Samples::new(draws).expect("finite draws");
+    let mut g = c.benchmark_group("recalibration_n1e4");
+    g.sample_size(10);
+    for method in [RecalibrationMethod::Std, RecalibrationMethod::Isotonic] {
+        g.bench_function(format!("gaussian_{method}"), |b| {
+            b.iter(|| fit_recalibration(method, black_box(&gaussian), &y))
+        });
+        g.bench_function(format!("samples_s50_{method}"), |b| {
+            b.iter(|| fit_recalibration(method, black_box(&samples), &y))
+        });
+    }
+    let pit = evaluate_regression(&gaussian, &y, &RegressionOptions::default())
+        .ok()
+        .and_then(|r| r.calibration)
+        .map(|c| c.pit)
+        .unwrap_or_default();
+    g.bench_function("group_calibration_defaults", |b| {
+        b.iter(|| group_calibration(black_box(&pit), &GroupCalibrationOptions::default()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, classification, regression, recalibration);
 criterion_main!(benches);

@@ -296,3 +296,82 @@ fn overflowing_regression_metrics_are_errors() {
     let crps = stdout.lines().find(|l| l.starts_with("crps")).unwrap().split_whitespace().last().unwrap();
     assert!(crps.ends_with("e99") && crps.len() < 20, "{crps}");
 }
+
+/// `--recalibrate std`: the scaled forecast's metrics are the ones `credence metrics regression`
+/// gives for the sds times the reported scale, bit for bit; isotonic reports calibration only;
+/// and what cannot be recalibrated is refused with the file named.
+#[test]
+fn recalibration_agrees_with_the_scaled_forecast_and_refuses_what_it_cannot_do() {
+    let f = Files::new();
+    let n = 400;
+    let z = |j: usize| {
+        let u = ((j * 7919) % n) as f64 / n as f64 + 0.5 / n as f64;
+        // A quick, monotone stand-in for the normal quantile: the logistic one.
+        (u / (1.0 - u)).ln()
+    };
+    let mu: Vec<f64> = (0..n).map(|i| (i as f64 * 0.1).sin()).collect();
+    let y: Vec<f64> = (0..n).map(|i| mu[i] + z(i)).collect();
+    let yv: Vec<f64> = (0..n).map(|i| mu[i] - z(n - 1 - i)).collect();
+    let sd = vec![0.5; n];
+    let (m, s, yt, yv_path) =
+        (f.vector("mu.npy", &mu), f.vector("sd.npy", &sd), f.vector("y.npy", &y), f.vector("yv.npy", &yv));
+    let base = ["metrics", "regression", "--mean", &m, "--sd", &s, "--y", &yt, "--json"];
+    let val = ["--val-mean", &m, "--val-sd", &s, "--val-y", &yv_path];
+    let v = json(&args(&base, &args(&["--recalibrate", "std"], &val)));
+    let r = &v["recalibration"];
+    assert_eq!(r["method"], "std");
+    let scale = r["scale"].as_f64().unwrap();
+    assert!(scale > 2.0 && scale < 4.0, "logistic outcomes (sd 1.81) against sd 0.5: {scale}");
+    assert!(r["validation_mace_after"].as_f64().unwrap() < r["validation_mace_before"].as_f64().unwrap());
+    let scaled: Vec<f64> = sd.iter().map(|v| v * scale).collect();
+    let s2 = f.vector("sd2.npy", &scaled);
+    let plain = json(&["metrics", "regression", "--mean", &m, "--sd", &s2, "--y", &yt, "--json"]);
+    for key in ["crps", "nll", "picp", "mean_absolute_calibration_error", "sharpness", "ence"] {
+        assert_eq!(r["metrics"][key], plain[key], "{key}");
+    }
+    assert_eq!(r["calibration"]["pit"], plain["pit"]);
+    // Group calibration: ten sizes up to the whole set, whose worst error is the MACE.
+    let g = json(&args(&base, &["--group-calibration", "--group-seed", "3"]));
+    let points = g["group_calibration"].as_array().unwrap();
+    assert_eq!((points.len(), points[9]["group_size"].as_u64()), (10, Some(n as u64)));
+    close(&points[9]["worst_mean"], g["mean_absolute_calibration_error"].as_f64().unwrap(), 1e-12);
+    refused(&args(&base, &["--group-seed", "3"]), &["--group-calibration"]);
+    // Isotonic: the map and the calibration after it, no metrics.
+    let v = json(&args(&base, &args(&["--recalibrate", "isotonic"], &val)));
+    let r = &v["recalibration"];
+    assert!(r["metrics"].is_null() && r["scale"].is_null());
+    assert!(r["map"]["pit"].as_array().unwrap().len() > 100);
+    assert!(r["calibration"]["mean_absolute_calibration_error"].as_f64().unwrap() < 0.05);
+    // A mixture cannot be std-scaled (the file is named); a validation y of another length,
+    // an unknown method and validation files without --recalibrate are refused.
+    let mm = f.npy("mm.npy", &[2, n as u64], &[mu.clone(), mu.clone()].concat());
+    let ss = f.npy("ss.npy", &[2, n as u64], &vec![0.5; 2 * n]);
+    refused(
+        &[
+            "metrics",
+            "regression",
+            "--mean",
+            &mm,
+            "--sd",
+            &ss,
+            "--y",
+            &yt,
+            "--recalibrate",
+            "std",
+            "--val-mean",
+            &mm,
+            "--val-sd",
+            &ss,
+            "--val-y",
+            &yv_path,
+        ],
+        &["mm.npy", "mixture", "isotonic"],
+    );
+    let short = f.vector("short.npy", &yv[..10]);
+    refused(
+        &args(&base, &["--recalibrate", "std", "--val-mean", &m, "--val-sd", &s, "--val-y", &short]),
+        &["y", "[10]"],
+    );
+    refused(&args(&base, &args(&["--recalibrate", "median"], &val)), &["median", "std or isotonic"]);
+    refused(&args(&base, &val), &["--recalibrate"]);
+}

@@ -920,6 +920,164 @@ def check_regression_calibration(c, cli, rng):
         c.ok("calibration intervals: no PIT", "pit" not in out)
 
 
+def pit_curves(pit):
+    """The interval curve and its mean absolute, RMS and area gaps from PIT values, in numpy."""
+    p = np.linspace(0, 1, 100)
+    inside = (np.abs(pit[:, None] - 0.5) <= p[None, :] / 2).mean(axis=0)
+    gap = inside - p
+    return inside, np.abs(gap).mean(), np.sqrt((gap ** 2).mean()), uct.metrics_calibration.miscalibration_area_from_proportions(p, inside)
+
+
+def check_pit_calibration(c, name, got, pit):
+    """A recalibration's test calibration against numpy from the recalibrated PIT values."""
+    inside, mace, rms, area = pit_curves(pit)
+    c.close_all(f"{name}: recalibrated pit", np.array(got["pit"]), pit, 1e-12, 1e-15)
+    c.equal(f"{name}: recalibrated pit_histogram", got["pit_histogram"], np.histogram(pit, bins=10, range=(0, 1))[0].tolist())
+    c.close_all(f"{name}: recalibrated interval curve", np.array(got["interval_curve"]["observed"]), inside, 0, 1e-15)
+    c.close(f"{name}: recalibrated mace", got["mean_absolute_calibration_error"], mace)
+    c.close(f"{name}: recalibrated rms", got["rms_calibration_error"], rms)
+    c.close(f"{name}: recalibrated miscalibration_area", got["miscalibration_area"], area)
+
+
+def sklearn_isotonic_map(u_val):
+    """Kuleshov et al.'s map: sklearn's isotonic fit of the validation PITs' empirical CDF, with
+    (0, 0) and (1, 1) added where no PIT lies at 0 or 1."""
+    x = np.sort(u_val)
+    ecdf = np.searchsorted(x, x, side="right") / len(x)
+    xs, ys = list(x), list(ecdf)
+    if x[0] > 0:
+        xs, ys = [0.0] + xs, [0.0] + ys
+    if x[-1] < 1:
+        xs, ys = xs + [1.0], ys + [1.0]
+    return IsotonicRegression(increasing=True, out_of_bounds="clip").fit(xs, ys)
+
+
+def check_recalibration(c, cli, rng):
+    """Std-scaling against uncertainty-toolbox 0.1.1's get_std_recalibrator on three Gaussian
+    fixtures and on samples; isotonic recalibration (Kuleshov et al. 2018) against sklearn's
+    IsotonicRegression for Gaussians, mixtures and samples."""
+    n = 1200
+    fixtures = {"overconfident": (0.0, 0.5), "underconfident": (0.0, 2.0), "biased overconfident": (0.5, 0.7)}
+    for label, (bias, scale) in fixtures.items():
+        def draw():
+            mu = rng.normal(scale=2.0, size=n)
+            sd = rng.uniform(0.3, 1.5, size=n)
+            return mu, scale * sd, mu + bias + sd * rng.standard_normal(n)
+        (mv, sv, yv), (mt, st, yt) = draw(), draw()
+        files = [cli.save(f"recal_{label}_{k}.npy", a) for k, a in
+                 [("mv", mv), ("sv", sv), ("yv", yv), ("mt", mt), ("st", st), ("yt", yt)]]
+        for method in ("std", "isotonic"):
+            name = f"recalibration {method} gaussian {label}"
+            out = cli.json(c, name, "regression", "--mean", files[3], "--sd", files[4], "--y", files[5],
+                           "--recalibrate", method, "--val-mean", files[0], "--val-sd", files[1], "--val-y", files[2])
+            if out is None:
+                continue
+            r = out["recalibration"]
+            c.close(f"{name}: validation mace before vs uct", r["validation_mace_before"],
+                    uct.mean_absolute_calibration_error(mv, sv, yv))
+            if method == "std":
+                s = r["scale"]
+                ut = uct.recalibration.optimize_recalibration_ratio(mv, sv, yv, criterion="ma_cal")
+                c.close(f"{name}: validation mace after = uct's at our scale", r["validation_mace_after"],
+                        uct.mean_absolute_calibration_error(mv, s * sv, yv))
+                c.ok(f"{name}: our scale is at least as good as uct's local optimum {ut:.4f}",
+                     r["validation_mace_after"] <= uct.mean_absolute_calibration_error(mv, ut * sv, yv) + 1e-12,
+                     f"ours {s}")
+                c.ok(f"{name}: the scale is within 5% of uct's", abs(math.log(s / ut)) < 0.05, f"ours {s}, uct {ut}")
+                m = r["metrics"]
+                c.close(f"{name}: test mace vs uct at the scale", r["calibration"]["mean_absolute_calibration_error"],
+                        uct.mean_absolute_calibration_error(mt, s * st, yt))
+                c.close(f"{name}: test miscalibration area vs uct", m["miscalibration_area"],
+                        uct.miscalibration_area(mt, s * st, yt))
+                c.close(f"{name}: test sharpness vs uct", m["sharpness"], uct.sharpness(s * st))
+                c.close(f"{name}: test nll vs scipy", m["nll"], -stats.norm.logpdf(yt, mt, s * st).mean())
+                c.close(f"{name}: test crps vs properscoring", m["crps"], properscoring.crps_gaussian(yt, mt, s * st).mean())
+                check_pit_calibration(c, name, r["calibration"], stats.norm.cdf(yt, mt, s * st))
+            else:
+                iso = sklearn_isotonic_map(stats.norm.cdf(yv, mv, sv))
+                check_pit_calibration(c, name, r["calibration"], iso.predict(stats.norm.cdf(yt, mt, st)))
+                c.close(f"{name}: validation mace after", r["validation_mace_after"],
+                        pit_curves(iso.predict(stats.norm.cdf(yv, mv, sv)))[1])
+                c.equal(f"{name}: no metrics after an isotonic map", r["metrics"], None)
+
+    # A 4-member mixture, isotonic.
+    m = 4
+    def mixture():
+        mu = rng.normal(scale=2.0, size=(m, n))
+        # Members wide enough that no PIT comes within rounding of 0 or 1, where the map's
+        # slope would turn a last-bit difference into a visible one.
+        sd = rng.uniform(0.6, 1.2, size=(m, n))
+        return mu, sd, mu.mean(axis=0) + 1.5 * rng.standard_normal(n)
+    (mv, sv, yv), (mt, st, yt) = mixture(), mixture()
+    mix_pit = lambda mu, sd, y: (stats.norm.cdf(y[None], mu, sd) / m).sum(axis=0)
+    name = "recalibration isotonic mixture"
+    out = cli.json(c, name, "regression", "--mean", cli.save("recal_mix_mt.npy", mt), "--sd", cli.save("recal_mix_st.npy", st),
+                   "--y", cli.save("recal_mix_yt.npy", yt), "--recalibrate", "isotonic",
+                   "--val-mean", cli.save("recal_mix_mv.npy", mv), "--val-sd", cli.save("recal_mix_sv.npy", sv),
+                   "--val-y", cli.save("recal_mix_yv.npy", yv))
+    if out is not None:
+        iso = sklearn_isotonic_map(mix_pit(mv, sv, yv))
+        check_pit_calibration(c, name, out["recalibration"]["calibration"], iso.predict(mix_pit(mt, st, yt)))
+
+    # 30 draws per point: PITs at 0 and 1 and ties; std scales the draws about their mean.
+    s = 30
+    def samples():
+        centre = rng.normal(size=n)
+        return centre + 0.4 * rng.standard_normal((s, n)), centre + rng.standard_normal(n)
+    (xv, yv), (xt, yt) = samples(), samples()
+    files = [cli.save(f"recal_samples_{k}.npy", a) for k, a in [("xv", xv), ("yv", yv), ("xt", xt), ("yt", yt)]]
+    share = lambda x, y: (x <= y[None]).mean(axis=0)
+    for method in ("std", "isotonic"):
+        name = f"recalibration {method} samples"
+        out = cli.json(c, name, "regression", "--samples", files[2], "--y", files[3], "--recalibrate", method,
+                       "--val-samples", files[0], "--val-y", files[1])
+        if out is None:
+            continue
+        r = out["recalibration"]
+        c.close(f"{name}: validation mace before", r["validation_mace_before"], pit_curves(share(xv, yv))[1])
+        if method == "std":
+            sc = r["scale"]
+            scaled = lambda x: x.mean(axis=0) + sc * (x - x.mean(axis=0))
+            c.close(f"{name}: validation mace after", r["validation_mace_after"], pit_curves(share(scaled(xv), yv))[1])
+            check_pit_calibration(c, name, r["calibration"], share(scaled(xt), yt))
+            c.close(f"{name}: test crps of the scaled draws vs properscoring", r["metrics"]["crps"],
+                    properscoring.crps_ensemble(yt, scaled(xt).T).mean())
+            c.ok(f"{name}: widened (draws 0.4 against spread ~1.08)", 2.0 < sc < 3.5, f"scale {sc}")
+        else:
+            iso = sklearn_isotonic_map(share(xv, yv))
+            check_pit_calibration(c, name, r["calibration"], iso.predict(share(xt, yt)))
+
+
+def check_group_calibration(c, cli, rng):
+    """Adversarial group calibration against uncertainty-toolbox 0.1.1 on three Gaussian
+    fixtures: the sizes and the full group exactly; at the other sizes the toolbox draws from
+    numpy's stream and credence from its own, so the mean worst error agrees in distribution
+    (within 4.5 combined standard errors; the toolbox with 40 trials)."""
+    n, trials = 300, 40
+    fixtures = {"calibrated": (0.0, 1.0), "overconfident": (0.0, 0.6), "biased": (0.6, 1.0)}
+    for label, (bias, scale) in fixtures.items():
+        mu = rng.normal(size=n)
+        sd = rng.uniform(0.5, 1.5, size=n)
+        y = mu + bias + sd * rng.standard_normal(n)
+        name = f"group calibration {label}"
+        out = cli.json(c, name, "regression", "--mean", cli.save(f"grp_{label}_mu.npy", mu),
+                       "--sd", cli.save(f"grp_{label}_sd.npy", scale * sd), "--y", cli.save(f"grp_{label}_y.npy", y),
+                       "--group-calibration")
+        if out is None:
+            continue
+        g = out["group_calibration"]
+        np.random.seed(0)
+        ut = uct.metrics_calibration.adversarial_group_calibration(mu, scale * sd, y, cali_type="mean_abs",
+                                                                   num_trials=trials)
+        c.equal(f"{name}: group sizes", [p["group_size"] for p in g],
+                [max(int(round(n * r)), 2) for r in ut.group_size])
+        c.close(f"{name}: the full group's worst error = uct's", g[-1]["worst_mean"], ut.score_mean[-1])
+        for p, mean, sd_ut in zip(g[:-1], ut.score_mean[:-1], ut.score_stderr[:-1]):
+            se = math.sqrt(p["worst_sd"] ** 2 / 10 + sd_ut ** 2 / trials)
+            c.ok(f"{name}: size {p['group_size']} mean worst error vs uct in distribution",
+                 abs(p["worst_mean"] - mean) <= 4.5 * se + 1e-12, f"ours {p['worst_mean']}, uct {mean}, se {se}")
+
+
 def check_regression(c, cli):
     rng = np.random.default_rng(7)
     check_gaussian(c, cli, rng)
@@ -927,6 +1085,8 @@ def check_regression(c, cli):
     check_samples(c, cli, rng)
     check_intervals(c, cli, rng)
     check_regression_calibration(c, cli, np.random.default_rng(8))
+    check_recalibration(c, cli, np.random.default_rng(9))
+    check_group_calibration(c, cli, np.random.default_rng(10))
 
 
 # --------------------------------------------------------------------------------------

@@ -10,8 +10,9 @@ use credence::manifest::{
     ClassificationFiles, Manifest, MetricsTableOptions, RegressionFiles, in_file, write_metrics_table,
 };
 use credence::metrics::{
-    Binning, BrierScale, ClassificationOptions, CrpsEstimator, DEFAULT_NLL_EPS, RegressionOptions, Uncertainty,
-    fit_temperature, logits_from_probs,
+    Binning, BrierScale, ClassificationOptions, CrpsEstimator, DEFAULT_NLL_EPS, GroupCalibrationOptions, Recalibration,
+    RecalibrationMethod, RegressionOptions, STD_BOUNDS, Uncertainty, fit_temperature, group_calibration,
+    logits_from_probs,
 };
 use credence::predictive::check_labels;
 use serde_json::json;
@@ -24,7 +25,7 @@ pub enum MetricsCommand {
     /// Classification metrics from probabilities (N x K, or S x N x K for ensembles/MC samples).
     Classification(ClassificationArgs),
     /// Regression metrics from Gaussian, mixture, sample or interval predictions.
-    Regression(RegressionArgs),
+    Regression(Box<RegressionArgs>),
     /// Fit a temperature T on validation logits (softmax(logits / T) minimises the NLL).
     Temperature(TemperatureArgs),
     /// The metric table of a manifest of prediction files (one row per method x realization),
@@ -174,6 +175,36 @@ pub struct RegressionArgs {
     /// Sample CRPS estimator: standard or fair.
     #[arg(long, default_value = "standard")]
     crps_estimator: CrpsEstimator,
+    /// Recalibrate: fit `std` (one factor on the spread) or `isotonic` (Kuleshov et al. 2018)
+    /// on the validation prediction (--val-*) and report the test forecast after it.
+    #[arg(long, requires = "val_y")]
+    recalibrate: Option<String>,
+    /// Validation predictive means (for --recalibrate), as --mean.
+    #[arg(long, requires_all = ["val_sd", "recalibrate"], conflicts_with = "val_samples")]
+    val_mean: Option<String>,
+    /// Validation predictive sds, as --sd.
+    #[arg(long, requires = "val_mean")]
+    val_sd: Option<String>,
+    /// Validation mixture weights, as --weights.
+    #[arg(long, requires = "val_mean")]
+    val_weights: Option<String>,
+    /// Validation predictive samples, as --samples.
+    #[arg(long, requires = "recalibrate")]
+    val_samples: Option<String>,
+    /// Validation targets.
+    #[arg(long, requires = "recalibrate")]
+    val_y: Option<String>,
+    /// Also measure adversarial group calibration: the worst mean absolute calibration error
+    /// of random groups by group size (uncertainty-toolbox's sizes, trials and draws).
+    #[arg(long)]
+    group_calibration: bool,
+    /// Seed of the group draws (default the core's).
+    #[arg(long, requires = "group_calibration")]
+    group_seed: Option<u64>,
+    /// Also write an HTML page with the calibration curve and the PIT histogram (and the
+    /// recalibrated forecast's).
+    #[arg(long)]
+    html: Option<String>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -183,7 +214,7 @@ pub struct RegressionArgs {
 pub fn run(cmd: MetricsCommand) -> Result<()> {
     match cmd {
         MetricsCommand::Classification(a) => classification(a),
-        MetricsCommand::Regression(a) => regression(a),
+        MetricsCommand::Regression(a) => regression(*a),
         MetricsCommand::Temperature(a) => temperature(a),
         MetricsCommand::Table(a) => table(a),
     }
@@ -369,10 +400,51 @@ fn regression(a: RegressionArgs) -> Result<()> {
         upper: a.upper.clone(),
         y: a.y.clone(),
     };
+    let validation = a.val_y.as_ref().map(|y| RegressionFiles {
+        mean: a.val_mean.clone(),
+        sd: a.val_sd.clone(),
+        weights: a.val_weights.clone(),
+        samples: a.val_samples.clone(),
+        y: y.clone(),
+        ..Default::default()
+    });
+    let inputs: Vec<&Path> =
+        files.paths().into_iter().chain(validation.iter().flat_map(|v| v.paths())).map(Path::new).collect();
+    crate::output::guard(&inputs, &[("--html", a.html.as_deref().map(Path::new))])?;
     let opts = RegressionOptions { level: a.level, sd_floor: a.sd_floor, crps_estimator: a.crps_estimator };
     let (pred, y) = files.read(a.level)?;
     let kind = pred.kind();
     let report = pred.evaluate(&y, &opts, &a.y)?;
+    let recalibration = match (&a.recalibrate, &validation) {
+        (Some(method), Some(v)) => {
+            let method: RecalibrationMethod = method.parse()?;
+            let (val, val_y) = v.read(a.level)?;
+            let val_path = v.mean.as_deref().or(v.samples.as_deref()).unwrap_or(&v.y);
+            let fitted = in_file(val.fit_recalibration(method, &val_y), val_path)?;
+            Some(pred.recalibrate(fitted, &y, &opts)?)
+        }
+        _ => None,
+    };
+    let groups = match (&report.calibration, a.group_calibration) {
+        (Some(c), true) => {
+            let defaults = GroupCalibrationOptions::default();
+            Some(group_calibration(
+                &c.pit,
+                &GroupCalibrationOptions { seed: a.group_seed.unwrap_or(defaults.seed), ..defaults },
+            )?)
+        }
+        (None, true) => bail!("--group-calibration: bare intervals have no PIT"),
+        _ => None,
+    };
+    if let Some(page) = &a.html {
+        let path = files.mean.as_deref().or(files.samples.as_deref()).or(files.lower.as_deref()).unwrap_or_default();
+        let figures = credence_report::plots::regression::report_figures(path, &report, recalibration.as_ref());
+        if figures.is_empty() {
+            anyhow::bail!("--html: bare intervals have no CDF, so no calibration figures");
+        }
+        let html = credence_report::plots::html::standalone_html(&format!("credence metrics: {path}"), &figures);
+        credence::io::write_atomic(Path::new(page), html.as_bytes()).with_context(|| format!("writing {page}"))?;
+    }
     let mut metrics = serde_json::to_value(report.metrics)?;
     if let Some(c) = &report.calibration {
         metrics["pit"] = json!(c.pit);
@@ -384,6 +456,12 @@ fn regression(a: RegressionArgs) -> Result<()> {
         let mut out = metrics;
         out["prediction"] = json!(kind);
         out["level"] = json!(a.level);
+        if let Some(r) = &recalibration {
+            out["recalibration"] = serde_json::to_value(r)?;
+        }
+        if let Some(g) = &groups {
+            out["group_calibration"] = serde_json::to_value(g)?;
+        }
         outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
@@ -399,5 +477,47 @@ fn regression(a: RegressionArgs) -> Result<()> {
     }
     outln!("{kind} prediction, central {:.0}% interval\n", 100.0 * a.level);
     out!("{}", render(&rows));
+    if let Some(r) = &recalibration {
+        print_recalibration(r);
+    }
+    if let Some(g) = &groups {
+        let mut rows = vec![vec!["group size".into(), "worst MACE (mean)".into(), "sd over trials".into()]];
+        for p in g {
+            rows.push(vec![p.group_size.to_string(), number(Some(p.worst_mean)), number(Some(p.worst_sd))]);
+        }
+        outln!("\nadversarial group calibration");
+        out!("{}", render(&rows));
+    }
     Ok(())
+}
+
+/// The recalibration's rows: what was fitted, the validation and test calibration after it.
+fn print_recalibration(r: &Recalibration) {
+    let f = &r.recalibrator;
+    let mut rows = vec![vec!["recalibration".into(), f.method.to_string()]];
+    if let Some(s) = f.scale {
+        rows.push(vec!["scale".into(), number(Some(s))]);
+    }
+    if let Some(map) = &f.map {
+        rows.push(vec!["isotonic knots".into(), map.pit.len().to_string()]);
+    }
+    rows.push(vec!["validation MACE before".into(), number(Some(f.validation_mace_before))]);
+    rows.push(vec!["validation MACE after".into(), number(Some(f.validation_mace_after))]);
+    let c = &r.calibration;
+    rows.push(vec!["test miscalibration_area".into(), number(Some(c.miscalibration_area))]);
+    rows.push(vec!["test rms_calibration_error".into(), number(Some(c.rms_calibration_error))]);
+    rows.push(vec!["test mean_absolute_calibration_error".into(), number(Some(c.mean_absolute_calibration_error))]);
+    if let Some(m) = &r.metrics {
+        for (name, v) in
+            [("test crps", m.crps), ("test nll", m.nll), ("test picp", Some(m.picp)), ("test sharpness", m.sharpness)]
+        {
+            rows.push(vec![name.into(), number(v)]);
+        }
+    }
+    outln!();
+    out!("{}", render(&rows));
+    if f.at_bound {
+        let (lo, hi) = STD_BOUNDS;
+        outln!("\nwarning: the scale lies at a search bound ([{lo}, {hi}]); the forecast may be degenerate");
+    }
 }

@@ -6,7 +6,8 @@
 //! figure so outlying cells do not squash the rest ([`yscale`]). Sampler checks
 //! ([`diagnostics`]): posterior predictive overlay, trace and rank plots. Classification
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
-//! count-vs-confidence and entropy histograms, ROC curves. Credal ([`credal`]): credal-set
+//! count-vs-confidence and entropy histograms, ROC curves. Regression calibration
+//! ([`regression`]): interval calibration curves and PIT histograms. Credal ([`credal`]): credal-set
 //! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. Planning
 //! ([`plan`]): assurance against the number of realizations. Across data sets ([`across`]):
 //! the forest plot of method effects, P(best on a new data set) and ROPE decisions, and rliable's
@@ -40,6 +41,7 @@ pub mod palette;
 pub mod plan;
 pub mod profiles;
 pub mod rank_posterior;
+pub mod regression;
 pub mod scaling;
 pub mod shift;
 pub mod yscale;

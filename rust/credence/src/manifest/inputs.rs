@@ -9,8 +9,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::io::{ProbArray, read_array};
 use crate::metrics::{
-    ClassificationOptions, ClassificationReport, RegressionOptions, RegressionReport, evaluate_classification,
-    evaluate_regression,
+    ClassificationOptions, ClassificationReport, PitCalibration, Recalibration, RecalibrationMethod, Recalibrator,
+    RegressionOptions, RegressionReport, evaluate_classification, evaluate_regression, fit_recalibration,
+    pit_calibration,
 };
 use crate::predictive::{check_labels, check_outcomes};
 use crate::{ClassProbs, Gaussian, GaussianMixture, Intervals, Real, Samples};
@@ -75,6 +76,63 @@ impl RegressionPrediction {
             Self::Samples(p) => evaluate(p, y, opts, y_path),
             Self::Intervals(p) => evaluate(p, y, opts, y_path),
         }
+    }
+}
+
+impl RegressionPrediction {
+    /// The forecast scaled by `s` about its mean (std-scaling); `None` for bare intervals.
+    pub fn scaled_about_mean(&self, s: f64) -> Result<Option<Self>> {
+        Ok(Some(match self {
+            Self::Gaussian(p) => Self::Gaussian(p.scaled_about_mean(s)?),
+            Self::Mixture(p) => Self::Mixture(p.scaled_about_mean(s)?),
+            Self::Samples(p) => Self::Samples(p.scaled_about_mean(s)?),
+            Self::Intervals(_) => return Ok(None),
+        }))
+    }
+
+    /// Fits a recalibration of `method` on this (validation) forecast and outcomes `y`.
+    pub fn fit_recalibration(&self, method: RecalibrationMethod, y: &[f64]) -> Result<Recalibrator> {
+        match self {
+            Self::Gaussian(p) => fit_recalibration(method, p, y),
+            Self::Mixture(p) => fit_recalibration(method, p, y),
+            Self::Samples(p) => fit_recalibration(method, p, y),
+            Self::Intervals(p) => fit_recalibration(method, p, y),
+        }
+    }
+
+    /// Applies `recalibrator` (fitted on validation predictions of the same method) to this
+    /// (test) forecast with outcomes `y`: the recalibrated calibration, and for std-scaling
+    /// every metric of the scaled forecast under `opts`.
+    pub fn recalibrate(
+        &self,
+        recalibrator: Recalibrator,
+        y: &[f64],
+        opts: &RegressionOptions,
+    ) -> Result<Recalibration> {
+        if let Some(s) = recalibrator.scale {
+            let scaled = self.scaled_about_mean(s)?.ok_or_else(|| {
+                Error::argument("prediction", "intervals", "a forecast with a CDF (Gaussian, mixture or samples)")
+            })?;
+            let report = scaled.evaluate(y, opts, "y")?;
+            let c = report.calibration.ok_or_else(|| Error::argument("prediction", scaled.kind(), "a CDF"))?;
+            let calibration = PitCalibration {
+                pit: c.pit,
+                pit_histogram: c.pit_histogram,
+                interval_curve: c.interval_curve,
+                quantile_curve: c.quantile_curve,
+                miscalibration_area: c.miscalibration_area,
+                rms_calibration_error: c.rms_calibration_error,
+                mean_absolute_calibration_error: c.mean_absolute_calibration_error,
+            };
+            return Ok(Recalibration { recalibrator, calibration, metrics: Some(report.metrics) });
+        }
+        let pit = match self {
+            Self::Gaussian(p) => recalibrator.pit(p, y),
+            Self::Mixture(p) => recalibrator.pit(p, y),
+            Self::Samples(p) => recalibrator.pit(p, y),
+            Self::Intervals(p) => recalibrator.pit(p, y),
+        }?;
+        Ok(Recalibration { recalibrator, calibration: pit_calibration(pit)?, metrics: None })
     }
 }
 

@@ -10,7 +10,7 @@ use crate::metrics::{Binning, BrierScale, ClassificationOptions, CrpsEstimator, 
 
 /// The metric columns of a regression table. `covered` and `n_test` are the counts the
 /// beta-binomial model of coverage reads; the last five are the calibration measures of
-/// [`crate::metrics::regression_calibration`].
+/// [`crate::metrics::regression_calibration()`].
 pub const REGRESSION_METRICS: [&str; 13] = [
     "crps",
     "nll",

@@ -13,6 +13,8 @@ pub mod brier;
 pub mod calibration;
 pub mod classification;
 pub mod corp;
+pub mod group_calibration;
+pub mod recalibration;
 pub mod regression;
 pub mod regression_calibration;
 pub mod risk_coverage;
@@ -30,11 +32,19 @@ pub use classification::{
 };
 pub use corp::{CORP_BAND_LEVEL, CORP_RESAMPLES, Corp, CorpOptions, CorpPoint, corp_reliability};
 pub use crps::{CrpsEstimator, crps_gaussian, crps_mixture, crps_samples, crps_sorted_samples};
+pub use group_calibration::{GroupCalibrationOptions, GroupCalibrationPoint, group_calibration};
 pub use interval::{interval_score, mixture_quantile, sample_quantile};
 pub use nll::{nll_gaussian, nll_mixture};
+pub use recalibration::{
+    IsotonicMap, Recalibration, RecalibrationMethod, Recalibrator, STD_BOUNDS, STD_GRID, fit_recalibration,
+};
 pub use regression::{
     RegressionMetrics, RegressionOptions, RegressionPoints, RegressionReport, crps_points, evaluate_regression,
     nll_points,
+};
+pub use regression_calibration::{
+    CALIBRATION_PROPORTIONS, CalibrationCurve, ENCE_BINS, PIT_BINS, PitCalibration, RegressionCalibration,
+    pit_calibration, regression_calibration,
 };
 pub use risk_coverage::{RiskCoverage, RiskCoveragePoint, risk_coverage};
 pub use roc::{RocPoint, SensSpec, auroc, auroc_ovr, roc_curve, sensitivity_specificity};

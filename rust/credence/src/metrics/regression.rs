@@ -67,7 +67,7 @@ pub struct RegressionMetrics {
     /// Number of test points.
     pub n: usize,
     /// Area between the interval calibration curve and the diagonal (`None` for bare
-    /// intervals; [`super::regression_calibration`]).
+    /// intervals; [`super::regression_calibration()`]).
     pub miscalibration_area: Option<f64>,
     /// Root mean squared calibration error of the interval curve.
     pub rms_calibration_error: Option<f64>,
@@ -91,7 +91,7 @@ pub struct RegressionReport {
 }
 
 /// Computes CRPS, NLL, PICP, MPIW, interval score, RMSE and the calibration measures
-/// ([`super::regression_calibration`]) of `pred` against outcomes `y`.
+/// ([`super::regression_calibration()`]) of `pred` against outcomes `y`.
 /// A metric that is not finite at some point (or whose mean overflows) is an error naming it
 /// and the point, never a NaN or infinite value.
 ///

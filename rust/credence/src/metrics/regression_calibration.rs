@@ -73,7 +73,7 @@ pub struct RegressionCalibration {
 
 /// The expected proportions j / (B - 1), computed as numpy's `linspace` does (j times the
 /// step, the last exactly 1).
-fn proportions(b: usize) -> Vec<f64> {
+pub(crate) fn proportions(b: usize) -> Vec<f64> {
     let step = 1.0 / (b - 1) as f64;
     (0..b).map(|j| if j + 1 == b { 1.0 } else { j as f64 * step }).collect()
 }
@@ -119,15 +119,51 @@ fn ence(sd: &[f64], residual: &[f64], bins: usize) -> Option<f64> {
     Some(total / bins as f64)
 }
 
-/// The calibration of `pred` against outcomes `y` (see the module); `None` for a prediction
-/// without a CDF (bare intervals). Errors for outcomes that do not match the prediction.
-pub fn regression_calibration<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<Option<RegressionCalibration>> {
-    crate::predictive::check_outcomes(y, pred.n_points())?;
-    let (Some(pit), Some(sd)) = (pred.pit_all(y), pred.sd_all()) else { return Ok(None) };
-    if let Some(i) = pit.iter().position(|u| u.is_nan()) {
+/// The PIT-based part of the calibration: histogram, curves and their summaries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PitCalibration {
+    /// PIT value of every point.
+    pub pit: Vec<f64>,
+    /// Counts in [`PIT_BINS`] equal-width bins (see [`RegressionCalibration::pit_histogram`]).
+    pub pit_histogram: Vec<usize>,
+    /// Share of outcomes inside the central intervals.
+    pub interval_curve: CalibrationCurve,
+    /// Share of outcomes at or below the quantiles.
+    pub quantile_curve: CalibrationCurve,
+    /// Area between the interval curve and the diagonal.
+    pub miscalibration_area: f64,
+    /// Root mean squared gap of the interval curve to the diagonal.
+    pub rms_calibration_error: f64,
+    /// Mean absolute gap of the interval curve to the diagonal.
+    pub mean_absolute_calibration_error: f64,
+}
+
+/// The share of PIT values inside each central interval, |u - 1/2| <= p / 2 (the interval
+/// curve) at the expected proportions `p`.
+fn interval_shares(pit: &[f64], p: &[f64]) -> Vec<f64> {
+    let mut centred: Vec<f64> = pit.iter().map(|u| (u - 0.5).abs()).collect();
+    centred.sort_by(f64::total_cmp);
+    shares(&centred, p.iter().map(|p| p / 2.0))
+}
+
+/// The mean absolute calibration error of PIT values (the interval curve's mean gap), as
+/// [`pit_calibration`] computes it, without the rest.
+pub(crate) fn pit_mace(pit: &[f64]) -> f64 {
+    let p = proportions(CALIBRATION_PROPORTIONS);
+    let observed = interval_shares(pit, &p);
+    observed.iter().zip(&p).map(|(o, e)| (o - e).abs()).sum::<f64>() / p.len() as f64
+}
+
+/// Histogram, calibration curves and their summaries of PIT values (see the module); errors
+/// for a value that is not a probability. Values past 0 or 1 by at most 1e-6 are clamped: a
+/// mixture's PIT is a weighted sum of member CDFs with weights summing to 1 within 1e-6.
+pub fn pit_calibration(pit: Vec<f64>) -> Result<PitCalibration> {
+    if pit.is_empty() {
+        return Err(Error::shape("pit", &[0], "at least one value"));
+    }
+    if let Some(i) = pit.iter().position(|u| !(*u >= -1e-6 && *u <= 1.0 + 1e-6)) {
         return Err(Error::value("pit", &[i], pit[i], "a probability in [0, 1]"));
     }
-    // A mixture's weighted sum of member CDFs can pass 1 by a rounding unit.
     let pit: Vec<f64> = pit.into_iter().map(|u| u.clamp(0.0, 1.0)).collect();
     // Bins [e_b, e_b+1) between the edges of numpy's linspace(0, 1, B + 1), the last closed:
     // compared with the edges themselves, so 0.3 = 12/40 falls where numpy puts it.
@@ -139,23 +175,38 @@ pub fn regression_calibration<P: RegressionPredictive>(pred: &P, y: &[f64]) -> R
     let p = proportions(CALIBRATION_PROPORTIONS);
     let mut sorted = pit.clone();
     sorted.sort_by(f64::total_cmp);
-    let mut centred: Vec<f64> = pit.iter().map(|u| (u - 0.5).abs()).collect();
-    centred.sort_by(f64::total_cmp);
-    let interval = shares(&centred, p.iter().map(|p| p / 2.0));
+    let interval = interval_shares(&pit, &p);
     let quantile = shares(&sorted, p.iter().copied());
     let gaps: Vec<f64> = interval.iter().zip(&p).map(|(o, e)| o - e).collect();
     let m = gaps.len() as f64;
-    let residual: Vec<f64> = y.iter().enumerate().map(|(i, y)| y - pred.point_mean(i)).collect();
-    Ok(Some(RegressionCalibration {
+    Ok(PitCalibration {
         miscalibration_area: area_to_diagonal(&p, &interval),
         rms_calibration_error: (gaps.iter().map(|g| g * g).sum::<f64>() / m).sqrt(),
         mean_absolute_calibration_error: gaps.iter().map(|g| g.abs()).sum::<f64>() / m,
-        sharpness: (sd.iter().map(|s| s * s).sum::<f64>() / sd.len() as f64).sqrt(),
-        ence: ence(&sd, &residual, ENCE_BINS),
         interval_curve: CalibrationCurve { expected: p.clone(), observed: interval },
         quantile_curve: CalibrationCurve { expected: p, observed: quantile },
         pit,
         pit_histogram,
+    })
+}
+
+/// The calibration of `pred` against outcomes `y` (see the module); `None` for a prediction
+/// without a CDF (bare intervals). Errors for outcomes that do not match the prediction.
+pub fn regression_calibration<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<Option<RegressionCalibration>> {
+    crate::predictive::check_outcomes(y, pred.n_points())?;
+    let (Some(pit), Some(sd)) = (pred.pit_all(y), pred.sd_all()) else { return Ok(None) };
+    let c = pit_calibration(pit)?;
+    let residual: Vec<f64> = y.iter().enumerate().map(|(i, y)| y - pred.point_mean(i)).collect();
+    Ok(Some(RegressionCalibration {
+        sharpness: (sd.iter().map(|s| s * s).sum::<f64>() / sd.len() as f64).sqrt(),
+        ence: ence(&sd, &residual, ENCE_BINS),
+        miscalibration_area: c.miscalibration_area,
+        rms_calibration_error: c.rms_calibration_error,
+        mean_absolute_calibration_error: c.mean_absolute_calibration_error,
+        interval_curve: c.interval_curve,
+        quantile_curve: c.quantile_curve,
+        pit: c.pit,
+        pit_histogram: c.pit_histogram,
     }))
 }
 

@@ -40,6 +40,13 @@ pub trait RegressionPredictive: Sync {
     fn sd_all(&self) -> Option<Vec<f64>> {
         None
     }
+    /// For each central probability p in `levels`, the outcomes t of point `i` whose PIT lies
+    /// in the central p interval, |F_i(t) - 1/2| <= p / 2, as a closed interval (lower, upper)
+    /// up to its end points (std-scaling's exact search); `None` where not available in closed
+    /// form (mixtures, bare intervals).
+    fn pit_regions(&self, _i: usize, _levels: &[f64]) -> Option<Vec<(f64, f64)>> {
+        None
+    }
 }
 
 /// A Gaussian predictive distribution N(mean, sd^2) per point: heteroscedastic networks, a
@@ -77,6 +84,17 @@ impl Gaussian {
     }
 }
 
+impl Gaussian {
+    /// The same forecast with every sd times `s` (std-scaling recalibration); `s` must be
+    /// finite and > 0.
+    pub fn scaled_about_mean(&self, s: f64) -> Result<Self> {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("scale", s, "a finite number > 0"));
+        }
+        Self::new(self.mean.clone(), self.sd.iter().map(|v| v * s).collect())
+    }
+}
+
 impl RegressionPredictive for Gaussian {
     fn n_points(&self) -> usize {
         self.mean.len()
@@ -99,6 +117,11 @@ impl RegressionPredictive for Gaussian {
     }
     fn sd_all(&self) -> Option<Vec<f64>> {
         Some(self.sd.clone())
+    }
+    fn pit_regions(&self, i: usize, levels: &[f64]) -> Option<Vec<(f64, f64)>> {
+        let (m, s) = (self.mean[i], self.sd[i]);
+        let bound = |p: f64| if p >= 1.0 { f64::INFINITY } else { s * norm_quantile(0.5 + p / 2.0) };
+        Some(levels.iter().map(|&p| (m - bound(p), m + bound(p))).collect())
     }
 }
 
@@ -199,6 +222,22 @@ impl GaussianMixture {
     }
 }
 
+impl GaussianMixture {
+    /// The mixture scaled by `s` about its mean mu at each point (the law of mu + s (Y - mu)):
+    /// member means mu + s (m - mu), member sds s sd. `s` must be finite and > 0.
+    pub fn scaled_about_mean(&self, s: f64) -> Result<Self> {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("scale", s, "a finite number > 0"));
+        }
+        let mut means = self.means.clone();
+        for (i, mut column) in means.columns_mut().into_iter().enumerate() {
+            let mu = self.point_mean(i);
+            column.mapv_inplace(|m| mu + s * (m - mu));
+        }
+        Self::new(means, self.sds.mapv(|v| v * s), Some(self.weights.clone()))
+    }
+}
+
 impl RegressionPredictive for GaussianMixture {
     fn n_points(&self) -> usize {
         self.means.ncols()
@@ -288,6 +327,23 @@ impl Samples {
     }
 }
 
+impl Samples {
+    /// The draws scaled by `s` about their mean at each point, mu + s (x - mu) (std-scaling
+    /// recalibration); `s` must be finite and > 0.
+    pub fn scaled_about_mean(&self, s: f64) -> Result<Self> {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::argument("scale", s, "a finite number > 0"));
+        }
+        let mut sorted = self.sorted.clone();
+        // An increasing map keeps every row ascending.
+        for (i, mut row) in sorted.rows_mut().into_iter().enumerate() {
+            let mu = self.point_mean(i);
+            row.mapv_inplace(|x| mu + s * (x - mu));
+        }
+        Ok(Self { sorted })
+    }
+}
+
 impl RegressionPredictive for Samples {
     fn n_points(&self) -> usize {
         self.sorted.nrows()
@@ -326,6 +382,21 @@ impl RegressionPredictive for Samples {
             (d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / d.len() as f64).sqrt()
         };
         Some((0..self.n_points()).into_par_iter().map(sd).collect())
+    }
+    fn pit_regions(&self, i: usize, levels: &[f64]) -> Option<Vec<(f64, f64)>> {
+        // The PIT is k / S with k = #(draws <= t): the accepted k form a run [lo, hi], and
+        // k >= lo from the lo-th smallest draw on, k <= hi below the (hi + 1)-th.
+        let d = self.sorted_draws(i);
+        let s = d.len();
+        let region = |p: f64| {
+            let inside = |k: usize| (k as f64 / s as f64 - 0.5).abs() <= p / 2.0;
+            let Some(lo) = (0..=s).find(|&k| inside(k)) else { return (f64::INFINITY, f64::NEG_INFINITY) };
+            let hi = (lo..=s).take_while(|&k| inside(k)).last().unwrap_or(lo);
+            let lower = if lo == 0 { f64::NEG_INFINITY } else { d[lo - 1] };
+            let upper = if hi == s { f64::INFINITY } else { d[hi] };
+            (lower, upper)
+        };
+        Some(levels.iter().map(|&p| region(p)).collect())
     }
 }
 

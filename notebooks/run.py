@@ -30,7 +30,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 # so a figure shown before another in the same cell is lost, and the counts catch that. A
 # notebook missing here fails, so a new notebook states what it must show.
 EXPECTED = {
-    "01_metrics": {"credence-setup": 1, "plotly-graph-div": 9, "credence-table": 1},
+    "01_metrics": {"credence-setup": 1, "plotly-graph-div": 11, "credence-table": 1},
     "02_comparison": {"credence-setup": 1, "credence-report": 1, "credence-fit": 1, "credence-paper": 1, "credence-words": 1, "credence-mdd": 1, "credence-across": 1, "credence-across-ranks": 1, "plotly-graph-div": 5},
     "03_study": {"credence-setup": 1, "credence-metric-table": 1, "credence-report": 1, "plotly-graph-div": 3},
     "04_credal_quantiles": {"credence-setup": 1, "credence-credal": 2, "credence-credal-ranking": 1, "credence-quantiles": 2, "plotly-graph-div": 1},

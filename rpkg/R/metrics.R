@@ -301,9 +301,10 @@ classwise_ece <- function(probs, y, bins = 15L) {
 #' areas under the two curves, extended to coverage 0 as in Traub et al.'s fd-shifts. Computed
 #' by the Rust core (\code{credence::metrics::risk_coverage}); lower is better for both.
 #' @inheritParams classwise_ece
-#' @return A list with \code{aurc}, \code{augrc} and \code{curve}, a data frame with columns
-#'   \code{threshold}, \code{coverage}, \code{selective_risk} and \code{generalized_risk}, by
-#'   ascending coverage.
+#' @return A \code{credence_risk_coverage}: a list with \code{aurc}, \code{augrc} and
+#'   \code{curve}, a data frame with columns \code{threshold}, \code{coverage},
+#'   \code{selective_risk} and \code{generalized_risk}, by ascending coverage. \code{plot()}
+#'   draws both curves (ggplot2 when installed).
 #' @examples
 #' p <- matrix(c(0.9, 0.1, 0.2, 0.8, 0.7, 0.3, 0.4, 0.6), ncol = 2, byrow = TRUE)
 #' risk_coverage(p, c(1, 1, 1, 1))$augrc  # 3/16
@@ -311,9 +312,10 @@ classwise_ece <- function(probs, y, bins = 15L) {
 risk_coverage <- function(probs, y) {
   p <- as_probs(probs)
   r <- glue_risk_coverage(p$values, p$dim, as_class_index(y))
-  list(aurc = r$aurc, augrc = r$augrc,
-       curve = data.frame(threshold = r$threshold, coverage = r$coverage, selective_risk = r$selective_risk,
-                          generalized_risk = r$generalized_risk))
+  structure(list(aurc = r$aurc, augrc = r$augrc,
+                 curve = data.frame(threshold = r$threshold, coverage = r$coverage,
+                                    selective_risk = r$selective_risk, generalized_risk = r$generalized_risk)),
+            class = "credence_risk_coverage")
 }
 
 #' @title CORP reliability diagram
@@ -328,7 +330,8 @@ risk_coverage <- function(probs, y) {
 #' @param resamples Resamples of the bands (0: none); \code{level} their pointwise probability;
 #'   \code{seed} the seed of their stream (the defaults are reliabilitydiag's: 100, 0.9).
 #' @param level,seed See \code{resamples}.
-#' @return A list with \code{brier}, \code{miscalibration}, \code{discrimination},
+#' @return A \code{credence_corp} (\code{plot()} draws the diagram, ggplot2 when installed): a
+#'   list with \code{brier}, \code{miscalibration}, \code{discrimination},
 #'   \code{uncertainty} and \code{points}, a data frame with one row per distinct confidence:
 #'   \code{forecast}, \code{count}, \code{observed} (the fit), \code{band_lower},
 #'   \code{band_upper} (\code{NA} without bands).
@@ -342,8 +345,8 @@ corp_reliability <- function(probs, y, resamples = 100L, level = 0.9, seed = 1) 
   points <- data.frame(forecast = r$forecast, count = as.integer(r$count), observed = r$observed,
                        band_lower = r$band_lower, band_upper = r$band_upper)
   for (k in c("band_lower", "band_upper")) points[[k]][is.nan(points[[k]])] <- NA_real_
-  list(brier = r$brier, miscalibration = r$miscalibration, discrimination = r$discrimination,
-       uncertainty = r$uncertainty, points = points)
+  structure(list(brier = r$brier, miscalibration = r$miscalibration, discrimination = r$discrimination,
+                 uncertainty = r$uncertainty, points = points), class = "credence_corp")
 }
 
 #' @title ROC curve

@@ -8,7 +8,11 @@ use credence::metrics::{
     referral_curve, risk_coverage, roc_curve, summarise,
 };
 use credence::ndarray::{Array2, Array3, ShapeBuilder};
+use credence::manifest::RegressionPrediction;
+use credence::metrics::{GroupCalibrationOptions, RecalibrationMethod, group_calibration};
 use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
+
+use crate::json::{to_r, with_defaults};
 use extendr_api::prelude::*;
 
 use crate::fit::backend;
@@ -92,6 +96,92 @@ fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimato
     let est: CrpsEstimator = estimator.parse().map_err(msg)?;
     let s = Samples::new(matrix("dat", draws, rows as usize, cols as usize)?.reversed_axes()).map_err(msg)?;
     crps_points(&s, &y, est).map_err(msg).map(Option::unwrap_or_default)
+}
+
+/// A regression forecast from R: "gaussian" (mean `a`, sd `b`), "mixture" (N x M means `a`,
+/// sds `b`, `weights`) or "samples" (N x S draws `a`).
+fn regression_prediction(
+    kind: &str,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    rows: i32,
+    cols: i32,
+    weights: Nullable<Vec<f64>>,
+) -> R<RegressionPrediction> {
+    Ok(match kind {
+        "gaussian" => RegressionPrediction::Gaussian(Gaussian::new(a, b).map_err(msg)?),
+        "mixture" => RegressionPrediction::Mixture(mixture(a, b, rows, cols, weights)?),
+        "samples" => RegressionPrediction::Samples(
+            Samples::new(matrix("dat", a, rows as usize, cols as usize)?.reversed_axes()).map_err(msg)?,
+        ),
+        _ => return Err(format!("prediction kind {kind}: expected gaussian, mixture or samples")),
+    })
+}
+
+/// PIT, calibration curves and their summaries of a regression forecast (the core's
+/// `RegressionCalibration`, as a list).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_regression_calibration(
+    kind: &str,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    rows: i32,
+    cols: i32,
+    weights: Nullable<Vec<f64>>,
+    y: Vec<f64>,
+) -> R<Robj> {
+    let pred = regression_prediction(kind, a, b, rows, cols, weights)?;
+    let report = pred.evaluate(&y, &RegressionOptions::default(), "y").map_err(msg)?;
+    Ok(to_r(&serde_json::to_value(&report.calibration).map_err(|e| e.to_string())?))
+}
+
+/// Adversarial group calibration of a regression forecast's PITs, `options` a named list of
+/// `GroupCalibrationOptions` fields (the rest the core's defaults).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_group_calibration(
+    kind: &str,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    rows: i32,
+    cols: i32,
+    weights: Nullable<Vec<f64>>,
+    y: Vec<f64>,
+    options: Robj,
+) -> R<Robj> {
+    let opts: GroupCalibrationOptions = with_defaults(&options, "options")?;
+    let pred = regression_prediction(kind, a, b, rows, cols, weights)?;
+    let report = pred.evaluate(&y, &RegressionOptions::default(), "y").map_err(msg)?;
+    let pit = report.calibration.map(|c| c.pit).unwrap_or_default();
+    let g = group_calibration(&pit, &opts).map_err(msg)?;
+    Ok(to_r(&serde_json::to_value(&g).map_err(|e| e.to_string())?))
+}
+
+/// A recalibration of `method` fitted on the validation forecast (`val_*`) and applied to
+/// the test forecast (the core's `Recalibration`, as a list).
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_recalibrate(
+    method: &str,
+    kind: &str,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    rows: i32,
+    cols: i32,
+    y: Vec<f64>,
+    val_a: Vec<f64>,
+    val_b: Vec<f64>,
+    val_rows: i32,
+    val_cols: i32,
+    val_y: Vec<f64>,
+) -> R<Robj> {
+    let method: RecalibrationMethod = method.parse().map_err(msg)?;
+    let test = regression_prediction(kind, a, b, rows, cols, Nullable::Null)?;
+    let val = regression_prediction(kind, val_a, val_b, val_rows, val_cols, Nullable::Null)?;
+    let fitted = val.fit_recalibration(method, &val_y).map_err(|e| format!("validation: {}", msg(e)))?;
+    let r = test.recalibrate(fitted, &y, &RegressionOptions::default()).map_err(msg)?;
+    Ok(to_r(&serde_json::to_value(&r).map_err(|e| e.to_string())?))
 }
 
 /// Interval score of central (1 - alpha) intervals, per point.
@@ -287,6 +377,9 @@ extendr_module! {
     fn glue_crps_mixture;
     fn glue_ensemble_on;
     fn glue_crps_sample;
+    fn glue_regression_calibration;
+    fn glue_recalibrate;
+    fn glue_group_calibration;
     fn glue_interval_score;
     fn glue_interval_coverage;
     fn glue_ece;

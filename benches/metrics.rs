@@ -102,7 +102,7 @@ fn recalibration(c: &mut Criterion) {
     let pit = evaluate_regression(&gaussian, &y, &RegressionOptions::default())
         .ok()
         .and_then(|r| r.calibration)
-        .map(|c| c.pit)
+        .map(|c| c.by_pit.pit)
         .unwrap_or_default();
     g.bench_function("group_calibration_defaults", |b| {
         b.iter(|| group_calibration(black_box(&pit), &GroupCalibrationOptions::default()))

@@ -429,7 +429,7 @@ fn regression(a: RegressionArgs) -> Result<()> {
         (Some(c), true) => {
             let defaults = GroupCalibrationOptions::default();
             Some(group_calibration(
-                &c.pit,
+                &c.by_pit.pit,
                 &GroupCalibrationOptions { seed: a.group_seed.unwrap_or(defaults.seed), ..defaults },
             )?)
         }
@@ -447,10 +447,10 @@ fn regression(a: RegressionArgs) -> Result<()> {
     }
     let mut metrics = serde_json::to_value(report.metrics)?;
     if let Some(c) = &report.calibration {
-        metrics["pit"] = json!(c.pit);
-        metrics["pit_histogram"] = json!(c.pit_histogram);
-        metrics["interval_curve"] = serde_json::to_value(&c.interval_curve)?;
-        metrics["quantile_curve"] = serde_json::to_value(&c.quantile_curve)?;
+        metrics["pit"] = json!(c.by_pit.pit);
+        metrics["pit_histogram"] = json!(c.by_pit.pit_histogram);
+        metrics["interval_curve"] = serde_json::to_value(&c.by_pit.interval_curve)?;
+        metrics["quantile_curve"] = serde_json::to_value(&c.by_pit.quantile_curve)?;
     }
     if a.json {
         let mut out = metrics;

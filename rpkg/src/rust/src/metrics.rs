@@ -2,14 +2,14 @@
 //! vectors out. Matrices arrive as their values plus dimensions.
 
 use credence::backend::{EnsembleInput, EnsembleOptions, MixtureOptions, ensemble_summary, mixture_summary};
+use credence::manifest::RegressionPrediction;
 use credence::metrics::{
     Binning, BrierScale, CorpOptions, CrpsEstimator, RegressionOptions, Uncertainty, auroc, brier_score, calibration,
     classwise_ece, corp_reliability, crps_points, evaluate_regression, nll_points, random_referral_curve,
     referral_curve, risk_coverage, roc_curve, summarise,
 };
+use credence::metrics::{GroupCalibrationOptions, RecalibrationMethod, RegressionCalibration, group_calibration};
 use credence::ndarray::{Array2, Array3, ShapeBuilder};
-use credence::manifest::RegressionPrediction;
-use credence::metrics::{GroupCalibrationOptions, RecalibrationMethod, group_calibration};
 use credence::{ClassProbs, Gaussian, GaussianMixture, Intervals, Samples};
 
 use crate::json::{to_r, with_defaults};
@@ -131,9 +131,14 @@ fn glue_regression_calibration(
     weights: Nullable<Vec<f64>>,
     y: Vec<f64>,
 ) -> R<Robj> {
-    let pred = regression_prediction(kind, a, b, rows, cols, weights)?;
-    let report = pred.evaluate(&y, &RegressionOptions::default(), "y").map_err(msg)?;
-    Ok(to_r(&serde_json::to_value(&report.calibration).map_err(|e| e.to_string())?))
+    let c = forecast_calibration(regression_prediction(kind, a, b, rows, cols, weights)?, &y)?;
+    Ok(to_r(&serde_json::to_value(&c).map_err(|e| e.to_string())?))
+}
+
+/// The calibration of a forecast with a CDF (every kind `regression_prediction` builds has one).
+fn forecast_calibration(pred: RegressionPrediction, y: &[f64]) -> R<RegressionCalibration> {
+    let report = pred.evaluate(y, &RegressionOptions::default(), "y").map_err(msg)?;
+    report.calibration.ok_or_else(|| format!("a {} forecast has no CDF", pred.kind()))
 }
 
 /// Adversarial group calibration of a regression forecast's PITs, `options` a named list of
@@ -151,10 +156,8 @@ fn glue_group_calibration(
     options: Robj,
 ) -> R<Robj> {
     let opts: GroupCalibrationOptions = with_defaults(&options, "options")?;
-    let pred = regression_prediction(kind, a, b, rows, cols, weights)?;
-    let report = pred.evaluate(&y, &RegressionOptions::default(), "y").map_err(msg)?;
-    let pit = report.calibration.map(|c| c.pit).unwrap_or_default();
-    let g = group_calibration(&pit, &opts).map_err(msg)?;
+    let c = forecast_calibration(regression_prediction(kind, a, b, rows, cols, weights)?, &y)?;
+    let g = group_calibration(&c.by_pit.pit, &opts).map_err(msg)?;
     Ok(to_r(&serde_json::to_value(&g).map_err(|e| e.to_string())?))
 }
 

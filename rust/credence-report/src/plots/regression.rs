@@ -65,6 +65,7 @@ pub fn report_figures(
 ) -> Vec<Plot> {
     let Some(c) = &report.calibration else { return Vec::new() };
     let after = recalibration.map(|r| (format!("{name}, recalibrated ({})", r.recalibrator.method), &r.calibration));
+    let c = &c.by_pit;
     let mut curves = vec![(name, &c.interval_curve, c.miscalibration_area)];
     let mut histograms = vec![(name, c.pit_histogram.as_slice())];
     if let Some((label, a)) = &after {

@@ -9,9 +9,8 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::io::{ProbArray, read_array};
 use crate::metrics::{
-    ClassificationOptions, ClassificationReport, PitCalibration, Recalibration, RecalibrationMethod, Recalibrator,
-    RegressionOptions, RegressionReport, evaluate_classification, evaluate_regression, fit_recalibration,
-    pit_calibration,
+    ClassificationOptions, ClassificationReport, Recalibration, RecalibrationMethod, Recalibrator, RegressionOptions,
+    RegressionReport, evaluate_classification, evaluate_regression, fit_recalibration, pit_calibration,
 };
 use crate::predictive::{check_labels, check_outcomes};
 use crate::{ClassProbs, Gaussian, GaussianMixture, Intervals, Real, Samples};
@@ -114,16 +113,8 @@ impl RegressionPrediction {
                 Error::argument("prediction", "intervals", "a forecast with a CDF (Gaussian, mixture or samples)")
             })?;
             let report = scaled.evaluate(y, opts, "y")?;
-            let c = report.calibration.ok_or_else(|| Error::argument("prediction", scaled.kind(), "a CDF"))?;
-            let calibration = PitCalibration {
-                pit: c.pit,
-                pit_histogram: c.pit_histogram,
-                interval_curve: c.interval_curve,
-                quantile_curve: c.quantile_curve,
-                miscalibration_area: c.miscalibration_area,
-                rms_calibration_error: c.rms_calibration_error,
-                mean_absolute_calibration_error: c.mean_absolute_calibration_error,
-            };
+            let calibration =
+                report.calibration.ok_or_else(|| Error::argument("prediction", scaled.kind(), "a CDF"))?.by_pit;
             return Ok(Recalibration { recalibrator, calibration, metrics: Some(report.metrics) });
         }
         let pit = match self {

@@ -166,6 +166,7 @@ fn scale_interval(mu: f64, y: f64, (lower, upper): (f64, f64)) -> Option<(f64, f
 /// breaks at those s; a sweep over them finds the step with the lowest MACE.
 fn fit_scale<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<(f64, f64, bool)> {
     let p = proportions(CALIBRATION_PROPORTIONS);
+    let mu = means(pred);
     let (lo, hi) = STD_BOUNDS;
     let (n, b) = (y.len(), p.len());
     let mut counts = vec![0i64; b];
@@ -178,9 +179,8 @@ fn fit_scale<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<(f64, f64, 
                 "a Gaussian or sample forecast for std-scaling (isotonic takes any)",
             )
         })?;
-        let mu = pred.point_mean(i);
         for (j, region) in regions.into_iter().enumerate() {
-            let Some((a, e)) = scale_interval(mu, *y, region) else { continue };
+            let Some((a, e)) = scale_interval(mu[i], *y, region) else { continue };
             if a <= lo && e >= lo {
                 counts[j] += 1;
             } else if a > lo && a <= hi {
@@ -228,7 +228,6 @@ fn fit_scale<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<(f64, f64, 
     } else {
         (start * end).sqrt()
     };
-    let mu = means(pred);
     Ok((s, pit_mace(&scaled_pits(pred, &mu, y, s)?), at_bound))
 }
 
@@ -272,7 +271,8 @@ pub fn fit_recalibration<P: RegressionPredictive>(
     y: &[f64],
 ) -> Result<Recalibrator> {
     check_outcomes(y, pred.n_points())?;
-    let before = pit_mace(&pits(pred, y)?);
+    let pit = pits(pred, y)?;
+    let before = pit_mace(&pit);
     Ok(match method {
         RecalibrationMethod::Std => {
             let (s, after, at_bound) = fit_scale(pred, y)?;
@@ -286,8 +286,8 @@ pub fn fit_recalibration<P: RegressionPredictive>(
             }
         }
         RecalibrationMethod::Isotonic => {
-            let map = fit_map(&pits(pred, y)?);
-            let after = pit_mace(&pits(pred, y)?.iter().map(|u| map.apply(*u)).collect::<Vec<_>>());
+            let map = fit_map(&pit);
+            let after = pit_mace(&pit.iter().map(|u| map.apply(*u)).collect::<Vec<_>>());
             Recalibrator {
                 method,
                 scale: None,

@@ -152,9 +152,9 @@ pub fn evaluate_regression<P: RegressionPredictive>(
         rmse: mean("squared error", &squares)?.sqrt(),
         covered,
         n,
-        miscalibration_area: c.map(|c| c.miscalibration_area),
-        rms_calibration_error: c.map(|c| c.rms_calibration_error),
-        mean_absolute_calibration_error: c.map(|c| c.mean_absolute_calibration_error),
+        miscalibration_area: c.map(|c| c.by_pit.miscalibration_area),
+        rms_calibration_error: c.map(|c| c.by_pit.rms_calibration_error),
+        mean_absolute_calibration_error: c.map(|c| c.by_pit.mean_absolute_calibration_error),
         sharpness: c.map(|c| c.sharpness),
         ence: c.and_then(|c| c.ence),
     };

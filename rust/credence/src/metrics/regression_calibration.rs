@@ -46,24 +46,13 @@ pub struct CalibrationCurve {
     pub observed: Vec<f64>,
 }
 
-/// The calibration of one regression prediction (see the module).
+/// The calibration of one regression prediction (see the module): the PIT part, whose keys it
+/// serialises inline, and the measures that need the predictive sds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RegressionCalibration {
-    /// PIT value of every point.
-    pub pit: Vec<f64>,
-    /// Counts of the PIT values in [`PIT_BINS`] equal-width bins of [0, 1], each [lo, hi) but
-    /// the last closed (numpy's `histogram`).
-    pub pit_histogram: Vec<usize>,
-    /// Share of outcomes inside the central intervals.
-    pub interval_curve: CalibrationCurve,
-    /// Share of outcomes at or below the quantiles.
-    pub quantile_curve: CalibrationCurve,
-    /// Area between the interval curve and the diagonal.
-    pub miscalibration_area: f64,
-    /// Root mean squared gap of the interval curve to the diagonal.
-    pub rms_calibration_error: f64,
-    /// Mean absolute gap of the interval curve to the diagonal.
-    pub mean_absolute_calibration_error: f64,
+    /// PIT values, their histogram, the calibration curves and their summaries.
+    #[serde(flatten)]
+    pub by_pit: PitCalibration,
     /// sqrt(mean sigma^2).
     pub sharpness: f64,
     /// Expected normalised calibration error over [`ENCE_BINS`] groups by sigma; `None` when a
@@ -124,7 +113,8 @@ fn ence(sd: &[f64], residual: &[f64], bins: usize) -> Option<f64> {
 pub struct PitCalibration {
     /// PIT value of every point.
     pub pit: Vec<f64>,
-    /// Counts in [`PIT_BINS`] equal-width bins (see [`RegressionCalibration::pit_histogram`]).
+    /// Counts of the PIT values in [`PIT_BINS`] equal-width bins of [0, 1], each [lo, hi) but
+    /// the last closed (numpy's `histogram`).
     pub pit_histogram: Vec<usize>,
     /// Share of outcomes inside the central intervals.
     pub interval_curve: CalibrationCurve,
@@ -195,18 +185,11 @@ pub fn pit_calibration(pit: Vec<f64>) -> Result<PitCalibration> {
 pub fn regression_calibration<P: RegressionPredictive>(pred: &P, y: &[f64]) -> Result<Option<RegressionCalibration>> {
     crate::predictive::check_outcomes(y, pred.n_points())?;
     let (Some(pit), Some(sd)) = (pred.pit_all(y), pred.sd_all()) else { return Ok(None) };
-    let c = pit_calibration(pit)?;
     let residual: Vec<f64> = y.iter().enumerate().map(|(i, y)| y - pred.point_mean(i)).collect();
     Ok(Some(RegressionCalibration {
+        by_pit: pit_calibration(pit)?,
         sharpness: (sd.iter().map(|s| s * s).sum::<f64>() / sd.len() as f64).sqrt(),
         ence: ence(&sd, &residual, ENCE_BINS),
-        miscalibration_area: c.miscalibration_area,
-        rms_calibration_error: c.rms_calibration_error,
-        mean_absolute_calibration_error: c.mean_absolute_calibration_error,
-        interval_curve: c.interval_curve,
-        quantile_curve: c.quantile_curve,
-        pit: c.pit,
-        pit_histogram: c.pit_histogram,
     }))
 }
 
@@ -223,11 +206,11 @@ mod tests {
         let z: Vec<f64> = (0..n).map(|j| crate::special::norm_quantile((j as f64 + 0.5) / n as f64)).collect();
         let g = Gaussian::new(vec![0.0; n], vec![1.0; n]).unwrap();
         let c = regression_calibration(&g, &z).unwrap().unwrap();
-        assert!(c.mean_absolute_calibration_error < 1e-3 && c.miscalibration_area < 1e-3, "{c:?}");
-        assert!(c.pit_histogram.iter().all(|&k| k == n / PIT_BINS), "{:?}", c.pit_histogram);
+        assert!(c.by_pit.mean_absolute_calibration_error < 1e-3 && c.by_pit.miscalibration_area < 1e-3, "{c:?}");
+        assert!(c.by_pit.pit_histogram.iter().all(|&k| k == n / PIT_BINS), "{:?}", c.by_pit.pit_histogram);
         assert_eq!(c.sharpness, 1.0);
-        assert_eq!(c.interval_curve.observed[0], 0.0);
-        assert_eq!(*c.interval_curve.observed.last().unwrap(), 1.0);
+        assert_eq!(c.by_pit.interval_curve.observed[0], 0.0);
+        assert_eq!(*c.by_pit.interval_curve.observed.last().unwrap(), 1.0);
     }
 
     #[test]
@@ -241,12 +224,12 @@ mod tests {
             .collect();
         let g = Gaussian::new(vec![0.0; n], vec![0.5; n]).unwrap();
         let c = regression_calibration(&g, &y).unwrap().unwrap();
-        for (p, o) in c.interval_curve.expected.iter().zip(&c.interval_curve.observed) {
+        for (p, o) in c.by_pit.interval_curve.expected.iter().zip(&c.by_pit.interval_curve.observed) {
             let z = crate::special::norm_quantile(0.5 + p / 2.0);
             let want = if *p >= 1.0 { 1.0 } else { 2.0 * crate::special::norm_cdf(0.5 * z) - 1.0 };
             assert!((o - want).abs() < 1e-3, "p {p}: {o} vs {want}");
         }
-        assert!(c.interval_curve.observed[50] < c.interval_curve.expected[50]);
+        assert!(c.by_pit.interval_curve.observed[50] < c.by_pit.interval_curve.expected[50]);
         // ENCE: RMV 0.5 and an RMSE near 1 in every group: |0.5 - 1| / 0.5 = 1.
         assert!((c.ence.unwrap() - 1.0).abs() < 0.02, "{:?}", c.ence);
     }
@@ -266,19 +249,19 @@ mod tests {
             .unwrap();
         let c = regression_calibration(&s, &y).unwrap().unwrap();
         // Draws <= y: point 0 has -1 and 0 of 4, point 1 has 0.5 and 1, point 2 has 2 and 2.5.
-        assert_eq!(c.pit, vec![0.5, 0.5, 0.5]);
+        assert_eq!(c.by_pit.pit, vec![0.5, 0.5, 0.5]);
         let m =
             GaussianMixture::new(array![[0.0, 1.0, 2.0], [1.0, 2.0, 3.0]], array![[1.0; 3], [1.0; 3]], None).unwrap();
         let c = regression_calibration(&m, &y).unwrap().unwrap();
         let want = 0.5 * (0.5 + crate::special::norm_cdf(-1.0));
-        assert!((c.pit[0] - want).abs() < 1e-15);
+        assert!((c.by_pit.pit[0] - want).abs() < 1e-15);
         assert!((c.sharpness - 1.25f64.sqrt()).abs() < 1e-15, "mixture sd sqrt(1 + 0.25)");
         // Weights that sum to 1 only up to rounding: the PIT stays a probability.
         // (0.2 + 0.4 + 0.3 + 0.1 is 1.0000000000000002 in double precision.)
         let w = vec![0.2, 0.4, 0.3, 0.1];
         let far = GaussianMixture::new(ndarray::Array2::zeros((4, 1)), ndarray::Array2::ones((4, 1)), Some(w)).unwrap();
         let c = regression_calibration(&far, &[50.0]).unwrap().unwrap();
-        assert_eq!(c.pit[0], 1.0);
+        assert_eq!(c.by_pit.pit[0], 1.0);
         // Samples without spread: no ENCE (its RMV would be 0), the rest defined.
         let flat = Samples::new(array![[1.0, 2.0], [1.0, 2.0]]).unwrap();
         let c = regression_calibration(&flat, &[1.0, 3.0]).unwrap().unwrap();

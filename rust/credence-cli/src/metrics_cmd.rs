@@ -499,7 +499,7 @@ fn print_recalibration(r: &Recalibration) {
         rows.push(vec!["scale".into(), number(Some(s))]);
     }
     if let Some(map) = &f.map {
-        rows.push(vec!["isotonic knots".into(), map.pit.len().to_string()]);
+        rows.push(vec!["isotonic knots".into(), map.pit().len().to_string()]);
     }
     rows.push(vec!["validation MACE before".into(), number(Some(f.validation_mace_before))]);
     rows.push(vec!["validation MACE after".into(), number(Some(f.validation_mace_after))]);

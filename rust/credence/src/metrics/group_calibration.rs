@@ -81,6 +81,11 @@ pub fn group_calibration(pit: &[f64], opts: &GroupCalibrationOptions) -> Result<
     bounded("group_bins", opts.group_bins, 2, 100)?;
     bounded("trials", opts.trials, 2, 1000)?;
     bounded("draws", opts.draws, 1, 1000)?;
+    // Groups are drawn from the sorted PITs, so a group's members (and the answer) depend on the
+    // values and the seed only, not on the rows' order.
+    let mut sorted = pit.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let pit = &sorted[..];
     let bins = opts.group_bins;
     (0..bins)
         .map(|b| {
@@ -137,6 +142,12 @@ mod tests {
         // Same values on one thread as on many.
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         assert_eq!(one.install(|| group_calibration(&pit, &opts).unwrap()), g);
+        // Same values whatever the rows' order (here reversed and sorted).
+        let reversed: Vec<f64> = pit.iter().rev().copied().collect();
+        assert_eq!(group_calibration(&reversed, &opts).unwrap(), g);
+        let mut sorted = pit.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(group_calibration(&sorted, &opts).unwrap(), g);
     }
 
     #[test]

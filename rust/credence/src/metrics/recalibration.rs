@@ -64,15 +64,63 @@ impl FromStr for RecalibrationMethod {
 }
 
 /// The isotonic map R: knots (pit, recalibrated), both non-decreasing, linear in between.
+/// Built by the isotonic fit or [`IsotonicMap::new`] (also when read from JSON), which check
+/// the knots, so [`IsotonicMap::apply`] is defined everywhere.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Knots")]
 pub struct IsotonicMap {
-    /// The knots' forecast probabilities, ascending and distinct.
-    pub pit: Vec<f64>,
-    /// R at each knot.
-    pub recalibrated: Vec<f64>,
+    pit: Vec<f64>,
+    recalibrated: Vec<f64>,
+}
+
+/// The knots as they are written, before their check.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Knots {
+    pit: Vec<f64>,
+    recalibrated: Vec<f64>,
+}
+
+impl TryFrom<Knots> for IsotonicMap {
+    type Error = Error;
+    fn try_from(k: Knots) -> Result<Self> {
+        Self::new(k.pit, k.recalibrated)
+    }
 }
 
 impl IsotonicMap {
+    /// The map through the knots (`pit[j]`, `recalibrated[j]`): at least one knot, as many
+    /// values of each, `pit` ascending and distinct in [0, 1], `recalibrated` non-decreasing in
+    /// [0, 1].
+    pub fn new(pit: Vec<f64>, recalibrated: Vec<f64>) -> Result<Self> {
+        if pit.is_empty() || pit.len() != recalibrated.len() {
+            return Err(Error::shape(
+                "isotonic map",
+                &[pit.len(), recalibrated.len()],
+                "as many knots of each, at least one",
+            ));
+        }
+        let unit = |v: &f64| (0.0..=1.0).contains(v);
+        if let Some(j) = (0..pit.len()).find(|&j| !unit(&pit[j]) || (j > 0 && pit[j] <= pit[j - 1])) {
+            return Err(Error::value("isotonic map pit", &[j], pit[j], "ascending, distinct values in [0, 1]"));
+        }
+        let at = |j: usize| recalibrated[j];
+        if let Some(j) = (0..pit.len()).find(|&j| !unit(&at(j)) || (j > 0 && at(j) < at(j - 1))) {
+            return Err(Error::value("isotonic map recalibrated", &[j], at(j), "non-decreasing values in [0, 1]"));
+        }
+        Ok(Self { pit, recalibrated })
+    }
+
+    /// The knots' forecast probabilities, ascending and distinct.
+    pub fn pit(&self) -> &[f64] {
+        &self.pit
+    }
+
+    /// R at each knot.
+    pub fn recalibrated(&self) -> &[f64] {
+        &self.recalibrated
+    }
+
     /// R(u): linear between the knots, the end values outside them.
     pub fn apply(&self, u: f64) -> f64 {
         let (x, y) = (&self.pit, &self.recalibrated);
@@ -342,14 +390,26 @@ mod tests {
     #[test]
     fn the_isotonic_map_is_the_empirical_cdf_of_the_pits() {
         let map = fit_map(&[0.2, 0.6, 0.6, 0.9]);
-        assert_eq!(map.pit, vec![0.0, 0.2, 0.6, 0.9, 1.0]);
-        assert_eq!(map.recalibrated, vec![0.0, 0.25, 0.75, 1.0, 1.0]);
+        assert_eq!(map.pit(), [0.0, 0.2, 0.6, 0.9, 1.0]);
+        assert_eq!(map.recalibrated(), [0.0, 0.25, 0.75, 1.0, 1.0]);
         assert_eq!(map.apply(0.4), 0.5);
         assert_eq!(map.apply(0.1), 0.125);
         // PITs at 0 and 1 (samples' shares) add no anchor there.
         let map = fit_map(&[0.0, 0.0, 0.5, 1.0]);
-        assert_eq!((map.pit.clone(), map.recalibrated.clone()), (vec![0.0, 0.5, 1.0], vec![0.5, 0.75, 1.0]));
+        assert_eq!((map.pit(), map.recalibrated()), (&[0.0, 0.5, 1.0][..], &[0.5, 0.75, 1.0][..]));
         assert_eq!(map.apply(-1.0), 0.5);
+        // Hand-built or read maps are checked: no knots, unequal lengths, unordered or out of
+        // range values are errors, in JSON too.
+        assert!(IsotonicMap::new(vec![], vec![]).is_err());
+        assert!(IsotonicMap::new(vec![0.5], vec![0.5, 0.6]).is_err());
+        assert!(IsotonicMap::new(vec![0.5, 0.5], vec![0.1, 0.2]).is_err());
+        assert!(IsotonicMap::new(vec![0.2, 0.5], vec![0.3, 0.2]).is_err());
+        assert!(IsotonicMap::new(vec![0.2, f64::NAN], vec![0.3, 0.4]).is_err());
+        assert!(IsotonicMap::new(vec![0.2, 1.5], vec![0.3, 0.4]).is_err());
+        assert!(serde_json::from_str::<IsotonicMap>(r#"{"pit": [], "recalibrated": []}"#).is_err());
+        let json = serde_json::to_string(&map).unwrap();
+        assert_eq!(json, r#"{"pit":[0.0,0.5,1.0],"recalibrated":[0.5,0.75,1.0]}"#);
+        assert_eq!(serde_json::from_str::<IsotonicMap>(&json).unwrap(), map);
     }
 
     #[test]

@@ -26,6 +26,18 @@ from rliable import library as rly
 from rliable import metrics
 
 credence, study = sys.argv[1], sys.argv[2]
+
+
+def three_seeds(run):
+    """rliable's answer under numpy seeds 0, 1, 2 (the first is compared, the others show its
+    own bootstrap spread)."""
+    out = []
+    for seed in (0, 1, 2):
+        np.random.seed(seed)
+        out.append(run())
+    return out
+
+
 tables = [
     # (name, csv, credence arguments, response (column or (count, trials)), higher is better)
     ("demo crps", "examples/data/metric_table.csv", [], "crps", False),
@@ -60,10 +72,7 @@ for name, csv, extra, response, higher in tables:
     agg = json.loads(out)["aggregates"]
     runs = {m: g.value.dropna().to_numpy()[:, None] for m, g in d.groupby("method")}
     func = lambda x: np.array([metrics.aggregate_mean(x), metrics.aggregate_iqm(x)])
-    estimates = []
-    for seed in (0, 1, 2):
-        np.random.seed(seed)
-        estimates.append(rly.get_interval_estimates(runs, func, reps=2000))
+    estimates = three_seeds(lambda: rly.get_interval_estimates(runs, func, reps=2000))
     point, ci = estimates[0]
     for m in sorted(runs):
         for k, key in enumerate(["mean", "iqm"]):
@@ -77,10 +86,7 @@ for name, csv, extra, response, higher in tables:
                   f"  rliable {point[m][k]:.6f} [{ci[m][0, k]:.6f}, {ci[m][1, k]:.6f}]")
     sign = 1 if higher else -1
     pairs = {f"{a},{b}": (sign * runs[a], sign * runs[b]) for a in sorted(runs) for b in sorted(runs) if a != b}
-    poi_runs = []
-    for seed in (0, 1, 2):
-        np.random.seed(seed)
-        poi_runs.append(rly.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=2000))
+    poi_runs = three_seeds(lambda: rly.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=2000))
     poi, poi_ci = poi_runs[0]
     for ab in pairs:
         a, b = ab.split(",")
@@ -144,10 +150,7 @@ for name, d in across:
               for m, x in d.groupby("method")}
     prof = out["checks"]["profiles"]
     taus = np.array(prof["taus"])
-    runs = []
-    for seed in (0, 1, 2):
-        np.random.seed(seed)
-        runs.append(rly.create_performance_profile(scores, taus, reps=2000))
+    runs = three_seeds(lambda: rly.create_performance_profile(scores, taus, reps=2000))
     theirs, cis = runs[0]
     for m in sorted(scores):
         ours = prof["methods"][m]

@@ -12,13 +12,11 @@ regression_forecast <- function(fn, mean = NULL, sd = NULL, dat = NULL, means = 
   kind <- names(given)[given]
   if (kind == "gaussian") {
     if (is.null(mean) || is.null(sd)) stop(fn, ": mean and sd go together", call. = FALSE)
-    return(list(kind = kind, a = as.double(mean), b = as.double(sd), rows = length(mean), cols = 1L,
-                weights = NULL))
+    return(list(kind = kind, a = as.double(mean), b = as.double(sd), rows = length(mean), cols = 1L))
   }
   if (kind == "samples") {
     dat <- if (is.null(dim(dat))) matrix(dat, nrow = 1L) else as_matrix(dat, "dat")
-    return(list(kind = kind, a = as.double(dat), b = double(), rows = nrow(dat), cols = ncol(dat),
-                weights = NULL))
+    return(list(kind = kind, a = as.double(dat), b = double(), rows = nrow(dat), cols = ncol(dat)))
   }
   if (is.null(means) || is.null(sds)) stop(fn, ": means and sds go together", call. = FALSE)
   means <- as_matrix(means, "means")
@@ -72,8 +70,7 @@ as_calibration <- function(r, sharpness = r$sharpness, ence = r$ence) {
 regression_calibration <- function(y, mean = NULL, sd = NULL, dat = NULL, means = NULL, sds = NULL,
                                    weights = NULL) {
   f <- regression_forecast("regression_calibration", mean, sd, dat, means, sds, weights)
-  r <- glue_regression_calibration(f$kind, f$a, f$b, as.integer(f$rows), as.integer(f$cols), f$weights,
-                                   as.double(y))
+  r <- glue_regression_calibration(f, as.double(y))
   as_calibration(r)
 }
 
@@ -113,8 +110,7 @@ recalibrate <- function(y, val_y, mean = NULL, sd = NULL, dat = NULL, val_mean =
     stop("recalibrate: the validation forecast is ", v$kind, ", the test one ", f$kind, "; expected one kind",
          call. = FALSE)
   }
-  r <- glue_recalibrate(method, f$kind, f$a, f$b, as.integer(f$rows), as.integer(f$cols), as.double(y),
-                        v$a, v$b, as.integer(v$rows), as.integer(v$cols), as.double(val_y))
+  r <- glue_recalibrate(method, f, as.double(y), v, as.double(val_y))
   if (isTRUE(r$at_bound)) {
     warning("recalibrate: the scale ", r$scale, " lies at a bound of its search range; the forecast may be ",
             "degenerate", call. = FALSE)
@@ -153,8 +149,7 @@ recalibrate <- function(y, val_y, mean = NULL, sd = NULL, dat = NULL, val_mean =
 group_calibration <- function(y, mean = NULL, sd = NULL, dat = NULL, means = NULL, sds = NULL, weights = NULL,
                               options = list()) {
   f <- regression_forecast("group_calibration", mean, sd, dat, means, sds, weights)
-  r <- glue_group_calibration(f$kind, f$a, f$b, as.integer(f$rows), as.integer(f$cols), f$weights, as.double(y),
-                              options)
+  r <- glue_group_calibration(f, as.double(y), options)
   out <- data.frame(ratio = vapply(r, function(p) p$ratio, 0), group_size = vapply(r, function(p) p$group_size, 0),
                     worst_mean = vapply(r, function(p) p$worst_mean, 0), worst_sd = vapply(r, function(p) p$worst_sd, 0))
   class(out) <- c("credence_group_calibration", class(out))

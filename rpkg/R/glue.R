@@ -62,15 +62,11 @@ glue_risk_coverage <- function(probs, dim, y) .Call(wrap__glue_risk_coverage, pr
 glue_corp <- function(probs, dim, y, resamples, level, seed) {
   .Call(wrap__glue_corp, probs, dim, y, resamples, level, seed)
 }
-glue_regression_calibration <- function(kind, a, b, rows, cols, weights, y) {
-  .Call(wrap__glue_regression_calibration, kind, a, b, rows, cols, weights, y)
+glue_regression_calibration <- function(forecast, y) .Call(wrap__glue_regression_calibration, forecast, y)
+glue_recalibrate <- function(method, forecast, y, validation, val_y) {
+  .Call(wrap__glue_recalibrate, method, forecast, y, validation, val_y)
 }
-glue_recalibrate <- function(method, kind, a, b, rows, cols, y, val_a, val_b, val_rows, val_cols, val_y) {
-  .Call(wrap__glue_recalibrate, method, kind, a, b, rows, cols, y, val_a, val_b, val_rows, val_cols, val_y)
-}
-glue_group_calibration <- function(kind, a, b, rows, cols, weights, y, options) {
-  .Call(wrap__glue_group_calibration, kind, a, b, rows, cols, weights, y, options)
-}
+glue_group_calibration <- function(forecast, y, options) .Call(wrap__glue_group_calibration, forecast, y, options)
 glue_brier <- function(probs, dim, y) .Call(wrap__glue_brier, probs, dim, y)
 glue_entropy_decomposition <- function(probs, dim) .Call(wrap__glue_entropy_decomposition, probs, dim)
 glue_ensemble_on <- function(probs, dim, y, bins, backend) {

@@ -150,11 +150,7 @@ impl EvcxrDisplay for FitSummary {
         out.push_str("</table>");
         out.push_str(&crate::report::ranks::paper_table_html(&self.paper_table(), "credence-paper"));
         if let Ok(sentences) = self.sentences("", credence::compare::SETTLED_LEVEL) {
-            out.push_str("<ul class=\"credence-words\">");
-            for line in sentences {
-                let _ = write!(out, "<li>{}</li>", escape(&line));
-            }
-            out.push_str("</ul>");
+            word_list(&mut out, "credence-words", &sentences);
         }
         out.push_str("</div>");
         out
@@ -190,6 +186,15 @@ fn prob_matrix(out: &mut String, names: &[String], p: impl Fn(&str, &str) -> Opt
 
 /// A probability as the core prints it (never rounded across 0.95, 0.05 or 0.5), or `-` where
 /// there is none.
+/// The fit in sentences as an HTML list of class `class`.
+fn word_list(out: &mut String, class: &str, sentences: &[String]) {
+    let _ = write!(out, "<ul class=\"{class}\">");
+    for line in sentences {
+        let _ = write!(out, "<li>{}</li>", escape(line));
+    }
+    out.push_str("</ul>");
+}
+
 fn prob(v: Option<f64>) -> String {
     match v {
         Some(v) if v.is_finite() => credence::compare::prob_text(v),
@@ -286,11 +291,7 @@ impl EvcxrDisplay for AcrossSummary {
             num(v.q97_5)
         );
         if let Ok(sentences) = self.sentences("", credence::compare::SETTLED_LEVEL) {
-            out.push_str("<ul class=\"credence-across-words\">");
-            for line in sentences {
-                let _ = write!(out, "<li>{}</li>", escape(&line));
-            }
-            out.push_str("</ul>");
+            word_list(&mut out, "credence-across-words", &sentences);
         }
         out.push_str("</div>");
         out

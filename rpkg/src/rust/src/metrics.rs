@@ -61,11 +61,10 @@ fn glue_nll_gaussian(mean: Vec<f64>, sd: Vec<f64>, y: Vec<f64>) -> R<Vec<f64>> {
 }
 
 /// The mixture of N points with M members from R's column-major N x M matrices.
-fn mixture(means: Vec<f64>, sds: Vec<f64>, rows: i32, cols: i32, weights: Nullable<Vec<f64>>) -> R<GaussianMixture> {
-    let (n, m) = (rows as usize, cols as usize);
-    let means = matrix("means", means, n, m)?.reversed_axes();
-    let sds = matrix("sds", sds, n, m)?.reversed_axes();
-    GaussianMixture::new(means, sds, weights.into_option()).map_err(msg)
+fn mixture(means: Vec<f64>, sds: Vec<f64>, rows: usize, cols: usize, weights: Option<Vec<f64>>) -> R<GaussianMixture> {
+    let means = matrix("means", means, rows, cols)?.reversed_axes();
+    let sds = matrix("sds", sds, rows, cols)?.reversed_axes();
+    GaussianMixture::new(means, sds, weights).map_err(msg)
 }
 
 /// CRPS of Gaussian mixtures given as N x M matrices of member means and sds, per point: on
@@ -83,7 +82,7 @@ fn glue_crps_mixture(
     backend: &str,
 ) -> R<Vec<f64>> {
     let seam = (backend != "cpu").then(|| self::backend(backend)).transpose()?;
-    let mix = mixture(means, sds, rows, cols, weights)?;
+    let mix = mixture(means, sds, rows.max(0) as usize, cols.max(0) as usize, weights.into_option())?;
     match seam {
         None => crps_points(&mix, &y, CrpsEstimator::Standard).map_err(msg).map(Option::unwrap_or_default),
         Some(b) => Ok(mixture_summary(b, &mix, &y, &MixtureOptions::default()).map_err(msg)?.crps),
@@ -98,41 +97,45 @@ fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimato
     crps_points(&s, &y, est).map_err(msg).map(Option::unwrap_or_default)
 }
 
-/// A regression forecast from R: "gaussian" (mean `a`, sd `b`), "mixture" (N x M means `a`,
-/// sds `b`, `weights`) or "samples" (N x S draws `a`).
-fn regression_prediction(
-    kind: &str,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    rows: i32,
-    cols: i32,
-    weights: Nullable<Vec<f64>>,
-) -> R<RegressionPrediction> {
-    Ok(match kind {
+/// A regression forecast from R, the list `regression_forecast()` builds: `kind` "gaussian"
+/// (mean `a`, sd `b`), "mixture" (N x M means `a`, sds `b`, `weights`) or "samples" (N x S
+/// draws `a`), with the matrices' `rows` and `cols`.
+fn regression_prediction(forecast: List) -> R<RegressionPrediction> {
+    let f = forecast.into_hashmap();
+    let get = |name: &str| f.get(name).cloned().ok_or_else(|| format!("forecast: no entry {name}"));
+    let kind: String = get("kind")?.try_into().map_err(|e: Error| format!("forecast kind: {e}"))?;
+    let doubles = |name: &str| -> R<Vec<f64>> { get(name)?.try_into().map_err(|e: Error| format!("{name}: {e}")) };
+    let count = |name: &str| -> R<usize> {
+        let v: i32 = get(name)?.try_into().map_err(|e: Error| format!("{name}: {e}"))?;
+        usize::try_from(v).map_err(|_| format!("{name} = {v}: expected a count"))
+    };
+    let (a, b, rows, cols) = (doubles("a")?, doubles("b")?, count("rows")?, count("cols")?);
+    Ok(match kind.as_str() {
         "gaussian" => RegressionPrediction::Gaussian(Gaussian::new(a, b).map_err(msg)?),
-        "mixture" => RegressionPrediction::Mixture(mixture(a, b, rows, cols, weights)?),
-        "samples" => RegressionPrediction::Samples(
-            Samples::new(matrix("dat", a, rows as usize, cols as usize)?.reversed_axes()).map_err(msg)?,
-        ),
+        "mixture" => {
+            let weights = match f.get("weights") {
+                Some(w) if !w.is_null() => Some(w.clone().try_into().map_err(|e: Error| format!("weights: {e}"))?),
+                _ => None,
+            };
+            RegressionPrediction::Mixture(mixture(a, b, rows, cols, weights)?)
+        }
+        "samples" => {
+            RegressionPrediction::Samples(Samples::new(matrix("dat", a, rows, cols)?.reversed_axes()).map_err(msg)?)
+        }
         _ => return Err(format!("prediction kind {kind}: expected gaussian, mixture or samples")),
     })
+}
+
+/// A core result as an R list, by its JSON names.
+fn as_r<T: serde::Serialize>(value: &T) -> R<Robj> {
+    Ok(to_r(&serde_json::to_value(value).map_err(|e| e.to_string())?))
 }
 
 /// PIT, calibration curves and their summaries of a regression forecast (the core's
 /// `RegressionCalibration`, as a list).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn glue_regression_calibration(
-    kind: &str,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    rows: i32,
-    cols: i32,
-    weights: Nullable<Vec<f64>>,
-    y: Vec<f64>,
-) -> R<Robj> {
-    let c = forecast_calibration(regression_prediction(kind, a, b, rows, cols, weights)?, &y)?;
-    Ok(to_r(&serde_json::to_value(&c).map_err(|e| e.to_string())?))
+fn glue_regression_calibration(forecast: List, y: Vec<f64>) -> R<Robj> {
+    as_r(&forecast_calibration(regression_prediction(forecast)?, &y)?)
 }
 
 /// The calibration of a forecast with a CDF (every kind `regression_prediction` builds has one).
@@ -144,47 +147,20 @@ fn forecast_calibration(pred: RegressionPrediction, y: &[f64]) -> R<RegressionCa
 /// Adversarial group calibration of a regression forecast's PITs, `options` a named list of
 /// `GroupCalibrationOptions` fields (the rest the core's defaults).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn glue_group_calibration(
-    kind: &str,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    rows: i32,
-    cols: i32,
-    weights: Nullable<Vec<f64>>,
-    y: Vec<f64>,
-    options: Robj,
-) -> R<Robj> {
+fn glue_group_calibration(forecast: List, y: Vec<f64>, options: Robj) -> R<Robj> {
     let opts: GroupCalibrationOptions = with_defaults(&options, "options")?;
-    let c = forecast_calibration(regression_prediction(kind, a, b, rows, cols, weights)?, &y)?;
-    let g = group_calibration(&c.by_pit.pit, &opts).map_err(msg)?;
-    Ok(to_r(&serde_json::to_value(&g).map_err(|e| e.to_string())?))
+    let c = forecast_calibration(regression_prediction(forecast)?, &y)?;
+    as_r(&group_calibration(&c.by_pit.pit, &opts).map_err(msg)?)
 }
 
-/// A recalibration of `method` fitted on the validation forecast (`val_*`) and applied to
-/// the test forecast (the core's `Recalibration`, as a list).
+/// A recalibration of `method` fitted on the validation forecast and outcomes and applied to
+/// the test ones (the core's `Recalibration`, as a list).
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn glue_recalibrate(
-    method: &str,
-    kind: &str,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    rows: i32,
-    cols: i32,
-    y: Vec<f64>,
-    val_a: Vec<f64>,
-    val_b: Vec<f64>,
-    val_rows: i32,
-    val_cols: i32,
-    val_y: Vec<f64>,
-) -> R<Robj> {
+fn glue_recalibrate(method: &str, forecast: List, y: Vec<f64>, validation: List, val_y: Vec<f64>) -> R<Robj> {
     let method: RecalibrationMethod = method.parse().map_err(msg)?;
-    let test = regression_prediction(kind, a, b, rows, cols, Nullable::Null)?;
-    let val = regression_prediction(kind, val_a, val_b, val_rows, val_cols, Nullable::Null)?;
+    let (test, val) = (regression_prediction(forecast)?, regression_prediction(validation)?);
     let fitted = val.fit_recalibration(method, &val_y).map_err(|e| format!("validation: {}", msg(e)))?;
-    let r = test.recalibrate(fitted, &y, &RegressionOptions::default()).map_err(msg)?;
-    Ok(to_r(&serde_json::to_value(&r).map_err(|e| e.to_string())?))
+    as_r(&test.recalibrate(fitted, &y, &RegressionOptions::default()).map_err(msg)?)
 }
 
 /// Interval score of central (1 - alpha) intervals, per point.

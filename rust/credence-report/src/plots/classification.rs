@@ -108,16 +108,19 @@ pub fn roc_curves(models: &[(&str, &[RocPoint])]) -> Plot {
     let mut plot = plot_with(layout);
     plot.add_trace(reference_line(vec![0.0, 1.0], vec![0.0, 1.0], "random score"));
     for (k, (name, points)) in models.iter().enumerate() {
-        let area: f64 = points.windows(2).map(|w| (w[1].fpr - w[0].fpr) * (w[1].tpr + w[0].tpr) / 2.0).sum();
         let (x, y): (Vec<f64>, Vec<f64>) = points.iter().map(|p| (p.fpr, p.tpr)).unzip();
-        plot.add_trace(
-            Scatter::new(x, y)
-                .mode(Mode::Lines)
-                .name(format!("{name} (AUROC {area:.3})"))
-                .line(Line::new().color(color(k)).width(2.0)),
-        );
+        plot.add_trace(area_line(k, name, "AUROC", x, y));
     }
     plot
+}
+
+/// Model `k`'s line through (x, y), its trapezoid area under `area_name` in the legend.
+fn area_line(k: usize, name: &str, area_name: &str, x: Vec<f64>, y: Vec<f64>) -> Box<Scatter<f64, f64>> {
+    let area: f64 = x.windows(2).zip(y.windows(2)).map(|(x, y)| (x[1] - x[0]) * (y[1] + y[0]) / 2.0).sum();
+    Scatter::new(x, y)
+        .mode(Mode::Lines)
+        .name(format!("{name} ({area_name} {area:.3})"))
+        .line(Line::new().color(color(k)).width(2.0))
 }
 
 /// Selective risk (error rate among the kept points) against coverage, one line per model with
@@ -152,13 +155,7 @@ fn risk_curves(
         let start = RiskCoveragePoint { coverage: 0.0, generalized_risk: 0.0, ..*first };
         let (x, y): (Vec<f64>, Vec<f64>) =
             std::iter::once(&start).chain(points.iter()).map(|p| (p.coverage, risk(p))).unzip();
-        let area: f64 = x.windows(2).zip(y.windows(2)).map(|(x, y)| (x[1] - x[0]) * (y[1] + y[0]) / 2.0).sum();
-        plot.add_trace(
-            Scatter::new(x, y)
-                .mode(Mode::Lines)
-                .name(format!("{name} ({area_name} {area:.3})"))
-                .line(Line::new().color(color(k)).width(2.0)),
-        );
+        plot.add_trace(area_line(k, name, area_name, x, y));
     }
     plot
 }

@@ -1,6 +1,6 @@
 //! Regression predictive distributions, one per test point.
 
-use ndarray::{Array2, ArrayView1};
+use ndarray::{Array2, ArrayView1, ArrayViewMut1};
 use rayon::prelude::*;
 
 use super::scores::crps::{self, CrpsEstimator};
@@ -88,9 +88,7 @@ impl Gaussian {
     /// The same forecast with every sd times `s` (std-scaling recalibration); `s` must be
     /// finite and > 0.
     pub fn scaled_about_mean(&self, s: f64) -> Result<Self> {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(Error::argument("scale", s, "a finite number > 0"));
-        }
+        positive_scale(s)?;
         Self::new(self.mean.clone(), self.sd.iter().map(|v| v * s).collect())
     }
 }
@@ -222,18 +220,32 @@ impl GaussianMixture {
     }
 }
 
+/// A recalibration scale: finite and > 0.
+fn positive_scale(s: f64) -> Result<()> {
+    if s.is_finite() && s > 0.0 { Ok(()) } else { Err(Error::argument("scale", s, "a finite number > 0")) }
+}
+
+/// Each point's values x (lane i: its members' means or its draws) mapped to
+/// mu_i + s (x - mu_i), `s` finite and > 0.
+fn scale_about_means<'a>(
+    lanes: impl IntoIterator<Item = ArrayViewMut1<'a, f64>>,
+    mean: impl Fn(usize) -> f64,
+    s: f64,
+) -> Result<()> {
+    positive_scale(s)?;
+    for (i, mut lane) in lanes.into_iter().enumerate() {
+        let mu = mean(i);
+        lane.mapv_inplace(|x| mu + s * (x - mu));
+    }
+    Ok(())
+}
+
 impl GaussianMixture {
     /// The mixture scaled by `s` about its mean mu at each point (the law of mu + s (Y - mu)):
     /// member means mu + s (m - mu), member sds s sd. `s` must be finite and > 0.
     pub fn scaled_about_mean(&self, s: f64) -> Result<Self> {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(Error::argument("scale", s, "a finite number > 0"));
-        }
         let mut means = self.means.clone();
-        for (i, mut column) in means.columns_mut().into_iter().enumerate() {
-            let mu = self.point_mean(i);
-            column.mapv_inplace(|m| mu + s * (m - mu));
-        }
+        scale_about_means(means.columns_mut(), |i| self.point_mean(i), s)?;
         Self::new(means, self.sds.mapv(|v| v * s), Some(self.weights.clone()))
     }
 }
@@ -331,15 +343,9 @@ impl Samples {
     /// The draws scaled by `s` about their mean at each point, mu + s (x - mu) (std-scaling
     /// recalibration); `s` must be finite and > 0.
     pub fn scaled_about_mean(&self, s: f64) -> Result<Self> {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(Error::argument("scale", s, "a finite number > 0"));
-        }
         let mut sorted = self.sorted.clone();
         // An increasing map keeps every row ascending.
-        for (i, mut row) in sorted.rows_mut().into_iter().enumerate() {
-            let mu = self.point_mean(i);
-            row.mapv_inplace(|x| mu + s * (x - mu));
-        }
+        scale_about_means(sorted.rows_mut(), |i| self.point_mean(i), s)?;
         Ok(Self { sorted })
     }
 }

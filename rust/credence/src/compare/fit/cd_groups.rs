@@ -34,13 +34,26 @@ pub fn maximal_runs(n: usize, linked: impl Fn(usize, usize) -> bool) -> Vec<(usi
     out
 }
 
+/// Named positions, smallest (best) first.
+fn best_first<'a>(positions: impl Iterator<Item = (&'a String, f64)>) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = positions.map(|(m, e)| (m.clone(), e)).collect();
+    out.sort_by(|a, b| a.1.total_cmp(&b.1));
+    out
+}
+
+/// The maximal runs of `order` whose every pair of names is `linked`, as names.
+fn named_runs(order: &[(String, f64)], linked: impl Fn(&str, &str) -> bool) -> Vec<Vec<String>> {
+    maximal_runs(order.len(), |i, j| linked(&order[i].0, &order[j].0))
+        .into_iter()
+        .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
+        .collect()
+}
+
 impl FitSummary {
     /// The methods with their expected rank, best first (empty beyond
     /// [`super::RANKS_UP_TO`] methods, which have no expected rank).
     pub fn cd_positions(&self) -> Vec<(String, f64)> {
-        let mut out: Vec<(String, f64)> = self.expected_rank.iter().map(|(m, e)| (m.clone(), e.mean)).collect();
-        out.sort_by(|a, b| a.1.total_cmp(&b.1));
-        out
+        best_first(self.expected_rank.iter().map(|(m, e)| (m, e.mean)))
     }
 
     /// The Bayesian CD diagram's groups at `level`: runs of [`FitSummary::cd_positions`] (as
@@ -52,10 +65,7 @@ impl FitSummary {
             let equivalent = self.rope.as_ref().and_then(|r| r.get(a, b)).is_some_and(|&p| p >= level);
             settled && !equivalent
         };
-        maximal_runs(order.len(), |i, j| !apart(&order[i].0, &order[j].0))
-            .into_iter()
-            .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
-            .collect()
+        named_runs(&order, |a, b| !apart(a, b))
     }
 }
 
@@ -63,9 +73,7 @@ impl AcrossSummary {
     /// The methods with their expected rank on a new data set, best first (empty beyond
     /// [`super::RANKS_UP_TO`] methods).
     pub fn cd_positions(&self) -> Vec<(String, f64)> {
-        let mut out: Vec<(String, f64)> = self.expected_rank_new.iter().map(|(m, e)| (m.clone(), e.mean)).collect();
-        out.sort_by(|a, b| a.1.total_cmp(&b.1));
-        out
+        best_first(self.expected_rank_new.iter().map(|(m, e)| (m, e.mean)))
     }
 
     /// The Bayesian CD diagram's groups at `level` on a new data set: as
@@ -80,29 +88,21 @@ impl AcrossSummary {
                 settled && !p.rope.as_ref().is_some_and(|r| r.rope >= level)
             })
         };
-        maximal_runs(order.len(), |i, j| !apart(&order[i].0, &order[j].0))
-            .into_iter()
-            .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
-            .collect()
+        named_runs(&order, |a, b| !apart(a, b))
     }
 }
 
 impl ClassicCd {
     /// The methods with their average rank, best first.
     pub fn positions(&self) -> Vec<(String, f64)> {
-        let mut out: Vec<(String, f64)> = self.average_ranks.iter().map(|(m, r)| (m.clone(), *r)).collect();
-        out.sort_by(|a, b| a.1.total_cmp(&b.1));
-        out
+        best_first(self.average_ranks.iter().map(|(m, r)| (m, *r)))
     }
 
     /// The classic CD diagram's groups: runs of [`ClassicCd::positions`] whose average ranks
     /// differ by less than the critical difference.
     pub fn groups(&self) -> Vec<Vec<String>> {
-        let order = self.positions();
-        maximal_runs(order.len(), |i, j| (order[i].1 - order[j].1).abs() < self.critical_difference)
-            .into_iter()
-            .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
-            .collect()
+        let r = &self.average_ranks;
+        named_runs(&self.positions(), |a, b| (r[a] - r[b]).abs() < self.critical_difference)
     }
 }
 

@@ -271,6 +271,19 @@ fn check_sentences(s: &Stated, text: &[String], level: f64, kinds: &mut Kinds) -
 
 /// The Bayesian CD groups at `level`: consecutive runs of the diagram's order, no pair under a
 /// bar told apart, and no pair a sentence calls settled under one bar.
+/// The sentences and the CD groups of one fit, each against the numbers.
+fn check_words(
+    s: &Stated,
+    text: &[String],
+    positions: &[(String, f64)],
+    groups: &[Vec<String>],
+    level: f64,
+    kinds: &mut Kinds,
+) {
+    let settled = check_sentences(s, text, level, kinds);
+    check_cd(s, positions, groups, level, &settled);
+}
+
 fn check_cd(s: &Stated, positions: &[(String, f64)], groups: &[Vec<String>], level: f64, settled: &[(String, String)]) {
     assert!(positions.windows(2).all(|w| w[0].1 <= w[1].1), "{positions:?}");
     let order: Vec<&str> = positions.iter().map(|(m, _)| m.as_str()).collect();
@@ -322,9 +335,8 @@ fn nothing_said_contradicts_the_numbers_it_states() {
     let mut kinds = Kinds::default();
     for _ in 0..300 {
         let (s, level) = random_fit(&mut rng);
-        let stated = Stated::single(&s);
-        let settled = check_sentences(&stated, &s.sentences("CRPS", level).unwrap(), level, &mut kinds);
-        check_cd(&stated, &s.cd_positions(), &s.cd_groups(level), level, &settled);
+        let (text, groups) = (s.sentences("CRPS", level).unwrap(), s.cd_groups(level));
+        check_words(&Stated::single(&s), &text, &s.cd_positions(), &groups, level, &mut kinds);
         check_table(&s);
         if let Some(cd) = &s.classic_cd {
             let rank: HashMap<&String, f64> = cd.average_ranks.iter().map(|(m, r)| (m, *r)).collect();
@@ -345,9 +357,8 @@ fn nothing_said_across_data_sets_contradicts_the_numbers_it_states() {
     let mut kinds = Kinds::default();
     for _ in 0..40 {
         let (s, level) = random_across_fit(&mut rng);
-        let stated = Stated::across(&s);
-        let settled = check_sentences(&stated, &s.sentences("CRPS", level).unwrap(), level, &mut kinds);
-        check_cd(&stated, &s.cd_positions(), &s.cd_groups(level), level, &settled);
+        let (text, groups) = (s.sentences("CRPS", level).unwrap(), s.cd_groups(level));
+        check_words(&Stated::across(&s), &text, &s.cd_positions(), &groups, level, &mut kinds);
     }
     assert!(kinds.settled > 5 && kinds.open > 5, "{kinds:?}");
 }

@@ -82,10 +82,11 @@ regression_calibration <- function(y, mean = NULL, sd = NULL, dat = NULL, means 
 #' that minimises the validation mean absolute calibration error over [0.01, 100]
 #' (uncertainty-toolbox's criterion and bounds), found exactly. \code{"isotonic"} (Kuleshov et
 #' al. 2018): the map R of forecast probabilities to the empirical CDF of the validation PITs;
-#' the recalibrated CDF is R(F(y)). Gaussian and sample forecasts; the validation forecast is
-#' of the test forecast's kind.
+#' the recalibrated CDF is R(F(y)). Gaussian, sample and (isotonic only) mixture forecasts;
+#' the validation forecast is of the test forecast's kind.
 #' @inheritParams regression_calibration
-#' @param val_y,val_mean,val_sd,val_dat The validation outcomes and forecast.
+#' @param val_y,val_mean,val_sd,val_dat,val_means,val_sds,val_weights The validation outcomes
+#'   and forecast.
 #' @param method \code{"std"} or \code{"isotonic"}.
 #' @return A \code{credence_recalibration}: a list with \code{method}, \code{scale} (std),
 #'   \code{map} (isotonic: a data frame of \code{pit} and \code{recalibrated} knots),
@@ -102,10 +103,11 @@ regression_calibration <- function(y, mean = NULL, sd = NULL, dat = NULL, means 
 #' r$scale  # near 2
 #' @export
 recalibrate <- function(y, val_y, mean = NULL, sd = NULL, dat = NULL, val_mean = NULL, val_sd = NULL,
-                        val_dat = NULL, method = c("std", "isotonic")) {
+                        val_dat = NULL, method = c("std", "isotonic"), means = NULL, sds = NULL, weights = NULL,
+                        val_means = NULL, val_sds = NULL, val_weights = NULL) {
   method <- match.arg(method)
-  f <- regression_forecast("recalibrate", mean, sd, dat)
-  v <- regression_forecast("recalibrate (validation)", val_mean, val_sd, val_dat)
+  f <- regression_forecast("recalibrate", mean, sd, dat, means, sds, weights)
+  v <- regression_forecast("recalibrate (validation)", val_mean, val_sd, val_dat, val_means, val_sds, val_weights)
   if (f$kind != v$kind) {
     stop("recalibrate: the validation forecast is ", v$kind, ", the test one ", f$kind, "; expected one kind",
          call. = FALSE)
@@ -121,7 +123,7 @@ recalibrate <- function(y, val_y, mean = NULL, sd = NULL, dat = NULL, val_mean =
     map = if (is.null(r$map)) NULL else data.frame(pit = as.double(r$map$pit),
                                                    recalibrated = as.double(r$map$recalibrated)),
     validation_mace_before = r$validation_mace_before, validation_mace_after = r$validation_mace_after,
-    before = regression_calibration(y, mean = mean, sd = sd, dat = dat),
+    before = regression_calibration(y, mean = mean, sd = sd, dat = dat, means = means, sds = sds, weights = weights),
     after = as_calibration(r$calibration, sharpness = m$sharpness, ence = m$ence),
     metrics = m
   ), class = "credence_recalibration")

@@ -60,6 +60,21 @@ test_that("recalibrate: std-scaling minimises the validation MACE; isotonic is t
   expect_error(recalibrate(t$y, v$y, mean = t$mu, sd = t$sd, val_dat = dat_v), "one kind")
   expect_error(recalibrate(t$y, v$y[-1], mean = t$mu, sd = t$sd, val_mean = v$mu, val_sd = v$sd), "validation")
   expect_warning(recalibrate(t$y, v$y * 1e4, mean = t$mu, sd = t$sd, val_mean = v$mu, val_sd = v$sd), "bound")
+
+  # Mixtures (two members, weights 0.3 / 0.7): the isotonic map of the mixture CDF's PITs; no
+  # std-scaling (the core names the mixture).
+  mix <- function(d) list(means = cbind(d$mu - 0.5, d$mu + 0.5), sds = cbind(d$sd, d$sd))
+  mv <- mix(v); mt <- mix(t); w <- c(0.3, 0.7)
+  cdf <- function(m, y) 0.3 * pnorm(y, m$means[, 1], m$sds[, 1]) + 0.7 * pnorm(y, m$means[, 2], m$sds[, 2])
+  im <- recalibrate(t$y, v$y, means = mt$means, sds = mt$sds, weights = w, val_means = mv$means,
+                    val_sds = mv$sds, val_weights = w, method = "isotonic")
+  u <- cdf(mv, v$y)
+  knots <- sort(unique(u))
+  want <- stats::approx(c(0, knots, 1), c(0, stats::ecdf(u)(knots), 1), xout = cdf(mt, t$y), rule = 2)$y
+  expect_equal(im$after$pit, want, tolerance = 1e-10)
+  expect_equal(im$before$pit, cdf(mt, t$y), tolerance = 1e-10)
+  expect_error(recalibrate(t$y, v$y, means = mt$means, sds = mt$sds, val_means = mv$means, val_sds = mv$sds),
+               "mixture")
 })
 
 test_that("the calibration and selective-prediction figures are ggplots of the results", {

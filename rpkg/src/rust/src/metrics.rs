@@ -101,7 +101,7 @@ fn glue_crps_sample(draws: Vec<f64>, rows: i32, cols: i32, y: Vec<f64>, estimato
 /// (mean `a`, sd `b`), "mixture" (N x M means `a`, sds `b`, `weights`) or "samples" (N x S
 /// draws `a`), with the matrices' `rows` and `cols`.
 fn regression_prediction(forecast: List) -> R<RegressionPrediction> {
-    let f = forecast.into_hashmap();
+    let f: std::collections::HashMap<&str, Robj> = forecast.try_into().map_err(|e: Error| format!("forecast: {e}"))?;
     let get = |name: &str| f.get(name).cloned().ok_or_else(|| format!("forecast: no entry {name}"));
     let kind: String = get("kind")?.try_into().map_err(|e: Error| format!("forecast kind: {e}"))?;
     let doubles = |name: &str| -> R<Vec<f64>> { get(name)?.try_into().map_err(|e: Error| format!("{name}: {e}")) };

@@ -123,14 +123,15 @@ pub fn task_aggregates(
         .filter(|(_, tasks)| tasks.iter().any(|t| !t.is_empty()))
         .map(|(m, tasks)| {
             let mut boot = Resampler::new(tasks, stream(m));
-            let (mut means, mut iqms) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+            let (mut means, mut iqms, mut all) = (Vec::with_capacity(reps), Vec::with_capacity(reps), Vec::new());
             for _ in 0..reps {
                 let b = boot.next();
                 means.push(mean_of(b));
-                iqms.push(iqm_of(b));
+                iqms.push(iqm_of(b, &mut all));
             }
             let runs = tasks.iter().map(Vec::len).sum();
-            (m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm_of(tasks), iqms) })
+            let iqm = iqm_of(tasks, &mut all);
+            (m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm, iqms) })
         })
         .collect();
     let mut prob_improvement = BTreeMap::new();
@@ -141,10 +142,11 @@ pub fn task_aggregates(
             .par_iter()
             .map(|&(i, j)| {
                 let (a, b) = (&sorted[i], &sorted[j]);
-                let p = improvement(a, b, better)?;
+                let mut scratch = Default::default();
+                let p = improvement(a, b, better, &mut scratch)?;
                 let (mut ra, mut rb) =
                     (Resampler::new(a, stream(&scores.methods[i])), Resampler::new(b, stream(&scores.methods[j])));
-                let stats = (0..reps).filter_map(|_| improvement(ra.next(), rb.next(), better)).collect();
+                let stats = (0..reps).filter_map(|_| improvement(ra.next(), rb.next(), better, &mut scratch)).collect();
                 Some(interval(p, stats))
             })
             .collect();
@@ -186,6 +188,15 @@ impl<'a> Resampler<'a> {
         }
         &self.buf
     }
+
+    /// The next resample with each task's runs sorted (as [`sorted_by`] the identity).
+    pub(super) fn next_sorted(&mut self) -> &[Vec<f64>] {
+        self.next();
+        for b in &mut self.buf {
+            b.sort_by(f64::total_cmp);
+        }
+        &self.buf
+    }
 }
 
 /// `v` mapped by `f` and sorted.
@@ -201,9 +212,10 @@ fn mean_of(tasks: &[Vec<f64>]) -> f64 {
     tasks.iter().flatten().sum::<f64>() / n as f64
 }
 
-/// `scipy.stats.trim_mean(runs, 0.25)` of all runs of all tasks.
-fn iqm_of(tasks: &[Vec<f64>]) -> f64 {
-    let mut all: Vec<f64> = tasks.iter().flatten().copied().collect();
+/// `scipy.stats.trim_mean(runs, 0.25)` of all runs of all tasks; `all` is scratch.
+fn iqm_of(tasks: &[Vec<f64>], all: &mut Vec<f64>) -> f64 {
+    all.clear();
+    all.extend(tasks.iter().flatten());
     all.sort_by(f64::total_cmp);
     let cut = all.len() / 4;
     let kept = &all[cut..all.len() - cut];
@@ -211,15 +223,27 @@ fn iqm_of(tasks: &[Vec<f64>]) -> f64 {
 }
 
 /// P(X > Y) + P(X = Y) / 2 per task, "greater" by `better`, averaged over the tasks both
-/// have runs in (None when there is none).
-fn improvement(x: &[Vec<f64>], y: &[Vec<f64>], better: &(dyn Fn(f64) -> f64 + Sync)) -> Option<f64> {
-    let per_task: Vec<f64> = x
-        .iter()
-        .zip(y)
-        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
-        .map(|(a, b)| u_share(&sorted_by(a, better), &sorted_by(b, better)))
-        .collect();
-    (!per_task.is_empty()).then(|| per_task.iter().sum::<f64>() / per_task.len() as f64)
+/// have runs in (None when there is none); `scratch` holds a task's oriented runs.
+fn improvement(
+    x: &[Vec<f64>],
+    y: &[Vec<f64>],
+    better: &(dyn Fn(f64) -> f64 + Sync),
+    scratch: &mut (Vec<f64>, Vec<f64>),
+) -> Option<f64> {
+    let oriented = |runs: &[f64], out: &mut Vec<f64>| {
+        out.clear();
+        out.extend(runs.iter().map(|&r| better(r)));
+        out.sort_by(f64::total_cmp);
+    };
+    // The shares are non-negative, so summing from 0 in task order gives `Iterator::sum`'s bits.
+    let (mut sum, mut tasks) = (0.0, 0usize);
+    for (a, b) in x.iter().zip(y).filter(|(a, b)| !a.is_empty() && !b.is_empty()) {
+        oriented(a, &mut scratch.0);
+        oriented(b, &mut scratch.1);
+        sum += u_share(&scratch.0, &scratch.1);
+        tasks += 1;
+    }
+    (tasks > 0).then(|| sum / tasks as f64)
 }
 
 /// The Mann-Whitney U of sorted `a` against sorted `b` over |a| |b|, by one merge.
@@ -285,9 +309,9 @@ mod tests {
     fn iqm_trims_a_quarter_from_each_end_as_scipy_trim_mean() {
         // scipy.stats.trim_mean(np.arange(10.0), 0.25) cuts 2 from each end: mean(2..=7) = 4.5.
         let x: Vec<f64> = (0..10).rev().map(f64::from).collect();
-        assert_eq!(iqm_of(&[x]), 4.5);
+        assert_eq!(iqm_of(&[x], &mut Vec::new()), 4.5);
         // Outliers beyond the quartiles do not move it.
-        assert_eq!(iqm_of(&[vec![1e9, 1.0, 2.0, 3.0, -1e9]]), 2.0);
+        assert_eq!(iqm_of(&[vec![1e9, 1.0, 2.0, 3.0, -1e9]], &mut Vec::new()), 2.0);
     }
 
     fn scores(methods: &[String], rows: &[(usize, f64)]) -> Vec<Vec<Vec<f64>>> {

@@ -189,7 +189,7 @@ impl<'a> Resampler<'a> {
         &self.buf
     }
 
-    /// The next resample with each task's runs sorted (as [`sorted_by`] the identity).
+    /// The next resample with each task's runs sorted (as [`sorted_by`] with the identity).
     pub(super) fn next_sorted(&mut self) -> &[Vec<f64>] {
         self.next();
         for b in &mut self.buf {

@@ -26,13 +26,14 @@ use super::summary::FitSummary;
 /// diagram), not O(n^3).
 pub fn maximal_runs(n: usize, linked: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut end = 0;
+    // Where the run from the previous start ended.
+    let mut reach = 0;
     for i in 0..n {
-        let mut j = end.max(i);
+        let mut j = reach.max(i);
         while j + 1 < n && (i..=j).all(|k| linked(k, j + 1)) {
             j += 1;
         }
-        end = j;
+        reach = j;
         if j > i && out.last().is_none_or(|&(_, end)| end < j) {
             out.push((i, j));
         }
@@ -47,9 +48,10 @@ fn best_first<'a>(positions: impl Iterator<Item = (&'a String, f64)>) -> Vec<(St
     out
 }
 
-/// The maximal runs of `order` whose every pair of names is `linked`, as names.
-fn named_runs(order: &[(String, f64)], linked: impl Fn(&str, &str) -> bool) -> Vec<Vec<String>> {
-    maximal_runs(order.len(), |i, j| linked(&order[i].0, &order[j].0))
+/// The maximal runs of `order` whose every pair of entries (name, position) is `linked`, as
+/// names.
+fn named_runs(order: &[(String, f64)], linked: impl Fn(&(String, f64), &(String, f64)) -> bool) -> Vec<Vec<String>> {
+    maximal_runs(order.len(), |i, j| linked(&order[i], &order[j]))
         .into_iter()
         .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
         .collect()
@@ -71,7 +73,7 @@ impl FitSummary {
             let equivalent = self.rope.as_ref().and_then(|r| r.get(a, b)).is_some_and(|&p| p >= level);
             settled && !equivalent
         };
-        named_runs(&order, |a, b| !apart(a, b))
+        named_runs(&order, |a, b| !apart(&a.0, &b.0))
     }
 }
 
@@ -94,7 +96,7 @@ impl AcrossSummary {
                 settled && !p.rope.as_ref().is_some_and(|r| r.rope >= level)
             })
         };
-        named_runs(&order, |a, b| !apart(a, b))
+        named_runs(&order, |a, b| !apart(&a.0, &b.0))
     }
 }
 
@@ -107,13 +109,9 @@ impl ClassicCd {
     /// The classic CD diagram's groups: runs of [`ClassicCd::positions`] whose average ranks
     /// differ by less than the critical difference.
     pub fn groups(&self) -> Vec<Vec<String>> {
-        // The ranks from the positions themselves: a lookup by name per pair was most of the
-        // time with thousands of methods.
-        let order = self.positions();
-        maximal_runs(order.len(), |i, j| (order[i].1 - order[j].1).abs() < self.critical_difference)
-            .into_iter()
-            .map(|(i, j)| order[i..=j].iter().map(|(m, _)| m.clone()).collect())
-            .collect()
+        // The positions carry the ranks: a lookup by name per pair was most of the time with
+        // thousands of methods.
+        named_runs(&self.positions(), |a, b| (a.1 - b.1).abs() < self.critical_difference)
     }
 }
 

@@ -97,6 +97,11 @@ struct RunArgs {
     /// default of tables written before 2026-11-28).
     #[arg(long)]
     swag_schedule: Option<SwagSchedule>,
+    /// The largest Euclidean norm of a SWAG mini-batch gradient before its SGD step (as
+    /// torch.nn.utils.clip_grad_norm_), or none: unclipped, the default of tables written
+    /// before 2026-12-03.
+    #[arg(long, value_parser = parse_clip, default_value_t = Clip(MethodConfig::default().swag_clip))]
+    swag_clip: Clip,
     /// Where the test-time forward passes run (ensemble members, MC-dropout passes, SWAG and
     /// BBB weight draws, MAP and conformal heads): auto (the GPU when CUDA is usable, else the
     /// CPU), cpu, or cuda (an error when CUDA cannot run here). Training runs on the CPU; the
@@ -112,6 +117,27 @@ struct RunArgs {
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// Draws the progress bar (stderr) and prints notes above it.
+/// `--swag-clip`: a gradient norm, or `none`.
+#[derive(Debug, Clone, Copy)]
+struct Clip(Option<f64>);
+
+impl std::fmt::Display for Clip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(v) => write!(f, "{v}"),
+            None => f.write_str("none"),
+        }
+    }
+}
+
+/// Parses `--swag-clip` (its domain is checked with the other settings).
+fn parse_clip(s: &str) -> std::result::Result<Clip, String> {
+    match s {
+        "none" => Ok(Clip(None)),
+        _ => s.parse().map(|v| Clip(Some(v))).map_err(|_| format!("expected a number or none, got '{s}'")),
+    }
+}
+
 struct Bar(ProgressBar);
 
 impl Progress for Bar {
@@ -230,7 +256,15 @@ fn run_grid(a: RunArgs) -> Result<()> {
             let d = MethodConfig::default();
             let ensemble_predictive = a.ensemble_predictive.unwrap_or(d.ensemble_predictive);
             let swag_schedule = a.swag_schedule.unwrap_or(d.swag_schedule);
-            MethodConfig { epoch_scale: a.epoch_scale, backend: a.backend, ensemble_predictive, swag_schedule, ..d }
+            let swag_clip = a.swag_clip.0;
+            MethodConfig {
+                epoch_scale: a.epoch_scale,
+                backend: a.backend,
+                ensemble_predictive,
+                swag_schedule,
+                swag_clip,
+                ..d
+            }
         },
     };
     if let Some(k) = a.plan_shards {

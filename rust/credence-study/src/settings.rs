@@ -25,7 +25,7 @@ pub fn settings_path(out: &Path) -> PathBuf {
 /// [`MethodConfig`] but `backend` (where the passes run changes the numbers by rounding only),
 /// in the text of the derived `Debug` the file used before the field existed, so tables
 /// started then still resume; `ensemble_predictive` and `swag_schedule` only when they are not
-/// the choices before they existed (see below).
+/// the choices before they existed (see below), and `swag_clip` only when set.
 struct Hyperparameters<'a>(&'a MethodConfig);
 
 impl std::fmt::Debug for Hyperparameters<'_> {
@@ -40,6 +40,7 @@ impl std::fmt::Debug for Hyperparameters<'_> {
             dropout,
             swag_rank,
             swag_schedule,
+            swag_clip,
             kl_weight,
             level,
             calibration_fraction,
@@ -57,6 +58,11 @@ impl std::fmt::Debug for Hyperparameters<'_> {
         s.field("samples", samples).field("dropout", dropout).field("swag_rank", swag_rank);
         if *swag_schedule != SwagSchedule::Cosine {
             s.field("swag_schedule", swag_schedule);
+        }
+        // Left out unclipped, the only choice before 2026-12-03: those tables resume with
+        // `--swag-clip none`.
+        if let Some(clip) = swag_clip {
+            s.field("swag_clip", clip);
         }
         s.field("kl_weight", kl_weight)
             .field("level", level)
@@ -224,8 +230,16 @@ mod tests {
             p.method_config.backend = backend;
             p.method_config.ensemble_predictive = EnsemblePredictive::Mixture;
             p.method_config.swag_schedule = SwagSchedule::Cosine;
+            p.method_config.swag_clip = None;
             assert_eq!(settings_text(&p), old, "{backend:?}");
         }
+        // SWAG's gradient clip (the default now) does not resume a table trained without it.
+        let mut p = StudyPlan::default();
+        p.method_config.epoch_scale = 0.01;
+        p.method_config.ensemble_predictive = EnsemblePredictive::Mixture;
+        p.method_config.swag_schedule = SwagSchedule::Cosine;
+        let (line, _, key, recorded, ours) = first_difference(old, &settings_text(&p)).unwrap();
+        assert_eq!((line, key.as_str(), recorded.as_str(), ours.as_str()), (0, "swag_clip", "(none)", "500.0"));
         // The Gaussian ensemble (the default now) does not resume a table of mixtures.
         let mut p = StudyPlan::default();
         p.method_config.swag_schedule = SwagSchedule::Cosine;

@@ -14,7 +14,7 @@ use credence::backend::GaussianWeights;
 use credence::error::Result;
 use credence::nn::Real;
 use credence::nn::mlp::Net;
-use credence::nn::optim::{Sgd, cosine_lr};
+use credence::nn::optim::{Sgd, clip_grad_norm, cosine_lr};
 
 /// Initial learning rate of [`SwagSchedule::Cosine`].
 const LR: f64 = 1e-2;
@@ -138,6 +138,9 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
         |net, params, b, epoch| {
             let loss = net.loss_grad(params, b, &mut grad)?;
             if loss.is_finite() {
+                if let Some(max_norm) = config.swag_clip {
+                    clip_grad_norm(&mut grad, max_norm);
+                }
                 sgd.step(params, &grad, learning_rate(config.swag_schedule, epoch, start, epochs));
             }
             Ok(loss)
@@ -193,6 +196,22 @@ mod tests {
         assert!(net.mean_loss(&mean, &data.x, &data.y).unwrap() < s.losses[0] - 0.3);
         // The rank-K ring holds the deviations of the last K snapshots.
         assert!(s.devs.iter().any(|&d| d != 0.0));
+    }
+
+    /// The gradient clip acts on SWAG's steps: a bound no gradient reaches leaves the
+    /// training bit for bit as unclipped, a binding one changes it and still trains.
+    #[test]
+    fn swag_clip_binds_only_when_reached() {
+        let (data, net) = training_problem(8);
+        let train = |clip| {
+            let cfg = MethodConfig { swag_clip: clip, ..quick() };
+            fit(&mut net.clone(), &data, &cfg, 2).unwrap()
+        };
+        let free = train(None);
+        assert_eq!(train(Some(1e30)).mean, free.mean);
+        let clipped = train(Some(1.0));
+        assert_ne!(clipped.mean, free.mean);
+        assert_loss_falls(&clipped.losses);
     }
 
     /// The test rows of `x` on the CPU.

@@ -77,6 +77,19 @@ pub fn cosine_lr(base: f64, epoch: usize, total: usize) -> f64 {
     0.5 * base * (1.0 + (std::f64::consts::PI * epoch as f64 / total.max(1) as f64).cos())
 }
 
+/// `torch.nn.utils.clip_grad_norm_` over one flat gradient: scales `grad` by
+/// `max_norm / (norm + 1e-6)` when that is below 1 and returns the Euclidean norm before
+/// clipping (summed in f64, so an f32 gradient's norm does not overflow).
+pub fn clip_grad_norm<R: Real>(grad: &mut [R], max_norm: f64) -> f64 {
+    let norm = grad.iter().map(|g| g.to_f64() * g.to_f64()).sum::<f64>().sqrt();
+    let coef = max_norm / (norm + 1e-6);
+    if coef < 1.0 {
+        let coef = R::from_f64(coef);
+        grad.iter_mut().for_each(|g| *g *= coef);
+    }
+    norm
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +123,22 @@ mod tests {
         assert_eq!(cosine_lr(0.01, 0, 500), 0.01);
         assert!((cosine_lr(0.01, 250, 500) - 0.005).abs() < 1e-15);
         assert!(cosine_lr(0.01, 499, 500) < 1e-6);
+    }
+
+    /// A gradient of norm 5 clipped to 1 keeps its direction and gets norm 1 / (1 + 2e-7)
+    /// (torch's 1e-6 in the coefficient); one within the bound is left bit for bit.
+    #[test]
+    fn clip_grad_norm_matches_torch() {
+        let mut g = vec![3.0f64, -4.0];
+        assert_eq!(clip_grad_norm(&mut g, 1.0), 5.0);
+        let coef = 1.0 / (5.0 + 1e-6);
+        assert_eq!(g, vec![3.0 * coef, -4.0 * coef]);
+        let mut h = vec![3.0f32, -4.0];
+        assert_eq!(clip_grad_norm(&mut h, 5.1), 5.0);
+        assert_eq!(h, vec![3.0f32, -4.0]);
+        // f32 squares that overflow f32 are summed in f64.
+        let mut big = vec![3e20f32, 4e20];
+        assert!((clip_grad_norm(&mut big, 1.0) / 5e20 - 1.0).abs() < 1e-6);
+        assert!((big[0] as f64 - 0.6).abs() < 1e-6 && (big[1] as f64 - 0.8).abs() < 1e-6, "{big:?}");
     }
 }

@@ -1,10 +1,12 @@
 //! What the fit commands share in printing: the JSON or tables choice, a progress bar for long
 //! fits, and the brms-style parameter table.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::Result;
 use credence::compare::ParamSummary;
+use credence::request::Progress;
 
 use crate::table::estimate;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -90,9 +92,13 @@ pub(crate) fn print_warnings(warnings: &[String]) {
 /// Seconds a fit runs before its progress bar appears (quick fits show none).
 const SHOW_AFTER: f64 = 2.0;
 
-/// Runs `work` with a progress callback that draws a bar on stderr once the work has taken
-/// [`SHOW_AFTER`] seconds; `message` follows the bar.
+/// Runs `work` with a progress callback: on a terminal a bar on stderr once the work has taken
+/// [`SHOW_AFTER`] seconds (`message` follows it); without one, the core's progress lines
+/// ([`Progress::fit`]: one per tenth, and one per heartbeat of slow work) on stderr.
 pub(crate) fn with_progress<T>(message: &str, work: impl FnOnce(&(dyn Fn(u64, u64) + Sync)) -> T) -> Result<T> {
+    if !std::io::stderr().is_terminal() {
+        return Ok(work(&progress_lines(Progress::fit(false))));
+    }
     let start = std::time::Instant::now();
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     bar.set_style(ProgressStyle::with_template(
@@ -111,6 +117,18 @@ pub(crate) fn with_progress<T>(message: &str, work: impl FnOnce(&(dyn Fn(u64, u6
     let out = work(&progress);
     bar.finish_and_clear();
     Ok(out)
+}
+
+/// A progress callback that prints `lines`' lines on stderr (for output that is not a
+/// terminal, where a bar would draw nothing).
+pub(crate) fn progress_lines(lines: Progress) -> impl Fn(u64, u64) + Sync {
+    let lines = std::sync::Mutex::new(lines);
+    move |done, total| {
+        let line = lines.lock().map(|mut p| p.line(done, total));
+        if let Ok(Some(line)) = line {
+            eprintln!("{line}");
+        }
+    }
 }
 
 /// Runs `work` over rows (a manifest's) with a progress bar on a terminal, one line at the end

@@ -1,16 +1,18 @@
 //! `credence plan`: how many realizations settle a comparison (assurance by simulation).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Args;
 use credence::backend::{Backend, Batched};
 use credence::compare::{CheesSettings, Decision, Plan, PlanOptions, PlanSource, Stated, plan_with_progress};
-use credence::request::FitRequest;
+use credence::request::{FitRequest, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use crate::model_args::ModelArgs;
+use crate::output::progress_lines;
 use crate::table::render;
 
 /// Arguments of `credence plan`.
@@ -119,9 +121,14 @@ pub fn run(a: PlanArgs) -> Result<()> {
     let fitter = Batched::new(a.backend)?;
     let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} simulated fits, ETA {eta}")?);
+    // Without a terminal the bar draws nothing: the core's progress lines instead.
+    let lines = (!a.quiet && !std::io::stderr().is_terminal()).then(|| progress_lines(Progress::plan(false)));
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
+        if let Some(lines) = &lines {
+            lines(done as u64, total as u64);
+        }
     };
     let (p, mut notes, what) = match (&a.data, a.effect) {
         (Some(_), Some(_)) => bail!("give either a pilot TABLE or --effect (a plan from stated values), not both"),

@@ -1,11 +1,16 @@
 //! What a face shows while a long fit or plan runs, in brms' manner: one line per tenth of the
 //! work, e.g. `Sampling: 30% (2400/8000 iterations)`, once the work has run for
-//! [`SHOW_AFTER`] (quick work shows nothing) or from the start when asked.
+//! [`SHOW_AFTER`] (quick work shows nothing) or from the start when asked; slow work also
+//! shows a line whenever [`HEARTBEAT`] has passed since the last one and the work has moved,
+//! so a fit whose tenth takes minutes (ChEES on ten thousand methods) is never silent.
 
 use std::time::{Duration, Instant};
 
 /// How long work runs before its progress is shown (unless shown from the start).
 pub const SHOW_AFTER: Duration = Duration::from_secs(1);
+
+/// The longest silence between two lines of work that is moving.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// The progress lines of one piece of work; the face feeds it the `(done, total)` reports of
 /// the core's progress callback and prints the lines it returns.
@@ -15,13 +20,22 @@ pub struct Progress {
     unit: &'static str,
     start: Instant,
     always: bool,
-    /// The tenth and total of the last line shown.
-    last: Option<(u64, u64)>,
+    /// The tenth, total, done and time of the last line shown.
+    last: Option<Shown>,
+}
+
+/// What the last line showed, and when.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    tenth: u64,
+    total: u64,
+    done: u64,
+    at: Instant,
 }
 
 impl Progress {
-    /// A fit's progress: iterations of all chains, warmup included (NUTS reports them; ChEES
-    /// reports none). `always` shows it from the start.
+    /// A fit's progress: iterations of all chains, warmup included (NUTS and ChEES report
+    /// them). `always` shows it from the start.
     pub fn fit(always: bool) -> Self {
         Self { what: "Sampling", unit: "iterations", start: Instant::now(), always, last: None }
     }
@@ -37,17 +51,26 @@ impl Progress {
     }
 
     /// The line to show for `done` of `total`, if any: at most one per tenth of the work (and
-    /// one when the total changes, as when a fit that is not clean goes on).
+    /// one when the total changes, as when a fit that is not clean goes on), or after
+    /// [`HEARTBEAT`] without one.
     pub fn line(&mut self, done: u64, total: u64) -> Option<String> {
-        if total == 0 || (!self.always && self.start.elapsed() < SHOW_AFTER) {
+        self.line_at(done, total, Instant::now())
+    }
+
+    /// [`Progress::line`] at the time `now`.
+    fn line_at(&mut self, done: u64, total: u64, now: Instant) -> Option<String> {
+        if total == 0 || (!self.always && now.duration_since(self.start) < SHOW_AFTER) {
             return None;
         }
         let done = done.min(total);
         let tenth = done * 10 / total;
-        if self.last.is_some_and(|(t, n)| n == total && t >= tenth) {
+        let quiet = |l: &Shown| {
+            l.total == total && l.tenth >= tenth && (l.done >= done || now.duration_since(l.at) < HEARTBEAT)
+        };
+        if self.last.as_ref().is_some_and(quiet) {
             return None;
         }
-        self.last = Some((tenth, total));
+        self.last = Some(Shown { tenth, total, done, at: now });
         Some(format!("{}: {}% ({done}/{total} {})", self.what, done * 100 / total, self.unit))
     }
 }
@@ -72,5 +95,20 @@ mod tests {
         let mut quiet = Progress::fit(false);
         assert!((0..=10).all(|i| quiet.line(i, 10).is_none()));
         assert_eq!(Progress::fit(true).line(1, 0), None);
+    }
+
+    /// A slow tenth is not silent: a line after each HEARTBEAT once the work has moved, none
+    /// while it stands still or within the heartbeat.
+    #[test]
+    fn slow_work_shows_a_line_per_heartbeat() {
+        let mut p = Progress::fit(true);
+        let t0 = p.start;
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        assert_eq!(p.line_at(0, 1000, at(0)).as_deref(), Some("Sampling: 0% (0/1000 iterations)"));
+        assert_eq!(p.line_at(3, 1000, at(5)), None);
+        assert_eq!(p.line_at(5, 1000, at(11)).as_deref(), Some("Sampling: 0% (5/1000 iterations)"));
+        assert_eq!(p.line_at(5, 1000, at(40)), None);
+        assert_eq!(p.line_at(7, 1000, at(45)).as_deref(), Some("Sampling: 0% (7/1000 iterations)"));
+        assert_eq!(p.line_at(100, 1000, at(46)).as_deref(), Some("Sampling: 10% (100/1000 iterations)"));
     }
 }

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use progress::{Progress, SHOW_AFTER};
+pub use progress::{HEARTBEAT, Progress, SHOW_AFTER};
 pub use sampler::{Convention, EnergyError};
 
 use crate::backend::Backend;

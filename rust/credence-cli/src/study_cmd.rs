@@ -116,7 +116,6 @@ struct RunArgs {
 /// Set by Ctrl-C: the runner starts no new job, finishes those in flight and returns.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
-/// Draws the progress bar (stderr) and prints notes above it.
 /// `--swag-clip`: a gradient norm, or `none`.
 #[derive(Debug, Clone, Copy)]
 struct Clip(Option<f64>);
@@ -138,6 +137,7 @@ fn parse_clip(s: &str) -> std::result::Result<Clip, String> {
     }
 }
 
+/// Draws the progress bar (stderr) and prints notes above it.
 struct Bar(ProgressBar);
 
 impl Progress for Bar {

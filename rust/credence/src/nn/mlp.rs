@@ -1,37 +1,37 @@
-//! The heteroscedastic MLP: d -> 64 -> 64 -> 2 with ReLU, outputs (mean, log variance), the
-//! variance clamped to [1e-3, 1e3], Gaussian NLL loss averaged over the batch.
+//! The study's MLP: d -> 64 -> 64 -> K with ReLU and one of two heads ([`Head`]): the
+//! heteroscedastic Gaussian (K = 2 outputs, mean and log variance, the variance clamped to
+//! [1e-3, 1e3], Gaussian NLL) or the softmax classifier (K logits, cross-entropy); the loss is
+//! averaged over the batch.
 //!
 //! Parameters live in one contiguous vector (see [`Layout`]) so optimisers, SWAG moments and
 //! Bayes-by-Backprop noise are flat loops over it. `Net` owns every activation buffer, sized
 //! once for the largest batch: a training step allocates nothing. The two wide layers are
 //! batched matrix products (ndarray's `general_mat_mul`, i.e. `matrixmultiply` with runtime
-//! AVX/FMA dispatch); the 64 -> 2 head is a hand loop, for which a GEMM call costs more than the
-//! arithmetic.
+//! AVX/FMA dispatch); the 64 -> K head is a hand loop, for which a GEMM call costs more than the
+//! arithmetic at K = 2.
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use rand::{Rng, RngExt};
 
 use super::Real;
+pub use super::head::{Head, VAR_MAX, VAR_MIN};
+use super::head::{gaussian_of, softmax_into};
 use crate::error::{Error, Result};
 
 /// Width of both hidden layers.
 pub const HIDDEN: usize = 64;
-/// Bounds of the predicted variance; the gradient of the log-variance head is zero outside them
-/// (as for `torch.clamp`).
-pub const VAR_MIN: f64 = 1e-3;
-/// Upper bound of the predicted variance (see [`VAR_MIN`]).
-pub const VAR_MAX: f64 = 1e3;
-const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// The parameter layout the study's training and the GPU kernels (`kernels/mlp.cu`) share.
 /// Offsets of the parameter blocks in the contiguous vector: W1 (d x 64, input-major, so the
-/// forward pass is `x W1`), b1, W2 (64 x 64), b2, W3 (2 x 64, output-major: the head is two dot
+/// forward pass is `x W1`), b1, W2 (64 x 64), b2, W3 (K x 64, output-major: the head is K dot
 /// products), b3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     /// Input dimension d.
     pub d: usize,
+    /// The output head (K = [`Head::outputs`]).
+    pub head: Head,
     b1: usize,
     w2: usize,
     b2: usize,
@@ -52,14 +52,25 @@ struct Blocks<'a, R> {
 }
 
 impl Layout {
-    /// The layout of a network with `d` inputs.
+    /// The layout of a Gaussian-head network with `d` inputs.
     pub fn new(d: usize) -> Self {
+        Layout::with_head(d, Head::Gaussian)
+    }
+
+    /// The layout of a network with `d` inputs and output head `head`.
+    pub fn with_head(d: usize, head: Head) -> Self {
+        let k = head.outputs();
         let b1 = d * HIDDEN;
         let w2 = b1 + HIDDEN;
         let b2 = w2 + HIDDEN * HIDDEN;
         let w3 = b2 + HIDDEN;
-        let b3 = w3 + 2 * HIDDEN;
-        Layout { d, b1, w2, b2, w3, b3, len: b3 + 2 }
+        let b3 = w3 + k * HIDDEN;
+        Layout { d, head, b1, w2, b2, w3, b3, len: b3 + k }
+    }
+
+    /// The number of outputs K.
+    pub fn outputs(&self) -> usize {
+        self.head.outputs()
     }
 
     fn split<'a, R>(&self, p: &'a [R]) -> Result<Blocks<'a, R>> {
@@ -137,19 +148,26 @@ pub struct Net<R> {
 }
 
 impl<R: Real> Net<R> {
-    /// Buffers for batches of up to `cap` rows of a `d`-input network.
+    /// Buffers for batches of up to `cap` rows of a `d`-input Gaussian-head network.
     pub fn new(d: usize, cap: usize) -> Self {
+        Net::with_head(d, Head::Gaussian, cap)
+    }
+
+    /// Buffers for batches of up to `cap` rows of a `d`-input network with head `head` (whose
+    /// class count the caller has checked with [`Head::validate`]).
+    pub fn with_head(d: usize, head: Head, cap: usize) -> Self {
         let cap = cap.max(1);
+        let k = head.outputs();
         let z = |n: usize| vec![R::zero(); n];
         Net {
-            layout: Layout::new(d),
+            layout: Layout::with_head(d, head),
             cap,
             x: z(cap * d),
             y: z(cap),
             h1: z(cap * HIDDEN),
             h2: z(cap * HIDDEN),
-            out: z(cap * 2),
-            dout: z(cap * 2),
+            out: z(cap * k),
+            dout: z(cap * k),
             dz1: z(cap * HIDDEN),
             dz2: z(cap * HIDDEN),
             m1: z(cap * HIDDEN),
@@ -215,23 +233,52 @@ impl<R: Real> Net<R> {
         hidden_layer(x, mat(w.w1, l.d, HIDDEN)?, w.b1, &mut self.h1, b, self.masked.then_some(&self.m1[..]))?;
         let h1 = mat(&self.h1, b, HIDDEN)?;
         hidden_layer(h1, mat(w.w2, HIDDEN, HIDDEN)?, w.b2, &mut self.h2, b, self.masked.then_some(&self.m2[..]))?;
-        let (wm, ws) = w.w3.split_at(HIDDEN);
-        for (h, o) in self.h2[..b * HIDDEN].chunks_exact(HIDDEN).zip(self.out.chunks_exact_mut(2)) {
-            let (mut m, mut s) = (R::zero(), R::zero());
-            for ((&h, &a), &c) in h.iter().zip(wm).zip(ws) {
-                m += h * a;
-                s += h * c;
+        let k = l.outputs();
+        for (h, o) in self.h2[..b * HIDDEN].chunks_exact(HIDDEN).zip(self.out.chunks_exact_mut(k)) {
+            for ((o, wk), &bias) in o.iter_mut().zip(w.w3.chunks_exact(HIDDEN)).zip(w.b3) {
+                let mut acc = R::zero();
+                for (&h, &a) in h.iter().zip(wk) {
+                    acc += h * a;
+                }
+                *o = acc + bias;
             }
-            o[0] = m + w.b3[0];
-            o[1] = s + w.b3[1];
         }
         Ok(())
     }
 
-    /// Mean and standard deviation (variance clamped) of row `i` after [`Net::forward`].
+    /// The outputs of row `i` after [`Net::forward`] (K of them).
+    pub fn outputs(&self, i: usize) -> &[R] {
+        let k = self.layout.outputs();
+        &self.out[i * k..(i + 1) * k]
+    }
+
+    /// Mean and standard deviation (variance clamped) of row `i` after [`Net::forward`] of a
+    /// Gaussian-head network.
     pub fn gaussian(&self, i: usize) -> (f64, f64) {
-        let (mu, s) = (self.out[2 * i].to_f64(), self.out[2 * i + 1].to_f64());
-        (mu, s.exp().clamp(VAR_MIN, VAR_MAX).sqrt())
+        gaussian_of(self.outputs(i))
+    }
+
+    /// The class probabilities (softmax, in f64) of parameters `p` at every row of `x`
+    /// (row-major n x K) for a softmax-head network, forwarded in batches like [`Net::heads`].
+    pub fn class_probs(
+        &mut self,
+        p: &[R],
+        x: &[R],
+        mut prepare: impl FnMut(&mut Self, usize, usize),
+    ) -> Result<Vec<f64>> {
+        let (n, k) = (x.len() / self.layout.d, self.layout.outputs());
+        let mut probs = vec![0.0; n * k];
+        let mut first = 0;
+        while first < n {
+            let b = self.load_rows(x, first, n - first);
+            prepare(self, first, b);
+            self.forward(p, b)?;
+            for i in 0..b {
+                softmax_into(self.outputs(i), &mut probs[(first + i) * k..(first + i + 1) * k]);
+            }
+            first += b;
+        }
+        Ok(probs)
     }
 
     /// The heads ([`Net::gaussian`]: means and sds) of parameters `p` at every row of `x`,
@@ -261,7 +308,8 @@ impl<R: Real> Net<R> {
     }
 
     /// Forward and backward pass over the first `b` loaded rows: writes the gradient of the
-    /// batch-mean Gaussian NLL into `grad` (overwritten) and returns that mean NLL.
+    /// batch-mean loss of the head (Gaussian NLL or cross-entropy) into `grad` (overwritten) and
+    /// returns that mean loss. A softmax target that is not a class index is an error.
     pub fn loss_grad(&mut self, p: &[R], b: usize, grad: &mut [R]) -> Result<f64> {
         self.forward(p, b)?;
         let l = self.layout;
@@ -269,58 +317,41 @@ impl<R: Real> Net<R> {
         if grad.len() != l.len {
             return Err(Error::shape("network gradient", &[grad.len()], format!("[{}]", l.len)));
         }
-        let (lo, hi) = (R::from_f64(VAR_MIN.ln()), R::from_f64(VAR_MAX.ln()));
-        let (half, one, inv_b) = (R::from_f64(0.5), R::one(), R::from_f64(1.0 / b as f64));
+        let (k, one, inv_b) = (l.outputs(), R::one(), R::from_f64(1.0 / b as f64));
         let mut loss = 0.0;
-        for ((o, d), &y) in self.out[..2 * b].chunks_exact(2).zip(self.dout.chunks_exact_mut(2)).zip(&self.y) {
-            // ln var = clamp(s): the same as clamping exp(s), without a logarithm.
-            let s = o[1];
-            let clamped = s < lo || s > hi;
-            let ln_var = if s < lo {
-                lo
-            } else if s > hi {
-                hi
-            } else {
-                s
-            };
-            let var = ln_var.exp();
-            let r = y - o[0];
-            let z2 = r * r / var;
-            loss += 0.5 * (ln_var + z2).to_f64() + HALF_LN_2PI;
-            d[0] = -(r / var) * inv_b;
-            d[1] = if clamped { R::zero() } else { half * (one - z2) * inv_b };
+        for ((o, d), &y) in self.out[..k * b].chunks_exact(k).zip(self.dout.chunks_exact_mut(k)).zip(&self.y) {
+            loss += l.head.row_loss_grad(o, y, d, inv_b)?;
         }
         let (gw1, rest) = grad.split_at_mut(l.b1);
         let (gb1, rest) = rest.split_at_mut(HIDDEN);
         let (gw2, rest) = rest.split_at_mut(HIDDEN * HIDDEN);
         let (gb2, rest) = rest.split_at_mut(HIDDEN);
-        let (gw3, gb3) = rest.split_at_mut(2 * HIDDEN);
+        let (gw3, gb3) = rest.split_at_mut(k * HIDDEN);
 
         // Head: gW3[k] = sum_i dout[i, k] h2[i]; dz2 = (dout W3) * relu'(z2) * mask2.
         gw3.fill(R::zero());
-        let (gm, gs) = gw3.split_at_mut(HIDDEN);
-        let (wm, ws) = w.w3.split_at(HIDDEN);
-        let (mut db_m, mut db_s) = (R::zero(), R::zero());
+        gb3.fill(R::zero());
         for (i, (h, dz)) in
             self.h2[..b * HIDDEN].chunks_exact(HIDDEN).zip(self.dz2.chunks_exact_mut(HIDDEN)).enumerate()
         {
-            let (dm, ds) = (self.dout[2 * i], self.dout[2 * i + 1]);
-            db_m += dm;
-            db_s += ds;
-            for j in 0..HIDDEN {
-                gm[j] += dm * h[j];
-                gs[j] += ds * h[j];
+            let dout = &self.dout[k * i..k * (i + 1)];
+            for ((gk, gbk), &dk) in gw3.chunks_exact_mut(HIDDEN).zip(gb3.iter_mut()).zip(dout) {
+                *gbk += dk;
+                for j in 0..HIDDEN {
+                    gk[j] += dk * h[j];
+                }
             }
             let mask = &self.m2[i * HIDDEN..(i + 1) * HIDDEN];
             for j in 0..HIDDEN {
-                let g = dm * wm[j] + ds * ws[j];
+                let mut g = dout[0] * w.w3[j];
+                for (c, &dc) in dout.iter().enumerate().skip(1) {
+                    g += dc * w.w3[c * HIDDEN + j];
+                }
                 // h2 is stored after the mask, so h2 > 0 means both the ReLU and the unit are on.
                 let gate = if h[j] > R::zero() { if self.masked { mask[j] } else { one } } else { R::zero() };
                 dz[j] = g * gate;
             }
         }
-        gb3[0] = db_m;
-        gb3[1] = db_s;
 
         // Layer 2: gW2 = h1^T dz2; dz1 = (dz2 W2^T) * relu'(z1) * mask1.
         let dz2 = mat(&self.dz2, b, HIDDEN)?;
@@ -345,24 +376,27 @@ impl<R: Real> Net<R> {
         Ok(loss / b as f64)
     }
 
-    /// Mean Gaussian NLL of all rows of (x, y) at parameters `p`, without dropout.
+    /// Mean loss of the head (Gaussian NLL, cross-entropy) over all rows of (x, y) at
+    /// parameters `p`, without dropout.
     pub fn mean_loss(&mut self, p: &[R], x: &[R], y: &[R]) -> Result<f64> {
         let n = y.len();
         let masked = std::mem::replace(&mut self.masked, false);
         let mut total = 0.0;
         let mut first = 0;
-        while first < n {
-            let b = self.load_rows(x, first, n - first);
-            self.forward(p, b)?;
-            for (k, &yv) in y[first..first + b].iter().enumerate() {
-                let (mu, sd) = self.gaussian(k);
-                let z = (yv.to_f64() - mu) / sd;
-                total += sd.ln() + 0.5 * z * z + HALF_LN_2PI;
+        let mut pass = || -> Result<()> {
+            while first < n {
+                let b = self.load_rows(x, first, n - first);
+                self.forward(p, b)?;
+                for (k, &yv) in y[first..first + b].iter().enumerate() {
+                    total += self.layout.head.row_loss(self.outputs(k), yv)?;
+                }
+                first += b;
             }
-            first += b;
-        }
+            Ok(())
+        };
+        let done = pass();
         self.masked = masked;
-        Ok(total / n.max(1) as f64)
+        done.map(|()| total / n.max(1) as f64)
     }
 }
 
@@ -431,6 +465,53 @@ mod tests {
             });
             assert!(worst < 1e-4, "dropout {dropout}: worst relative gradient error {worst}");
         }
+    }
+
+    /// The softmax head: cross-entropy gradients by central differences (with dropout), its
+    /// mean loss equal to the batch loss, probabilities that are the softmax of the outputs,
+    /// and a label outside the classes a typed error.
+    #[test]
+    fn softmax_head_gradient_probabilities_and_labels() {
+        let (n, d, k) = (6, 3, 4);
+        let head = Head::Softmax { classes: k };
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let x: Vec<f64> = (0..n * d).map(|_| f64::normal(&mut rng)).collect();
+        let y: Vec<f64> = (0..n).map(|i| (i % k) as f64).collect();
+        let layout = Layout::with_head(d, head);
+        assert_eq!(layout.len, d * 64 + 64 + 64 * 64 + 64 + k * 64 + k);
+        let mut p = vec![0.0; layout.len];
+        layout.init(&mut rng, &mut p);
+        let mut net = Net::<f64>::with_head(d, head, n);
+        let idx: Vec<usize> = (0..n).collect();
+        for dropout in [0.0, 0.25] {
+            let b = net.load(&x, &y, &idx);
+            net.sample_masks(&mut ChaCha8Rng::seed_from_u64(2), dropout, b);
+            let mut grad = vec![0.0; p.len()];
+            net.loss_grad(&p, b, &mut grad).unwrap();
+            let worst = central_difference_error(&mut p, &grad, 1e-6, |p, _| {
+                net.loss_grad(p, b, &mut vec![0.0; p.len()]).unwrap()
+            });
+            assert!(worst < 1e-4, "dropout {dropout}: worst relative gradient error {worst}");
+        }
+        net.unmask();
+        let b = net.load(&x, &y, &idx);
+        let batch = net.loss_grad(&p, b, &mut vec![0.0; p.len()]).unwrap();
+        let mut small = Net::<f64>::with_head(d, head, 4); // chunks of 4 and 2
+        assert!((small.mean_loss(&p, &x, &y).unwrap() - batch).abs() < 1e-12);
+        let probs = small.class_probs(&p, &x, |_, _, _| {}).unwrap();
+        let mut ce = 0.0;
+        for i in 0..n {
+            let row = &probs[i * k..(i + 1) * k];
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            ce -= row[y[i] as usize].ln() / n as f64;
+        }
+        assert!((ce - batch).abs() < 1e-12, "{ce} vs {batch}");
+        let mut bad = y.clone();
+        bad[3] = 4.0;
+        let b = net.load(&x, &bad, &idx);
+        let e = net.loss_grad(&p, b, &mut vec![0.0; p.len()]).unwrap_err().to_string();
+        assert!(e.contains("class label = 4"), "{e}");
+        assert!(small.mean_loss(&p, &x, &bad).is_err());
     }
 
     #[test]

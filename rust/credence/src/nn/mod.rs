@@ -1,10 +1,12 @@
-//! The small network every study method trains and the GPU kernels mirror: a heteroscedastic
-//! MLP (d -> 64 -> 64 -> 2, ReLU) with a Gaussian NLL loss ([`mlp`]), and its optimisers
-//! (`optim`).
+//! The small network every study method trains: an MLP (d -> 64 -> 64 -> K, ReLU) ([`mlp`])
+//! with a heteroscedastic Gaussian head and NLL loss (K = 2, the regression study's, which the
+//! GPU kernels mirror) or a softmax head and cross-entropy (the classification study's)
+//! ([`head`]), and its optimisers (`optim`).
 //!
 //! Written once for both float precisions through `Real`: the methods train in `f32` (faster
 //! than `f64`, and the precision frameworks use), the gradient checks run in `f64`.
 
+pub mod head;
 pub mod mlp;
 pub mod optim;
 

@@ -34,6 +34,7 @@ macro_rules! named_choice {
 }
 pub(crate) use named_choice;
 
+pub mod classify;
 pub mod data;
 pub mod grid;
 pub mod merge;

@@ -27,6 +27,7 @@ use rand::{RngExt, SeedableRng};
 use credence::error::{Error, Result};
 
 pub use standardize::Standardizer;
+pub(crate) use standardize::mean_scale;
 pub use synthetic::{SYNTHETIC_SEED, SYNTHETIC_SIZE, SYNTHETIC_WEIGHTS, synthetic, synthetic_samples};
 pub use uci::{load_uci, read_whitespace_table};
 

@@ -25,7 +25,7 @@ pub struct Standardizer {
 
 /// Mean and scale of `v`; the scale is 1 when the sd is zero up to round-off relative to the
 /// values' magnitude.
-pub(super) fn mean_scale(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+pub(crate) fn mean_scale(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     let n = v.clone().count() as f64;
     let mean = v.clone().sum::<f64>() / n;
     let sd = (v.clone().map(|a| (a - mean) * (a - mean)).sum::<f64>() / n).sqrt();

@@ -105,14 +105,14 @@ impl<R: Real> Step<R> {
 
 /// Trained variational parameters [mu | rho], per-epoch mean NLL (the KL term is left out:
 /// evaluating it costs a logarithm per weight), and failure.
-pub(super) struct Fit<R> {
+pub(crate) struct Fit<R> {
     pub theta: Vec<R>,
     #[cfg_attr(not(test), allow(dead_code))] // the tests check that training lowers it
     pub losses: Vec<f64>,
     pub converged: bool,
 }
 
-pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConfig, seed: u64) -> Result<Fit<R>> {
+pub(crate) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConfig, seed: u64) -> Result<Fit<R>> {
     let len = net.layout().len;
     let seed = member_seed(seed, 0);
     let mut theta = vec![R::from_f64(RHO_INIT); 2 * len];
@@ -138,12 +138,17 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
     Ok(Fit { theta, losses, converged })
 }
 
+impl<R: Real> Fit<R> {
+    /// The variational Gaussian over the weights: w = mu + softplus(rho) z, the softplus in f64.
+    pub(crate) fn weights(&self) -> Result<GaussianWeights> {
+        let (mu, rho) = self.theta.split_at(self.theta.len() / 2);
+        GaussianWeights::bbb(to_f64(mu), &to_f64(rho))
+    }
+}
+
 pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
-    let mut net = job.net();
-    let fit = fit(&mut net, job.data, job.config, job.seed)?;
-    let (mu, rho) = fit.theta.split_at(net.layout().len);
-    // w = mu + softplus(rho) z, the softplus in f64.
-    let weights = GaussianWeights::bbb(to_f64(mu), &to_f64(rho))?;
+    let fit = fit(&mut job.net(), job.data, job.config, job.seed)?;
+    let weights = fit.weights()?;
     let prediction = job.test.weight_draws(&weights, job.config.samples, predict_seed(job.seed))?;
     Ok(MethodOutput { prediction, converged: fit.converged })
 }

@@ -14,33 +14,33 @@ use credence::nn::optim::Adam;
 use credence::nn::{Real, stream_seed};
 
 /// Adam settings of the study (MAP, MC dropout, ensemble members, the conformal network).
-pub(super) const ADAM_LR: f64 = 1e-3;
-pub(super) const ADAM_WEIGHT_DECAY: f64 = 1e-5;
+pub(crate) const ADAM_LR: f64 = 1e-3;
+pub(crate) const ADAM_WEIGHT_DECAY: f64 = 1e-5;
 /// Epochs of the Adam-trained methods and SWAG at `epoch_scale = 1`.
-pub(super) const EPOCHS: usize = 500;
+pub(crate) const EPOCHS: usize = 500;
 
 /// Stream tags under a job seed (see [`stream_seed`]).
-pub(super) const MEMBER: u64 = 1;
-pub(super) const INIT: u64 = 2;
-pub(super) const SHUFFLE: u64 = 3;
-pub(super) const NOISE: u64 = 4;
-pub(super) const PREDICT: u64 = 5;
-pub(super) const SPLIT: u64 = 6;
+pub(crate) const MEMBER: u64 = 1;
+pub(crate) const INIT: u64 = 2;
+pub(crate) const SHUFFLE: u64 = 3;
+pub(crate) const NOISE: u64 = 4;
+pub(crate) const PREDICT: u64 = 5;
+pub(crate) const SPLIT: u64 = 6;
 
 /// The seed of network `k` under the job seed (MAP, MC dropout, SWAG, BBB and CP train
 /// network 0, the ensemble networks 0..M).
-pub(super) fn member_seed(seed: u64, k: u64) -> u64 {
+pub(crate) fn member_seed(seed: u64, k: u64) -> u64 {
     stream_seed(seed, &[MEMBER, k])
 }
 
 /// A ChaCha8 stream for `tags` under `seed`.
-pub(super) fn rng(seed: u64, tags: &[u64]) -> ChaCha8Rng {
+pub(crate) fn rng(seed: u64, tags: &[u64]) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(stream_seed(seed, tags))
 }
 
 /// Training inputs (row-major n x d) and targets in the training precision, and the inputs
 /// as given (f64, for the test-time passes at CP's calibration points).
-pub(super) struct Data<R> {
+pub(crate) struct Data<R> {
     pub x: Vec<R>,
     pub x64: Vec<f64>,
     pub y: Vec<R>,
@@ -48,16 +48,16 @@ pub(super) struct Data<R> {
 }
 
 impl<R: Real> Data<R> {
-    pub(super) fn new(x: ArrayView2<'_, f64>, y: &[f64]) -> Self {
+    pub(crate) fn new(x: ArrayView2<'_, f64>, y: &[f64]) -> Self {
         Data { x: rows::<R>(x), x64: rows::<f64>(x), y: y.iter().map(|&v| R::from_f64(v)).collect(), d: x.ncols() }
     }
 
-    pub(super) fn n(&self) -> usize {
+    pub(crate) fn n(&self) -> usize {
         self.y.len()
     }
 
     /// The rows `idx`, in that order.
-    pub(super) fn subset(&self, idx: &[usize]) -> Self {
+    pub(crate) fn subset(&self, idx: &[usize]) -> Self {
         let d = self.d;
         Data {
             x: idx.iter().flat_map(|&i| self.x[i * d..(i + 1) * d].iter().copied()).collect(),
@@ -69,12 +69,12 @@ impl<R: Real> Data<R> {
 }
 
 /// `a` row-major in precision `R`.
-pub(super) fn rows<R: Real>(a: ArrayView2<'_, f64>) -> Vec<R> {
+pub(crate) fn rows<R: Real>(a: ArrayView2<'_, f64>) -> Vec<R> {
     a.rows().into_iter().flat_map(|r| r.into_iter().map(|&v| R::from_f64(v)).collect::<Vec<_>>()).collect()
 }
 
 /// Shapes and finiteness of the inputs of [`super::train_and_predict`].
-pub(super) fn check_inputs(x: ArrayView2<'_, f64>, y: &[f64], test_x: ArrayView2<'_, f64>) -> Result<()> {
+pub(crate) fn check_inputs(x: ArrayView2<'_, f64>, y: &[f64], test_x: ArrayView2<'_, f64>) -> Result<()> {
     let (n, d) = x.dim();
     if n == 0 || d == 0 {
         return Err(Error::shape("x", x.shape(), "n x d with n >= 1 training points and d >= 1 features"));
@@ -97,12 +97,12 @@ pub(super) fn check_inputs(x: ArrayView2<'_, f64>, y: &[f64], test_x: ArrayView2
 }
 
 /// `base` epochs scaled by `epoch_scale`, rounded, at least one.
-pub(super) fn scaled_epochs(base: usize, scale: f64) -> usize {
+pub(crate) fn scaled_epochs(base: usize, scale: f64) -> usize {
     ((base as f64 * scale).round() as usize).max(1)
 }
 
 /// A trained parameter vector and its per-epoch mean training loss.
-pub(super) struct Trained<R> {
+pub(crate) struct Trained<R> {
     pub params: Vec<R>,
     /// Mean loss over each epoch's batches (at the parameters of each step).
     #[cfg_attr(not(test), allow(dead_code))] // the tests check that training lowers it
@@ -112,7 +112,7 @@ pub(super) struct Trained<R> {
 }
 
 /// Whether every value is finite.
-pub(super) fn all_finite<R: Real>(v: &[R]) -> bool {
+pub(crate) fn all_finite<R: Real>(v: &[R]) -> bool {
     v.iter().all(|x| x.is_finite())
 }
 
@@ -179,7 +179,7 @@ impl<'a, R: Real> Schedule<'a, R> {
 /// Trains one network with Adam (the MAP settings; `dropout > 0` gives MC dropout training) on
 /// `data` for `epochs` epochs of shuffled mini-batches of `config.batch_size`; `seed` is the
 /// member's seed (initialisation, batch order and dropout masks are separate streams of it).
-pub(super) fn train_adam<R: Real>(
+pub(crate) fn train_adam<R: Real>(
     net: &mut Net<R>,
     data: &Data<R>,
     config: &MethodConfig,

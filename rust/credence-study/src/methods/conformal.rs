@@ -19,7 +19,7 @@ const MIN_POINTS: usize = 5;
 
 /// The k-th smallest score, k = ceil((n_cal + 1) level), capped at n_cal (the largest score)
 /// when the finite-sample level exceeds 1. `scores` is sorted in place; it must be non-empty.
-pub(super) fn conformal_quantile(scores: &mut [f64], level: f64) -> f64 {
+pub(crate) fn conformal_quantile(scores: &mut [f64], level: f64) -> f64 {
     scores.sort_unstable_by(f64::total_cmp);
     let n = scores.len();
     // The 1e-9 keeps exact products such as 20 x 0.9 from rounding up to the next integer.
@@ -28,7 +28,7 @@ pub(super) fn conformal_quantile(scores: &mut [f64], level: f64) -> f64 {
 }
 
 /// Sizes of the calibration and fitting parts of n points.
-pub(super) fn split_sizes(n: usize, fraction: f64) -> Result<(usize, usize)> {
+pub(crate) fn split_sizes(n: usize, fraction: f64) -> Result<(usize, usize)> {
     let n_cal = ((n as f64 * fraction).round() as usize).max(1);
     if n < MIN_POINTS || n_cal + 2 > n {
         return Err(Error::argument(

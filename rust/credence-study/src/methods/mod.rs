@@ -101,9 +101,9 @@
 //!   both backends compute the same numbers, the GPU's differing from the CPU's by rounding
 //!   only (1e-10 relative in the backend's tests). Training always runs on the CPU.
 
-mod bbb;
-mod common;
-mod conformal;
+pub(crate) mod bbb;
+pub(crate) mod common;
+pub(crate) mod conformal;
 mod ensemble;
 mod inputs;
 mod map;

@@ -43,7 +43,7 @@ pub enum SwagFailure {
 }
 
 /// Running SWAG moments in f64 and the last K deviations from the running mean.
-pub(super) struct Swag<R> {
+pub(crate) struct Swag<R> {
     pub(super) mean: Vec<f64>,
     pub(super) sq_mean: Vec<f64>,
     /// Ring of up to K rows of P deviations.
@@ -111,7 +111,7 @@ pub(super) fn learning_rate(schedule: SwagSchedule, epoch: usize, start: usize, 
 }
 
 /// Runs the SGD phase and collects the snapshots.
-pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConfig, seed: u64) -> Result<Swag<R>> {
+pub(crate) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConfig, seed: u64) -> Result<Swag<R>> {
     let layout = net.layout();
     let len = layout.len;
     let seed = member_seed(seed, 0);
@@ -157,23 +157,43 @@ pub(super) fn fit<R: Real>(net: &mut Net<R>, data: &Data<R>, config: &MethodConf
     Ok(swag)
 }
 
+/// What a SWAG run's snapshots give: a Gaussian over the weights, or for a run with fewer than
+/// two snapshots the weights to predict with instead (the snapshot mean if there is one, else
+/// the last weights).
+pub(crate) enum Posterior {
+    /// The SWAG Gaussian and whether the run converged ([`SwagFailure`]).
+    Gaussian(GaussianWeights, bool),
+    /// Too few snapshots: these weights, and the run has failed.
+    Point(Vec<f64>),
+}
+
+impl<R: Real> Swag<R> {
+    /// The posterior of the collected snapshots.
+    pub(crate) fn posterior(self) -> Result<Posterior> {
+        if self.count < 2 {
+            return Ok(Posterior::Point(if self.count == 1 { self.mean } else { to_f64(&self.last) }));
+        }
+        let k = self.count.min(self.rank);
+        let sd: Vec<f64> = self.mean.iter().zip(&self.sq_mean).map(|(m, s)| (s - m * m).max(1e-30).sqrt()).collect();
+        let converged = self.failure(&sd).is_none();
+        // w = mean + (sd z1 + D^T z2 / sqrt(K - 1)) / sqrt(2), D the last K deviations (the
+        // ring's first K rows).
+        let len = self.mean.len();
+        let mut devs = self.devs;
+        devs.truncate(k * len);
+        Ok(Posterior::Gaussian(GaussianWeights::swag(self.mean, &self.sq_mean, devs)?, converged))
+    }
+}
+
 pub(super) fn run<R: Real>(job: &Inputs<'_, R>) -> Result<MethodOutput> {
     let (test, config) = (job.test, job.config);
-    let swag = fit(&mut job.net(), job.data, config, job.seed)?;
-    if swag.count < 2 {
-        // Failed run: predict with the snapshot mean if there is one, else the last weights.
-        let params = if swag.count == 1 { swag.mean.clone() } else { to_f64(&swag.last) };
-        return Ok(MethodOutput { prediction: test.ensemble(&params)?, converged: false });
+    match fit(&mut job.net(), job.data, config, job.seed)?.posterior()? {
+        Posterior::Point(params) => Ok(MethodOutput { prediction: test.ensemble(&params)?, converged: false }),
+        Posterior::Gaussian(weights, converged) => {
+            let prediction = test.weight_draws(&weights, config.samples, predict_seed(job.seed))?;
+            Ok(MethodOutput { prediction, converged })
+        }
     }
-    let k = swag.count.min(swag.rank);
-    let sd: Vec<f64> = swag.mean.iter().zip(&swag.sq_mean).map(|(m, s)| (s - m * m).max(1e-30).sqrt()).collect();
-    let converged = swag.failure(&sd).is_none();
-    // w = mean + (sd z1 + D^T z2 / sqrt(K - 1)) / sqrt(2), D the last K deviations (the ring's
-    // first K rows).
-    let len = swag.mean.len();
-    let weights = GaussianWeights::swag(swag.mean, &swag.sq_mean, swag.devs[..k * len].to_vec())?;
-    let prediction = test.weight_draws(&weights, config.samples, predict_seed(job.seed))?;
-    Ok(MethodOutput { prediction, converged })
 }
 
 #[cfg(test)]

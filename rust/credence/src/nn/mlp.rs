@@ -258,29 +258,6 @@ impl<R: Real> Net<R> {
         gaussian_of(self.outputs(i))
     }
 
-    /// The class probabilities (softmax, in f64) of parameters `p` at every row of `x`
-    /// (row-major n x K) for a softmax-head network, forwarded in batches like [`Net::heads`].
-    pub fn class_probs(
-        &mut self,
-        p: &[R],
-        x: &[R],
-        mut prepare: impl FnMut(&mut Self, usize, usize),
-    ) -> Result<Vec<f64>> {
-        let (n, k) = (x.len() / self.layout.d, self.layout.outputs());
-        let mut probs = vec![0.0; n * k];
-        let mut first = 0;
-        while first < n {
-            let b = self.load_rows(x, first, n - first);
-            prepare(self, first, b);
-            self.forward(p, b)?;
-            for i in 0..b {
-                softmax_into(self.outputs(i), &mut probs[(first + i) * k..(first + i + 1) * k]);
-            }
-            first += b;
-        }
-        Ok(probs)
-    }
-
     /// The heads ([`Net::gaussian`]: means and sds) of parameters `p` at every row of `x`,
     /// forwarded in batches of the buffers' capacity; `prepare(net, first, b)` runs on each
     /// batch of `b` rows from row `first` once it is loaded (to draw its dropout masks, say).
@@ -288,23 +265,66 @@ impl<R: Real> Net<R> {
         &mut self,
         p: &[R],
         x: &[R],
-        mut prepare: impl FnMut(&mut Self, usize, usize),
+        prepare: impl FnMut(&mut Self, usize, usize),
     ) -> Result<(Vec<f64>, Vec<f64>)> {
         let n = x.len() / self.layout.d;
         let (mut means, mut sds) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        self.each_batch(p, x, prepare, |net, _, b| {
+            for i in 0..b {
+                let (mu, sd) = net.gaussian(i);
+                means.push(mu);
+                sds.push(sd);
+            }
+        })?;
+        Ok((means, sds))
+    }
+
+    /// The outputs (in f64, row-major n x K) of parameters `p` at every row of `x`, forwarded in
+    /// batches like [`Net::heads`]: a softmax head's logits.
+    pub fn outputs_at(&mut self, p: &[R], x: &[R], prepare: impl FnMut(&mut Self, usize, usize)) -> Result<Vec<f64>> {
+        let k = self.layout.outputs();
+        let mut out = vec![0.0; x.len() / self.layout.d * k];
+        self.each_batch(p, x, prepare, |net, first, b| {
+            for i in 0..b {
+                let row = &mut out[(first + i) * k..(first + i + 1) * k];
+                row.iter_mut().zip(net.outputs(i)).for_each(|(o, v)| *o = v.to_f64());
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// The class probabilities (softmax, in f64, row-major n x K) of a softmax-head network
+    /// with parameters `p` at every row of `x`, forwarded in batches like [`Net::heads`].
+    pub fn class_probs(&mut self, p: &[R], x: &[R], prepare: impl FnMut(&mut Self, usize, usize)) -> Result<Vec<f64>> {
+        let k = self.layout.outputs();
+        let mut probs = vec![0.0; x.len() / self.layout.d * k];
+        self.each_batch(p, x, prepare, |net, first, b| {
+            for i in 0..b {
+                softmax_into(net.outputs(i), &mut probs[(first + i) * k..(first + i + 1) * k]);
+            }
+        })?;
+        Ok(probs)
+    }
+
+    /// Forwards the rows of `x` in batches of the capacity: loads each, calls `prepare(net,
+    /// first, b)`, forwards it with `p` and hands it to `take(net, first, b)`.
+    fn each_batch(
+        &mut self,
+        p: &[R],
+        x: &[R],
+        mut prepare: impl FnMut(&mut Self, usize, usize),
+        mut take: impl FnMut(&Self, usize, usize),
+    ) -> Result<()> {
+        let n = x.len() / self.layout.d;
         let mut first = 0;
         while first < n {
             let b = self.load_rows(x, first, n - first);
             prepare(self, first, b);
             self.forward(p, b)?;
-            for i in 0..b {
-                let (mu, sd) = self.gaussian(i);
-                means.push(mu);
-                sds.push(sd);
-            }
+            take(self, first, b);
             first += b;
         }
-        Ok((means, sds))
+        Ok(())
     }
 
     /// Forward and backward pass over the first `b` loaded rows: writes the gradient of the
@@ -499,6 +519,10 @@ mod tests {
         let mut small = Net::<f64>::with_head(d, head, 4); // chunks of 4 and 2
         assert!((small.mean_loss(&p, &x, &y).unwrap() - batch).abs() < 1e-12);
         let probs = small.class_probs(&p, &x, |_, _, _| {}).unwrap();
+        let logits = small.outputs_at(&p, &x, |_, _, _| {}).unwrap();
+        let mut expected = vec![0.0; k];
+        softmax_into(&logits[2 * k..3 * k], &mut expected);
+        assert_eq!(&probs[2 * k..3 * k], &expected[..]);
         let mut ce = 0.0;
         for i in 0..n {
             let row = &probs[i * k..(i + 1) * k];

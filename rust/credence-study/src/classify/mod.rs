@@ -9,6 +9,7 @@
 //! pass) -> [`score::score_classes`].
 
 pub mod data;
+pub mod job;
 pub mod methods;
 pub mod score;
 pub mod shift;

@@ -70,6 +70,7 @@ fn main() -> credence::error::Result<()> {
 
     let mut text = String::from(
         "method,n,realization,shift,intensity,accuracy,nll,brier,ece,entropy,mi,auroc,set_coverage,set_size,\
+         referral_area,referral_random,credal_ns,credal_uncertainty,credal_distance,credal_set_size,\
          ood_entropy_auroc,ood_mi_auroc,converged,seconds\n",
     );
     for j in &done {
@@ -77,7 +78,7 @@ fn main() -> credence::error::Result<()> {
             let m = &s.metrics;
             let _ = writeln!(
                 text,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
                 j.job.method,
                 j.job.n,
                 j.job.realization,
@@ -92,6 +93,12 @@ fn main() -> credence::error::Result<()> {
                 opt(m.auroc),
                 opt(m.set_coverage),
                 opt(m.set_size),
+                opt(m.referral_area),
+                opt(m.referral_random),
+                m.credal_ns,
+                m.credal_uncertainty,
+                m.credal_distance,
+                m.credal_set_size,
                 opt(s.ood.map(|o| o.entropy_auroc)),
                 opt(s.ood.map(|o| o.mi_auroc)),
                 j.converged,

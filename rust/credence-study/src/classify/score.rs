@@ -1,7 +1,11 @@
 //! The metrics of one classification job on one test set, from the core's
 //! [`evaluate_classification`] (15 equal-width bins for ECE, Brier summed over classes, natural
-//! logarithms; the CORP bands are not drawn: the table keeps scalars only).
+//! logarithms; the CORP bands are not drawn: the table keeps scalars only), the referral curve
+//! of binary tasks (retained fractions 0.5, 0.55, ..., 1, ordered by predictive entropy) and
+//! the credal scores of the passes taken as a credal set ([`credence::credal`]: the lower
+//! probability of the S passes over the powerset, its Moebius masses, the default vertices).
 
+use credence::credal::{CredalOptions, Normalisation, evaluate_credal, from_samples};
 use credence::error::Result;
 use credence::metrics::{ClassificationOptions, CorpOptions, evaluate_classification};
 use credence::predictive::ClassProbs;
@@ -27,13 +31,50 @@ pub struct ClassMetrics {
     pub set_coverage: Option<f64>,
     /// Mean prediction-set size (conformal methods only).
     pub set_size: Option<f64>,
+    /// Binary tasks: the referral curve's area, the mean accuracy over retained fractions
+    /// 0.5..1 (trapezoids), the most uncertain points referred first.
+    pub referral_area: Option<f64>,
+    /// Binary tasks: the same area for points referred at random (the overall accuracy).
+    pub referral_random: Option<f64>,
+    /// Mean non-specificity sum_A m(A) ln|A| of the passes' credal set (0 for one pass).
+    pub credal_ns: f64,
+    /// Mean credal uncertainty: max minus min entropy over the credal set's class intervals.
+    pub credal_uncertainty: f64,
+    /// Mean credal distance d = min over vertices of KL(one-hot(y) || v).
+    pub credal_distance: f64,
+    /// Mean credal-set size (classes not dominated under interval dominance).
+    pub credal_set_size: f64,
+}
+
+/// Retained fractions of the referral curve: 0.5, 0.55, ..., 1.
+fn referral_fractions() -> Vec<f64> {
+    (10..=20).map(|i| i as f64 / 20.0).collect()
+}
+
+/// Mean of `v` over an equally spaced grid by trapezoids.
+fn trapezoid_mean(v: &[f64]) -> f64 {
+    let m = v.len();
+    if m < 2 {
+        return v.first().copied().unwrap_or(f64::NAN);
+    }
+    (v.iter().sum::<f64>() - 0.5 * (v[0] + v[m - 1])) / (m - 1) as f64
 }
 
 /// Scores `probs` against `labels`; `sets` (per point, the classes in its prediction set) adds
 /// the conformal coverage and set size.
 pub fn score_classes(probs: &ClassProbs, labels: &[usize], sets: Option<&[Vec<bool>]>) -> Result<ClassMetrics> {
-    let opts = ClassificationOptions { corp: CorpOptions { resamples: 0, ..Default::default() }, ..Default::default() };
+    let binary = probs.n_classes() == 2;
+    let opts = ClassificationOptions {
+        corp: CorpOptions { resamples: 0, ..Default::default() },
+        referral: binary.then(referral_fractions),
+        ..Default::default()
+    };
     let m = evaluate_classification(probs, labels, &opts)?.metrics;
+    let area = |acc: Vec<Option<f64>>| acc.into_iter().collect::<Option<Vec<f64>>>().map(|a| trapezoid_mean(&a));
+    let referral_area = m.referral.as_ref().and_then(|c| area(c.iter().map(|p| p.accuracy).collect()));
+    let referral_random = m.referral_random.as_ref().and_then(|c| area(c.iter().map(|p| p.accuracy).collect()));
+    let masses = from_samples(probs.view(), None, Normalisation::default())?;
+    let credal = evaluate_credal(&masses, Some(labels), &CredalOptions::default())?;
     let n = labels.len().max(1) as f64;
     let (set_coverage, set_size) = match sets {
         Some(sets) => (
@@ -52,6 +93,12 @@ pub fn score_classes(probs: &ClassProbs, labels: &[usize], sets: Option<&[Vec<bo
         auroc: m.auroc,
         set_coverage,
         set_size,
+        referral_area,
+        referral_random,
+        credal_ns: credal.overall.ns.mean,
+        credal_uncertainty: credal.credal_uncertainty.mean,
+        credal_distance: credal.overall.kl.map_or(f64::NAN, |s| s.mean),
+        credal_set_size: credal.set_size.mean,
     })
 }
 
@@ -77,5 +124,25 @@ mod tests {
         let h = |q: f64| -(q * q.ln() + (1.0 - q) * (1.0 - q).ln());
         assert!((m.entropy - (h(0.8) + h(0.5) + h(0.3)) / 3.0).abs() < 1e-12);
         assert!(score_classes(&p, &[0, 1], None).is_err());
+        // Referral, binary: only point 0 is right (point 1's tie goes to class 0). By entropy
+        // point 0 is kept first, then point 2, then point 1: retained fractions 0.5..1 of 3
+        // points keep floor(3 f) = 1 point (accuracy 1), 2 (1/2) or all 3 at f = 1 (1/3).
+        let acc: Vec<f64> = (10..=20)
+            .map(|i| match (3 * i) / 20 {
+                1 => 1.0,
+                2 => 0.5,
+                _ => 1.0 / 3.0,
+            })
+            .collect();
+        assert!((m.referral_area.unwrap() - trapezoid_mean(&acc)).abs() < 1e-12, "{:?}", m.referral_area);
+        assert!((m.referral_random.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        // The credal set of two passes: the interval [0.7, 0.9] for class 0 at point 0 etc.
+        // Its lower probabilities leave mass 1 - 0.7 - 0.1 = 0.2 on the frame: NS = 0.2 ln 2.
+        let lower = |a: f64, b: f64| 1.0 - a - b;
+        let ns = (lower(0.7, 0.1) + lower(0.4, 0.4) + lower(0.2, 0.6)) * 2f64.ln() / 3.0;
+        assert!((m.credal_ns - ns).abs() < 1e-12, "{} vs {ns}", m.credal_ns);
+        let single = ClassProbs::from_single(array![[0.8, 0.2], [0.5, 0.5]]).unwrap();
+        let one = score_classes(&single, &[0, 1], None).unwrap();
+        assert_eq!((one.credal_ns, one.referral_area.is_some()), (0.0, true));
     }
 }

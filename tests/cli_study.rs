@@ -274,3 +274,105 @@ fn backend_values_are_parsed_and_documented() {
     assert!(ok);
     assert!(stdout.contains("--backend <BACKEND>") && stdout.contains("[default: auto]"), "{stdout}");
 }
+
+/// `--task classification` on the synthetic classes: one row per job and test set (the i.i.d.
+/// set and feature noise at intensities 1-5), resumable, and its rows at one intensity are
+/// what `credence fit` compares; options of the other task are refused by name.
+#[test]
+fn the_classification_study_feeds_the_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("class.csv");
+    let out_s = out.to_str().unwrap();
+    let args = [
+        "study",
+        "--task",
+        "classification",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "60",
+        "--realizations",
+        "3",
+        "--methods",
+        "map,ensemble",
+        "--shifts",
+        "feature_noise",
+        "--epoch-scale",
+        "0.05",
+        "--quiet",
+        "--out",
+        out_s,
+    ];
+    let (ok, stdout, stderr) = credence(&args);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("synthetic: 6 job(s) written"), "{stdout}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("dataset,n,method,realization,seed,shift,intensity,accuracy,nll,brier,ece,"), "{text}");
+    assert_eq!(text.lines().count(), 1 + 6 * 6);
+    let (ok, stdout, _) = credence(&args);
+    assert!(ok && stdout.contains("0 job(s) written") && stdout.contains("6 already there"), "{stdout}");
+
+    let fit = |intensity: &str| {
+        let w = format!("intensity={intensity}");
+        let args = [
+            "fit",
+            out_s,
+            "--response",
+            "ece",
+            "--group",
+            "method",
+            "--pair",
+            "realization",
+            "--where",
+            "shift=feature_noise",
+            "--where",
+            &w,
+            "--warmup",
+            "200",
+            "--draws",
+            "200",
+            "--chains",
+            "2",
+            "--json",
+            "-",
+        ];
+        let (ok, stdout, stderr) = credence(&args);
+        assert!(ok, "{stderr}");
+        serde_json::from_str::<Value>(&stdout).unwrap()
+    };
+    let (mild, strong) = (fit("1"), fit("5"));
+    for v in [&mild, &strong] {
+        let p = v["prob_better"]["ensemble"]["map"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&p), "{v}");
+    }
+    // Stronger noise moves the methods' ECE, so the two fits differ.
+    assert_ne!(mild["parameters"]["mu[map]"]["mean"], strong["parameters"]["mu[map]"]["mean"]);
+
+    let other = dir.path().join("o.csv");
+    let other = other.to_str().unwrap();
+    refused(&["study", "--shifts", "rotation", "--out", other], &["--shifts applies to --task classification only"]);
+    refused(
+        &["study", "--task", "classification", "--dataset", "synthetic", "--units", "standardized", "--out", other],
+        &["--units applies to --task regression only"],
+    );
+    refused(
+        &["study", "--task", "classification", "--dataset", "digits", "--out", other],
+        &["digits is read from digits.csv: give --data-dir DIR or set CREDENCE_DATA"],
+    );
+    refused(
+        &[
+            "study",
+            "--task",
+            "classification",
+            "--dataset",
+            "synthetic",
+            "--shifts",
+            "rotation",
+            "--n",
+            "60",
+            "--out",
+            other,
+        ],
+        &["8x8 images"],
+    );
+}

@@ -32,7 +32,7 @@ fn sorted(path: &Path) -> Vec<Row> {
 struct CancelAfter<'a>(usize, AtomicUsize, &'a AtomicBool);
 
 impl Progress for CancelAfter<'_> {
-    fn finished(&self, _: &Row) {
+    fn finished(&self, _: &str, _: bool) {
         if self.1.fetch_add(1, Ordering::SeqCst) + 1 >= self.0 {
             self.2.store(true, Ordering::SeqCst);
         }

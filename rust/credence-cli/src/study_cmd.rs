@@ -8,11 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use credence::backend::Backend;
+use credence_study::classify::data::ClassDataset;
+use credence_study::classify::run::{ClassPlan, run_class_study};
+use credence_study::classify::shift::Shift;
 use credence_study::data::{DataSplit, Dataset};
-use credence_study::grid::Shard;
+use credence_study::grid::{Shard, ShardPlan};
 use credence_study::merge::merge;
-use credence_study::methods::{EnsemblePredictive, Method, MethodConfig, SwagSchedule};
-use credence_study::results::Row;
+use credence_study::methods::{EnsemblePredictive, MethodConfig, SwagSchedule};
+use credence_study::plan::Task;
 use credence_study::runner::{Progress, StudyPlan, StudySummary, Units, run_study};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -42,15 +45,26 @@ enum StudyCommand {
 /// Options of a study run.
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// Data set: synthetic (embedded), energy, concrete, kin8nm or yacht.
+    /// The study: regression (the default) or classification (softmax MLPs scored on the
+    /// i.i.d. test set, its graded shifts and out-of-distribution inputs; one row per job and
+    /// test set).
+    #[arg(long, default_value = "regression")]
+    task: Task,
+    /// Data set. Regression: synthetic (embedded), energy, concrete, kin8nm or yacht;
+    /// classification: synthetic (embedded), digits or breast_cancer.
     #[arg(long, default_value = "synthetic")]
-    dataset: Dataset,
+    dataset: String,
     /// Training sizes; sizes larger than the pool are skipped with a message.
     #[arg(long, value_delimiter = ',', default_value = "30,50,100,200,500")]
     n: Vec<usize>,
-    /// Methods.
-    #[arg(long, value_delimiter = ',', default_value = "map,mcd,ensemble,swag,bbb,cp")]
-    methods: Vec<Method>,
+    /// Methods (default: all of the task's). Regression: map, mcd, ensemble, swag, bbb, cp;
+    /// classification adds temp (MAP with temperature scaling).
+    #[arg(long, value_delimiter = ',')]
+    methods: Vec<String>,
+    /// Classification: the shifts of the test set, each scored at intensities 1-5 (default:
+    /// rotation,translation,noise,blur for images, feature_noise,subpopulation for tables).
+    #[arg(long, value_delimiter = ',')]
+    shifts: Vec<Shift>,
     /// Number of realizations R per size (seeds r + n + seed offset, r = 0..R-1).
     #[arg(long, default_value_t = 50)]
     realizations: usize,
@@ -62,7 +76,8 @@ struct RunArgs {
     /// Results table; rerunning the same command resumes it.
     #[arg(long, required_unless_present = "plan_shards")]
     out: Option<PathBuf>,
-    /// Directory with energy.txt, concrete.txt, kin8nm.txt, yacht.txt (default: $CREDENCE_DATA).
+    /// Directory with energy.txt, concrete.txt, kin8nm.txt, yacht.txt, or digits.csv and
+    /// breast_cancer.csv (default: $CREDENCE_DATA).
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Worker threads (default: $SLURM_CPUS_PER_TASK inside a Slurm job that sets it, else one
@@ -81,9 +96,10 @@ struct RunArgs {
     seed_offset: u64,
     /// Metric scale: pool (the target standardised with the data set's pool statistics: one
     /// fixed scale for every realization), standardized (each training subsample's own
-    /// statistics) or original target units. Training always uses the subsample's statistics.
-    #[arg(long, default_value = "pool")]
-    units: Units,
+    /// statistics) or original target units (default pool). Training always uses the
+    /// subsample's statistics. Regression only.
+    #[arg(long)]
+    units: Option<Units>,
     /// Multiplies every epoch count (below 1 for quick trial runs only).
     #[arg(long, default_value_t = 1.0)]
     epoch_scale: f64,
@@ -150,21 +166,18 @@ impl Progress for Bar {
     fn note(&self, message: &str) {
         if self.0.is_hidden() { eprintln!("{message}") } else { self.0.println(message) }
     }
-    fn finished(&self, row: &Row) {
-        self.0.set_message(row.job.to_string());
+    fn finished(&self, job: &str, _converged: bool) {
+        self.0.set_message(job.to_owned());
         self.0.inc(1);
     }
 }
 
-/// Runs a study plan with a progress bar (hidden when `quiet`) and clean Ctrl-C handling
-/// (the first finishes the jobs in flight, a second quits); `credence study` and
-/// `credence demo` both run their training this way.
-pub(crate) fn run_with_progress(
-    dataset: Dataset,
-    data: &DataSplit,
-    plan: &StudyPlan,
-    out: &Path,
+/// Runs a study with a progress bar (hidden when `quiet`) and clean Ctrl-C handling (the
+/// first finishes the jobs in flight, a second quits); `credence study` (either task) and
+/// `credence demo` run their training this way.
+fn with_progress(
     quiet: bool,
+    run: impl FnOnce(&dyn Progress, &AtomicBool) -> credence::error::Result<StudySummary>,
 ) -> Result<StudySummary> {
     // Ctrl-C, and SIGTERM or SIGHUP (Slurm's scancel and time limit send SIGTERM before
     // SIGKILL): finish the jobs in flight, so their rows are in the table.
@@ -177,9 +190,20 @@ pub(crate) fn run_with_progress(
     })?;
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} jobs, ETA {eta} {msg}")?);
-    let s = run_study(dataset, data, plan, out, &Bar(bar.clone()), &CANCEL)?;
+    let s = run(&Bar(bar.clone()), &CANCEL)?;
     bar.finish_and_clear();
     Ok(s)
+}
+
+/// Runs a regression study plan with [`with_progress`] (`credence demo`'s training).
+pub(crate) fn run_with_progress(
+    dataset: Dataset,
+    data: &DataSplit,
+    plan: &StudyPlan,
+    out: &Path,
+    quiet: bool,
+) -> Result<StudySummary> {
+    with_progress(quiet, |p, cancel| run_study(dataset, data, plan, out, p, cancel))
 }
 
 /// Runs `credence study`.
@@ -187,11 +211,10 @@ pub fn run(args: StudyArgs) -> Result<()> {
     match args.command {
         Some(StudyCommand::Merge { out, shards }) => {
             let m = merge(&out, &shards)?;
-            let names: Vec<&str> = m.datasets.iter().map(|d| d.name()).collect();
             outln!(
                 "merged {} rows ({}) from {} file(s) into {}",
                 m.rows,
-                names.join(", "),
+                m.datasets.join(", "),
                 shards.len(),
                 out.display()
             );
@@ -225,17 +248,26 @@ fn threads(given: Option<usize>, slurm_cpus: Option<&std::ffi::OsStr>) -> Result
     }
 }
 
-/// Prints the shard count of the run's grid (stdout) and a summary (stderr).
-fn plan_shards(a: &RunArgs, plan: &StudyPlan, jobs_per_shard: usize) -> Result<()> {
-    let s = plan.shard_plan(a.dataset, jobs_per_shard)?;
+/// Prints the shard count of a grid (stdout) and a summary (stderr).
+fn print_shards(dataset: &str, s: ShardPlan, jobs_per_shard: usize) {
     let limit =
         if s.count > 1000 { " (above Slurm's default MaxArraySize of 1001: ask for more jobs per shard)" } else { "" };
     eprintln!(
-        "{}: {} job(s) in {} shard(s) of about {jobs_per_shard} (largest {}, smallest {}): sbatch --array=1-{}{limit}",
-        a.dataset, s.jobs, s.count, s.largest, s.smallest, s.count
+        "{dataset}: {} job(s) in {} shard(s) of about {jobs_per_shard} (largest {}, smallest {}): sbatch --array=1-{}{limit}",
+        s.jobs, s.count, s.largest, s.smallest, s.count
     );
     outln!("{}", s.count);
-    Ok(())
+}
+
+/// Parses each of `--methods` (none: `default`); which names are valid depends on `--task`.
+fn choices<T>(names: &[String], default: &[T]) -> Result<Vec<T>>
+where
+    T: Clone + std::str::FromStr<Err = credence::error::Error>,
+{
+    if names.is_empty() {
+        return Ok(default.to_vec());
+    }
+    names.iter().map(|n| n.parse().map_err(|e| anyhow::anyhow!("--methods: {e}"))).collect()
 }
 
 fn run_grid(a: RunArgs) -> Result<()> {
@@ -243,44 +275,82 @@ fn run_grid(a: RunArgs) -> Result<()> {
     if a.threads.is_none() && threads.is_some() && a.plan_shards.is_none() {
         eprintln!("{} thread(s), from SLURM_CPUS_PER_TASK", threads.unwrap_or(0));
     }
-    let plan = StudyPlan {
-        sizes: a.n.clone(),
-        methods: a.methods.clone(),
-        realizations: a.realizations,
-        train_seeds: a.train_seeds,
-        seed_offset: a.seed_offset,
-        units: a.units,
-        threads,
-        shard: a.shard,
-        method_config: {
-            let d = MethodConfig::default();
-            let ensemble_predictive = a.ensemble_predictive.unwrap_or(d.ensemble_predictive);
-            let swag_schedule = a.swag_schedule.unwrap_or(d.swag_schedule);
-            let swag_clip = a.swag_clip.0;
-            MethodConfig {
-                epoch_scale: a.epoch_scale,
-                backend: a.backend,
-                ensemble_predictive,
-                swag_schedule,
-                swag_clip,
-                ..d
-            }
-        },
+    let d = MethodConfig::default();
+    let method_config = MethodConfig {
+        epoch_scale: a.epoch_scale,
+        backend: a.backend,
+        ensemble_predictive: a.ensemble_predictive.unwrap_or(d.ensemble_predictive),
+        swag_schedule: a.swag_schedule.unwrap_or(d.swag_schedule),
+        swag_clip: a.swag_clip.0,
+        ..d
     };
-    if let Some(k) = a.plan_shards {
-        return plan_shards(&a, &plan, k);
-    }
-    let Some(out) = a.out else { bail!("--out is required") };
-    let data_dir = a.data_dir.or_else(|| std::env::var_os("CREDENCE_DATA").map(PathBuf::from));
-    if let (Some(file), None) = (a.dataset.file_name(), &data_dir) {
-        bail!("{} is read from {file}: give --data-dir DIR or set CREDENCE_DATA", a.dataset);
-    }
-    let data = a.dataset.load(data_dir.as_deref())?;
-    let s = run_with_progress(a.dataset, &data, &plan, &out, a.quiet)?;
+    let data_dir = a.data_dir.clone().or_else(|| std::env::var_os("CREDENCE_DATA").map(PathBuf::from));
+    let need_dir = |file: Option<&str>, dataset: &str| match (file, &data_dir) {
+        (Some(file), None) => bail!("{dataset} is read from {file}: give --data-dir DIR or set CREDENCE_DATA"),
+        _ => Ok(()),
+    };
+    let (label, s) = match a.task {
+        Task::Regression => {
+            if !a.shifts.is_empty() {
+                bail!("--shifts applies to --task classification only");
+            }
+            let dataset: Dataset = a.dataset.parse()?;
+            let plan = StudyPlan {
+                sizes: a.n.clone(),
+                methods: choices(&a.methods, &StudyPlan::default().methods)?,
+                realizations: a.realizations,
+                train_seeds: a.train_seeds,
+                seed_offset: a.seed_offset,
+                units: a.units.unwrap_or_default(),
+                threads,
+                shard: a.shard,
+                method_config,
+            };
+            if let Some(k) = a.plan_shards {
+                print_shards(dataset.name(), plan.shard_plan(dataset, k)?, k);
+                return Ok(());
+            }
+            let Some(out) = &a.out else { bail!("--out is required") };
+            need_dir(dataset.file_name(), dataset.name())?;
+            let data = dataset.load(data_dir.as_deref())?;
+            (dataset.name(), run_with_progress(dataset, &data, &plan, out, a.quiet)?)
+        }
+        Task::Classification => {
+            for (given, option) in [
+                (a.units.is_some(), "--units"),
+                (a.train_seeds != 1, "--train-seeds"),
+                (a.ensemble_predictive.is_some(), "--ensemble-predictive"),
+            ] {
+                if given {
+                    bail!("{option} applies to --task regression only");
+                }
+            }
+            let dataset: ClassDataset = a.dataset.parse()?;
+            let plan = ClassPlan {
+                sizes: a.n.clone(),
+                methods: choices(&a.methods, &ClassPlan::default().methods)?,
+                realizations: a.realizations,
+                shifts: (!a.shifts.is_empty()).then(|| a.shifts.clone()),
+                seed_offset: a.seed_offset,
+                threads,
+                shard: a.shard,
+                method_config,
+            };
+            if let Some(k) = a.plan_shards {
+                print_shards(dataset.name(), plan.shard_plan(dataset, k)?, k);
+                return Ok(());
+            }
+            let Some(out) = &a.out else { bail!("--out is required") };
+            need_dir(dataset.file_name(), dataset.name())?;
+            let split = dataset.load(data_dir.as_deref())?;
+            let s = with_progress(a.quiet, |p, cancel| run_class_study(dataset, &split, &plan, out, p, cancel))?;
+            (dataset.name(), s)
+        }
+    };
+    let out = a.out.as_deref().unwrap_or(Path::new(""));
     let shard = a.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
     outln!(
-        "{}{shard}: {} job(s) written to {} ({} already there, {} not converged; predictions on {})",
-        a.dataset,
+        "{label}{shard}: {} job(s) written to {} ({} already there, {} not converged; predictions on {})",
         s.ran,
         out.display(),
         s.already_done,

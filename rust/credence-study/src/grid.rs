@@ -44,8 +44,31 @@ pub struct Job {
     pub method: Method,
 }
 
+/// What the task-independent part of a run ([`crate::engine`]) and the shard helpers need of
+/// a job of either study: a printable, ordered key with a realization seed and a shard.
+pub trait GridJob: Copy + Ord + std::hash::Hash + std::fmt::Display + Send + Sync {
+    /// The realization seed `r + n + seed_offset` (the table's `seed` column).
+    fn data_seed(&self, seed_offset: u64) -> u64;
+    /// The shard (0-based, below `count`) the job belongs to: a hash of its key.
+    fn shard(&self, count: usize) -> usize;
+    /// The data set's name.
+    fn dataset_name(&self) -> &'static str;
+}
+
+impl GridJob for Job {
+    fn data_seed(&self, seed_offset: u64) -> u64 {
+        Job::data_seed(self, seed_offset)
+    }
+    fn shard(&self, count: usize) -> usize {
+        Job::shard(self, count)
+    }
+    fn dataset_name(&self) -> &'static str {
+        self.dataset.name()
+    }
+}
+
 /// SplitMix64's finaliser: a bijective mix of 64 bits.
-fn mix(mut z: u64) -> u64 {
+pub(crate) fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -107,7 +130,7 @@ pub struct Shard {
 
 impl Shard {
     /// Whether `job` belongs to this slice.
-    pub fn contains(&self, job: &Job) -> bool {
+    pub fn contains<J: GridJob>(&self, job: &J) -> bool {
         job.shard(self.count) + 1 == self.index
     }
 }
@@ -169,9 +192,9 @@ pub struct ShardPlan {
 }
 
 /// Splits `jobs` into `ceil(jobs / jobs_per_shard)` shards (at least one). Shards take jobs by
-/// a hash of the job's key ([`Job::shard`]), so they hold `jobs_per_shard` jobs on average,
+/// a hash of the job's key ([`GridJob::shard`]), so they hold `jobs_per_shard` jobs on average,
 /// not exactly: [`ShardPlan::largest`] says how many the fullest one holds.
-pub fn plan_shards(jobs: &[Job], jobs_per_shard: usize) -> Result<ShardPlan> {
+pub fn plan_shards<J: GridJob>(jobs: &[J], jobs_per_shard: usize) -> Result<ShardPlan> {
     if jobs_per_shard == 0 {
         return Err(Error::argument("jobs per shard", 0, "at least 1"));
     }
@@ -230,7 +253,7 @@ mod tests {
         }
         // Shards are stable when the grid grows, and not all in one slice.
         let big = jobs(Dataset::Yacht, &[30, 50, 100], &Method::ALL, 50, 1);
-        let counts: Vec<usize> = shards.iter().map(|s| big.iter().filter(|j| s.contains(j)).count()).collect();
+        let counts: Vec<usize> = shards.iter().map(|s| big.iter().filter(|&j| s.contains(j)).count()).collect();
         assert!(counts.iter().all(|&c| c > big.len() / 8), "{counts:?}");
     }
 
@@ -240,7 +263,7 @@ mod tests {
         let plan = plan_shards(&all, 6).unwrap();
         assert_eq!((plan.jobs, plan.count), (18, 3));
         let sizes: Vec<usize> =
-            (1..=3).map(|index| all.iter().filter(|j| Shard { index, count: 3 }.contains(j)).count()).collect();
+            (1..=3).map(|index| all.iter().filter(|&j| Shard { index, count: 3 }.contains(j)).count()).collect();
         assert_eq!(sizes.iter().sum::<usize>(), 18);
         assert_eq!((plan.largest, plan.smallest), (*sizes.iter().max().unwrap(), *sizes.iter().min().unwrap()));
         assert!(plan.largest > plan.smallest, "hashing balances only in expectation: {sizes:?}");
@@ -248,7 +271,7 @@ mod tests {
         assert_eq!(plan_shards(&all, 4).unwrap().count, 5);
         assert_eq!(plan_shards(&all, 100).unwrap(), ShardPlan { jobs: 18, count: 1, largest: 18, smallest: 18 });
         assert_eq!(plan_shards(&all, 1).unwrap().count, 18);
-        assert_eq!(plan_shards(&[], 5).unwrap(), ShardPlan { jobs: 0, count: 1, largest: 0, smallest: 0 });
+        assert_eq!(plan_shards::<Job>(&[], 5).unwrap(), ShardPlan { jobs: 0, count: 1, largest: 0, smallest: 0 });
         assert!(
             plan_shards(&all, 0).unwrap_err().to_string().contains("invalid jobs per shard = 0: expected at least 1")
         );

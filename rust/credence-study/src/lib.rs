@@ -36,6 +36,7 @@ pub(crate) use named_choice;
 
 pub mod classify;
 pub mod data;
+pub mod engine;
 pub mod grid;
 pub mod merge;
 pub mod methods;
@@ -44,3 +45,4 @@ pub mod results;
 pub mod runner;
 pub mod score;
 pub mod settings;
+pub mod table;

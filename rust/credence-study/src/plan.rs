@@ -48,6 +48,32 @@ impl FromStr for Units {
     }
 }
 
+/// Which study a run is: the regression study ([`crate::runner::run_study`], the default) or
+/// the classification study ([`crate::classify::run::run_class_study`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Task {
+    /// Gaussian-head MLPs on regression data sets; one row per job.
+    #[default]
+    Regression,
+    /// Softmax-head MLPs on classification data sets under shift; one row per job and test set.
+    Classification,
+}
+
+impl Task {
+    /// Both, the default first.
+    pub const ALL: [Task; 2] = [Task::Regression, Task::Classification];
+
+    /// The lower-case name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::Regression => "regression",
+            Task::Classification => "classification",
+        }
+    }
+}
+
+crate::named_choice!(Task, "task");
+
 /// What to run: the grid for one data set and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StudyPlan {
@@ -101,40 +127,52 @@ impl StudyPlan {
     /// Checks the plan: sizes, methods, counts, the epoch scale, the methods' settings and
     /// the thread count.
     pub(crate) fn validate(&self) -> Result<()> {
-        let list = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-        if self.sizes.is_empty() || self.sizes.iter().any(|&n| n < 2) {
-            return Err(Error::argument("sizes", list(&self.sizes), "one or more training sizes, each at least 2"));
-        }
-        let mut sizes = self.sizes.clone();
-        sizes.sort_unstable();
-        sizes.dedup();
-        if sizes.len() != self.sizes.len() {
-            return Err(Error::argument("sizes", list(&self.sizes), "distinct training sizes"));
-        }
-        let names = self.methods.iter().map(|m| m.name()).collect::<Vec<_>>().join(",");
-        let mut methods = self.methods.clone();
-        methods.sort_unstable();
-        methods.dedup();
-        if methods.is_empty() || methods.len() != self.methods.len() {
-            return Err(Error::argument("methods", names, "one or more distinct methods"));
-        }
+        let names: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
+        check_grid(&self.sizes, &names, self.realizations, &self.method_config, self.threads)?;
         if self.train_seeds == 0 {
             return Err(Error::argument("train-seeds", 0, "at least 1"));
         }
-        if self.realizations == 0 {
-            return Err(Error::argument("realizations", 0, "at least 1"));
-        }
-        let most = credence::limits::MAX_STUDY_REPEATS;
-        credence::limits::at_most("realizations", self.realizations as u64, most)?;
-        credence::limits::at_most("train-seeds", self.train_seeds as u64, most)?;
-        let scale = self.method_config.epoch_scale;
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(Error::argument("epoch scale", scale, "a finite number > 0"));
-        }
-        self.method_config.validate()?;
-        if self.threads == Some(0) {
-            return Err(Error::argument("threads", 0, "at least 1"));
-        }
-        Ok(())
+        credence::limits::at_most("train-seeds", self.train_seeds as u64, credence::limits::MAX_STUDY_REPEATS)
     }
+}
+
+/// The checks both studies' plans share: one or more distinct sizes of at least 2, one or more
+/// distinct methods (by name), 1 to [`credence::limits::MAX_STUDY_REPEATS`] realizations, a
+/// finite epoch scale above 0, valid method settings and a thread count of at least 1.
+pub(crate) fn check_grid(
+    sizes: &[usize],
+    methods: &[&str],
+    realizations: usize,
+    method_config: &MethodConfig,
+    threads: Option<usize>,
+) -> Result<()> {
+    let list = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    if sizes.is_empty() || sizes.iter().any(|&n| n < 2) {
+        return Err(Error::argument("sizes", list(sizes), "one or more training sizes, each at least 2"));
+    }
+    let mut distinct = sizes.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != sizes.len() {
+        return Err(Error::argument("sizes", list(sizes), "distinct training sizes"));
+    }
+    let mut names = methods.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() || names.len() != methods.len() {
+        return Err(Error::argument("methods", methods.join(","), "one or more distinct methods"));
+    }
+    if realizations == 0 {
+        return Err(Error::argument("realizations", 0, "at least 1"));
+    }
+    credence::limits::at_most("realizations", realizations as u64, credence::limits::MAX_STUDY_REPEATS)?;
+    let scale = method_config.epoch_scale;
+    if !(scale > 0.0 && scale.is_finite()) {
+        return Err(Error::argument("epoch scale", scale, "a finite number > 0"));
+    }
+    method_config.validate()?;
+    if threads == Some(0) {
+        return Err(Error::argument("threads", 0, "at least 1"));
+    }
+    Ok(())
 }

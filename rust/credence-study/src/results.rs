@@ -1,19 +1,14 @@
-//! The long results table: one CSV row per job, appended as jobs finish and flushed per row.
-//!
-//! Rows are never rewritten. Reopening a table for a resumed run reads the finished jobs and
-//! repairs a half-written last line (a run killed while writing) by truncating the file to its
-//! last complete line. Rows of jobs that did not converge keep their key, seed, `n_test`,
+//! The regression study's long results table: one CSV row per job, appended as jobs finish
+//! through the generic [`crate::table`] (which repairs a half-written end on resume). Rows of jobs that did not converge keep their key, seed, `n_test`,
 //! `converged = false` and `train_seconds`, with `NA` metrics, so analyses such as
 //! `credence fit` drop them as missing.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 use crate::grid::Job;
+use crate::table::{TableRow, read_rows, write_rows};
 use credence::error::Result;
-use credence::io::{format_error, io_error};
+use credence::io::format_error;
 
 /// The columns of the results table, in order. Tables written before `train_rep` existed (the
 /// first 16 columns) are still read, as repeat 0, but not resumed.
@@ -166,153 +161,44 @@ impl Row {
     }
 }
 
-fn header_line() -> String {
-    format!("{}\n", COLUMNS.join(","))
-}
-
-fn legacy_header_line() -> String {
-    let legacy: Vec<&str> = COLUMNS.iter().copied().filter(|&c| c != "train_rep").collect();
-    format!("{}\n", legacy.join(","))
-}
-
-/// The rows of a results file (with their 1-based line numbers) and where its complete part
-/// ends.
-struct Parsed {
-    rows: Vec<(usize, Row)>,
-    /// Byte length of the header and the complete lines.
-    complete: usize,
-    /// A trailing line without newline (a write cut short), if any.
-    partial: Option<String>,
-    /// Written before `train_rep` existed.
-    legacy: bool,
-}
-
-fn parse_file(path: &Path, text: &str) -> Result<Parsed> {
-    let (header, legacy) =
-        if text.starts_with(&legacy_header_line()) { (legacy_header_line(), true) } else { (header_line(), false) };
-    let columns = if legacy { LEGACY_COLUMNS } else { COLUMNS.len() };
-    if !text.starts_with(&header) {
-        let first = text.lines().next().unwrap_or("");
-        return Err(format_error(
-            path,
-            format!("line 1: header '{first}', expected '{}' (not a credence study table?)", header.trim_end()),
-        ));
+impl TableRow for Row {
+    type Job = Job;
+    type Key = Job;
+    fn columns() -> &'static [&'static str] {
+        &COLUMNS
     }
-    let mut rows = Vec::new();
-    let mut offset = header.len();
-    let mut line_no = 1;
-    while offset < text.len() {
-        line_no += 1;
-        let rest = &text[offset..];
-        match rest.find('\n') {
-            Some(end) => {
-                let line = rest[..end].trim_end_matches('\r');
-                if !line.trim().is_empty() {
-                    rows.push((line_no, Row::parse_with(line, path, line_no, columns)?));
-                }
-                offset += end + 1;
-            }
-            None => return Ok(Parsed { rows, complete: offset, partial: Some(rest.to_owned()), legacy }),
-        }
+    fn legacy_columns() -> Option<Vec<&'static str>> {
+        Some(COLUMNS.iter().copied().filter(|&c| c != "train_rep").collect())
     }
-    Ok(Parsed { rows, complete: offset, partial: None, legacy })
+    fn parse(line: &str, path: &Path, line_no: usize, legacy: bool) -> Result<Row> {
+        Row::parse_with(line, path, line_no, if legacy { LEGACY_COLUMNS } else { COLUMNS.len() })
+    }
+    fn to_line(&self) -> String {
+        Row::to_line(self)
+    }
+    fn job(&self) -> Job {
+        self.job
+    }
+    fn key(&self) -> Job {
+        self.job
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn converged(&self) -> bool {
+        self.converged
+    }
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
-    String::from_utf8(bytes)
-        .map_err(|e| format_error(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
-}
-
-/// Reads a finished results table strictly: a half-written last line is an error (resume
-/// that run first). Rows come with their line numbers.
+/// Reads a finished results table strictly ([`read_rows`]): a half-written last line is an
+/// error (resume that run first). Rows come with their line numbers.
 pub fn read_results(path: &Path) -> Result<Vec<(usize, Row)>> {
-    let text = read_text(path)?;
-    let parsed = parse_file(path, &text)?;
-    if let Some(partial) = parsed.partial {
-        let line = parsed.rows.last().map_or(2, |r| r.0 + 1);
-        return Err(format_error(
-            path,
-            format!("line {line}: '{partial}' is cut short (an interrupted run?): resume that run first"),
-        ));
-    }
-    Ok(parsed.rows)
-}
-
-/// A results table open for appending rows from several threads.
-#[derive(Debug)]
-pub struct ResultsWriter {
-    path: PathBuf,
-    file: Mutex<File>,
-}
-
-/// What [`ResultsWriter::open`] found in an existing table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Existing {
-    /// The finished rows with their line numbers.
-    pub rows: Vec<(usize, Row)>,
-    /// The half-written last line that was cut off, if any.
-    pub repaired: Option<String>,
-}
-
-impl ResultsWriter {
-    /// Opens `path` for appending, creating it with the header when missing or empty. An
-    /// existing table must have the study's header; its finished rows are returned and a
-    /// half-written last line is truncated away.
-    pub fn open(path: &Path) -> Result<(ResultsWriter, Existing)> {
-        let existing = match std::fs::metadata(path) {
-            Ok(m) if m.len() > 0 => {
-                let text = read_text(path)?;
-                // A header cut short is an empty table.
-                if !text.contains('\n') && header_line().starts_with(&text) {
-                    None
-                } else {
-                    Some(parse_file(path, &text)?)
-                }
-            }
-            Ok(_) => None,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_error(path, e)),
-        };
-        let (file, existing) = match existing {
-            None => {
-                let mut file = File::create(path).map_err(|e| io_error(path, e))?;
-                file.write_all(header_line().as_bytes()).map_err(|e| io_error(path, e))?;
-                (file, Existing { rows: Vec::new(), repaired: None })
-            }
-            Some(parsed) if parsed.legacy => {
-                return Err(format_error(
-                    path,
-                    "written by an earlier credence (no train_rep column): it can be read, merged and reported, \
-                     but not resumed; give another --out",
-                ));
-            }
-            Some(parsed) => {
-                let file = OpenOptions::new().append(true).open(path).map_err(|e| io_error(path, e))?;
-                if parsed.partial.is_some() {
-                    file.set_len(parsed.complete as u64).map_err(|e| io_error(path, e))?;
-                }
-                (file, Existing { rows: parsed.rows, repaired: parsed.partial })
-            }
-        };
-        file.sync_data().map_err(|e| io_error(path, e))?;
-        Ok((ResultsWriter { path: path.to_owned(), file: Mutex::new(file) }, existing))
-    }
-
-    /// Appends one row in a single write and flushes it to the operating system.
-    pub fn append(&self, row: &Row) -> Result<()> {
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(row.to_line().as_bytes()).and_then(|()| file.flush()).map_err(|e| io_error(&self.path, e))
-    }
+    read_rows(path)
 }
 
 /// Writes `rows` as a complete table (header first) to `path`.
 pub fn write_results(path: &Path, rows: &[Row]) -> Result<()> {
-    let mut text = header_line();
-    for row in rows {
-        text.push_str(&row.to_line());
-    }
-    std::fs::write(path, text).map_err(|e| io_error(path, e))
+    write_rows(path, rows)
 }
 
 #[cfg(test)]
@@ -320,6 +206,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::data::Dataset;
     use crate::methods::Method;
+    use crate::table::{TableWriter, header_line};
 
     pub(crate) fn row(r: usize, method: Method, converged: bool) -> Row {
         let job = Job { dataset: Dataset::Synthetic, n: 30, realization: r, train_rep: 0, method };
@@ -359,32 +246,32 @@ pub(crate) mod tests {
     fn reopening_repairs_a_half_written_line_and_rejects_foreign_tables() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.csv");
-        let (w, existing) = ResultsWriter::open(&p).unwrap();
+        let (w, existing) = TableWriter::<Row>::open(&p, 1).unwrap();
         assert!(existing.rows.is_empty());
-        w.append(&row(0, Method::Map, true)).unwrap();
-        w.append(&row(1, Method::Map, false)).unwrap();
+        w.append(&[row(0, Method::Map, true)]).unwrap();
+        w.append(&[row(1, Method::Map, false)]).unwrap();
         drop(w);
         let full = std::fs::read_to_string(&p).unwrap();
         // Cut the last line in the middle, as a killed run would.
         std::fs::write(&p, &full[..full.len() - 9]).unwrap();
         assert!(read_results(&p).unwrap_err().to_string().contains("line 3: 'synthetic,30,map,1,0,"));
-        let (w, existing) = ResultsWriter::open(&p).unwrap();
+        let (w, existing) = TableWriter::<Row>::open(&p, 1).unwrap();
         assert_eq!(existing.rows.len(), 1);
         assert_eq!(existing.rows[0], (2, row(0, Method::Map, true)));
         assert!(existing.repaired.unwrap().starts_with("synthetic,30,map,1,"));
-        w.append(&row(1, Method::Map, false)).unwrap();
+        w.append(&[row(1, Method::Map, false)]).unwrap();
         drop(w);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), full);
         assert_eq!(read_results(&p).unwrap().len(), 2);
 
         std::fs::write(&p, "method,crps\nmap,0.1\n").unwrap();
-        let e = ResultsWriter::open(&p).unwrap_err().to_string();
+        let e = TableWriter::<Row>::open(&p, 1).unwrap_err().to_string();
         assert!(e.contains("line 1: header 'method,crps', expected 'dataset,n,method,"), "{e}");
         // A header cut short counts as an empty table.
         std::fs::write(&p, "dataset,n,me").unwrap();
-        let (_, existing) = ResultsWriter::open(&p).unwrap();
+        let (_, existing) = TableWriter::<Row>::open(&p, 1).unwrap();
         assert!(existing.rows.is_empty());
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), header_line());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), header_line::<Row>());
     }
 
     /// A table written before `train_rep` existed reads as repeat 0 but is not resumed.
@@ -394,10 +281,10 @@ pub(crate) mod tests {
         let p = dir.path().join("old.csv");
         let r = row(2, Method::Cp, true);
         let line = r.to_line().replacen(",2,0,", ",2,", 1);
-        std::fs::write(&p, format!("{}{line}", legacy_header_line())).unwrap();
-        assert!(!legacy_header_line().contains("train_rep"));
+        std::fs::write(&p, format!("{}\n{line}", Row::legacy_columns().unwrap().join(","))).unwrap();
+        assert!(!Row::legacy_columns().unwrap().contains(&"train_rep"));
         assert_eq!(read_results(&p).unwrap(), vec![(2, r)]);
-        let e = ResultsWriter::open(&p).unwrap_err().to_string();
+        let e = TableWriter::<Row>::open(&p, 1).unwrap_err().to_string();
         assert!(e.contains("old.csv") && e.contains("no train_rep column"), "{e}");
     }
 }

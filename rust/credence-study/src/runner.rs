@@ -1,8 +1,6 @@
-//! Runs the job grid in parallel and appends one row per finished job to the results table.
-//!
-//! The runner is UI-free: it reports through a [`Progress`] implementation and stops starting
-//! jobs when a cancellation flag is set (the CLI sets it from a Ctrl-C handler); jobs in flight
-//! finish and their rows are written, so an interrupted run resumes without losing them.
+//! Runs the regression study's job grid in parallel and appends one row per finished job to
+//! the results table, through the task-independent [`crate::engine`] (resume, cancellation,
+//! settings and seed checks).
 //!
 //! Each job draws its realization, trains with its own seed (see [`crate::grid`]) and is
 //! scored by [`score`], on the standardised target scale by default ([`Units`]). Nothing a job
@@ -10,46 +8,27 @@
 //! `train_seconds` column and the row order) is the same however it is produced. The test-time
 //! passes run on the plan's [`MethodConfig::backend`], resolved once before the first job
 //! ([`Backend::Auto`]: the GPU when CUDA is usable, else the CPU; [`Backend::Cuda`] without
-//! CUDA is an [`Error::Backend`] before anything is written); the GPU's tables differ from the
+//! CUDA is an [`Error::Backend`](credence::error::Error::Backend) before anything is written); the GPU's tables differ from the
 //! CPU's by rounding only.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use ndarray::ArrayView2;
-use rayon::prelude::*;
 
 use crate::data::{DataSplit, Dataset, Realization};
+use crate::engine::{Grid, run_grid};
+pub use crate::engine::{Progress, Silent};
 use crate::grid::{Job, jobs};
 use crate::methods::{Method, MethodConfig, MethodOutput, train_and_predict};
 pub use crate::plan::{StudyPlan, Units};
-use crate::results::{ResultsWriter, Row};
+use crate::results::Row;
 use crate::score::{SD_FLOOR, score};
-use crate::settings::check_settings;
 pub use crate::settings::settings_path;
+use crate::settings::settings_text;
 use credence::backend::Backend;
-use credence::error::{Error, Result};
-
-/// Receives the runner's progress; every method has a default that ignores it. Called from
-/// worker threads.
-pub trait Progress: Sync {
-    /// Before the first job: how many jobs this run will train, and how many of the plan's
-    /// jobs the table already held.
-    fn start(&self, _to_run: usize, _already_done: usize) {}
-    /// A message for the user (a skipped size, a repaired line).
-    fn note(&self, _message: &str) {}
-    /// A job finished and its row was written.
-    fn finished(&self, _row: &Row) {}
-}
-
-/// A [`Progress`] that reports nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Silent;
-
-impl Progress for Silent {}
+use credence::error::Result;
 
 /// What a run did.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,82 +128,25 @@ pub(crate) fn run_with(
         planned.retain(|j| shard.contains(j));
     }
 
-    let (writer, existing) = ResultsWriter::open(out)?;
-    if let Some(cut) = &existing.repaired {
-        progress.note(&format!("{}: removed a half-written last line '{cut}'", out.display()));
-    }
-    let mut done: HashMap<Job, usize> = HashMap::new();
-    for (line, row) in &existing.rows {
-        if let Some(first) = done.insert(row.job, *line) {
-            return Err(credence::io::format_error(
-                out,
-                format!("line {line}: job {} is already on line {first} (two runs writing one file?)", row.job),
-            ));
-        }
-        let expected = row.job.data_seed(plan.seed_offset);
-        if planned.binary_search(&row.job).is_ok() && row.seed != expected {
-            return Err(credence::io::format_error(
-                out,
-                format!(
-                    "line {line}: seed {} but this run derives {expected} for {} (another --seed-offset? use another file)",
-                    row.seed, row.job
-                ),
-            ));
-        }
-    }
-    check_settings(out, plan, existing.rows.is_empty())?;
-    let todo: Vec<Job> = planned.iter().filter(|j| !done.contains_key(j)).copied().collect();
-    let summary = StudySummary {
-        planned: planned.len(),
-        already_done: planned.len() - todo.len(),
-        ran: 0,
-        not_converged: 0,
+    let grid = Grid {
+        planned,
+        rows_per_job: 1,
+        seed_offset: plan.seed_offset,
+        settings: settings_text(plan),
+        threads: plan.threads,
+    };
+    let job = |job: Job| run_job(train, job, data, plan, &config).map(|row| vec![row]);
+    let run = run_grid(&grid, &job, out, progress, cancel)?;
+    Ok(StudySummary {
+        planned: grid.planned.len(),
+        already_done: run.already_done,
+        ran: run.ran,
+        not_converged: run.not_converged,
         skipped_sizes,
-        cancelled: false,
-        repaired: existing.repaired,
+        cancelled: run.cancelled,
+        repaired: run.repaired,
         backend,
-    };
-    progress.start(todo.len(), summary.already_done);
-
-    let failed: Mutex<Option<Error>> = Mutex::new(None);
-    let stop = AtomicBool::new(false);
-    let counts = Mutex::new((0usize, 0usize));
-    let work = || {
-        todo.par_iter().with_max_len(1).for_each(|&job| {
-            if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
-                return;
-            }
-            let result = run_job(train, job, data, plan, &config).and_then(|row| writer.append(&row).map(|()| row));
-            match result {
-                Ok(row) => {
-                    {
-                        let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());
-                        c.0 += 1;
-                        c.1 += usize::from(!row.converged);
-                    }
-                    progress.finished(&row);
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    progress.note(&format!("job {job} failed: {e}"));
-                    failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                }
-            }
-        })
-    };
-    match plan.threads {
-        Some(k) => rayon::ThreadPoolBuilder::new()
-            .num_threads(k)
-            .build()
-            .map_err(|e| Error::argument("threads", k, format!("a thread count rayon can start ({e})")))?
-            .install(work),
-        None => work(),
-    }
-    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    let (ran, not_converged) = counts.into_inner().unwrap_or_else(|p| p.into_inner());
-    Ok(StudySummary { ran, not_converged, cancelled: ran < todo.len(), ..summary })
+    })
 }
 
 #[cfg(test)]
@@ -232,11 +154,14 @@ pub(crate) mod tests {
     use super::*;
     use crate::methods::Prediction;
     use crate::results::read_results;
+    use credence::error::Error;
     use credence::{Gaussian, GaussianMixture, Intervals};
     use ndarray::Array2;
     use rand::SeedableRng;
     use rand::rngs::ChaCha8Rng;
     use rand_distr::{Distribution, StandardNormal};
+    use std::sync::Mutex;
+    use std::sync::atomic::Ordering;
 
     /// A stand-in for the methods: least squares on the first input plus seeded noise in the
     /// sd, so results depend on the data, the method and the seed like the real ones.
@@ -297,7 +222,7 @@ pub(crate) mod tests {
         fn note(&self, message: &str) {
             self.notes.lock().unwrap().push(message.to_owned());
         }
-        fn finished(&self, _: &Row) {
+        fn finished(&self, _: &str, _: bool) {
             if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.limit {
                 self.flag.store(true, Ordering::SeqCst);
             }

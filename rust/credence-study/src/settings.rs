@@ -72,6 +72,12 @@ impl std::fmt::Debug for Hyperparameters<'_> {
     }
 }
 
+/// The method hyperparameters as the settings file's `methods` line records them (the
+/// classification study's file records them the same way).
+pub(crate) fn method_settings(config: &MethodConfig) -> String {
+    format!("{:?}", Hyperparameters(config))
+}
+
 /// The text of the settings file of `plan`.
 pub(crate) fn settings_text(plan: &StudyPlan) -> String {
     format!(
@@ -86,15 +92,14 @@ pub(crate) fn settings_text(plan: &StudyPlan) -> String {
 /// rows in one table (the rows cannot show it), so the settings are recorded beside the table
 /// when it is started and must match when it is resumed. The backend is not recorded: a table
 /// may be resumed on another one.
-pub(crate) fn check_settings(out: &Path, plan: &StudyPlan, fresh: bool) -> Result<()> {
+pub(crate) fn check_settings(out: &Path, want: &str, fresh: bool) -> Result<()> {
     let path = settings_path(out);
-    let want = settings_text(plan);
     if !fresh {
         match std::fs::read_to_string(&path) {
             Ok(found) if found == want => return Ok(()),
             Ok(found) => {
                 // Name the first setting that differs (as merge does), not the whole file.
-                let what = match first_difference(&found, &want) {
+                let what = match first_difference(&found, want) {
                     Some((line, _, key, recorded, ours)) => {
                         format!("{}{key} = {recorded}, but this run has {key} = {ours}", at_line(line))
                     }
@@ -260,11 +265,11 @@ mod tests {
     fn resume_refusal_names_the_setting() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("r.csv");
-        check_settings(&out, &StudyPlan::default(), true).unwrap();
-        check_settings(&out, &StudyPlan::default(), false).unwrap();
+        check_settings(&out, &settings_text(&StudyPlan::default()), true).unwrap();
+        check_settings(&out, &settings_text(&StudyPlan::default()), false).unwrap();
         let mut other = StudyPlan::default();
         other.method_config.epoch_scale = 0.5;
-        let e = check_settings(&out, &other, false).unwrap_err().to_string();
+        let e = check_settings(&out, &settings_text(&other), false).unwrap_err().to_string();
         let want = format!(
             "{}: line 3: epoch_scale = 1.0, but this run has epoch_scale = 0.5; the rows of {} were computed",
             settings_path(&out).display(),
@@ -272,7 +277,8 @@ mod tests {
         );
         assert!(e.starts_with(&want), "{e}");
         assert!(!e.contains("MethodConfig") && !e.contains('\n'), "{e}");
-        let e = check_settings(&out, &StudyPlan { seed_offset: 7, ..StudyPlan::default() }, false).unwrap_err();
+        let e = check_settings(&out, &settings_text(&StudyPlan { seed_offset: 7, ..StudyPlan::default() }), false)
+            .unwrap_err();
         assert!(e.to_string().contains("line 2: seed_offset = 0, but this run has seed_offset = 7;"), "{e}");
     }
 

@@ -11,5 +11,7 @@
 pub mod data;
 pub mod job;
 pub mod methods;
+pub mod run;
 pub mod score;
 pub mod shift;
+pub mod table;

@@ -348,6 +348,64 @@ fn the_classification_study_feeds_the_fit() {
     // Stronger noise moves the methods' ECE, so the two fits differ.
     assert_ne!(mild["parameters"]["mu[map]"]["mean"], strong["parameters"]["mu[map]"]["mean"]);
 
+    // The report reads the table per intensity, one section per (data set, n), accuracy and ECE
+    // by default; its cell at intensity 5 is the fit of those rows paired on realization.
+    let report = dir.path().join("r.json");
+    let (ok, _, stderr) =
+        credence(&["report", out_s, "--out", report.to_str().unwrap(), "--format", "json", "--quiet"]);
+    assert!(ok, "{stderr}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["datasets"], serde_json::json!(["synthetic n=60"]));
+    assert_eq!(r["class_study"], true);
+    let cells: Vec<(String, f64)> = r["fits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["metric"].as_str().unwrap().to_string(), f["n"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(cells.len(), 12, "{cells:?}");
+    for m in ["accuracy", "ece"] {
+        assert!((0..=5).all(|k| cells.contains(&(m.to_string(), k as f64))), "{cells:?}");
+    }
+    assert_eq!(r["flagged"], serde_json::json!([]));
+    let top = r["overview"].as_array().unwrap().iter().find(|o| o["metric"] == "ece" && o["n"] == 5.0).unwrap();
+    let (ok, stdout, stderr) = credence(&[
+        "fit",
+        out_s,
+        "--response",
+        "ece",
+        "--pair",
+        "realization",
+        "--where",
+        "shift=feature_noise",
+        "--where",
+        "intensity=5",
+        "--json",
+        "-",
+    ]);
+    assert!(ok, "{stderr}");
+    let fit: Value = serde_json::from_str(&stdout).unwrap();
+    let (best, second) = (top["best"].as_str().unwrap(), top["runner_up"].as_str().unwrap());
+    assert_eq!(top["prob_better"], fit["prob_better"][best][second], "{top} against {fit}");
+    // `--where` keeps the rows it names: one intensity, one cell.
+    let (ok, _, stderr) = credence(&[
+        "report",
+        out_s,
+        "--out",
+        report.to_str().unwrap(),
+        "--format",
+        "json",
+        "--quiet",
+        "--where",
+        "intensity=2",
+        "--metric",
+        "brier",
+    ]);
+    assert!(ok, "{stderr}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["fits"].as_array().unwrap().len(), 1);
+    assert_eq!(r["fits"][0]["n"], 2.0);
+
     let other = dir.path().join("o.csv");
     let other = other.to_str().unwrap();
     refused(&["study", "--shifts", "rotation", "--out", other], &["--shifts applies to --task classification only"]);

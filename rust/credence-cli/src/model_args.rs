@@ -123,13 +123,17 @@ impl ModelArgs {
 
     /// Reads the table and keeps the rows of `--where`.
     pub fn load_table(&self, data: &Path) -> Result<Table> {
-        let mut table = Table::read(data)?;
-        for f in &self.filters {
-            let Some((column, value)) = f.split_once('=') else {
-                bail!("--where {f}: expected COLUMN=VALUE");
-            };
-            table = table.filter_equal(column.trim(), value)?;
-        }
-        Ok(table)
+        keep_rows(Table::read(data)?, &self.filters)
     }
+}
+
+/// The rows of `table` that satisfy every `--where COLUMN=VALUE` filter.
+pub fn keep_rows(mut table: Table, filters: &[String]) -> Result<Table> {
+    for f in filters {
+        let Some((column, value)) = f.split_once('=') else {
+            bail!("--where {f}: expected COLUMN=VALUE");
+        };
+        table = table.filter_equal(column.trim(), value)?;
+    }
+    Ok(table)
 }

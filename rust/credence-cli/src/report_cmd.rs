@@ -25,14 +25,21 @@ pub enum Format {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Long metric table (e.g. from `credence study` or `credence metrics table`): columns n,
-    /// method, realization, the metrics, and optionally dataset; or a manifest of prediction
+    /// method, realization, the metrics, and optionally dataset; a dataset-shift table
+    /// (intensity and shift in place of n and realization); a classification study's table
+    /// (all four, reported per intensity for each n); or a manifest of prediction
     /// files (a `task` column), whose table is computed first with the default options.
     results: PathBuf,
     /// Output file.
     #[arg(long)]
     out: PathBuf,
-    /// Metric column(s) to fit the hierarchical model to (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "crps")]
+    /// Keep only rows where COLUMN equals VALUE (repeatable), e.g. `--where n=500`, or
+    /// `--where shift=rotation` (which leaves out the i.i.d. rows, shift none).
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    filters: Vec<String>,
+    /// Metric column(s) to fit the hierarchical model to (comma-separated; default crps, or
+    /// accuracy,ece for a classification study's table).
+    #[arg(long, value_delimiter = ',')]
     metric: Vec<String>,
     /// Power of the minimum detectable difference.
     #[arg(long, default_value_t = 0.8)]
@@ -101,7 +108,7 @@ fn write_report(report: &Report, out: &std::path::Path, format: Format) -> Resul
 /// fits: the per-data-set cells and the across-data-sets fits, which run together, then the
 /// planning section's simulated fits. Without a terminal (CI logs, pipes) each stage ends with
 /// one line: its count and time.
-fn report_with_bar(results: &Path, options: &ReportOptions, quiet: bool) -> Result<Report> {
+fn report_with_bar(results: &Path, filters: &[String], options: &ReportOptions, quiet: bool) -> Result<Report> {
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}, ETA {eta}")?);
     let lines = !quiet && bar.is_hidden();
@@ -125,24 +132,28 @@ fn report_with_bar(results: &Path, options: &ReportOptions, quiet: bool) -> Resu
             s.1 = std::time::Instant::now();
         }
     };
-    let report =
-        credence_report::report::build_report_with_progress(&metric_table(results, quiet)?, options, &progress);
+    let report = credence_report::report::build_report_with_progress(
+        &metric_table(results, filters, quiet)?,
+        options,
+        &progress,
+    );
     bar.finish_and_clear();
     Ok(report?)
 }
 
 /// The metric table at `path`, or a manifest's table computed from its prediction files (with
-/// its own progress bar).
-fn metric_table(path: &Path, quiet: bool) -> Result<credence::io::Table> {
+/// its own progress bar), keeping the rows of `filters` (`--where`).
+fn metric_table(path: &Path, filters: &[String], quiet: bool) -> Result<credence::io::Table> {
     let table = credence::io::Table::read(path)?;
     if !credence::manifest::Manifest::is_manifest(&table) {
-        return Ok(table);
+        return crate::model_args::keep_rows(table, filters);
     }
     let manifest = credence::manifest::Manifest::from_table(path, &table)?;
     let opts = credence::manifest::MetricsTableOptions::default();
-    Ok(crate::output::with_row_progress("manifest rows", quiet, |progress| {
+    let table = crate::output::with_row_progress("manifest rows", quiet, |progress| {
         credence::manifest::metrics_table(&manifest, &opts, progress)
-    })??)
+    })??;
+    crate::model_args::keep_rows(table, filters)
 }
 
 /// The fits of a report in words: "12 fits" or "10 fits and 2 across-data-sets fits".
@@ -215,7 +226,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
             }
         }
     }
-    let report = report_with_bar(&a.results, &options, a.quiet)?;
+    let report = report_with_bar(&a.results, &a.filters, &options, a.quiet)?;
     write_report(&report, &a.out, a.format)?;
     print_flagged(&report);
     outln!("{} in {:.1} s; report written to {}", fits_done(&report), report.fit_seconds, a.out.display());
@@ -256,7 +267,7 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         command_line: Some(command_line()),
         ..ReportOptions::default()
     };
-    let report = report_with_bar(&results, &options, a.quiet)?;
+    let report = report_with_bar(&results, &[], &options, a.quiet)?;
     write_report(&report, &html, Format::Html)?;
     print_flagged(&report);
     outln!("report: {} ({} in {:.1} s); open it in a browser", html.display(), fits_done(&report), report.fit_seconds);

@@ -11,11 +11,12 @@ use credence::summary::ShiftCell;
 /// The x-axis title of dataset-shift figures.
 pub const INTENSITY_AXIS: &str = "shift intensity (level)";
 
-/// Box plots of `metric` over the shift types, one box per method at each intensity (the box
-/// spans the quartiles, the line is the median, whiskers reach the furthest values within 1.5
-/// interquartile ranges), as the shift benchmark shows its results.
-pub fn quartiles_by_intensity(cells: &[ShiftCell], metric: &str) -> Plot {
-    let y_title = format!("{metric} over shift types (metric units)");
+/// Box plots of `metric` over the cells' values (`over` names them, e.g. "shift types"), one
+/// box per method at each intensity (the box spans the quartiles, the line is the median,
+/// whiskers reach the furthest values within 1.5 interquartile ranges), as the shift benchmark
+/// shows its results.
+pub fn quartiles_by_intensity(cells: &[ShiftCell], metric: &str, over: &str) -> Plot {
+    let y_title = format!("{metric} over {over} (metric units)");
     let layout = base_layout(&format!("{metric} under dataset shift"), INTENSITY_AXIS, &y_title)
         .x_axis(axis(INTENSITY_AXIS))
         .box_mode(BoxMode::Group);
@@ -53,9 +54,10 @@ mod tests {
             values,
         };
         let cells = [cell("a", 1.0, vec![0.9, 0.8]), cell("a", 2.0, vec![0.7]), cell("b", 1.0, vec![0.6, 0.5, 0.4])];
-        let json = quartiles_by_intensity(&cells, "accuracy").to_json();
+        let json = quartiles_by_intensity(&cells, "accuracy", "shift types").to_json();
         assert_eq!(json.matches("\"type\":\"box\"").count(), 2);
         assert!(json.contains("[1.0,1.0,2.0]") && json.contains("[0.9,0.8,0.7]"), "{json}");
         assert!(json.contains(INTENSITY_AXIS) && json.contains("\"boxmode\":\"group\""));
+        assert!(json.contains("accuracy over shift types (metric units)"), "{json}");
     }
 }

@@ -16,12 +16,15 @@ use credence::io::{Table, natural_cmp};
 use credence::limits;
 use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
 use credence::summary::{
-    ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, convergence, is_shift_table, summarize,
-    variance_decomposition,
+    ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, class_study_as_shift, convergence,
+    is_class_study_table, is_shift_table, summarize, variance_decomposition,
 };
 
 /// The metrics of a `credence study` table, summarised in the report's tables when present.
 pub const STUDY_METRICS: [&str; 7] = ["crps", "nll", "nll_floor", "picp", "mpiw", "interval_score", "rmse"];
+
+/// The metrics of a classification study's table, summarised in the report's tables when present.
+pub const CLASS_STUDY_METRICS: [&str; 4] = ["accuracy", "nll", "brier", "ece"];
 
 /// Quantile levels of the report's per-cell quantile tables: the quartiles and the median,
 /// whose exact order-statistic intervals at level 0.9 exist from 9 realizations on (the 0.1 and
@@ -98,6 +101,10 @@ pub struct Report {
     pub variance: Vec<VarianceSplit>,
     /// A dataset-shift table: `n` holds the shift intensity and `realization` the shift type.
     pub shift: bool,
+    /// A classification study's table read as a shift table
+    /// ([`credence::summary::class_study_as_shift`]): the paired realizations are (shift type,
+    /// realization) pairs and each data set is a (data set, n).
+    pub class_study: bool,
     /// The values over shift types per (dataset, metric, method, intensity) of a shift table,
     /// for its box plots (empty otherwise).
     pub shift_cells: Vec<ShiftCell>,
@@ -322,10 +329,17 @@ impl Collected {
     }
 }
 
+/// The metrics a report fits when [`ReportOptions::metrics`] is empty: `crps` for a
+/// regression table, `accuracy` and `ece` for a classification study's.
+pub fn default_metrics(classification: bool) -> &'static [&'static str] {
+    if classification { &["accuracy", "ece"] } else { &["crps"] }
+}
+
 /// Reads the table's cells, fits every (dataset, n, metric) cell and, with more than one data
 /// set, every across-data-sets fit in one run, and collects the summaries. Errors name the file
 /// and column (a missing column, a non-numeric value, an empty table); a cell whose fit fails is
-/// kept with its error and listed in the diagnostics.
+/// kept with its error and listed in the diagnostics. Empty [`ReportOptions::metrics`] fit
+/// the table's [`default_metrics`].
 pub fn build_report(table: &Table, options: &ReportOptions) -> Result<Report> {
     build_report_with_progress(table, options, &|_, _| {})
 }
@@ -339,6 +353,21 @@ pub fn build_report_with_progress(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report> {
     let source = table.source().display().to_string();
+    // A classification study's table is read in the shift layout, one data set per (data
+    // set, n), so that every training size gets its comparison per intensity.
+    let class_view;
+    let class = is_class_study_table(table);
+    let mut options = options.clone();
+    if options.metrics.is_empty() {
+        options.metrics = default_metrics(class).iter().map(|m| m.to_string()).collect();
+    }
+    let options = &options;
+    let table = if class {
+        class_view = class_study_as_shift(table)?;
+        &class_view
+    } else {
+        table
+    };
     // A dataset-shift table (the shift benchmark's layout): shift types are the paired
     // realizations and intensities take the place of training sizes.
     let shift = is_shift_table(table);
@@ -359,7 +388,7 @@ pub fn build_report_with_progress(
     let mut methods = table.levels("method")?;
     methods.sort_by(|a, b| natural_cmp(a, b));
     let mut summary_metrics: Vec<String> = options.metrics.clone();
-    for m in STUDY_METRICS {
+    for m in if class { &CLASS_STUDY_METRICS[..] } else { &STUDY_METRICS[..] } {
         if table.has_column(m) && !summary_metrics.iter().any(|x| x == m) {
             summary_metrics.push(m.to_string());
         }
@@ -386,6 +415,7 @@ pub fn build_report_with_progress(
         convergence: c.convergence,
         variance: c.variance,
         shift,
+        class_study: class,
         shift_cells: c.shift_cells,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds,

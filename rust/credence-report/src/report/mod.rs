@@ -28,6 +28,14 @@
 //! figures label their x axis "shift intensity" and the power laws, meaningless here, are left
 //! out.
 //!
+//! A classification study's table (`credence study --task classification`: `n`,
+//! `realization`, `shift` and `intensity`) is read in that layout
+//! ([`credence::summary::class_study_as_shift`]): one data set section per (data set, n),
+//! named `"digits n=500"`, compared per intensity (0 the i.i.d. test set) with each (shift,
+//! realization) as a paired realization, so a cell pools the shift types as the shift
+//! benchmark does (filter the table to one shift type to see it alone). Its default metrics
+//! are accuracy and ECE ([`default_metrics`]).
+//!
 //! A table with more than one data set also gets an "Across data sets" section: each fitted
 //! metric compared across the data sets by the across-data-sets model
 //! ([`credence::compare::fit_across`]) at the largest n every data set has ([`AcrossCell`]): a
@@ -45,7 +53,9 @@ pub(crate) mod ranks;
 pub(crate) mod tables;
 
 pub use across::AcrossCell;
-pub use build::{CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, build_report, build_report_with_progress};
+pub use build::{
+    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, build_report, build_report_with_progress, default_metrics,
+};
 /// The table summaries the report shows live below it, in [`credence::summary`].
 pub use credence::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, convergence, is_shift_table, mean_sd, split_variance,

@@ -8,18 +8,31 @@ use credence::backend::Backend;
 use credence::compare::{FitOptions, NutsSettings, Sampler};
 
 /// Whether a higher value of the metric is better. Lower is better for the error metrics
-/// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC and the
-/// raw coverage columns (`picp`, `covered`). A metric with a target in
+/// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC (also the
+/// classification study's OOD AUROCs), the referral curve's area and the raw coverage columns
+/// (`picp`, `covered`). A metric with a target in
 /// [`ReportOptions::targets`] (by default `picp`, the coverage of the study's 90% intervals) is
 /// compared by its distance to the target instead.
 pub fn higher_is_better(metric: &str) -> bool {
-    matches!(metric, "accuracy" | "auroc" | "picp" | "covered" | "top_k_accuracy")
+    matches!(
+        metric,
+        "accuracy"
+            | "auroc"
+            | "picp"
+            | "covered"
+            | "top_k_accuracy"
+            | "referral_area"
+            | "referral_random"
+            | "ood_entropy_auroc"
+            | "ood_mi_auroc"
+    )
 }
 
 /// Options of [`build_report`](super::build_report).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportOptions {
-    /// Metrics to fit the hierarchical model to (default `crps`).
+    /// Metrics to fit the hierarchical model to (default `crps`; empty: the table's
+    /// [`default_metrics`](super::default_metrics)).
     pub metrics: Vec<String>,
     /// Power of the minimum detectable difference (default 0.8).
     pub power: f64,

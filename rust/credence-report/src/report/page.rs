@@ -192,12 +192,16 @@ impl Report {
         let fits: Vec<(f64, &Fit)> = cells.iter().filter_map(|c| c.fit.as_ref().map(|f| (c.n, f))).collect();
         let summaries = self.summaries_of(d, m);
         if self.shift {
-            out.push_str(
-                "<p class=\"small\">A dataset-shift table: each intensity is compared with the shift types as the \
-                 paired realizations; the boxes span the quartiles over shift types.</p>\n",
-            );
+            let over = if self.class_study { "shift types and realizations" } else { "shift types" };
+            let what = if self.class_study {
+                "A classification study at one training size: each intensity (0 the i.i.d. test set) is compared \
+                 with every (shift type, realization) as a paired realization"
+            } else {
+                "A dataset-shift table: each intensity is compared with the shift types as the paired realizations"
+            };
+            let _ = writeln!(out, "<p class=\"small\">{what}; the boxes span the quartiles over {over}.</p>");
             let cells: Vec<_> = self.shift_cells.iter().filter(|c| c.dataset == d && c.metric == m).cloned().collect();
-            figs.add(out, &shift::quartiles_by_intensity(&cells, m));
+            figs.add(out, &shift::quartiles_by_intensity(&cells, m, over));
         } else {
             let runs: Vec<_> = self.convergence.iter().filter(|c| c.dataset == d).cloned().collect();
             figs.add(out, &scaling::mean_sd_with_runs(&summaries, &runs, m));

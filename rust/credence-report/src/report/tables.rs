@@ -283,6 +283,7 @@ impl Report {
             "quantiles": quantiles,
             "convergence": self.convergence,
             "shift": self.shift,
+            "class_study": self.class_study,
             "shift_cells": self.shift_cells,
             "variance_decomposition": self.variance,
             "flagged": flagged,

@@ -106,6 +106,29 @@ impl Table {
         t
     }
 
+    /// The same rows with the columns named in `drop` left out and `add` appended (each
+    /// `(name, one cell per row)`); messages still name the file and line each row came from.
+    /// Errors: an added column of the wrong length, or one whose name is already in use.
+    pub fn with_columns(&self, drop: &[&str], add: Vec<(String, Vec<String>)>) -> Result<Self> {
+        let keep: Vec<usize> = (0..self.header.len()).filter(|&j| !drop.contains(&self.header[j].as_str())).collect();
+        let mut header: Vec<String> = keep.iter().map(|&j| self.header[j].clone()).collect();
+        for (name, cells) in &add {
+            if cells.len() != self.rows.len() {
+                return Err(Error::shape(name, &[cells.len()], format!("[{}], the table's rows", self.rows.len())));
+            }
+            if header.contains(name) {
+                return Err(format_error(&self.source, format!("column '{name}' is already in the table")));
+            }
+            header.push(name.clone());
+        }
+        let rows = (0..self.rows.len())
+            .map(|i| {
+                keep.iter().map(|&j| self.rows[i][j].clone()).chain(add.iter().map(|(_, c)| c[i].clone())).collect()
+            })
+            .collect();
+        Ok(Self { source: self.source.clone(), header, rows, lines: self.lines.clone() })
+    }
+
     /// Column names.
     pub fn columns(&self) -> &[String] {
         &self.header
@@ -243,6 +266,19 @@ mod tests {
         std::fs::write(&p, "method,realization,crps,crps\nA,0,0.5,0.6\n").unwrap();
         let e = Table::read(&p).unwrap_err().to_string();
         assert!(e.contains("column 'crps' appears twice (columns 3 and 4)"), "{e}");
+    }
+
+    #[test]
+    fn with_columns_drops_appends_and_refuses_a_clash_or_a_wrong_length() {
+        let (_dir, p) = super::super::tests::temp_file("w.csv", "a,b,c\n1,2,3\n4,5,6\n");
+        let t = Table::read(&p).unwrap();
+        let w = t.with_columns(&["b"], vec![("d".into(), vec!["x".into(), "y".into()])]).unwrap();
+        assert_eq!(w.columns(), ["a", "c", "d"]);
+        assert_eq!(w.text("d").unwrap(), [Some("x".to_string()), Some("y".to_string())]);
+        assert_eq!(w.numbers("c").unwrap(), [Some(3.0), Some(6.0)]);
+        let e = t.with_columns(&[], vec![("a".into(), vec!["x".into(), "y".into()])]).unwrap_err().to_string();
+        assert!(e.contains("column 'a' is already in the table"), "{e}");
+        assert!(t.with_columns(&[], vec![("d".into(), vec!["x".into()])]).is_err());
     }
 
     #[test]

@@ -9,5 +9,5 @@ mod variance;
 
 pub use cells::cell_rows;
 pub use cells::{ConvergenceRate, MethodSummary, convergence, mean_sd, summarize};
-pub use shift::{ShiftCell, is_shift_table};
+pub use shift::{ShiftCell, class_study_as_shift, is_class_study_table, is_shift_table};
 pub use variance::{VarianceSplit, split_variance, variance_decomposition};

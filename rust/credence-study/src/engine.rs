@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use crate::grid::GridJob;
+use crate::runner::StudySummary;
 use crate::settings::check_settings;
 use crate::table::{TableRow, TableWriter};
+use credence::backend::Backend;
 use credence::error::{Error, Result};
 
 /// Receives a run's progress; every method has a default that ignores it. Called from worker
@@ -65,6 +67,23 @@ pub(crate) struct GridRun {
     pub cancelled: bool,
     /// The text cut from the table's end before resuming, if any.
     pub repaired: Option<String>,
+}
+
+impl GridRun {
+    /// The run as a study reports it: `planned` jobs, the sizes skipped for exceeding the pool,
+    /// and where the test-time passes ran.
+    pub fn summary(self, planned: usize, skipped_sizes: Vec<usize>, backend: Backend) -> StudySummary {
+        StudySummary {
+            planned,
+            already_done: self.already_done,
+            ran: self.ran,
+            not_converged: self.not_converged,
+            skipped_sizes,
+            cancelled: self.cancelled,
+            repaired: self.repaired,
+            backend,
+        }
+    }
 }
 
 /// Runs the jobs of `grid` that `out` lacks with `run_job` (a job's rows, `rows_per_job` of

@@ -136,17 +136,7 @@ pub(crate) fn run_with(
         threads: plan.threads,
     };
     let job = |job: Job| run_job(train, job, data, plan, &config).map(|row| vec![row]);
-    let run = run_grid(&grid, &job, out, progress, cancel)?;
-    Ok(StudySummary {
-        planned: grid.planned.len(),
-        already_done: run.already_done,
-        ran: run.ran,
-        not_converged: run.not_converged,
-        skipped_sizes,
-        cancelled: run.cancelled,
-        repaired: run.repaired,
-        backend,
-    })
+    Ok(run_grid(&grid, &job, out, progress, cancel)?.summary(grid.planned.len(), skipped_sizes, backend))
 }
 
 #[cfg(test)]

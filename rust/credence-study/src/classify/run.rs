@@ -154,17 +154,7 @@ pub fn run_class_study(
     let job = |job: ClassJob| {
         run_class_job(split, &tests, job, &config, plan.seed_offset).map(|s| ClassRow::of_job(&s, &tests))
     };
-    let run = run_grid(&grid, &job, out, progress, cancel)?;
-    Ok(StudySummary {
-        planned: grid.planned.len(),
-        already_done: run.already_done,
-        ran: run.ran,
-        not_converged: run.not_converged,
-        skipped_sizes,
-        cancelled: run.cancelled,
-        repaired: run.repaired,
-        backend,
-    })
+    Ok(run_grid(&grid, &job, out, progress, cancel)?.summary(grid.planned.len(), skipped_sizes, backend))
 }
 
 #[cfg(test)]

@@ -17,11 +17,32 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use crate::grid::GridJob;
-use crate::runner::StudySummary;
 use crate::settings::check_settings;
 use crate::table::{TableRow, TableWriter};
 use credence::backend::Backend;
 use credence::error::{Error, Result};
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudySummary {
+    /// Jobs of the plan (this shard) for the sizes that fit the pool.
+    pub planned: usize,
+    /// Of those, already in the table before this run.
+    pub already_done: usize,
+    /// Jobs trained and written by this run.
+    pub ran: usize,
+    /// Of those, rows flagged as not converged.
+    pub not_converged: usize,
+    /// Sizes skipped because they exceed the pool.
+    pub skipped_sizes: Vec<usize>,
+    /// True when the run stopped early on the cancellation flag.
+    pub cancelled: bool,
+    /// The half-written last line cut from the table before resuming, if any.
+    pub repaired: Option<String>,
+    /// Where the test-time passes ran: [`Backend::Cpu`] or [`Backend::Cuda`] (the plan's
+    /// backend, resolved).
+    pub backend: Backend,
+}
 
 /// Receives a run's progress; every method has a default that ignores it. Called from worker
 /// threads.

@@ -7,7 +7,7 @@
 //! computes depends on other jobs, the thread count or the shard, so the table (apart from the
 //! `train_seconds` column and the row order) is the same however it is produced. The test-time
 //! passes run on the plan's [`MethodConfig::backend`], resolved once before the first job
-//! ([`Backend::Auto`]: the GPU when CUDA is usable, else the CPU; [`Backend::Cuda`] without
+//! ([`Backend::Auto`](credence::backend::Backend::Auto): the GPU when CUDA is usable, else the CPU; [`Backend::Cuda`](credence::backend::Backend::Cuda) without
 //! CUDA is an [`Error::Backend`](credence::error::Error::Backend) before anything is written); the GPU's tables differ from the
 //! CPU's by rounding only.
 
@@ -19,7 +19,7 @@ use ndarray::ArrayView2;
 
 use crate::data::{DataSplit, Dataset, Realization};
 use crate::engine::{Grid, run_grid};
-pub use crate::engine::{Progress, Silent};
+pub use crate::engine::{Progress, Silent, StudySummary};
 use crate::grid::{Job, jobs};
 use crate::methods::{Method, MethodConfig, MethodOutput, train_and_predict};
 pub use crate::plan::{StudyPlan, Units};
@@ -27,30 +27,7 @@ use crate::results::Row;
 use crate::score::{SD_FLOOR, score};
 pub use crate::settings::settings_path;
 use crate::settings::settings_text;
-use credence::backend::Backend;
 use credence::error::Result;
-
-/// What a run did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StudySummary {
-    /// Jobs of the plan (this shard) for the sizes that fit the pool.
-    pub planned: usize,
-    /// Of those, already in the table before this run.
-    pub already_done: usize,
-    /// Jobs trained and written by this run.
-    pub ran: usize,
-    /// Of those, rows flagged as not converged.
-    pub not_converged: usize,
-    /// Sizes skipped because they exceed the pool.
-    pub skipped_sizes: Vec<usize>,
-    /// True when the run stopped early on the cancellation flag.
-    pub cancelled: bool,
-    /// The half-written last line cut from the table before resuming, if any.
-    pub repaired: Option<String>,
-    /// Where the test-time passes ran: [`Backend::Cpu`] or [`Backend::Cuda`] (the plan's
-    /// backend, resolved).
-    pub backend: Backend,
-}
 
 /// The training function the runner calls; [`train_and_predict`] in [`run_study`].
 pub(crate) type Trainer<'a> = dyn Fn(Method, &MethodConfig, ArrayView2<'_, f64>, &[f64], ArrayView2<'_, f64>, u64) -> Result<MethodOutput>
@@ -144,6 +121,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::methods::Prediction;
     use crate::results::read_results;
+    use credence::backend::Backend;
     use credence::error::Error;
     use credence::{Gaussian, GaussianMixture, Intervals};
     use ndarray::Array2;

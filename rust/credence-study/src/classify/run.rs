@@ -12,11 +12,11 @@ use super::job::{ClassJob, TestSets, run_class_job};
 use super::methods::ClassMethod;
 use super::shift::Shift;
 use super::table::ClassRow;
+use crate::engine::StudySummary;
 use crate::engine::{Grid, Progress, run_grid};
 use crate::grid::{Shard, ShardPlan, plan_shards};
 use crate::methods::MethodConfig;
 use crate::plan::check_grid;
-use crate::runner::StudySummary;
 use crate::settings::method_settings;
 use credence::error::{Error, Result};
 

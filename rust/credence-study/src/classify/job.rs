@@ -21,6 +21,7 @@ use credence::metrics::auroc;
 use credence::metrics::classification::summarise;
 use credence::nn::stream_seed;
 use credence::predictive::ClassProbs;
+use credence::summary::{ENTROPY_BINS, entropy_histogram};
 
 /// One training run of the classification grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,6 +105,9 @@ pub struct OodScores {
     pub entropy_auroc: f64,
     /// By mutual information (0.5 for one-pass methods, whose MI is zero everywhere).
     pub mi_auroc: f64,
+    /// The OOD inputs' shares per bin of normalised entropy H / ln K
+    /// ([`entropy_histogram`]).
+    pub entropy_histogram: [f64; ENTROPY_BINS],
 }
 
 /// The scores of one job on one test set.
@@ -172,7 +176,11 @@ pub fn run_class_job(
             let ood = if set.shift.is_none() {
                 let ((h_in, mi_in), (h_out, mi_out)) =
                     (uncertainties(&probs)?, uncertainties(&predict(tests.ood.view())?)?);
-                Some(OodScores { entropy_auroc: separation(&h_in, &h_out)?, mi_auroc: separation(&mi_in, &mi_out)? })
+                Some(OodScores {
+                    entropy_auroc: separation(&h_in, &h_out)?,
+                    mi_auroc: separation(&mi_in, &mi_out)?,
+                    entropy_histogram: entropy_histogram(&h_out, probs.n_classes())?,
+                })
             } else {
                 None
             };
@@ -205,6 +213,7 @@ mod tests {
         assert!(strongest < iid - 0.1, "{iid} -> {strongest}");
         let ood = out.scores[0].ood.unwrap();
         assert!(ood.entropy_auroc > 0.5, "{ood:?}");
+        assert!((ood.entropy_histogram.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{ood:?}");
         assert!(out.scores[1..].iter().all(|s| s.ood.is_none()));
         let again = run_class_job(&split, &tests, job, &cfg, 0).unwrap();
         assert_eq!(again.scores, out.scores);

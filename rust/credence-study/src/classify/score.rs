@@ -1,14 +1,15 @@
 //! The metrics of one classification job on one test set, from the core's
 //! [`evaluate_classification`] (15 equal-width bins for ECE, Brier summed over classes, natural
 //! logarithms; the CORP bands are not drawn: the table keeps scalars only), the referral curve
-//! of binary tasks (retained fractions 0.5, 0.55, ..., 1, ordered by predictive entropy) and
-//! the credal scores of the passes taken as a credal set ([`credence::credal`]: the lower
+//! of binary tasks (retained fractions 0.5, 0.55, ..., 1, ordered by predictive entropy), the
+//! confidence curve's counts ([`credence::summary::CONFIDENCE_THRESHOLDS`]) and the credal scores of the passes taken as a credal set ([`credence::credal`]: the lower
 //! probability of the S passes over the powerset, its Moebius masses, the default vertices).
 
 use credence::credal::{CredalOptions, Normalisation, evaluate_credal, from_samples};
 use credence::error::Result;
 use credence::metrics::{ClassificationOptions, CorpOptions, evaluate_classification};
 use credence::predictive::ClassProbs;
+use credence::summary::{CONFIDENCE_THRESHOLDS, REFERRAL_FRACTIONS};
 
 /// The scalar metrics of one (job, test set).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,6 +37,14 @@ pub struct ClassMetrics {
     pub referral_area: Option<f64>,
     /// Binary tasks: the same area for points referred at random (the overall accuracy).
     pub referral_random: Option<f64>,
+    /// Binary tasks: the referral curve, accuracy at each of
+    /// [`REFERRAL_FRACTIONS`].
+    pub referral: Option<[f64; 11]>,
+    /// Points with top-label confidence >= each of
+    /// [`CONFIDENCE_THRESHOLDS`].
+    pub confidence_count: [usize; 10],
+    /// Of those, the points classified right.
+    pub confidence_correct: [usize; 10],
     /// Mean non-specificity sum_A m(A) ln|A| of the passes' credal set (0 for one pass).
     pub credal_ns: f64,
     /// Mean credal uncertainty: max minus min entropy over the credal set's class intervals.
@@ -44,11 +53,6 @@ pub struct ClassMetrics {
     pub credal_distance: f64,
     /// Mean credal-set size (classes not dominated under interval dominance).
     pub credal_set_size: f64,
-}
-
-/// Retained fractions of the referral curve: 0.5, 0.55, ..., 1.
-fn referral_fractions() -> Vec<f64> {
-    (10..=20).map(|i| i as f64 / 20.0).collect()
 }
 
 /// Mean of `v` over an equally spaced grid by trapezoids.
@@ -66,13 +70,25 @@ pub fn score_classes(probs: &ClassProbs, labels: &[usize], sets: Option<&[Vec<bo
     let binary = probs.n_classes() == 2;
     let opts = ClassificationOptions {
         corp: CorpOptions { resamples: 0, ..Default::default() },
-        referral: binary.then(referral_fractions),
+        referral: binary.then(|| REFERRAL_FRACTIONS.to_vec()),
+        confidence_thresholds: Some(CONFIDENCE_THRESHOLDS.to_vec()),
         ..Default::default()
     };
     let m = evaluate_classification(probs, labels, &opts)?.metrics;
-    let area = |acc: Vec<Option<f64>>| acc.into_iter().collect::<Option<Vec<f64>>>().map(|a| trapezoid_mean(&a));
-    let referral_area = m.referral.as_ref().and_then(|c| area(c.iter().map(|p| p.accuracy).collect()));
-    let referral_random = m.referral_random.as_ref().and_then(|c| area(c.iter().map(|p| p.accuracy).collect()));
+    let curve = |acc: Vec<Option<f64>>| acc.into_iter().collect::<Option<Vec<f64>>>();
+    let referral = m.referral.as_ref().and_then(|c| curve(c.iter().map(|p| p.accuracy).collect()));
+    let referral_area = referral.as_deref().map(trapezoid_mean);
+    let referral_random = m
+        .referral_random
+        .as_ref()
+        .and_then(|c| curve(c.iter().map(|p| p.accuracy).collect()))
+        .map(|a| trapezoid_mean(&a));
+    let (mut confidence_count, mut confidence_correct) = ([0; 10], [0; 10]);
+    for (k, p) in m.confidence_curve.iter().flatten().enumerate().take(10) {
+        confidence_count[k] = p.count;
+        // accuracy is correct / count exactly, so the product rounds back to the count right.
+        confidence_correct[k] = p.accuracy.map_or(0, |a| (a * p.count as f64).round() as usize);
+    }
     let masses = from_samples(probs.view(), None, Normalisation::default())?;
     let credal = evaluate_credal(&masses, Some(labels), &CredalOptions::default())?;
     let n = labels.len().max(1) as f64;
@@ -95,6 +111,9 @@ pub fn score_classes(probs: &ClassProbs, labels: &[usize], sets: Option<&[Vec<bo
         set_size,
         referral_area,
         referral_random,
+        referral: referral.and_then(|r| r.try_into().ok()),
+        confidence_count,
+        confidence_correct,
         credal_ns: credal.overall.ns.mean,
         credal_uncertainty: credal.credal_uncertainty.mean,
         credal_distance: credal.overall.kl.map_or(f64::NAN, |s| s.mean),
@@ -135,6 +154,12 @@ mod tests {
             })
             .collect();
         assert!((m.referral_area.unwrap() - trapezoid_mean(&acc)).abs() < 1e-12, "{:?}", m.referral_area);
+        assert_eq!(m.referral.unwrap().to_vec(), acc);
+        // Confidences 0.8, 0.5, 0.7, only the first right: >= 0.4 all three (one right),
+        // >= 0.6 two (one right), >= 0.9 none.
+        assert_eq!((m.confidence_count[4], m.confidence_correct[4]), (3, 1));
+        assert_eq!((m.confidence_count[6], m.confidence_correct[6]), (2, 1));
+        assert_eq!((m.confidence_count[9], m.confidence_correct[9]), (0, 0));
         assert!((m.referral_random.unwrap() - 1.0 / 3.0).abs() < 1e-12);
         // The credal set of two passes: the interval [0.7, 0.9] for class 0 at point 0 etc.
         // Its lower probabilities leave mass 1 - 0.7 - 0.1 = 0.2 on the frame: NS = 0.2 ln 2.

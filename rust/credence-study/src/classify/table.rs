@@ -3,9 +3,12 @@
 //! written together ([`crate::table`]); a job whose training failed writes its rows with
 //! `converged = false` and `NA` metrics, so `credence fit` drops them as missing. Metrics
 //! that do not apply are `NA` too: AUROC, referral and set columns where the task or method
-//! has none, the OOD columns on every row but the i.i.d. one.
+//! has none, the OOD columns on every row but the i.i.d. one. The curve columns at the end
+//! ([`credence::summary::class_curves`]: the confidence curve's counts, the referral curve, the
+//! OOD entropy histogram) let the report draw the study's figures from the table alone.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use super::data::ClassDataset;
 use super::job::{ClassJob, JobScores, OodScores, TestSets};
@@ -16,9 +19,11 @@ use crate::grid::{GridJob, mix};
 use crate::table::TableRow;
 use credence::error::Result;
 use credence::io::format_error;
+use credence::summary::{CONF_CORRECT_COLUMNS, CONF_COUNT_COLUMNS, OOD_ENTROPY_COLUMNS, REFERRAL_COLUMNS};
 
-/// The columns of the classification table, in order.
-pub const CLASS_COLUMNS: [&str; 27] = [
+/// The scalar columns of the classification table, in order; the curve columns follow
+/// ([`CLASS_COLUMNS`]).
+pub const SCALAR_COLUMNS: [&str; 27] = [
     "dataset",
     "n",
     "method",
@@ -48,8 +53,24 @@ pub const CLASS_COLUMNS: [&str; 27] = [
     "train_seconds",
 ];
 
+/// The columns of the classification table, in order: [`SCALAR_COLUMNS`], then
+/// `conf_count_*`, `conf_correct_*`, `referral_acc_*` and `ood_entropy_*`.
+pub static CLASS_COLUMNS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut c = SCALAR_COLUMNS.to_vec();
+    c.extend(CONF_COUNT_COLUMNS);
+    c.extend(CONF_CORRECT_COLUMNS);
+    c.extend(REFERRAL_COLUMNS);
+    c.extend(OOD_ENTROPY_COLUMNS);
+    c
+});
+
 /// The first and one-past-last metric columns.
 const METRICS: (usize, usize) = (7, 24);
+/// Where each curve block starts.
+const CONF_COUNT: usize = SCALAR_COLUMNS.len();
+const CONF_CORRECT: usize = CONF_COUNT + 10;
+const REFERRAL: usize = CONF_CORRECT + 10;
+const OOD_ENTROPY: usize = REFERRAL + 11;
 
 impl GridJob for ClassJob {
     fn data_seed(&self, seed_offset: u64) -> u64 {
@@ -141,7 +162,7 @@ impl TableRow for ClassRow {
     type Key = RowKey;
 
     fn columns() -> &'static [&'static str] {
-        &CLASS_COLUMNS
+        CLASS_COLUMNS.as_slice()
     }
 
     fn parse(line: &str, path: &Path, line_no: usize, _legacy: bool) -> Result<ClassRow> {
@@ -161,6 +182,25 @@ impl TableRow for ClassRow {
             _ => Err(bad(k, "a finite number")),
         };
         let opt = |k: usize| if cells[k] == "NA" { Ok(None) } else { num(k).map(Some) };
+        let counts = |at: usize| -> Result<[usize; 10]> {
+            let mut out = [0; 10];
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = int(at + k)?;
+            }
+            Ok(out)
+        };
+        // A block of numbers, all given or all NA; the error names the first cell out of line.
+        let block = |at: usize, len: usize| -> Result<Option<Vec<f64>>> {
+            let na = cells[at..at + len].iter().filter(|c| **c == "NA").count();
+            match na {
+                0 => (at..at + len).map(num).collect::<Result<Vec<_>>>().map(Some),
+                _ if na == len => Ok(None),
+                _ => {
+                    let k = (at..at + len).find(|&k| (cells[k] == "NA") != (cells[at] == "NA")).unwrap_or(at);
+                    Err(bad(k, "given exactly when the rest of its curve is"))
+                }
+            }
+        };
         let job = ClassJob {
             dataset: cells[0].parse().map_err(|_| bad(0, "a classification data set"))?,
             n: int(1)?,
@@ -196,12 +236,18 @@ impl TableRow for ClassRow {
                 credal_uncertainty: num(19)?,
                 credal_distance: num(20)?,
                 credal_set_size: num(21)?,
+                referral: block(REFERRAL, 11)?.and_then(|r| r.try_into().ok()),
+                confidence_count: counts(CONF_COUNT)?,
+                confidence_correct: counts(CONF_CORRECT)?,
             })
         };
-        let ood = match (opt(22)?, opt(23)?) {
-            (Some(entropy_auroc), Some(mi_auroc)) => Some(OodScores { entropy_auroc, mi_auroc }),
-            (None, None) => None,
-            _ => return Err(bad(23, "NA exactly when ood_entropy_auroc is")),
+        let ood = match (opt(22)?, opt(23)?, block(OOD_ENTROPY, 10)?) {
+            (Some(entropy_auroc), Some(mi_auroc), Some(h)) => {
+                Some(OodScores { entropy_auroc, mi_auroc, entropy_histogram: h.try_into().unwrap_or_default() })
+            }
+            (None, None, None) => None,
+            (Some(_), None, _) | (None, Some(_), _) => return Err(bad(23, "NA exactly when ood_entropy_auroc is")),
+            _ => return Err(bad(OOD_ENTROPY, "NA exactly when ood_entropy_auroc is")),
         };
         Ok(ClassRow {
             key: RowKey { job, shift, intensity },
@@ -238,8 +284,19 @@ impl TableRow for ClassRow {
             .join(","),
             None => ["NA"; 15].join(","),
         };
+        let na = |k: usize| vec!["NA".to_owned(); k];
+        let curves: Vec<String> = match &self.metrics {
+            Some(m) => {
+                let mut c: Vec<String> = m.confidence_count.iter().map(usize::to_string).collect();
+                c.extend(m.confidence_correct.iter().map(usize::to_string));
+                c.extend(m.referral.map_or_else(|| na(11), |r| r.iter().map(f64::to_string).collect()));
+                c
+            }
+            None => na(31),
+        };
+        let ood_hist = self.ood.map_or_else(|| na(10), |o| o.entropy_histogram.iter().map(f64::to_string).collect());
         format!(
-            "{},{},{},{},{},{},{intensity},{metrics},{},{},{},{},{:.4}\n",
+            "{},{},{},{},{},{},{intensity},{metrics},{},{},{},{},{:.4},{},{}\n",
             job.dataset,
             job.n,
             job.method,
@@ -250,7 +307,9 @@ impl TableRow for ClassRow {
             cell(self.ood.map(|o| o.mi_auroc)),
             self.n_test,
             self.converged,
-            self.train_seconds
+            self.train_seconds,
+            curves.join(","),
+            ood_hist.join(",")
         )
     }
 
@@ -290,8 +349,18 @@ mod tests {
             credal_uncertainty: 0.0,
             credal_distance: 0.4,
             credal_set_size: 1.0,
+            referral: (realization == 2).then_some([0.5; 11]),
+            confidence_count: [360, 350, 340, 300, 250, 200, 150, 100, 50, 7],
+            confidence_correct: [270, 265, 260, 240, 210, 180, 140, 95, 49, 7],
         });
-        let ood = (converged && shift.is_none()).then_some(OodScores { entropy_auroc: 0.8, mi_auroc: 0.5 });
+        let mut entropy_histogram = [0.0; 10];
+        entropy_histogram[9] = 0.75;
+        entropy_histogram[2] = 0.25;
+        let ood = (converged && shift.is_none()).then_some(OodScores {
+            entropy_auroc: 0.8,
+            mi_auroc: 0.5,
+            entropy_histogram,
+        });
         ClassRow {
             key: RowKey { job, shift, intensity },
             seed: 60 + realization as u64,
@@ -311,7 +380,12 @@ mod tests {
             assert_eq!(ClassRow::parse(line.trim_end(), p, 2, false).unwrap(), r, "{line}");
         }
         let na = row(1, Some(Shift::Noise), 5, false).to_line();
-        assert!(na.contains(",noise,5,NA,NA,") && na.ends_with(",NA,NA,360,false,1.5000\n"), "{na}");
+        assert!(na.contains(",noise,5,NA,NA,") && na.contains(",NA,NA,360,false,1.5000,NA,"), "{na}");
+        assert_eq!(na.matches("NA").count(), 15 + 2 + 41, "{na}");
+        // The i.i.d. row carries the OOD histogram, a shifted row does not.
+        let iid = row(0, None, 0, true).to_line();
+        assert!(iid.ends_with(",0,0,0.25,0,0,0,0,0,0,0.75\n") && iid.contains(",360,350,340,"), "{iid}");
+        assert!(row(0, Some(Shift::Noise), 1, true).to_line().ends_with(",NA,NA,NA,NA,NA,NA,NA,NA,NA,NA\n"));
         let line = row(0, None, 0, true).to_line();
         let e = ClassRow::parse(line.trim_end().replacen(",none,0,", ",none,2,", 1).as_str(), p, 4, false);
         assert!(e.unwrap_err().to_string().contains("line 4, column 'intensity': '2' is not 0 for shift none"));
@@ -320,6 +394,16 @@ mod tests {
         let e = ClassRow::parse(line.trim_end().replacen(",0.75,", ",NaN,", 1).as_str(), p, 6, false);
         assert!(e.unwrap_err().to_string().ends_with("column 'accuracy': 'NaN' is not a finite number"));
         let e = ClassRow::parse("synthetic,60", p, 3, false).unwrap_err().to_string();
-        assert_eq!(e, "c.csv: line 3: 2 cells, expected 27 like the header");
+        assert_eq!(e, "c.csv: line 3: 2 cells, expected 68 like the header");
+        // A curve given in part, and an OOD histogram without the OOD AUROCs, are named.
+        let line = row(2, Some(Shift::Noise), 1, true).to_line();
+        let cut = line.trim_end().replacen(",0.5,0.5,", ",0.5,NA,", 1);
+        let e = ClassRow::parse(&cut, p, 7, false).unwrap_err().to_string();
+        assert!(e.contains("line 7, column 'referral_acc_55': 'NA' is not given exactly when the rest"), "{e}");
+        let line = row(0, None, 0, true).to_line();
+        let cut = line.trim_end().replacen(",0.8,0.5,", ",NA,NA,", 1);
+        let e = ClassRow::parse(&cut, p, 8, false).unwrap_err().to_string();
+        assert!(e.contains("column 'ood_entropy_00'"), "{e}");
+        assert_eq!(CLASS_COLUMNS.len(), 68);
     }
 }

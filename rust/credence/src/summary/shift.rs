@@ -39,16 +39,22 @@ pub fn class_study_as_shift(table: &Table) -> Result<Table> {
         let n = ns[i].as_deref().ok_or_else(|| missing(i, "n"))?;
         let s = shifts[i].as_deref().ok_or_else(|| missing(i, "shift"))?;
         let r = realizations[i].as_deref().ok_or_else(|| missing(i, "realization"))?;
-        dataset.push(match datasets[i].as_deref() {
-            Some(d) => format!("{d} n={n}"),
-            None => format!("n={n}"),
-        });
+        dataset.push(section_label(datasets[i].as_deref(), n));
         pair.push(format!("{s}/{r}"));
     }
     table.with_columns(
         &["dataset", "n", "shift", "realization"],
         vec![("dataset".to_string(), dataset), ("shift".to_string(), pair)],
     )
+}
+
+/// The data set label of a (data set, n) of a classification study: `"{dataset} n={n}"`, or
+/// `"n={n}"` without a data set.
+pub(super) fn section_label(dataset: Option<&str>, n: &str) -> String {
+    match dataset {
+        Some(d) => format!("{d} n={n}"),
+        None => format!("n={n}"),
+    }
 }
 
 /// The values of one metric over the shift types of one (dataset, method, intensity).

@@ -35,7 +35,7 @@ EXPECTED = {
     "03_study": {"credence-setup": 1, "credence-metric-table": 1, "credence-report": 1, "plotly-graph-div": 3},
     "04_credal_quantiles": {"credence-setup": 1, "credence-credal": 2, "credence-credal-ranking": 1, "credence-quantiles": 2, "plotly-graph-div": 1},
     "05_planning": {"credence-setup": 1, "credence-plan-table": 3, "plotly-graph-div": 1},
-    "06_classification": {"credence-setup": 1, "credence-metric-table": 1, "plotly-graph-div": 1},
+    "06_classification": {"credence-setup": 1, "credence-metric-table": 1, "plotly-graph-div": 4},
 }
 ERROR_MARKERS = ("error[E", "error:", "panicked at", "Error(")
 

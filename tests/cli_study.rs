@@ -275,6 +275,42 @@ fn backend_values_are_parsed_and_documented() {
     assert!(stdout.contains("--backend <BACKEND>") && stdout.contains("[default: auto]"), "{stdout}");
 }
 
+/// The report's pooled curves against the table's scalar columns: at threshold 0 every test
+/// point counts, so the pooled count is the sum of `n_test` and the pooled accuracy the
+/// `n_test`-weighted mean of `accuracy`; the OOD histogram of the i.i.d. rows sums to 1.
+fn class_curves_agree_with_the_table(report: &Value, table: &str) {
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let curves = report["class_curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 2 * 6, "two methods x six intensities");
+    for c in curves {
+        let (method, intensity) = (c["method"].as_str().unwrap(), c["intensity"].as_f64().unwrap());
+        let mine: Vec<&Vec<&str>> = rows
+            .iter()
+            .filter(|r| r[col("method")] == method && r[col("intensity")].parse::<f64>().unwrap() == intensity)
+            .collect();
+        let n: f64 = mine.iter().map(|r| r[col("n_test")].parse::<f64>().unwrap()).sum();
+        let right: f64 = mine
+            .iter()
+            .map(|r| r[col("accuracy")].parse::<f64>().unwrap() * r[col("n_test")].parse::<f64>().unwrap())
+            .sum();
+        assert_eq!(c["test_sets"].as_u64().unwrap() as usize, mine.len(), "{c}");
+        let at0 = &c["confidence"][0];
+        assert_eq!(at0["count"].as_f64().unwrap(), n, "{c}");
+        assert!((at0["accuracy"].as_f64().unwrap() - right / n).abs() < 1e-9, "{c}");
+        match c["ood_entropy"].as_array() {
+            Some(h) => {
+                assert_eq!(intensity, 0.0);
+                assert!((h.iter().map(|x| x.as_f64().unwrap()).sum::<f64>() - 1.0).abs() < 1e-9, "{c}");
+            }
+            None => assert!(intensity > 0.0, "{c}"),
+        }
+        assert!(c["referral"].is_null(), "three classes: no referral curve");
+    }
+}
+
 /// `--task classification` on the synthetic classes: one row per job and test set (the i.i.d.
 /// set and feature noise at intensities 1-5), resumable, and its rows at one intensity are
 /// what `credence fit` compares; options of the other task are refused by name.
@@ -368,6 +404,7 @@ fn the_classification_study_feeds_the_fit() {
         assert!((0..=5).all(|k| cells.contains(&(m.to_string(), k as f64))), "{cells:?}");
     }
     assert_eq!(r["flagged"], serde_json::json!([]));
+    class_curves_agree_with_the_table(&r, &text);
     let top = r["overview"].as_array().unwrap().iter().find(|o| o["metric"] == "ece" && o["n"] == 5.0).unwrap();
     let (ok, stdout, stderr) = credence(&[
         "fit",

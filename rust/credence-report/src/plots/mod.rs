@@ -8,7 +8,8 @@
 //! ([`classification`]): reliability diagram, referral curves, confidence-vs-accuracy,
 //! count-vs-confidence and entropy histograms, ROC curves. Regression calibration
 //! ([`regression`]): interval calibration curves and PIT histograms. Credal ([`credal`]): credal-set
-//! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. Planning
+//! sizes. Dataset shift ([`shift`]): quartile box plots over shift types by intensity. The
+//! classification study ([`class_study`]): its pooled confidence, OOD-entropy and referral curves. Planning
 //! ([`plan`]): assurance against the number of realizations. Across data sets ([`across`]):
 //! the forest plot of method effects, P(best on a new data set) and ROPE decisions, and rliable's
 //! performance profiles ([`profiles`]). Ranks: critical-difference diagrams ([`cd`]) and the
@@ -32,6 +33,7 @@
 pub mod across;
 mod axes;
 pub mod cd;
+pub mod class_study;
 pub mod classification;
 pub mod comparison;
 pub mod credal;

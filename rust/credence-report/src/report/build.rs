@@ -16,8 +16,8 @@ use credence::io::{Table, natural_cmp};
 use credence::limits;
 use credence::quantiles::{CiOptions, QuantileTable, quantile_table};
 use credence::summary::{
-    ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, class_study_as_shift, convergence,
-    is_class_study_table, is_shift_table, summarize, variance_decomposition,
+    ClassCurves, ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, cell_rows, class_curves,
+    class_study_as_shift, convergence, is_class_study_table, is_shift_table, summarize, variance_decomposition,
 };
 
 /// The metrics of a `credence study` table, summarised in the report's tables when present.
@@ -105,6 +105,9 @@ pub struct Report {
     /// ([`credence::summary::class_study_as_shift`]): the paired realizations are (shift type,
     /// realization) pairs and each data set is a (data set, n).
     pub class_study: bool,
+    /// A classification study's curves per (data set section, method, intensity), pooled over
+    /// realizations and shift types, for its figures (empty otherwise).
+    pub class_curves: Vec<ClassCurves>,
     /// The values over shift types per (dataset, metric, method, intensity) of a shift table,
     /// for its box plots (empty otherwise).
     pub shift_cells: Vec<ShiftCell>,
@@ -362,6 +365,7 @@ pub fn build_report_with_progress(
         options.metrics = default_metrics(class).iter().map(|m| m.to_string()).collect();
     }
     let options = &options;
+    let class_curves = if class { class_curves(table)? } else { Vec::new() };
     let table = if class {
         class_view = class_study_as_shift(table)?;
         &class_view
@@ -416,6 +420,7 @@ pub fn build_report_with_progress(
         variance: c.variance,
         shift,
         class_study: class,
+        class_curves,
         shift_cells: c.shift_cells,
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds,

@@ -34,7 +34,9 @@
 //! named `"digits n=500"`, compared per intensity (0 the i.i.d. test set) with each (shift,
 //! realization) as a paired realization, so a cell pools the shift types as the shift
 //! benchmark does (filter the table to one shift type to see it alone). Its default metrics
-//! are accuracy and ECE ([`default_metrics`]).
+//! are accuracy and ECE ([`default_metrics`]). Each section also draws the study's figures from
+//! the table's curve columns ([`credence::summary::class_curves`]): confidence vs accuracy and
+//! count vs confidence, the entropy of out-of-distribution inputs and referral curves.
 //!
 //! A table with more than one data set also gets an "Across data sets" section: each fitted
 //! metric compared across the data sets by the across-data-sets model
@@ -45,6 +47,7 @@
 mod across;
 mod batch;
 mod build;
+mod class_figures;
 pub(crate) mod html;
 mod options;
 mod page;

@@ -181,6 +181,9 @@ impl Report {
                 metric_table(&self.summaries_of(d, m), &self.methods, sizes, self.size_label())
             );
         }
+        if self.class_study {
+            self.class_figures(out, figs, d);
+        }
         for m in &self.options.metrics {
             self.metric_section(out, figs, d, m);
         }

@@ -284,6 +284,7 @@ impl Report {
             "convergence": self.convergence,
             "shift": self.shift,
             "class_study": self.class_study,
+            "class_curves": self.class_curves,
             "shift_cells": self.shift_cells,
             "variance_decomposition": self.variance,
             "flagged": flagged,

@@ -21,9 +21,9 @@ use credence::error::Result;
 use credence::io::format_error;
 use credence::summary::{CONF_CORRECT_COLUMNS, CONF_COUNT_COLUMNS, OOD_ENTROPY_COLUMNS, REFERRAL_COLUMNS};
 
-/// The scalar columns of the classification table, in order; the curve columns follow
-/// ([`CLASS_COLUMNS`]).
-pub const SCALAR_COLUMNS: [&str; 27] = [
+/// The scalar columns of the classification table up to the OOD AUROCs; the curve columns
+/// follow, then [`TAIL_COLUMNS`] ([`CLASS_COLUMNS`]).
+pub const SCALAR_COLUMNS: [&str; 24] = [
     "dataset",
     "n",
     "method",
@@ -48,19 +48,21 @@ pub const SCALAR_COLUMNS: [&str; 27] = [
     "credal_set_size",
     "ood_entropy_auroc",
     "ood_mi_auroc",
-    "n_test",
-    "converged",
-    "train_seconds",
 ];
 
-/// The columns of the classification table, in order: [`SCALAR_COLUMNS`], then
-/// `conf_count_*`, `conf_correct_*`, `referral_acc_*` and `ood_entropy_*`.
+/// The bookkeeping columns that end every row, as in the regression study's table.
+pub const TAIL_COLUMNS: [&str; 3] = ["n_test", "converged", "train_seconds"];
+
+/// The columns of the classification table, in order: [`SCALAR_COLUMNS`], the curve columns
+/// `conf_count_*`, `conf_correct_*`, `referral_acc_*` and `ood_entropy_*`
+/// ([`credence::summary::class_curves`]), then [`TAIL_COLUMNS`].
 pub static CLASS_COLUMNS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut c = SCALAR_COLUMNS.to_vec();
     c.extend(CONF_COUNT_COLUMNS);
     c.extend(CONF_CORRECT_COLUMNS);
     c.extend(REFERRAL_COLUMNS);
     c.extend(OOD_ENTROPY_COLUMNS);
+    c.extend(TAIL_COLUMNS);
     c
 });
 
@@ -71,6 +73,8 @@ const CONF_COUNT: usize = SCALAR_COLUMNS.len();
 const CONF_CORRECT: usize = CONF_COUNT + 10;
 const REFERRAL: usize = CONF_CORRECT + 10;
 const OOD_ENTROPY: usize = REFERRAL + 11;
+/// Where the tail starts: `n_test`, `converged`, `train_seconds`.
+const TAIL: usize = OOD_ENTROPY + 10;
 
 impl GridJob for ClassJob {
     fn data_seed(&self, seed_offset: u64) -> u64 {
@@ -216,7 +220,7 @@ impl TableRow for ClassRow {
         if intensity > MAX_INTENSITY || (intensity == 0) != shift.is_none() {
             return Err(bad(6, "0 for shift none, else 1 to 5"));
         }
-        let converged = cells[25].parse::<bool>().map_err(|_| bad(25, "true or false"))?;
+        let converged = cells[TAIL + 1].parse::<bool>().map_err(|_| bad(TAIL + 1, "true or false"))?;
         let metrics = if cells[METRICS.0..METRICS.1].iter().all(|c| *c == "NA") {
             None
         } else {
@@ -254,9 +258,9 @@ impl TableRow for ClassRow {
             seed,
             metrics,
             ood,
-            n_test: int(24)?,
+            n_test: int(TAIL)?,
             converged,
-            train_seconds: num(26)?,
+            train_seconds: num(TAIL + 2)?,
         })
     }
 
@@ -296,7 +300,7 @@ impl TableRow for ClassRow {
         };
         let ood_hist = self.ood.map_or_else(|| na(10), |o| o.entropy_histogram.iter().map(f64::to_string).collect());
         format!(
-            "{},{},{},{},{},{},{intensity},{metrics},{},{},{},{},{:.4},{},{}\n",
+            "{},{},{},{},{},{},{intensity},{metrics},{},{},{},{},{},{},{:.4}\n",
             job.dataset,
             job.n,
             job.method,
@@ -305,11 +309,11 @@ impl TableRow for ClassRow {
             shift.map_or("none", Shift::name),
             cell(self.ood.map(|o| o.entropy_auroc)),
             cell(self.ood.map(|o| o.mi_auroc)),
+            curves.join(","),
+            ood_hist.join(","),
             self.n_test,
             self.converged,
-            self.train_seconds,
-            curves.join(","),
-            ood_hist.join(",")
+            self.train_seconds
         )
     }
 
@@ -380,12 +384,16 @@ mod tests {
             assert_eq!(ClassRow::parse(line.trim_end(), p, 2, false).unwrap(), r, "{line}");
         }
         let na = row(1, Some(Shift::Noise), 5, false).to_line();
-        assert!(na.contains(",noise,5,NA,NA,") && na.contains(",NA,NA,360,false,1.5000,NA,"), "{na}");
+        assert!(na.contains(",noise,5,NA,NA,") && na.ends_with(",NA,NA,360,false,1.5000\n"), "{na}");
         assert_eq!(na.matches("NA").count(), 15 + 2 + 41, "{na}");
         // The i.i.d. row carries the OOD histogram, a shifted row does not.
         let iid = row(0, None, 0, true).to_line();
-        assert!(iid.ends_with(",0,0,0.25,0,0,0,0,0,0,0.75\n") && iid.contains(",360,350,340,"), "{iid}");
-        assert!(row(0, Some(Shift::Noise), 1, true).to_line().ends_with(",NA,NA,NA,NA,NA,NA,NA,NA,NA,NA\n"));
+        assert!(
+            iid.ends_with(",0,0,0.25,0,0,0,0,0,0,0.75,360,true,1.5000\n") && iid.contains(",360,350,340,"),
+            "{iid}"
+        );
+        let shifted = row(0, Some(Shift::Noise), 1, true).to_line();
+        assert!(shifted.ends_with(",NA,NA,NA,NA,NA,NA,NA,NA,NA,NA,360,true,1.5000\n"), "{shifted}");
         let line = row(0, None, 0, true).to_line();
         let e = ClassRow::parse(line.trim_end().replacen(",none,0,", ",none,2,", 1).as_str(), p, 4, false);
         assert!(e.unwrap_err().to_string().contains("line 4, column 'intensity': '2' is not 0 for shift none"));

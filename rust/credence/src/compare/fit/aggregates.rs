@@ -110,56 +110,127 @@ pub fn task_aggregates(
     // Each method's runs sorted within tasks (so its resamples do not depend on row order).
     let sorted: Vec<Vec<Vec<f64>>> =
         scores.scores.iter().map(|tasks| tasks.iter().map(|t| sorted_by(t, |y| y)).collect()).collect();
-    let stream = |m: &str| method_stream(seed, m);
+    let pairs: Vec<(usize, usize)> = if scores.methods.len() <= super::RANKS_UP_TO {
+        (0..sorted.len()).flat_map(|i| (0..sorted.len()).filter(move |&j| j != i).map(move |j| (i, j))).collect()
+    } else {
+        Vec::new()
+    };
+    let oriented: Vec<Vec<Vec<f64>>> =
+        sorted.iter().map(|tasks| tasks.iter().map(|t| sorted_by(t, better)).collect()).collect();
+    let estimates: Vec<Option<f64>> = pairs.iter().map(|&(i, j)| improvement(&oriented[i], &oriented[j])).collect();
+    let boot = bootstrap(&sorted, scores.methods, &pairs, &estimates, better, seed, reps);
     let interval = |estimate: f64, mut stats: Vec<f64>| {
         stats.sort_by(f64::total_cmp);
         let q = |p| crate::metrics::sample_quantile(&stats, p);
         Interval { estimate, lower: q(0.025), upper: q(0.975) }
     };
-    let methods: BTreeMap<String, Aggregate> = scores
-        .methods
-        .par_iter()
-        .zip(&sorted)
-        .filter(|(_, tasks)| tasks.iter().any(|t| !t.is_empty()))
-        .map(|(m, tasks)| {
-            let mut boot = Resampler::new(tasks, stream(m));
-            let (mut means, mut iqms, mut all) = (Vec::with_capacity(reps), Vec::with_capacity(reps), Vec::new());
-            for _ in 0..reps {
-                let b = boot.next();
-                means.push(mean_of(b));
-                iqms.push(iqm_of(b, &mut all));
-            }
+    let mut all = Vec::new();
+    let mut methods = BTreeMap::new();
+    for (((m, tasks), means), iqms) in scores.methods.iter().zip(&sorted).zip(boot.means).zip(boot.iqms) {
+        if tasks.iter().any(|t| !t.is_empty()) {
             let runs = tasks.iter().map(Vec::len).sum();
             let iqm = iqm_of(tasks, &mut all);
-            (m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm, iqms) })
-        })
-        .collect();
+            methods
+                .insert(m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm, iqms) });
+        }
+    }
     let mut prob_improvement = BTreeMap::new();
-    if scores.methods.len() <= super::RANKS_UP_TO {
-        let pairs: Vec<(usize, usize)> =
-            (0..sorted.len()).flat_map(|i| (0..sorted.len()).filter(move |&j| j != i).map(move |j| (i, j))).collect();
-        let values: Vec<Option<Interval>> = pairs
-            .par_iter()
-            .map(|&(i, j)| {
-                let (a, b) = (&sorted[i], &sorted[j]);
-                let mut scratch = Default::default();
-                let p = improvement(a, b, better, &mut scratch)?;
-                let (mut ra, mut rb) =
-                    (Resampler::new(a, stream(&scores.methods[i])), Resampler::new(b, stream(&scores.methods[j])));
-                let stats = (0..reps).filter_map(|_| improvement(ra.next(), rb.next(), better, &mut scratch)).collect();
-                Some(interval(p, stats))
-            })
-            .collect();
-        for (&(i, j), v) in pairs.iter().zip(values) {
-            if let Some(v) = v {
-                prob_improvement
-                    .entry(scores.methods[i].clone())
-                    .or_insert_with(BTreeMap::new)
-                    .insert(scores.methods[j].clone(), v);
-            }
+    for ((&(i, j), estimate), stats) in pairs.iter().zip(estimates).zip(boot.pairs) {
+        if let Some(p) = estimate {
+            prob_improvement
+                .entry(scores.methods[i].clone())
+                .or_insert_with(BTreeMap::new)
+                .insert(scores.methods[j].clone(), interval(p, stats));
         }
     }
     Ok(Aggregates { reps, seed, methods, prob_improvement })
+}
+
+/// Bootstrap resamples drawn at a time: bounds the stored resamples to methods x CHUNK x runs.
+const CHUNK: usize = 100;
+
+/// The bootstrap statistics: each method's means and IQMs, each pair's P(improvement).
+struct Boot {
+    means: Vec<Vec<f64>>,
+    iqms: Vec<Vec<f64>>,
+    pairs: Vec<Vec<f64>>,
+}
+
+/// The statistics of `reps` stratified resamples. Resample r of a method is the r-th of its
+/// own stream ([`method_stream`]) whichever statistic or pair it serves, so each is drawn and
+/// sorted once (in chunks of [`CHUNK`]) and then merged against every other method's, rather
+/// than drawn again for each of the m (m - 1) pairs.
+fn bootstrap(
+    sorted: &[Vec<Vec<f64>>],
+    methods: &[String],
+    pairs: &[(usize, usize)],
+    estimates: &[Option<f64>],
+    better: &(dyn Fn(f64) -> f64 + Sync),
+    seed: u64,
+    reps: usize,
+) -> Boot {
+    let mut boots: Vec<Resampler> =
+        sorted.iter().zip(methods).map(|(t, m)| Resampler::new(t, method_stream(seed, m))).collect();
+    let n = sorted.len();
+    let (mut means, mut iqms) = (vec![Vec::with_capacity(reps); n], vec![Vec::with_capacity(reps); n]);
+    let mut stats = vec![Vec::with_capacity(reps); pairs.len()];
+    // Each pair (i, j) with i < j and the position of (j, i).
+    let pair_index: Vec<(usize, usize)> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, (i, j))| i < j)
+        .filter_map(|(ij, &(i, j))| Some((ij, pairs.iter().position(|&p| p == (j, i))?)))
+        .collect();
+    let mut done = 0;
+    while done < reps {
+        let k = CHUNK.min(reps - done);
+        // chunk[method][r]: the method's resample r of this chunk, oriented and sorted per task.
+        let chunk: Vec<Vec<Vec<Vec<f64>>>> = boots
+            .par_iter_mut()
+            .zip(means.par_iter_mut().zip(iqms.par_iter_mut()))
+            .map(|(boot, (means, iqms))| {
+                let mut all = Vec::new();
+                (0..k)
+                    .map(|_| {
+                        means.push(mean_of(boot.next()));
+                        let sorted = boot.sorted();
+                        iqms.push(iqm_of(sorted, &mut all));
+                        let mut oriented = Vec::new();
+                        if !pairs.is_empty() {
+                            orient_into(sorted, better, &mut oriented);
+                        }
+                        oriented
+                    })
+                    .collect()
+            })
+            .collect();
+        // Each unordered pair once: U(B, A) = n_A n_B - U(A, B) exactly, so (j, i) gets the
+        // bits a merge of its own would give.
+        let halves: Vec<(Vec<f64>, Vec<f64>)> = pair_index
+            .par_iter()
+            .map(|&(ij, _)| {
+                let (i, j) = pairs[ij];
+                let (mut forward, mut backward) = (Vec::with_capacity(k), Vec::with_capacity(k));
+                for (a, b) in chunk[i].iter().zip(&chunk[j]) {
+                    if let Some((f, b)) = improvements(a, b) {
+                        forward.push(f);
+                        backward.push(b);
+                    }
+                }
+                (forward, backward)
+            })
+            .collect();
+        for (&(ij, ji), (forward, backward)) in pair_index.iter().zip(halves) {
+            if estimates[ij].is_some() {
+                stats[ij].extend(forward);
+            }
+            if estimates[ji].is_some() {
+                stats[ji].extend(backward);
+            }
+        }
+        done += k;
+    }
+    Boot { means, iqms, pairs: stats }
 }
 
 /// The seed of method `m`'s bootstrap resamples: the same wherever `m` sits in the table.
@@ -168,34 +239,81 @@ pub(super) fn method_stream(seed: u64, m: &str) -> u64 {
 }
 
 /// One method's stratified resamples, one at a time: each task's runs drawn with replacement.
+/// The tasks' runs come sorted, so a resample's sorted form follows from how often each run
+/// was drawn ([`Resampler::sorted`]) without a sort.
 pub(super) struct Resampler<'a> {
     tasks: &'a [Vec<f64>],
     rng: SplitMix64,
+    /// The last resample's drawn run indices, in draw order.
+    drawn: Vec<Vec<usize>>,
+    /// Its runs in draw order.
     buf: Vec<Vec<f64>>,
+    /// Its runs sorted.
+    sorted: Vec<Vec<f64>>,
+    counts: Vec<usize>,
 }
 
 impl<'a> Resampler<'a> {
+    /// Resamples of `tasks`, each task's runs sorted ([`sorted_by`] with the identity).
     pub(super) fn new(tasks: &'a [Vec<f64>], seed: u64) -> Self {
-        Self { tasks, rng: SplitMix64(seed), buf: tasks.iter().map(|t| Vec::with_capacity(t.len())).collect() }
+        fn like<T>(tasks: &[Vec<f64>]) -> Vec<Vec<T>> {
+            tasks.iter().map(|t| Vec::with_capacity(t.len())).collect()
+        }
+        Self {
+            tasks,
+            rng: SplitMix64(seed),
+            drawn: like(tasks),
+            buf: like(tasks),
+            sorted: like(tasks),
+            counts: Vec::new(),
+        }
     }
 
-    /// The next resample.
+    /// The next resample, each task's runs in draw order.
     pub(super) fn next(&mut self) -> &[Vec<f64>] {
-        for (t, b) in self.tasks.iter().zip(&mut self.buf) {
-            b.clear();
+        for ((t, d), b) in self.tasks.iter().zip(&mut self.drawn).zip(&mut self.buf) {
+            d.clear();
             let n = t.len();
-            b.extend((0..n).map(|_| t[((self.rng.uniform() * n as f64) as usize).min(n - 1)]));
+            d.extend((0..n).map(|_| ((self.rng.uniform() * n as f64) as usize).min(n - 1)));
+            b.clear();
+            b.extend(d.iter().map(|&i| t[i]));
         }
         &self.buf
     }
 
-    /// The next resample with each task's runs sorted (as [`sorted_by`] with the identity).
+    /// The last resample with each task's runs sorted: the sorted runs, each repeated as often
+    /// as it was drawn.
+    pub(super) fn sorted(&mut self) -> &[Vec<f64>] {
+        for ((t, d), s) in self.tasks.iter().zip(&self.drawn).zip(&mut self.sorted) {
+            self.counts.clear();
+            self.counts.resize(t.len(), 0);
+            d.iter().for_each(|&i| self.counts[i] += 1);
+            s.clear();
+            for (&y, &c) in t.iter().zip(&self.counts) {
+                s.extend(std::iter::repeat_n(y, c));
+            }
+        }
+        &self.sorted
+    }
+
+    /// The next resample with each task's runs sorted.
     pub(super) fn next_sorted(&mut self) -> &[Vec<f64>] {
         self.next();
-        for b in &mut self.buf {
-            b.sort_by(f64::total_cmp);
+        self.sorted()
+    }
+}
+
+/// Each task's runs mapped by `better` and sorted, into `out`. Runs that come sorted map to a
+/// sorted, reversed or V-shaped sequence, which the sort merges in linear time.
+fn orient_into(tasks: &[Vec<f64>], better: &(dyn Fn(f64) -> f64 + Sync), out: &mut Vec<Vec<f64>>) {
+    out.resize_with(tasks.len(), Vec::new);
+    for (t, o) in tasks.iter().zip(out.iter_mut()) {
+        o.clear();
+        o.extend(t.iter().map(|&y| better(y)));
+        if o.first() > o.last() {
+            o.reverse();
         }
-        &self.buf
+        o.sort_by(f64::total_cmp);
     }
 }
 
@@ -222,32 +340,38 @@ fn iqm_of(tasks: &[Vec<f64>], all: &mut Vec<f64>) -> f64 {
     kept.iter().sum::<f64>() / kept.len() as f64
 }
 
-/// P(X > Y) + P(X = Y) / 2 per task, "greater" by `better`, averaged over the tasks both
-/// have runs in (None when there is none); `scratch` holds a task's oriented runs.
-fn improvement(
-    x: &[Vec<f64>],
-    y: &[Vec<f64>],
-    better: &(dyn Fn(f64) -> f64 + Sync),
-    scratch: &mut (Vec<f64>, Vec<f64>),
-) -> Option<f64> {
-    let oriented = |runs: &[f64], out: &mut Vec<f64>| {
-        out.clear();
-        out.extend(runs.iter().map(|&r| better(r)));
-        out.sort_by(f64::total_cmp);
-    };
+/// P(X > Y) + P(X = Y) / 2 per task, averaged over the tasks both have runs in (None when
+/// there is none); each task's runs already oriented (greater is better) and sorted.
+fn improvement(x: &[Vec<f64>], y: &[Vec<f64>]) -> Option<f64> {
     // The shares are non-negative, so summing from 0 in task order gives `Iterator::sum`'s bits.
     let (mut sum, mut tasks) = (0.0, 0usize);
     for (a, b) in x.iter().zip(y).filter(|(a, b)| !a.is_empty() && !b.is_empty()) {
-        oriented(a, &mut scratch.0);
-        oriented(b, &mut scratch.1);
-        sum += u_share(&scratch.0, &scratch.1);
+        sum += u_share(a, b);
         tasks += 1;
     }
     (tasks > 0).then(|| sum / tasks as f64)
 }
 
+/// [`improvement`] of X over Y and of Y over X, from one merge per task.
+fn improvements(x: &[Vec<f64>], y: &[Vec<f64>]) -> Option<(f64, f64)> {
+    let (mut forward, mut backward, mut tasks) = (0.0, 0.0, 0usize);
+    for (a, b) in x.iter().zip(y).filter(|(a, b)| !a.is_empty() && !b.is_empty()) {
+        let (u, all) = (u_count(a, b), (a.len() * b.len()) as f64);
+        forward += u / all;
+        backward += (all - u) / all;
+        tasks += 1;
+    }
+    (tasks > 0).then(|| (forward / tasks as f64, backward / tasks as f64))
+}
+
 /// The Mann-Whitney U of sorted `a` against sorted `b` over |a| |b|, by one merge.
 fn u_share(a: &[f64], b: &[f64]) -> f64 {
+    u_count(a, b) / (a.len() * b.len()) as f64
+}
+
+/// The Mann-Whitney U of sorted `a` against sorted `b`: pairs with a greater, ties one half
+/// (an exact multiple of one half).
+fn u_count(a: &[f64], b: &[f64]) -> f64 {
     let (mut below, mut upto, mut u) = (0usize, 0usize, 0.0);
     for &x in a {
         while below < b.len() && b[below] < x {
@@ -259,7 +383,7 @@ fn u_share(a: &[f64], b: &[f64]) -> f64 {
         }
         u += below as f64 + 0.5 * (upto - below) as f64;
     }
-    u / (a.len() * b.len()) as f64
+    u
 }
 
 /// FNV-1a of a method's name: its stream tag, the same wherever the method sits in the table.
@@ -354,6 +478,74 @@ mod tests {
         let width = mean.upper - mean.lower;
         assert!((width - 0.196).abs() < 0.02, "{width}");
         assert!(mean.lower < mean.estimate && mean.estimate < mean.upper);
+    }
+
+    /// The aggregates as first written: each pair draws both methods' resamples again from
+    /// their streams and orients and sorts them itself.
+    fn per_pair(scores: &TaskScores<'_>, better: &(dyn Fn(f64) -> f64 + Sync), seed: u64, reps: usize) -> Aggregates {
+        let sorted: Vec<Vec<Vec<f64>>> =
+            scores.scores.iter().map(|tasks| tasks.iter().map(|t| sorted_by(t, |y| y)).collect()).collect();
+        let interval = |estimate: f64, mut stats: Vec<f64>| {
+            stats.sort_by(f64::total_cmp);
+            let q = |p| crate::metrics::sample_quantile(&stats, p);
+            Interval { estimate, lower: q(0.025), upper: q(0.975) }
+        };
+        let oriented = |tasks: &[Vec<f64>]| tasks.iter().map(|t| sorted_by(t, better)).collect::<Vec<_>>();
+        let mut methods = BTreeMap::new();
+        for (m, tasks) in scores.methods.iter().zip(&sorted).filter(|(_, t)| t.iter().any(|t| !t.is_empty())) {
+            let mut boot = Resampler::new(tasks, method_stream(seed, m));
+            let (mut means, mut iqms, mut all) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..reps {
+                let b = boot.next();
+                means.push(mean_of(b));
+                iqms.push(iqm_of(b, &mut all));
+            }
+            let runs = tasks.iter().map(Vec::len).sum();
+            let iqm = iqm_of(tasks, &mut all);
+            methods
+                .insert(m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm, iqms) });
+        }
+        let mut prob_improvement = BTreeMap::new();
+        for i in 0..sorted.len() {
+            for j in (0..sorted.len()).filter(|&j| j != i) {
+                let Some(p) = improvement(&oriented(&sorted[i]), &oriented(&sorted[j])) else { continue };
+                let mut ra = Resampler::new(&sorted[i], method_stream(seed, &scores.methods[i]));
+                let mut rb = Resampler::new(&sorted[j], method_stream(seed, &scores.methods[j]));
+                let stats = (0..reps).filter_map(|_| improvement(&oriented(ra.next()), &oriented(rb.next()))).collect();
+                prob_improvement
+                    .entry(scores.methods[i].clone())
+                    .or_insert_with(BTreeMap::new)
+                    .insert(scores.methods[j].clone(), interval(p, stats));
+            }
+        }
+        Aggregates { reps, seed, methods, prob_improvement }
+    }
+
+    /// Drawing each method's resamples once per chunk, sorting them by counts and merging each
+    /// unordered pair once give the per-pair answers bit for bit: several tasks, a method
+    /// without runs in one, ties, a non-monotone orientation (a target) and a last chunk cut
+    /// short.
+    #[test]
+    fn shared_resamples_give_the_per_pair_answers_bit_for_bit() {
+        let mut rng = SplitMix64(7);
+        let methods: Vec<String> = ["A", "B", "C", "D"].map(String::from).to_vec();
+        let mut scores = vec![vec![Vec::new(); 3]; 4];
+        for (m, tasks) in scores.iter_mut().enumerate() {
+            for (t, runs) in tasks.iter_mut().enumerate() {
+                if (m, t) != (2, 1) {
+                    // On a grid of 1/8 with shifts of 1/8: ties within and between methods.
+                    runs.extend((0..5 + 3 * t).map(|_| (rng.uniform() * 8.0).floor() / 8.0 + 0.125 * m as f64));
+                }
+            }
+        }
+        let s = TaskScores { methods: &methods, scores };
+        let (lower, target) = (|y: f64| -y, |y: f64| -(y - 0.4).abs());
+        let orientations: [&(dyn Fn(f64) -> f64 + Sync); 2] = [&lower, &target];
+        for better in orientations {
+            let got = task_aggregates(&s, better, 3, 250).unwrap();
+            assert_eq!(got, per_pair(&s, better, 3, 250));
+            assert_eq!(got.prob_improvement.len(), 4);
+        }
     }
 
     #[test]

@@ -358,7 +358,6 @@ pub fn build_report_with_progress(
     let source = table.source().display().to_string();
     // A classification study's table is read in the shift layout, one data set per (data
     // set, n), so that every training size gets its comparison per intensity.
-    let class_view;
     let class = is_class_study_table(table);
     let mut options = options.clone();
     if options.metrics.is_empty() {
@@ -366,24 +365,21 @@ pub fn build_report_with_progress(
     }
     let options = &options;
     let class_curves = if class { class_curves(table)? } else { Vec::new() };
-    let table = if class {
-        class_view = class_study_as_shift(table)?;
-        &class_view
-    } else {
-        table
-    };
+    let mut view = if class { Some(class_study_as_shift(table)?) } else { None };
     // A dataset-shift table (the shift benchmark's layout): shift types are the paired
     // realizations and intensities take the place of training sizes.
-    let shift = is_shift_table(table);
+    let shift = is_shift_table(view.as_ref().unwrap_or(table));
     // Checked under the table's own name: after the renaming an error would say 'n'.
-    every_size_given(table, if shift { "intensity" } else { "n" })?;
-    let renamed;
-    let table = if shift {
-        renamed = table.renamed(&[("intensity", "n"), ("shift", "realization")]);
-        &renamed
-    } else {
-        table
-    };
+    every_size_given(view.as_ref().unwrap_or(table), if shift { "intensity" } else { "n" })?;
+    if shift {
+        let pairs = [("intensity", "n"), ("shift", "realization")];
+        match &mut view {
+            // The class view is this function's own copy: renamed in place, not copied again.
+            Some(v) => v.rename(&pairs),
+            None => view = Some(table.renamed(&pairs)),
+        }
+    }
+    let table = view.as_ref().unwrap_or(table);
     check_table(table, options)?;
     // Data sets and methods in the natural order of their labels, not the table's row order
     // (a study writes rows as jobs complete): the same table gives the same report.

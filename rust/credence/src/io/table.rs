@@ -98,12 +98,17 @@ impl Table {
     /// to read a dataset-shift table's `intensity` and `shift` as `n` and `realization`.
     pub fn renamed(&self, pairs: &[(&str, &str)]) -> Self {
         let mut t = self.clone();
-        for h in &mut t.header {
+        t.rename(pairs);
+        t
+    }
+
+    /// Renames columns in place (`(from, to)` pairs), as [`Table::renamed`] without a copy.
+    pub fn rename(&mut self, pairs: &[(&str, &str)]) {
+        for h in &mut self.header {
             if let Some((_, to)) = pairs.iter().find(|(from, _)| h == from) {
                 *h = to.to_string();
             }
         }
-        t
     }
 
     /// The same rows with the columns named in `drop` left out and `add` appended (each

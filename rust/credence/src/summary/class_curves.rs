@@ -89,6 +89,10 @@ pub const REFERRAL_COLUMNS: [&str; 11] = [
     "referral_acc_100",
 ];
 
+/// Every block of curve columns.
+pub(super) const CURVE_COLUMNS: [&[&str]; 4] =
+    [&CONF_COUNT_COLUMNS, &CONF_CORRECT_COLUMNS, &REFERRAL_COLUMNS, &OOD_ENTROPY_COLUMNS];
+
 /// The share of points per bin of the normalised entropy H / ln K ([`ENTROPY_BINS`] equal
 /// bins on [0, 1], the last closed; values rounded past 1 count in it). `entropy` in nats;
 /// errors name a NaN or negative value and fewer than two classes.

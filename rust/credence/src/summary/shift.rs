@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::class_curves::CURVE_COLUMNS;
 use crate::error::Result;
 use crate::io::{Table, format_error};
 
@@ -26,7 +27,8 @@ pub fn is_class_study_table(table: &Table) -> bool {
 /// column), and each (shift, realization) a `shift` label `"{shift}/{realization}"`, the
 /// unit the methods are paired on (the same subsample scored on the same shifted test set).
 /// Intensity 0 is the i.i.d. test set (`none/{realization}`); at intensity k the cell pools
-/// every shift type, as the shift benchmark's box plots do. Errors name the file, line and
+/// every shift type, as the shift benchmark's box plots do. The curve columns
+/// ([`super::class_curves`]) are not metrics and are left out. Errors name the file, line and
 /// column of a missing `n`, `realization` or `shift` cell.
 pub fn class_study_as_shift(table: &Table) -> Result<Table> {
     let datasets = if table.has_column("dataset") { table.text("dataset")? } else { vec![None; table.n_rows()] };
@@ -42,10 +44,9 @@ pub fn class_study_as_shift(table: &Table) -> Result<Table> {
         dataset.push(section_label(datasets[i].as_deref(), n));
         pair.push(format!("{s}/{r}"));
     }
-    table.with_columns(
-        &["dataset", "n", "shift", "realization"],
-        vec![("dataset".to_string(), dataset), ("shift".to_string(), pair)],
-    )
+    let mut drop = vec!["dataset", "n", "shift", "realization"];
+    drop.extend(CURVE_COLUMNS.iter().flat_map(|c| c.iter()));
+    table.with_columns(&drop, vec![("dataset".to_string(), dataset), ("shift".to_string(), pair)])
 }
 
 /// The data set label of a (data set, n) of a classification study: `"{dataset} n={n}"`, or

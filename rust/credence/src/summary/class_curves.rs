@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::shift::section_label;
 use crate::error::{Error, Result};
 use crate::io::{Table, natural_cmp};
 use crate::metrics::ConfidencePoint;
@@ -88,6 +87,15 @@ pub const REFERRAL_COLUMNS: [&str; 11] = [
     "referral_acc_95",
     "referral_acc_100",
 ];
+
+/// The data set label of a (data set, n) of a classification study: `"{dataset} n={n}"`, or
+/// `"n={n}"` without a data set.
+pub(super) fn section_label(dataset: Option<&str>, n: &str) -> String {
+    match dataset {
+        Some(d) => format!("{d} n={n}"),
+        None => format!("n={n}"),
+    }
+}
 
 /// Every block of curve columns.
 pub(super) const CURVE_COLUMNS: [&[&str]; 4] =

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::class_curves::CURVE_COLUMNS;
+use super::class_curves::{CURVE_COLUMNS, section_label};
 use crate::error::Result;
 use crate::io::{Table, format_error};
 
@@ -47,15 +47,6 @@ pub fn class_study_as_shift(table: &Table) -> Result<Table> {
     let mut drop = vec!["dataset", "n", "shift", "realization"];
     drop.extend(CURVE_COLUMNS.iter().flat_map(|c| c.iter()));
     table.with_columns(&drop, vec![("dataset".to_string(), dataset), ("shift".to_string(), pair)])
-}
-
-/// The data set label of a (data set, n) of a classification study: `"{dataset} n={n}"`, or
-/// `"n={n}"` without a data set.
-pub(super) fn section_label(dataset: Option<&str>, n: &str) -> String {
-    match dataset {
-        Some(d) => format!("{d} n={n}"),
-        None => format!("n={n}"),
-    }
 }
 
 /// The values of one metric over the shift types of one (dataset, method, intensity).

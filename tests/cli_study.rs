@@ -8,7 +8,7 @@ use credence::backend::Backend;
 use serde_json::Value;
 
 mod common;
-use common::{credence, refused, rows_without_timing};
+use common::{CLASS_GRID, credence, refused, rows_without_timing};
 
 const TINY: [&str; 8] = ["--n", "30", "--methods", "map,cp", "--realizations", "3", "--epoch-scale", "0.02"];
 
@@ -319,26 +319,10 @@ fn the_classification_study_feeds_the_fit() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("class.csv");
     let out_s = out.to_str().unwrap();
-    let args = [
-        "study",
-        "--task",
-        "classification",
-        "--dataset",
-        "synthetic",
-        "--n",
-        "60",
-        "--realizations",
-        "3",
-        "--methods",
-        "map,ensemble",
-        "--shifts",
-        "feature_noise",
-        "--epoch-scale",
-        "0.05",
-        "--quiet",
-        "--out",
-        out_s,
-    ];
+    let args = common::args(
+        &["study", "--n", "60", "--realizations", "3", "--epoch-scale", "0.05", "--quiet", "--out", out_s],
+        &CLASS_GRID,
+    );
     let (ok, stdout, stderr) = credence(&args);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("synthetic: 6 job(s) written"), "{stdout}");

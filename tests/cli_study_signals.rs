@@ -8,34 +8,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{complete_rows, credence, rows_without_timing};
+use common::{CLASS_GRID, complete_rows, credence, rows_without_timing};
 
-/// 2 methods x 5 realizations at n = 100 with the full epochs on one thread: about 10 s in the
-/// test build, slow enough to stop between jobs. Each job writes 6 rows (i.i.d. and feature
-/// noise at intensities 1-5).
-const GRID: [&str; 16] = [
-    "study",
-    "--task",
-    "classification",
-    "--dataset",
-    "synthetic",
-    "--n",
-    "100",
-    "--methods",
-    "map,ensemble",
-    "--realizations",
-    "5",
-    "--shifts",
-    "feature_noise",
-    "--threads",
-    "1",
-    "--quiet",
-];
+/// [`CLASS_GRID`] at n = 100 with 5 realizations and the full epochs on one thread: about 10 s
+/// in the test build, slow enough to stop between jobs.
 const ROWS_PER_JOB: usize = 6;
 
 fn args(out: &Path) -> Vec<&str> {
-    let mut a = GRID.to_vec();
-    a.extend(["--out", out.to_str().unwrap()]);
+    let mut a = common::args(&["study"], &CLASS_GRID);
+    a.extend(["--n", "100", "--realizations", "5", "--threads", "1", "--quiet", "--out", out.to_str().unwrap()]);
     a
 }
 
@@ -103,7 +84,7 @@ fn a_stopped_or_killed_classification_study_resumes_to_the_same_table() {
     assert!(!done.status.success() && stderr.contains("interrupted after"), "{stderr}");
     let before = complete_rows(&stopped);
     assert_eq!(before.len() % ROWS_PER_JOB, 0, "only whole jobs after Ctrl-C");
-    assert!(before.len() < reference.len(), "the run finished before Ctrl-C: make GRID slower");
+    assert!(before.len() < reference.len(), "the run finished before Ctrl-C: make the grid slower");
     resume(&stopped, before.len() / ROWS_PER_JOB);
     assert_eq!(complete_rows(&stopped)[..before.len()], before[..]);
     assert_eq!(rows_without_timing(&stopped), reference);

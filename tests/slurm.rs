@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{complete_rows, credence, rows_without_timing};
+use common::{CLASS_GRID, complete_rows, credence, rows_without_timing};
 
 use credence_study::data::Dataset;
 use credence_study::grid::{Shard, jobs};
@@ -359,36 +359,18 @@ fn the_array_and_merge_jobs_give_the_single_process_table() {
     assert!(log.contains("merged 18 rows (synthetic) from 3 file(s)"), "{log}");
 }
 
-/// The grid of the classification case: 2 methods x 4 realizations = 8 jobs of 6 rows each
-/// (the i.i.d. test set and feature noise at intensities 1-5).
-const CLASS_GRID: [&str; 16] = [
-    "--task",
-    "classification",
-    "--dataset",
-    "synthetic",
-    "--n",
-    "60",
-    "--methods",
-    "map,ensemble",
-    "--realizations",
-    "4",
-    "--shifts",
-    "feature_noise",
-    "--epoch-scale",
-    "0.05",
-    "--seed-offset",
-    "3",
-];
-
 #[test]
 #[ignore = "starts a live Slurm: its own step of scripts/test-all (-- --ignored)"]
 fn a_classification_study_runs_as_array_and_merge_jobs() {
     let Some(mut cluster) = Cluster::start_or_skip() else { return };
     let study = cluster.dir.path().join("class");
-    let (array, merge) = cluster.submit(&submit_args(study.to_str().unwrap(), ["--jobs-per-shard", "4"], &CLASS_GRID));
+    // 2 methods x 4 realizations = 8 jobs of 6 rows each.
+    let grid =
+        common::args(&CLASS_GRID, &["--n", "60", "--realizations", "4", "--epoch-scale", "0.05", "--seed-offset", "3"]);
+    let (array, merge) = cluster.submit(&submit_args(study.to_str().unwrap(), ["--jobs-per-shard", "4"], &grid));
     assert_eq!(cluster.finish(&array), ["COMPLETED"; 2], "{}", cluster.logs());
     assert_eq!(cluster.finish(&merge), ["COMPLETED"], "{}", cluster.logs());
-    check_against_one_process(&study, &CLASS_GRID, 8 * 6);
+    check_against_one_process(&study, &grid, 8 * 6);
     let log = std::fs::read_to_string(study.join(format!("slurm-{merge}.out"))).unwrap();
     assert!(log.contains("merged 48 rows (synthetic) from 2 file(s)"), "{log}");
 }

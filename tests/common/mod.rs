@@ -37,6 +37,12 @@ pub fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(more).copied().collect()
 }
 
+/// A classification grid on the synthetic set: MAP and the ensemble, scored on the i.i.d. test
+/// set and under feature noise at intensities 1-5 (6 rows per job); each test adds the size,
+/// the realizations and how the grid runs.
+pub const CLASS_GRID: [&str; 8] =
+    ["--task", "classification", "--dataset", "synthetic", "--methods", "map,ensemble", "--shifts", "feature_noise"];
+
 /// The complete rows of a table (a half-written last line left out), header excluded.
 pub fn complete_rows(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_default();

@@ -285,9 +285,18 @@ fn run_grid(a: RunArgs) -> Result<()> {
         ..d
     };
     let data_dir = a.data_dir.clone().or_else(|| std::env::var_os("CREDENCE_DATA").map(PathBuf::from));
-    let need_dir = |file: Option<&str>, dataset: &str| match (file, &data_dir) {
-        (Some(file), None) => bail!("{dataset} is read from {file}: give --data-dir DIR or set CREDENCE_DATA"),
-        _ => Ok(()),
+    // --plan-shards prints the grid's shard layout and stops (None); else the table to write,
+    // once the data set's file has a directory to come from.
+    let out_for = |dataset: &str, file: Option<&str>, shards: &dyn Fn(usize) -> credence::error::Result<ShardPlan>| {
+        if let Some(k) = a.plan_shards {
+            print_shards(dataset, shards(k)?, k);
+            return Ok(None);
+        }
+        let Some(out) = a.out.as_deref() else { bail!("--out is required") };
+        if let (Some(file), None) = (file, &data_dir) {
+            bail!("{dataset} is read from {file}: give --data-dir DIR or set CREDENCE_DATA");
+        }
+        Ok(Some(out))
     };
     let (label, s) = match a.task {
         Task::Regression => {
@@ -306,12 +315,9 @@ fn run_grid(a: RunArgs) -> Result<()> {
                 shard: a.shard,
                 method_config,
             };
-            if let Some(k) = a.plan_shards {
-                print_shards(dataset.name(), plan.shard_plan(dataset, k)?, k);
+            let Some(out) = out_for(dataset.name(), dataset.file_name(), &|k| plan.shard_plan(dataset, k))? else {
                 return Ok(());
-            }
-            let Some(out) = &a.out else { bail!("--out is required") };
-            need_dir(dataset.file_name(), dataset.name())?;
+            };
             let data = dataset.load(data_dir.as_deref())?;
             (dataset.name(), run_with_progress(dataset, &data, &plan, out, a.quiet)?)
         }
@@ -336,12 +342,9 @@ fn run_grid(a: RunArgs) -> Result<()> {
                 shard: a.shard,
                 method_config,
             };
-            if let Some(k) = a.plan_shards {
-                print_shards(dataset.name(), plan.shard_plan(dataset, k)?, k);
+            let Some(out) = out_for(dataset.name(), dataset.file_name(), &|k| plan.shard_plan(dataset, k))? else {
                 return Ok(());
-            }
-            let Some(out) = &a.out else { bail!("--out is required") };
-            need_dir(dataset.file_name(), dataset.name())?;
+            };
             let split = dataset.load(data_dir.as_deref())?;
             let s = with_progress(a.quiet, |p, cancel| run_class_study(dataset, &split, &plan, out, p, cancel))?;
             (dataset.name(), s)

@@ -107,6 +107,21 @@ impl GridRun {
     }
 }
 
+/// The training sizes a pool of `pool` points can draw, and those above it (skipped, each
+/// with a note naming `dataset`).
+pub(crate) fn sizes_in_pool(
+    sizes: &[usize],
+    pool: usize,
+    dataset: &dyn std::fmt::Display,
+    progress: &dyn Progress,
+) -> (Vec<usize>, Vec<usize>) {
+    let (fit, skipped): (Vec<usize>, Vec<usize>) = sizes.iter().partition(|&&n| n <= pool);
+    for n in &skipped {
+        progress.note(&format!("{dataset}: n = {n} exceeds the pool of {pool} points; skipped"));
+    }
+    (fit, skipped)
+}
+
 /// Runs the jobs of `grid` that `out` lacks with `run_job` (a job's rows, `rows_per_job` of
 /// them) and appends their rows. See the module documentation.
 pub(crate) fn run_grid<R: TableRow>(

@@ -18,7 +18,7 @@ use std::time::Instant;
 use ndarray::ArrayView2;
 
 use crate::data::{DataSplit, Dataset, Realization};
-use crate::engine::{Grid, run_grid};
+use crate::engine::{Grid, run_grid, sizes_in_pool};
 pub use crate::engine::{Progress, Silent, StudySummary};
 use crate::grid::{Job, jobs};
 use crate::methods::{Method, MethodConfig, MethodOutput, train_and_predict};
@@ -89,17 +89,7 @@ pub(crate) fn run_with(
     plan.validate()?;
     let backend = plan.method_config.backend.resolve()?;
     let config = MethodConfig { backend, ..plan.method_config.clone() };
-    let pool = data.pool_size();
-    let mut sizes = Vec::new();
-    let mut skipped_sizes = Vec::new();
-    for &n in &plan.sizes {
-        if n > pool {
-            progress.note(&format!("{dataset}: n = {n} exceeds the pool of {pool} points; skipped"));
-            skipped_sizes.push(n);
-        } else {
-            sizes.push(n);
-        }
-    }
+    let (sizes, skipped_sizes) = sizes_in_pool(&plan.sizes, data.pool_size(), &dataset, progress);
     let mut planned = jobs(dataset, &sizes, &plan.methods, plan.realizations, plan.train_seeds);
     if let Some(shard) = plan.shard {
         planned.retain(|j| shard.contains(j));

@@ -13,7 +13,7 @@ use super::methods::ClassMethod;
 use super::shift::Shift;
 use super::table::ClassRow;
 use crate::engine::StudySummary;
-use crate::engine::{Grid, Progress, run_grid};
+use crate::engine::{Grid, Progress, run_grid, sizes_in_pool};
 use crate::grid::{Shard, ShardPlan, plan_shards};
 use crate::methods::MethodConfig;
 use crate::plan::check_grid;
@@ -135,11 +135,7 @@ pub fn run_class_study(
     let config = MethodConfig { backend, ..plan.method_config.clone() };
     let shifts = plan.shifts_for(dataset);
     let tests = TestSets::new(split, &shifts)?;
-    let pool = split.pool_size();
-    let (sizes, skipped_sizes): (Vec<usize>, Vec<usize>) = plan.sizes.iter().partition(|&&n| n <= pool);
-    for n in &skipped_sizes {
-        progress.note(&format!("{dataset}: n = {n} exceeds the pool of {pool} points; skipped"));
-    }
+    let (sizes, skipped_sizes) = sizes_in_pool(&plan.sizes, split.pool_size(), &dataset, progress);
     let mut planned = plan.jobs(dataset, &sizes);
     if let Some(shard) = plan.shard {
         planned.retain(|j| shard.contains(j));

@@ -172,8 +172,11 @@ fn print_flagged(report: &Report) {
             flagged.len(),
             report.fits.len()
         );
+        // A shift table's `n` is the shift intensity.
+        let axis = if report.shift { "intensity" } else { "n" };
         for (c, p) in flagged {
-            eprintln!("{}", crate::visible(&format!("  {} {} n={}: {}", c.dataset, c.metric, c.n, p.join("; "))));
+            let line = format!("  {} {} {axis}={}: {}", c.dataset, c.metric, c.n, p.join("; "));
+            eprintln!("{}", crate::visible(&line));
         }
     }
     for c in &report.across {

@@ -96,6 +96,19 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
     put("bom.csv", format!("\u{feff}{table}").into_bytes());
     put("constant.csv", table_with(|v, m| if m == "MAP" { "0.5".into() } else { v.to_string() }).into_bytes());
     put("allsame.csv", table_with(|_, _| "0.3".into()).into_bytes());
+    // MCD = MAP + 0.05 in every realization: the realization effects can fit both exactly.
+    let map: Vec<&str> = table.lines().filter(|l| l.starts_with("MAP,")).collect();
+    let tied = table.lines().map(|l| match l.strip_prefix("MCD,") {
+        Some(rest) => {
+            let r = rest.split(',').next().unwrap();
+            let m = map.iter().find(|m| m.split(',').nth(1) == Some(r)).unwrap();
+            let v: f64 = m.split(',').nth(2).unwrap().parse().unwrap();
+            let c: Vec<&str> = l.split(',').collect();
+            format!("MCD,{r},{},{}\n", v + 0.05, c[3..].join(","))
+        }
+        None => format!("{l}\n"),
+    });
+    put("tied.csv", tied.collect::<String>().into_bytes());
     put("micro.csv", table_with(|v, _| format!("{:e}", v * 1e-6)).into_bytes());
     put("tiny300.csv", table_with(|v, _| format!("{:e}", v * 1e-300)).into_bytes());
     put("huge.csv", table_with(|v, _| format!("{:e}", v * 1e300)).into_bytes());

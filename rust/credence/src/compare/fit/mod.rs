@@ -20,7 +20,7 @@ mod summary;
 mod summary_serde;
 mod wording;
 
-use checks::{STANDARDIZE, check_constant_methods, check_scale, display_order, prior_scale};
+use checks::{STANDARDIZE, check_constant_methods, check_scale, check_shared_patterns, display_order, prior_scale};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
 pub use paper_table::{PaperTable, TableFormat};
@@ -120,10 +120,10 @@ pub(crate) fn build_model(
 /// use credence::compare::{fit, Design, FitOptions, NutsSettings, Sampler};
 /// let (mut g, mut p, mut y) = (vec![], vec![], vec![]);
 /// for r in 0..8 {
-///     for (m, shift) in [("A", 0.0), ("B", 0.3)] {
+///     for (k, (m, shift)) in [("A", 0.0), ("B", 0.3)].into_iter().enumerate() {
 ///         g.push(m.to_string());
 ///         p.push(r.to_string());
-///         y.push(shift + 0.1 * ((r * 7 % 5) as f64 - 2.0));
+///         y.push(shift + 0.1 * (((r * 7 + k * 3) % 5) as f64 - 2.0));
 ///     }
 /// }
 /// let design = Design::new(g, Some(p), y, None)?;
@@ -243,6 +243,9 @@ pub(crate) fn prepare(
             check_scale(design.y(), mean, sd)?;
             if o.sigma == SigmaStructure::PerMethod {
                 check_constant_methods(design)?;
+                if o.realization_effect {
+                    check_shared_patterns(design, &o.priors.sigma)?;
+                }
             }
             // Priors set by the caller are on the caller's scale: neither refused nor warned of.
             if !o.standardize && fixed.is_none() && o.priors == GaussianPriors::default() {

@@ -37,6 +37,11 @@ pub(super) fn display_order(outputs: &[Output], design: &Design) -> Vec<usize> {
     order
 }
 
+/// The smallest and largest of `y` (infinite for an empty `y`).
+fn min_max(y: &[f64]) -> (f64, f64) {
+    y.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)))
+}
+
 /// Values whose squares overflow an f64 (the models sum squares of deviations).
 const LARGEST_RESPONSE: f64 = 1e150;
 
@@ -46,7 +51,7 @@ const SMALLEST_SD: f64 = 1e-150;
 /// A response `y` (of mean `mean` and sd `sd`) the Gaussian models can fit: it must vary, and
 /// its squares must stay finite; the errors say so by name.
 pub(super) fn check_scale(y: &[f64], mean: f64, sd: f64) -> Result<()> {
-    let (lo, hi) = y.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = min_max(y);
     if lo == hi {
         return Err(Error::argument(
             "response",
@@ -91,7 +96,7 @@ const CONSTANT_SPREAD: f64 = 1e-9;
 /// sampler explores (thousands of divergences, R-hat in the millions), so it is refused before
 /// sampling with its name.
 pub(crate) fn constant_cell(cell: &[usize], y: &[f64], n_cells: usize) -> Option<(usize, f64, usize)> {
-    let (lo, hi) = y.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = min_max(y);
     let mut span = vec![(f64::INFINITY, f64::NEG_INFINITY, 0usize); n_cells];
     for (&c, &v) in cell.iter().zip(y) {
         let s = &mut span[c];
@@ -120,7 +125,7 @@ pub(crate) fn constant_error(what: &str, value: f64, n: usize) -> Error {
 }
 
 /// Methods whose values differ by one constant in every realization (each observed once in
-/// the same realizations, the differences spread by less than [`CONSTANT_SPREAD`] of the
+/// the same realizations, the differences equal on a grid of [`CONSTANT_SPREAD`] of the
 /// response's range): the realization effect can match their common pattern exactly, leaving
 /// every residual of theirs 0 at once. There each method's own sigma, integrated out against a
 /// prior of density ~ sigma^(k-1) at 0, contributes r^-(R-1-k) (r: the distance of the
@@ -135,7 +140,7 @@ pub(super) fn check_shared_patterns(design: &Design, sigma_prior: &ScalePrior) -
         ScalePrior::Gamma { shape, .. } => shape,
         ScalePrior::BaycompNu => return Ok(()),
     };
-    let (lo, hi) = design.y().iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = min_max(design.y());
     let tol = CONSTANT_SPREAD * (hi - lo);
     if design.n_pairs() < 3 || tol.is_nan() || tol <= 0.0 {
         return Ok(());
@@ -159,7 +164,8 @@ pub(super) fn check_shared_patterns(design: &Design, sigma_prior: &ScalePrior) -
     }
     let improper = |s: usize, r: usize| s as f64 * (r as f64 - 1.0 - k) >= r as f64 - 1.0;
     // The group with the first method, of those that make the posterior improper.
-    let first = shared.into_iter().filter(|((p, _), g)| improper(g.len(), p.len())).min_by_key(|(_, g)| g[0]);
+    let first =
+        shared.into_iter().filter(|((p, _), g)| g.len() >= 2 && improper(g.len(), p.len())).min_by_key(|(_, g)| g[0]);
     let Some(((pairs, _), methods)) = first else { return Ok(()) };
     let (a, b) = (methods[0], methods[1]);
     let names: Vec<String> = methods.iter().map(|&g| format!("'{}'", design.groups()[g])).collect();

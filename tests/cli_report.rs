@@ -146,6 +146,10 @@ fn chees_report_fits_every_cell_and_agrees_with_nuts() {
     for (x, y) in a.iter().zip(b) {
         assert_eq!(x["n"], y["n"]);
         assert!(y["error"].is_null(), "{}", y["error"]);
+        // Clean by the sampler's own (nested) R-hat, so kept as ChEES fits and not flagged.
+        assert_eq!(y["sampler"]["name"], "chees");
+        assert!(y["problems"].as_array().unwrap().is_empty(), "{}", y["problems"]);
+        assert!(!y["warnings"].to_string().contains("R-hat"), "{}", y["warnings"]);
         // 40 chains x 100-200 draws per fit.
         for m in ["A", "B", "C"] {
             let name = format!("mu[{m}]");

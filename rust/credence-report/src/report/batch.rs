@@ -4,8 +4,8 @@
 //!
 //! With NUTS (the default) every fit is one job of one parallel pass (rayon over jobs, each
 //! fit's chains in parallel within it), the across fits first, as they are the largest. With
-//! ChEES the cells run as batched designs ([`fit_many_on`], one batch per direction of
-//! "better") while the across fits (NUTS) run beside them. Each fit is seeded by its content
+//! ChEES the cells run as batched designs ([`fit_many_refit_on`], one batch per direction of
+//! "better", NUTS for the fits ChEES leaves unclean) while the across fits (NUTS) run beside them. Each fit is seeded by its content
 //! and the seed only, so the schedule changes no number.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::across::{AcrossCell, AcrossJob};
 use super::options::{ReportOptions, higher_is_better};
-use credence::backend::fit_many_on;
+use credence::backend::fit_many_refit_on;
 use credence::compare::{Design, Fit, FitOptions, Sampler, fit};
 use credence::error::Result;
 
@@ -120,7 +120,8 @@ pub(super) fn fit_all(
 }
 
 /// The cells by batched ChEES-HMC, one batch per direction of "better" (a batch shares its
-/// options).
+/// options), and by NUTS ([`ReportOptions::across_sampler`]) those ChEES leaves unclean
+/// ([`fit_many_refit_on`]).
 fn chees_cells(cells: &[CellJob], options: &ReportOptions, counter: &Counter) -> Result<Vec<(usize, Result<Fit>)>> {
     let mut out = Vec::with_capacity(cells.len());
     for higher in [false, true] {
@@ -130,7 +131,7 @@ fn chees_cells(cells: &[CellJob], options: &ReportOptions, counter: &Counter) ->
         }
         let o = FitOptions { higher_is_better: higher, ..options.fit };
         let designs: Vec<Design> = batch.iter().map(|c| c.design.clone()).collect();
-        let results = fit_many_on(options.backend, &designs, &o)?;
+        let (results, _) = fit_many_refit_on(options.backend, &designs, &o, options.across_sampler())?;
         counter.add(batch.len());
         out.extend(batch.iter().map(|c| c.index).zip(results));
     }

@@ -61,9 +61,10 @@ pub struct CellFit {
 }
 
 impl CellFit {
-    /// Sampler diagnostics of the fit.
+    /// Sampler diagnostics of the fit, with the sampler's own worst R-hat (nested for ChEES,
+    /// as the clean standard judges it).
     pub fn diagnostics(&self) -> Option<FitDiagnostics> {
-        self.fit.as_ref().map(|f| f.diagnostics())
+        self.fit.as_ref().map(|f| FitDiagnostics { max_rhat: f.sampler_rhat(), ..f.diagnostics() })
     }
 
     /// Reasons to distrust the fit by the clean standard ([`CLEAN`]): an R-hat above or a

@@ -83,8 +83,9 @@ fn default_targets() -> BTreeMap<String, f64> {
 }
 
 impl ReportOptions {
-    /// The NUTS settings of the across-data-sets fits: the cells' when they are NUTS, else
-    /// NUTS's defaults with the cells' seed.
+    /// The NUTS settings of the across-data-sets fits (and of the cells' refits where ChEES
+    /// leaves them unclean): the cells' when they are NUTS, else NUTS's defaults with the
+    /// cells' seed.
     pub fn across_sampler(&self) -> NutsSettings {
         match self.fit.sampler {
             Sampler::Nuts(s) => s,

@@ -430,10 +430,25 @@ impl Report {
                 "NUTS, {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {}",
                 s.chains, s.warmup, s.draws, s.target_accept, s.seed
             ),
-            Sampler::Chees(c) => format!(
-                "ChEES-HMC, {} superchains x {} chains, {} warmup + {} draws per chain, target acceptance {}, seed {}",
-                c.superchains, c.chains_per_superchain, c.warmup, c.draws, c.target_accept, c.seed
-            ),
+            Sampler::Chees(c) => {
+                let nuts = self.options.across_sampler();
+                let refit = self.fits.iter().filter(|f| f.fit.as_ref().is_some_and(|f| f.chees().is_none())).count();
+                format!(
+                    "ChEES-HMC, {} superchains x {} chains, {} warmup + {} draws per chain, target acceptance {}, \
+                     seed {}; the fits it leaves unclean refitted by NUTS ({} chains, {} warmup + {} draws): {refit} \
+                     of {}",
+                    c.superchains,
+                    c.chains_per_superchain,
+                    c.warmup,
+                    c.draws,
+                    c.target_accept,
+                    c.seed,
+                    nuts.chains,
+                    nuts.warmup,
+                    nuts.draws,
+                    self.fits.len()
+                )
+            }
         };
         let _ = writeln!(
             out,

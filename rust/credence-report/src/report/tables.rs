@@ -104,14 +104,18 @@ pub(crate) fn posterior_table(cell: &CellFit) -> String {
     }
 }
 
-/// brms-style posterior summary table of a fit, with its sampler diagnostics.
+/// brms-style posterior summary table of a fit, with its sampler diagnostics; a ChEES fit's
+/// Rhat column is its nested R-hat (the one the clean standard judges it by).
 pub(crate) fn fit_table(s: &FitSummary) -> String {
-    let mut out = String::from(
+    let nested = s.sampler.chees.as_ref().map(|c| &c.nested_rhat);
+    let mut out = format!(
         "<table class=\"posterior\"><thead><tr><th></th><th>Estimate</th><th>Est.Error</th><th>l-95% CI</th>\
-         <th>u-95% CI</th><th>Rhat</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
+         <th>u-95% CI</th><th>{}</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
+        if nested.is_some() { "nested Rhat" } else { "Rhat" }
     );
     for p in &s.parameters {
-        let bad = CLEAN.flags(p.rhat, p.ess_bulk);
+        let rhat = nested.map_or(p.rhat, |n| n.iter().find(|(k, _)| *k == p.name).map_or(f64::NAN, |x| x.1));
+        let bad = CLEAN.flags(rhat, p.ess_bulk);
         let _ = write!(
             out,
             "<tr{}><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td></tr>",
@@ -121,7 +125,7 @@ pub(crate) fn fit_table(s: &FitSummary) -> String {
             num(p.sd),
             num(p.q2_5),
             num(p.q97_5),
-            beside(p.rhat, CLEAN.rhat_max, 3),
+            beside(rhat, CLEAN.rhat_max, 3),
             beside(p.ess_bulk, CLEAN.ess_bulk_min, 0),
             p.ess_tail
         );

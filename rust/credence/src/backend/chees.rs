@@ -30,7 +30,7 @@ use crate::compare::fit::{Run, fit_on};
 use crate::compare::model::Posterior;
 use crate::compare::model::device::DeviceModel;
 use crate::compare::sampler::chees::{ChainDevice, ChainMover, MoverOut, Want};
-use crate::compare::{CheesSettings, Design, Fit, FitOptions, Sampler, fit_many};
+use crate::compare::{CheesSettings, Design, Fit, FitOptions, NutsSettings, Sampler, fit_many};
 use crate::error::{Error, Result};
 
 /// A transition request of one design.
@@ -433,6 +433,29 @@ pub fn fit_many_on(backend: Backend, designs: &[Design], options: &FitOptions) -
         }
         _ => Ok(fit_many(designs, options)),
     }
+}
+
+/// [`fit_many_on`], then a NUTS fit under `nuts` of every design whose ChEES fit is not clean
+/// ([`Fit::is_clean`]: divergences, nested R-hat or bulk-ESS outside the standard after its
+/// extensions): batched ChEES's speed where it mixes and NUTS's where it does not, so that no
+/// fit of a batch is left unclean for want of a sampler (the plan refits likewise). Errors stay errors (they would recur). The
+/// second value counts the refits; a refit fit records NUTS as its sampler.
+pub fn fit_many_refit_on(
+    backend: Backend,
+    designs: &[Design],
+    options: &FitOptions,
+    nuts: NutsSettings,
+) -> Result<(Vec<Result<Fit>>, usize)> {
+    use rayon::prelude::*;
+    let mut fits = fit_many_on(backend, designs, options)?;
+    let again: Vec<usize> = (0..fits.len()).filter(|&i| matches!(&fits[i], Ok(f) if !f.is_clean())).collect();
+    let by_nuts = FitOptions { sampler: Sampler::Nuts(nuts), ..*options };
+    let refits: Vec<(usize, Result<Fit>)> =
+        again.par_iter().map(|&i| (i, crate::compare::fit(&designs[i], &by_nuts))).collect();
+    for (i, f) in refits {
+        fits[i] = f;
+    }
+    Ok((fits, again.len()))
 }
 
 /// One fit on the chosen backend ([`fit_many_on`] with one design), calling `progress` as

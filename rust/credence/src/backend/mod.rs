@@ -164,7 +164,7 @@ mod weight_samples;
 
 use serde::{Deserialize, Serialize};
 
-pub use chees::{Batched, chees_kernel_unsupported, fit_many_on, fit_one_on, runs_on};
+pub use chees::{Batched, chees_kernel_unsupported, fit_many_on, fit_many_refit_on, fit_one_on, runs_on};
 pub use ensemble::{EnsembleInput, EnsembleOptions, EnsembleSummary, ensemble_summary};
 pub use kernels::{
     CPU_HARNESS, CPU_SHIM_HEADER, KernelSource, NVRTC_LIB_DIR, PHILOX_HEADER, compile_ptx, load_nvrtc_from,

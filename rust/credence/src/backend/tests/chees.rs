@@ -951,3 +951,33 @@ fn device_chees_fit_equals_cpu_fit() {
     let got = crate::backend::fit_many_on(crate::backend::Backend::Cuda, &counts, &options).unwrap();
     compare_fits("device beta-binomial fit", &got, &want, 1e-6);
 }
+
+/// The refit rule: with ChEES's defaults the fixtures are clean and kept as ChEES fits (their
+/// split R-hat may exceed 1.01 over 40 short chains, which no longer warns); with 4 kept
+/// draws per chain (160 in all, bulk-ESS under 400) every fit is unclean and is refitted by
+/// NUTS, equal to a NUTS fit of the design alone.
+#[test]
+fn unclean_chees_fits_are_refitted_by_nuts_and_clean_ones_kept() {
+    use crate::backend::{Backend, fit_many_refit_on};
+    use crate::compare::{NutsSettings, fit};
+    let designs = fixtures();
+    let nuts = NutsSettings { seed: 3, ..NutsSettings::default() };
+    let chees = FitOptions { sampler: Sampler::Chees(CheesSettings::default()), ..FitOptions::default() };
+    let (fits, refits) = fit_many_refit_on(Backend::Cpu, &designs, &chees, nuts).unwrap();
+    assert_eq!(refits, 0);
+    for f in &fits {
+        let f = f.as_ref().unwrap();
+        assert!(f.chees().is_some() && f.is_clean());
+        assert!(!f.warnings().iter().any(|w| w.contains("R-hat")), "{:?}", f.warnings());
+    }
+    let short = CheesSettings { draws: 4, max_draws: None, ..CheesSettings::default() };
+    let short = FitOptions { sampler: Sampler::Chees(short), ..FitOptions::default() };
+    let (fits, refits) = fit_many_refit_on(Backend::Cpu, &designs, &short, nuts).unwrap();
+    assert_eq!(refits, designs.len());
+    for (f, d) in fits.iter().zip(&designs) {
+        let f = f.as_ref().unwrap();
+        let alone = fit(d, &FitOptions { sampler: Sampler::Nuts(nuts), ..FitOptions::default() }).unwrap();
+        assert!(f.chees().is_none() && f.is_clean());
+        assert_eq!(f.draws("mu[A]").unwrap(), alone.draws("mu[A]").unwrap());
+    }
+}

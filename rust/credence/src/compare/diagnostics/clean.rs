@@ -67,13 +67,7 @@ impl CleanStandard {
                 d.divergences
             ));
         }
-        if d.max_rhat > self.rhat_max {
-            out.push(format!(
-                "largest R-hat is {} > {}: the chains have not mixed",
-                beside(d.max_rhat, self.rhat_max, 3),
-                self.rhat_max
-            ));
-        }
+        out.extend(self.rhat_warning(d.max_rhat));
         if d.min_ess_bulk < self.ess_bulk_min {
             out.push(format!(
                 "smallest bulk-ESS is {} < {}: run more draws",
@@ -85,6 +79,17 @@ impl CleanStandard {
             out.push(format!("{} transition(s) hit the maximum tree depth", d.treedepth_hits));
         }
         out
+    }
+
+    /// The warning of a split R-hat above the standard (`None` within it or NaN).
+    pub fn rhat_warning(&self, max_rhat: f64) -> Option<String> {
+        (max_rhat > self.rhat_max).then(|| {
+            format!(
+                "largest R-hat is {} > {}: the chains have not mixed",
+                beside(max_rhat, self.rhat_max, 3),
+                self.rhat_max
+            )
+        })
     }
 
     /// The warning of a ChEES fit whose superchains disagree (`None` when they agree).

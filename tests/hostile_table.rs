@@ -141,6 +141,25 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         })
         .collect();
     put("acrossconst.csv", one_cell_constant.into_bytes());
+    // B = A + a constant: on concrete only, and on every data set (a constant per data set).
+    let a_of = |d: &str, n: &str, r: &str| -> f64 {
+        let l = across.lines().find(|l| l.starts_with(&format!("{d},{n},A,{r},"))).unwrap();
+        l.rsplit(',').next().unwrap().parse().unwrap()
+    };
+    let tie_b = |offset: &dyn Fn(&str) -> Option<f64>| -> String {
+        across
+            .lines()
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                match (c[2], offset(c[0])) {
+                    ("B", Some(o)) => format!("{},{},B,{},{}\n", c[0], c[1], c[3], a_of(c[0], c[1], c[3]) + o),
+                    _ => format!("{l}\n"),
+                }
+            })
+            .collect()
+    };
+    put("acrosstied.csv", tie_b(&|d| (d == "concrete").then_some(0.05)).into_bytes());
+    put("acrosstiedall.csv", tie_b(&|d| Some(if d == "yacht" { 0.1 } else { -0.02 })).into_bytes());
     // The across table's values rescaled (its last column).
     for (name, factor) in [("acrosslarge", 1e5), ("acrosssmall", 1e-8), ("acrosshuge", 1e300), ("acrosstiny", 1e-300)] {
         let scaled: String = across

@@ -1,11 +1,8 @@
 //! What a fit checks before and after sampling: a response the model can fit, the order the
 //! caller's quantities are reported in.
 
-use std::collections::HashMap;
-
 use crate::compare::model::Output;
 use crate::compare::model::design::Design;
-use crate::compare::model::priors::ScalePrior;
 use crate::error::{Error, Result};
 
 /// For each output in the order of `design`'s methods and realizations, its index among
@@ -88,7 +85,7 @@ pub(super) fn check_scale(y: &[f64], mean: f64, sd: f64) -> Result<()> {
 
 /// A cell counts as constant when its values spread over less than this fraction of the
 /// whole response's range (a spread of 1e-12 in a metric near 1 is rounding, not variation).
-const CONSTANT_SPREAD: f64 = 1e-9;
+pub(super) const CONSTANT_SPREAD: f64 = 1e-9;
 
 /// The first cell (in index order) holding two or more values that are equal, or spread by
 /// less than [`CONSTANT_SPREAD`] of the response's range: (cell, its smallest value, its
@@ -122,69 +119,6 @@ pub(crate) fn constant_error(what: &str, value: f64, n: usize) -> Error {
         "values that vary within every method: a constant method's own sigma is 0, where the posterior \
          cannot be sampled; check the column, leave the method out, or fit one shared sigma",
     )
-}
-
-/// Methods whose values differ by one constant in every realization (each observed once in
-/// the same realizations, the differences equal on a grid of [`CONSTANT_SPREAD`] of the
-/// response's range): the realization effect can match their common pattern exactly, leaving
-/// every residual of theirs 0 at once. There each method's own sigma, integrated out against a
-/// prior of density ~ sigma^(k-1) at 0, contributes r^-(R-1-k) (r: the distance of the
-/// realization effects from the pattern in their R-1 dimensions), so s such methods make the
-/// posterior improper when s (R-1-k) >= R-1: two methods and R >= 3 under a half-normal,
-/// half-t or exponential prior (k = 1). No sampler can explore it (thousands of divergences,
-/// R-hat near 2 on tied accuracies of a classification study), so such a design is refused by
-/// name before sampling.
-pub(super) fn check_shared_patterns(design: &Design, sigma_prior: &ScalePrior) -> Result<()> {
-    let k = match *sigma_prior {
-        ScalePrior::HalfNormal { .. } | ScalePrior::HalfStudentT { .. } | ScalePrior::Exponential { .. } => 1.0,
-        ScalePrior::Gamma { shape, .. } => shape,
-        ScalePrior::BaycompNu => return Ok(()),
-    };
-    let (lo, hi) = min_max(design.y());
-    let tol = CONSTANT_SPREAD * (hi - lo);
-    if design.n_pairs() < 3 || tol.is_nan() || tol <= 0.0 {
-        return Ok(());
-    }
-    // The rows sorted by method, then realization (O(N log N) for any design's shape).
-    let mut cells: Vec<(usize, usize, f64)> =
-        design.group().iter().zip(design.pair()).zip(design.y()).map(|((&g, &p), &v)| (g, p, v)).collect();
-    cells.sort_by_key(|&(g, p, _)| (g, p));
-    // Methods keyed by their realizations and their pattern (values less the first, on a grid
-    // of `tol`): equal keys differ by one constant. A method with two rows in one realization
-    // has a within-cell spread its sigma cannot fall below, so it shares no pattern.
-    let mut shared: HashMap<(Vec<usize>, Vec<i64>), Vec<usize>> = HashMap::new();
-    let mut first_value = vec![f64::NAN; design.n_groups()];
-    for rows in cells.chunk_by(|a, b| a.0 == b.0) {
-        if rows.len() < 3 || rows.windows(2).any(|w| w[0].1 == w[1].1) {
-            continue;
-        }
-        first_value[rows[0].0] = rows[0].2;
-        let pattern = rows.iter().map(|&(_, _, v)| ((v - rows[0].2) / tol).round() as i64).collect();
-        shared.entry((rows.iter().map(|&(_, p, _)| p).collect(), pattern)).or_default().push(rows[0].0);
-    }
-    let improper = |s: usize, r: usize| s as f64 * (r as f64 - 1.0 - k) >= r as f64 - 1.0;
-    // The group with the first method, of those that make the posterior improper.
-    let first =
-        shared.into_iter().filter(|((p, _), g)| g.len() >= 2 && improper(g.len(), p.len())).min_by_key(|(_, g)| g[0]);
-    let Some(((pairs, _), methods)) = first else { return Ok(()) };
-    let (a, b) = (methods[0], methods[1]);
-    let names: Vec<String> = methods.iter().map(|&g| format!("'{}'", design.groups()[g])).collect();
-    Err(Error::argument(
-        "response",
-        format!(
-            "methods {} differ by constants in all {} of their realizations ('{}' - '{}' = {})",
-            names.join(", "),
-            pairs.len(),
-            design.groups()[a],
-            design.groups()[b],
-            first_value[a] - first_value[b]
-        ),
-        "methods whose differences vary across realizations: with one sigma per method and the realization \
-         effect, the realization effects can fit these methods exactly while their sigmas fall to 0 together, \
-         and the posterior is improper (it cannot be sampled); fit one shared sigma, leave out the realization \
-         effect or one of the methods, or give sigma a prior that vanishes at 0 (gamma with shape above \
-         (R-1)/2 on the response's scale)",
-    ))
 }
 
 /// The sds of an unstandardised response the default (unit-scale) priors can still be sampled
@@ -252,58 +186,6 @@ mod tests {
         .unwrap();
         let e = check_constant_methods(&d).unwrap_err().to_string();
         assert!(e.contains("method 'B' has the value 0.5 in all 3 of its rows"), "{e}");
-    }
-
-    /// The bbb and swag accuracies of a breast-cancer classification study (3 realizations,
-    /// 172 test points): swag = bbb + 2/172 in every realization, so the default fit had 1036
-    /// divergences and R-hat 1.85.
-    fn tied_accuracies() -> Design {
-        let methods = ["bbb", "cp", "map", "swag"];
-        let y = [[167.0, 165.0, 166.0], [168.0, 168.0, 164.0], [166.0, 165.0, 165.0], [169.0, 167.0, 168.0]];
-        let (mut group, mut pair, mut values) = (Vec::new(), Vec::new(), Vec::new());
-        for (m, row) in methods.iter().zip(y) {
-            for (r, v) in row.iter().enumerate() {
-                group.push(m.to_string());
-                pair.push(r.to_string());
-                values.push(v / 172.0);
-            }
-        }
-        Design::new(group, Some(pair), values, None).unwrap()
-    }
-
-    #[test]
-    fn methods_differing_by_a_constant_in_three_realizations_are_refused_by_name() {
-        let half_normal = ScalePrior::HalfNormal { scale: 1.0 };
-        let d = tied_accuracies();
-        let e = check_shared_patterns(&d, &half_normal).unwrap_err().to_string();
-        assert!(e.contains("methods 'bbb', 'swag' differ by constants in all 3 of their realizations"), "{e}");
-        assert!(e.contains("improper") && e.contains("shared sigma"), "{e}");
-        // Gamma(2) vanishes at 0 fast enough for two methods over 3 realizations (2 (3-1-2) < 2),
-        // not over 5 (2 (5-1-2) >= 4); exponential does not.
-        assert!(check_shared_patterns(&d, &ScalePrior::Gamma { shape: 2.0, rate: 50.0 }).is_ok());
-        assert!(check_shared_patterns(&d, &ScalePrior::Exponential { rate: 1.0 }).is_err());
-        // One realization's difference moved by 1e-6 of the range: a pattern no longer shared.
-        let mut y = d.y().to_vec();
-        y[9] += 1e-6 * (y.iter().cloned().fold(f64::MIN, f64::max) - y.iter().cloned().fold(f64::MAX, f64::min));
-        assert!(check_shared_patterns(&d.with_response(y).unwrap(), &half_normal).is_ok());
-        // Two realizations: the realization effect has one dimension, where the posterior is proper.
-        let two = d.subset_pairs(&[0, 1]).unwrap();
-        assert!(check_shared_patterns(&two, &half_normal).is_ok());
-    }
-
-    #[test]
-    fn a_repeated_cell_or_other_realizations_share_no_pattern() {
-        let half_normal = ScalePrior::HalfNormal { scale: 1.0 };
-        // B = A + 1 in realizations 0-2, but B has a second row in realization 2.
-        let group = ["A", "A", "A", "B", "B", "B", "B"].map(String::from).to_vec();
-        let pair = ["0", "1", "2", "0", "1", "2", "2"].map(String::from).to_vec();
-        let y = vec![0.1, 0.5, 0.3, 1.1, 1.5, 1.3, 1.2];
-        assert!(check_shared_patterns(&Design::new(group, Some(pair), y, None).unwrap(), &half_normal).is_ok());
-        // B = A + 1 over realizations 0-2, but A is seen in 0-2 and B in 1-3.
-        let group = ["A", "A", "A", "B", "B", "B"].map(String::from).to_vec();
-        let pair = ["0", "1", "2", "1", "2", "3"].map(String::from).to_vec();
-        let y = vec![0.1, 0.5, 0.3, 1.1, 1.5, 1.3];
-        assert!(check_shared_patterns(&Design::new(group, Some(pair), y, None).unwrap(), &half_normal).is_ok());
     }
 
     #[test]

@@ -18,9 +18,10 @@ mod ranks;
 mod sentences;
 mod summary;
 mod summary_serde;
+mod ties;
 mod wording;
 
-use checks::{STANDARDIZE, check_constant_methods, check_scale, check_shared_patterns, display_order, prior_scale};
+use checks::{STANDARDIZE, check_constant_methods, check_scale, display_order, prior_scale};
 pub(crate) use draws::Assembly;
 pub use draws::Draws;
 pub use paper_table::{PaperTable, TableFormat};
@@ -30,6 +31,7 @@ pub use summary::{
     ALL_PAIRS_UP_TO, CheesSummary, DataSummary, FitSummary, Pairs, Pairwise, ParamSummary, SamplerSummary,
     SummaryOptions, Units,
 };
+use ties::check_shared_patterns;
 pub use wording::{SETTLED_LEVEL, is_settled, prob_text};
 
 use std::time::Instant;

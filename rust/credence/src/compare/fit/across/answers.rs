@@ -387,11 +387,15 @@ mod tests {
         for k in 0..6 {
             for i in 0..12 {
                 let g = 0.1 * (((i * 5 + k * 3) % 7) as f64 - 3.0);
-                for (method, shift) in [("A", 0.3 + 0.2 * ((k % 3) as f64 - 1.0)), ("B", 0.0)] {
+                // Each method its own noise: methods that differ by one constant in every
+                // realization make the posterior improper (and are refused).
+                for (j, (method, shift)) in
+                    [("A", 0.3 + 0.2 * ((k % 3) as f64 - 1.0)), ("B", 0.0)].into_iter().enumerate()
+                {
                     d.push(format!("d{k}"));
                     m.push(method.to_string());
                     r.push(i.to_string());
-                    y.push(0.2 * k as f64 + shift + g + 0.15 * (((i * 11 + k * 7) % 9) as f64 - 4.0) / 4.0);
+                    y.push(0.2 * k as f64 + shift + g + 0.15 * (((i * 11 + k * 7 + j * 4) % 9) as f64 - 4.0) / 4.0);
                 }
             }
         }

@@ -60,11 +60,13 @@ impl std::ops::Deref for AcrossFit {
 /// let (mut d, mut m, mut r, mut y) = (vec![], vec![], vec![], vec![]);
 /// for (k, ds) in ["energy", "yacht", "concrete"].iter().enumerate() {
 ///     for i in 0..6 {
-///         for (method, shift) in [("A", 0.0), ("B", 0.2)] {
+///         for (j, (method, shift)) in [("A", 0.0), ("B", 0.2)].into_iter().enumerate() {
 ///             d.push(ds.to_string());
 ///             m.push(method.to_string());
 ///             r.push(i.to_string());
-///             y.push(0.3 * k as f64 + shift + 0.05 * ((i * 7 + k * 3) % 5) as f64);
+///             // A realization's shared part and each method's own noise.
+///             let own = 0.02 * ((i * 3 + j * 5 + k) % 4) as f64;
+///             y.push(0.3 * k as f64 + shift + 0.05 * ((i * 7 + k * 3) % 5) as f64 + own);
 ///         }
 ///     }
 /// }
@@ -91,6 +93,7 @@ pub fn fit_across_with_progress(
     let default_priors = options.model.priors == AcrossPriors::default();
     let (fitted, per_dataset_scale) = comparable(design, options.model.scale, default_priors, &mut warnings)?;
     check_constant_cells(design, options.model.sigma)?;
+    check_ties(design, &options.model)?;
     let model = AcrossModel::new(&fitted, options.model)?;
     let ran = Sampler::Nuts(options.sampler).run(&model, chain_threads(), progress, 0, None)?;
     let outputs = model.outputs().to_vec();
@@ -132,6 +135,31 @@ fn check_constant_cells(design: &AcrossDesign, sigma: AcrossSigma) -> Result<()>
         AcrossSigma::PerMethod => format!("method '{}'", design.methods()[c]),
     };
     Err(super::checks::constant_error(&what, v, n))
+}
+
+/// Methods tied on a data set (a sigma per cell) or on every data set (one sigma per method)
+/// under the realization effect make the posterior improper ([`super::ties`]): refused by name.
+fn check_ties(design: &AcrossDesign, model: &AcrossOptions) -> Result<()> {
+    use super::ties::{improper_tie, tie_error, zero_power};
+    let Some(k) = zero_power(&model.priors.sigma) else { return Ok(()) };
+    if model.no_realization_effect || design.realizations().is_empty() {
+        return Ok(());
+    }
+    let rows = (0..design.n_obs())
+        .map(|j| (design.dataset()[j], design.method()[j], design.realization()[j], design.y()[j]))
+        .collect();
+    let per_cell = model.sigma == AcrossSigma::PerCell;
+    let Some(tie) = improper_tie(rows, per_cell, k) else { return Ok(()) };
+    let on = design.datasets()[tie.block].as_str();
+    Err(match per_cell {
+        true => tie_error(
+            &tie,
+            design.methods(),
+            &format!(" on data set '{on}'"),
+            "fit one sigma per method across data sets, ",
+        ),
+        false => tie_error(&tie, design.methods(), &format!(" on every data set ('{on}' first)"), ""),
+    })
 }
 
 fn comparable(

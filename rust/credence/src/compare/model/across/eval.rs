@@ -6,6 +6,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::AcrossModel;
+use crate::compare::model::scale_map::{ScaleMap, softplus_all};
 use crate::special::ln_gamma_digamma;
 
 /// The scales of one point and what the chain rule needs.
@@ -61,11 +62,33 @@ impl AcrossModel {
             lambda: vec![1.0; self.cells.len()],
             df: f64::NAN,
         };
-        for k in 0..self.n_scales {
-            let m = self.maps[k].eval(v[k]);
-            (sc.s[k], sc.d_ln_s[k], sc.d_ln_jac[k]) = (m.s, m.d_ln_s, m.d_ln_jac);
-            sc.ln_jac += m.ln_jac;
+        // Runs of one softplus map (the sigma slots, the sigma_gamma per data set: hundreds of
+        // scales with many data sets) go through the vectorised map.
+        let (mut ln_s, mut ln_jac) = (vec![0.0; self.n_scales], vec![0.0; self.n_scales]);
+        let mut k = 0;
+        while k < self.n_scales {
+            let end = (k..self.n_scales).find(|&j| self.maps[j] != self.maps[k]).unwrap_or(self.n_scales);
+            match self.maps[k] {
+                ScaleMap::Softplus { scale, ln_scale } if end - k > 1 => {
+                    let r = k..end;
+                    let out = [
+                        &mut sc.s[r.clone()],
+                        &mut ln_s[r.clone()],
+                        &mut sc.d_ln_s[r.clone()],
+                        &mut ln_jac[r.clone()],
+                        &mut sc.d_ln_jac[r.clone()],
+                    ];
+                    softplus_all(&v[r.clone()], scale, ln_scale, out);
+                    k = end;
+                }
+                map => {
+                    let m = map.eval(v[k]);
+                    (sc.s[k], sc.d_ln_s[k], sc.d_ln_jac[k], ln_jac[k]) = (m.s, m.d_ln_s, m.d_ln_jac, m.ln_jac);
+                    k += 1;
+                }
+            }
         }
+        sc.ln_jac = ln_jac.iter().sum();
         if self.student() {
             for (c, l) in sc.lambda.iter_mut().enumerate() {
                 *l = v[self.n_scales + self.mix_of(c)].exp();

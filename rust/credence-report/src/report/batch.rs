@@ -5,8 +5,9 @@
 //! With NUTS (the default) every fit is one job of one parallel pass (rayon over jobs, each
 //! fit's chains in parallel within it), the across fits first, as they are the largest. With
 //! ChEES the cells run as batched designs ([`fit_many_refit_on`], one batch per direction of
-//! "better", NUTS for the fits ChEES leaves unclean) while the across fits (NUTS) run beside them. Each fit is seeded by its content
-//! and the seed only, so the schedule changes no number.
+//! "better", NUTS for the fits ChEES leaves unclean) while the across fits (NUTS) run beside
+//! them. Each fit is seeded by its content and the seed only, so the schedule changes no
+//! number.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -36,11 +36,12 @@ pub(super) struct Tie {
 }
 
 /// The power k of a scale prior's density at 0 (density ~ sigma^(k-1)); `None` for a prior
-/// no tie makes improper.
+/// no tie makes improper, or one that is not valid.
 pub(super) fn zero_power(prior: &ScalePrior) -> Option<f64> {
     match *prior {
         ScalePrior::HalfNormal { .. } | ScalePrior::HalfStudentT { .. } | ScalePrior::Exponential { .. } => Some(1.0),
-        ScalePrior::Gamma { shape, .. } => Some(shape),
+        // A shape that is not positive is the priors' validation's to refuse, with its name.
+        ScalePrior::Gamma { shape, .. } => (shape > 0.0).then_some(shape),
         ScalePrior::BaycompNu => None,
     }
 }

@@ -83,24 +83,18 @@ impl CleanStandard {
 
     /// The warning of a split R-hat above the standard (`None` within it or NaN).
     pub fn rhat_warning(&self, max_rhat: f64) -> Option<String> {
-        (max_rhat > self.rhat_max).then(|| {
-            format!(
-                "largest R-hat is {} > {}: the chains have not mixed",
-                beside(max_rhat, self.rhat_max, 3),
-                self.rhat_max
-            )
-        })
+        self.rhat_line("R-hat", max_rhat, "the chains have not mixed")
     }
 
     /// The warning of a ChEES fit whose superchains disagree (`None` when they agree).
     pub fn nested_warning(&self, max_nested_rhat: f64) -> Option<String> {
-        (max_nested_rhat > self.rhat_max).then(|| {
-            format!(
-                "largest nested R-hat is {} > {}: the superchains disagree",
-                beside(max_nested_rhat, self.rhat_max, 3),
-                self.rhat_max
-            )
-        })
+        self.rhat_line("nested R-hat", max_nested_rhat, "the superchains disagree")
+    }
+
+    /// "largest {what} is {value} > 1.01: {meaning}" when `value` is above the standard.
+    fn rhat_line(&self, what: &str, value: f64, meaning: &str) -> Option<String> {
+        (value > self.rhat_max)
+            .then(|| format!("largest {what} is {} > {}: {meaning}", beside(value, self.rhat_max, 3), self.rhat_max))
     }
 
     /// Why a fit is not to be trusted, tersely (the report's diagnostics table): its failure,

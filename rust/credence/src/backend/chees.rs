@@ -436,11 +436,11 @@ pub fn fit_many_on(backend: Backend, designs: &[Design], options: &FitOptions) -
 }
 
 /// [`fit_many_on`], then a NUTS fit under `nuts` of every design whose ChEES fit is not clean
-/// ([`Fit::is_clean`]: divergences, nested R-hat or bulk-ESS outside the standard after its
-/// extensions): batched ChEES's speed where it mixes and NUTS's where it does not, so that no
-/// fit of a batch is left unclean for want of a sampler (the plan refits likewise). Errors
-/// stay errors (they would recur). The second value counts the refits; a refit fit records
-/// NUTS as its sampler.
+/// ([`Draws::is_clean`](crate::compare::Draws::is_clean): divergences, nested R-hat or
+/// bulk-ESS outside the standard after its extensions): batched ChEES's speed where it mixes
+/// and NUTS's where it does not, so that no fit of a batch is left unclean for want of a
+/// sampler (the plan refits likewise). Errors stay errors (they would recur). The second value
+/// counts the refits; a refit fit records NUTS as its sampler.
 pub fn fit_many_refit_on(
     backend: Backend,
     designs: &[Design],

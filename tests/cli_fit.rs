@@ -244,6 +244,17 @@ fn chees_sampler_agrees_with_nuts_and_reports_nested_rhat() {
         assert!(gap < 0.2 * sd, "{name}: NUTS {a} ChEES {b}");
     }
     assert!(chees["prob_better"]["Ensemble"]["SWAG"].as_f64().unwrap() > 0.99);
+    // The table's R-hat column is the nested R-hat the fit is judged by, quantity by quantity
+    // (split R-hat stays in the JSON); the same seed gives the same draws.
+    let (ok, table, stderr) = credence(&base[..6].iter().copied().chain(["--sampler", "chees"]).collect::<Vec<_>>());
+    assert!(ok, "{stderr}");
+    assert!(table.contains("nested Rhat"), "{table}");
+    for (name, r) in nested {
+        let row =
+            table.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{name}: {table}"));
+        let cells: Vec<&str> = row[name.len()..].split_whitespace().collect();
+        assert_eq!(cells[4], format!("{:.3}", r.as_f64().unwrap()), "{row}");
+    }
     // The chain flags belong to one sampler each.
     refused(
         &["fit", &path, "--response", "crps", "--sampler", "chees", "--chains", "8"],

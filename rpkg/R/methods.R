@@ -1,9 +1,12 @@
 # print/summary and the quantities of a fit (numbers from the core; R only arranges them).
 
-# The brms-style table of the rows `rows` of the core's summary (a data frame).
-summary_table <- function(s, rows) {
+# The brms-style table of the rows `rows` of the core's summary (a data frame). A ChEES fit
+# (`chees` its record) shows the core's nested R-hat of each quantity, the R-hat the clean
+# standard judges it by; split R-hat stays in `fit$summary$rhat`.
+summary_table <- function(s, rows, chees = NULL) {
   s <- s[rows, , drop = FALSE]
-  param_table(s$name, s$mean, s$sd, s$q2_5, s$q97_5, s$rhat, s$ess_bulk, s$ess_tail)
+  rhat <- if (is.null(chees)) s$rhat else chees$nested_rhat[match(s$name, chees$nested_rhat_name)]
+  param_table(s$name, s$mean, s$sd, s$q2_5, s$q97_5, rhat, s$ess_bulk, s$ess_tail)
 }
 
 #' @title Summary of a credence fit, laid out like brms
@@ -30,8 +33,8 @@ summary.credence_fit <- function(object, ...) {
   hyper <- !method & !family_par
   out <- list(family = object$family, formula = object$formula, shared_sigma = object$shared_sigma,
               terms = object$terms, data_name = object$data_name, info = object$info,
-              hyper = summary_table(s, hyper), method = summary_table(s, method),
-              family_par = summary_table(s, family_par), seed = object$seed,
+              hyper = summary_table(s, hyper, object$chees), method = summary_table(s, method, object$chees),
+              family_par = summary_table(s, family_par, object$chees), seed = object$seed,
               sampler = if (is.null(object$sampler)) "nuts" else object$sampler, chees = object$chees,
               ranks = rank_posterior(object), sentences = fit_sentences(object))
   class(out) <- "summary.credence_fit"
@@ -70,8 +73,8 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
         signif(ch$step_size, 3), ", trajectory length ", signif(ch$trajectory_length, 3), " (",
         round(ch$mean_leapfrog_steps, 1), " leapfrog steps per iteration), largest nested R-hat ",
         formatC(ch$max_nested_rhat, format = "f", digits = 3), ".\nFor each parameter, Bulk_ESS and Tail_ESS ",
-        "are effective sample size measures, and Rhat is the potential\nscale reduction factor on split chains ",
-        "(at convergence, Rhat = 1).\n", sep = "")
+        "are effective sample size measures, and Rhat is nested R-hat\nover the superchains (at convergence, ",
+        "Rhat = 1; split R-hat is in fit$summary).\n", sep = "")
   } else {
     cat("\nDraws were sampled using NUTS (Rust core, nuts-rs). For each parameter, Bulk_ESS\n",
         "and Tail_ESS are effective sample size measures, and Rhat is the potential\n",

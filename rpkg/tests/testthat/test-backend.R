@@ -79,7 +79,14 @@ test_that("credence_fit(sampler = \"chees\") gives a fit the usual methods work 
   expect_gte(f$info$draws, 100)
   expect_lt(f$chees$max_nested_rhat, 1.05)
   expect_identical(rownames(summary(f)$method), c("mu[A]", "mu[B]", "mu[C]"))
+  # The tables' Rhat is the core's nested R-hat, the one the fit is judged by, matched by name;
+  # split R-hat stays in f$summary.
+  tab <- rbind(summary(f)$hyper, summary(f)$method, summary(f)$family_par)
+  expect_equal(tab$Rhat, f$chees$nested_rhat[match(rownames(tab), f$chees$nested_rhat_name)])
+  expect_false(anyNA(tab$Rhat))
+  expect_false(isTRUE(all.equal(tab$Rhat, f$summary$rhat[match(rownames(tab), f$summary$name)])))
   expect_output(print(f), "ChEES-HMC")
+  expect_output(print(f), "Rhat is nested R-hat")
   p <- prob_superior(f)
   expect_gt(p["A", "B"], 0.9)
   expect_equal(p["A", "B"] + p["B", "A"], 1, tolerance = 1e-12)

@@ -41,7 +41,10 @@ fn print_header(s: &AcrossSummary, data: &Path) {
 /// diagnostics, the fit in sentences (`metric` the gaps' unit) and the warnings.
 pub(crate) fn print_tables(s: &AcrossSummary, data: &Path, metric: &str) {
     print_header(s, data);
-    out!("{}", render(&parameter_rows(&s.parameters)));
+    out!(
+        "{}",
+        render(&parameter_rows(&s.parameters, ("Rhat", &s.parameters.iter().map(|p| p.rhat).collect::<Vec<_>>())))
+    );
     let better = if s.higher_is_better { "higher" } else { "lower" };
     outln!("\nP(best on a new data set), {better} is better:");
     let mut rows = vec![["method", "delta", "P(best)", "E[rank]", "95% rank"].map(String::from).to_vec()];

@@ -48,7 +48,10 @@ fn print_header(s: &FitSummary, data: &Path) {
 /// metric named `metric`) and the warnings.
 pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
     print_header(s, data);
-    out!("{}", render(&parameter_rows(&s.parameters)));
+    out!("{}", {
+        let (heading, rhats) = s.sampler_rhats();
+        render(&parameter_rows(&s.parameters, (heading, &rhats)))
+    });
     let groups = &s.data.methods;
     let better = match s.target {
         Some(t) => format!("closer to {t}"),

@@ -32,21 +32,24 @@ pub(crate) fn guard(inputs: &[&Path], outputs: &[(&str, Option<&Path>)]) -> Resu
     Ok(credence::io::check_outputs(inputs, &outputs)?)
 }
 
-/// The brms-style parameter table (header row first) of a single or an across fit.
-pub(crate) fn parameter_rows(parameters: &[ParamSummary]) -> Vec<Vec<String>> {
+/// The brms-style parameter table (header row first) of a single or an across fit, with the
+/// R-hat column `rhat` (heading and values, one per parameter: [`FitSummary::sampler_rhats`]).
+///
+/// [`FitSummary::sampler_rhats`]: credence::compare::FitSummary::sampler_rhats
+pub(crate) fn parameter_rows(parameters: &[ParamSummary], rhat: (&str, &[f64])) -> Vec<Vec<String>> {
     let mut rows = vec![
-        ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", "Rhat", "Bulk_ESS", "Tail_ESS"]
+        ["Parameter", "Estimate", "Est.Error", "l-95% CI", "u-95% CI", rhat.0, "Bulk_ESS", "Tail_ESS"]
             .map(String::from)
             .to_vec(),
     ];
-    for p in parameters {
+    for (p, r) in parameters.iter().zip(rhat.1) {
         rows.push(vec![
             p.name.clone(),
             estimate(p.mean),
             estimate(p.sd),
             estimate(p.q2_5),
             estimate(p.q97_5),
-            format!("{:.3}", p.rhat),
+            format!("{r:.3}"),
             format!("{:.0}", p.ess_bulk),
             format!("{:.0}", p.ess_tail),
         ]);

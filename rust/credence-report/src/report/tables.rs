@@ -107,14 +107,12 @@ pub(crate) fn posterior_table(cell: &CellFit) -> String {
 /// brms-style posterior summary table of a fit, with its sampler diagnostics; a ChEES fit's
 /// Rhat column is its nested R-hat (the one the clean standard judges it by).
 pub(crate) fn fit_table(s: &FitSummary) -> String {
-    let nested = s.sampler.chees.as_ref().map(|c| &c.nested_rhat);
+    let (heading, rhats) = s.sampler_rhats();
     let mut out = format!(
         "<table class=\"posterior\"><thead><tr><th></th><th>Estimate</th><th>Est.Error</th><th>l-95% CI</th>\
-         <th>u-95% CI</th><th>{}</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>",
-        if nested.is_some() { "nested Rhat" } else { "Rhat" }
+         <th>u-95% CI</th><th>{heading}</th><th>Bulk_ESS</th><th>Tail_ESS</th></tr></thead><tbody>"
     );
-    for p in &s.parameters {
-        let rhat = nested.map_or(p.rhat, |n| n.iter().find(|(k, _)| *k == p.name).map_or(f64::NAN, |x| x.1));
+    for (p, &rhat) in s.parameters.iter().zip(&rhats) {
         let bad = CLEAN.flags(rhat, p.ess_bulk);
         let _ = write!(
             out,

@@ -431,6 +431,20 @@ impl FitSummary {
         self.parameters.iter().find(|p| p.name == name)
     }
 
+    /// Each parameter's R-hat as the clean standard judges the fit, in the order of
+    /// `parameters`, with its column heading: a ChEES fit's nested R-hat ("nested Rhat"; NaN
+    /// for a quantity it has none of), else split R-hat ("Rhat"). What the printed tables show;
+    /// split R-hat stays in `parameters`.
+    pub fn sampler_rhats(&self) -> (&'static str, Vec<f64>) {
+        match &self.sampler.chees {
+            Some(c) => {
+                let nested = |name: &str| c.nested_rhat.iter().find(|(k, _)| k == name).map_or(f64::NAN, |x| x.1);
+                ("nested Rhat", self.parameters.iter().map(|p| nested(&p.name)).collect())
+            }
+            None => ("Rhat", self.parameters.iter().map(|p| p.rhat).collect()),
+        }
+    }
+
     /// Summarises `fit`; errors only for options out of range (power outside (0, 1), r_new
     /// below 1, a ROPE that is not a finite number > 0).
     pub fn new(fit: &super::Fit, options: &SummaryOptions) -> crate::Result<Self> {

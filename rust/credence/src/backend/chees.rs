@@ -25,7 +25,7 @@ use super::launch::{
     BatchInit, ChainLauncher, LaunchIn, LaunchOut, WANT_DRAWS, WANT_GRADIENT, WANT_WINDOW, WANT_WINDOW_M2,
 };
 use super::{Backend, Engine};
-use crate::compare::fit::chees::BatchFitter;
+use crate::compare::fit::chees::{BatchFitter, refit_where};
 use crate::compare::fit::{Run, fit_on};
 use crate::compare::model::Posterior;
 use crate::compare::model::device::DeviceModel;
@@ -447,16 +447,11 @@ pub fn fit_many_refit_on(
     options: &FitOptions,
     nuts: NutsSettings,
 ) -> Result<(Vec<Result<Fit>>, usize)> {
-    use rayon::prelude::*;
     let mut fits = fit_many_on(backend, designs, options)?;
-    let again: Vec<usize> = (0..fits.len()).filter(|&i| matches!(&fits[i], Ok(f) if !f.is_clean())).collect();
     let by_nuts = FitOptions { sampler: Sampler::Nuts(nuts), ..*options };
-    let refits: Vec<(usize, Result<Fit>)> =
-        again.par_iter().map(|&i| (i, crate::compare::fit(&designs[i], &by_nuts))).collect();
-    for (i, f) in refits {
-        fits[i] = f;
-    }
-    Ok((fits, again.len()))
+    let unclean = |f: &Result<Fit>| matches!(f, Ok(f) if !f.is_clean());
+    let refitted = refit_where(&mut fits, unclean, |i| crate::compare::fit(&designs[i], &by_nuts));
+    Ok((fits, refitted.len()))
 }
 
 /// One fit on the chosen backend ([`fit_many_on`] with one design), calling `progress` as

@@ -56,3 +56,21 @@ impl BatchFitter for CpuBatch {
         "cpu".into()
     }
 }
+
+/// Fits a batch again where ChEES left it short: every fit `again` selects (unclean ones, and
+/// for the plan failed ones too) is replaced by `refit(i)`, a NUTS fit of design i, in
+/// parallel. Returns the indices refitted, ascending. The one refit rule of the report's
+/// batches ([`crate::backend::fit_many_refit_on`]) and of a plan's simulated fits.
+pub(crate) fn refit_where(
+    fits: &mut [Result<Fit>],
+    again: impl Fn(&Result<Fit>) -> bool,
+    refit: impl Fn(usize) -> Result<Fit> + Sync,
+) -> Vec<usize> {
+    use rayon::prelude::*;
+    let chosen: Vec<usize> = (0..fits.len()).filter(|&i| again(&fits[i])).collect();
+    let refits: Vec<(usize, Result<Fit>)> = chosen.par_iter().map(|&i| (i, refit(i))).collect();
+    for (i, f) in refits {
+        fits[i] = f;
+    }
+    chosen
+}

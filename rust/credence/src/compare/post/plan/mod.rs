@@ -62,7 +62,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::compare::fit::chees::BatchFitter;
+use crate::compare::fit::chees::{BatchFitter, refit_where};
 use crate::compare::fit::{Fit, FitOptions, Run, fit_on};
 use crate::compare::model::design::Design;
 use crate::compare::model::{Family, GaussianOptions};
@@ -358,22 +358,13 @@ pub fn plan_with_progress(
                 .map(|(i, d)| outcome(by_nuts(d, chunk * run::BLOCK + i), false))
                 .collect());
         }
-        let fits = fitter.fit_batch(designs, &chees_options(chunk as u64 + 1))?;
+        let mut fits = fitter.fit_batch(designs, &chees_options(chunk as u64 + 1))?;
         // A fit ChEES stopped at its gradient budget goes to NUTS; so do the fits it leaves
         // unclean (NUTS is clean on the small-design families where batched ChEES keeps some
         // unclean).
-        let mut out: Vec<Option<Result<Outcome>>> =
-            fits.into_iter().map(|f| f.ok().map(|f| outcome(Ok(f), false))).collect();
-        let again: Vec<usize> =
-            (0..out.len()).filter(|&i| matches!(&out[i], None | Some(Ok(Outcome { clean: false, .. })))).collect();
-        let refits: Vec<(usize, Result<Outcome>)> =
-            again.par_iter().map(|&i| (i, outcome(by_nuts(&designs[i], chunk * run::BLOCK + i), true))).collect();
-        for (i, r) in refits {
-            out[i] = Some(r);
-        }
-        // Every fit ChEES did not finish was refitted above; an error, not a panic, if not.
-        let lost = || Err(Error::argument("plan", "a simulated fit", "a ChEES fit or its NUTS refit"));
-        Ok(out.into_iter().map(|o| o.unwrap_or_else(lost)).collect())
+        let short = |f: &Result<Fit>| !matches!(f, Ok(f) if f.is_clean());
+        let refitted = refit_where(&mut fits, short, |i| by_nuts(&designs[i], chunk * run::BLOCK + i));
+        Ok(fits.into_iter().enumerate().map(|(i, f)| outcome(f, refitted.binary_search(&i).is_ok())).collect())
     };
     let mut p = run(&setup, options, simulations, fit_batch, progress)?;
     p.backend = backend;

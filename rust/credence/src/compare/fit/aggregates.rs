@@ -118,20 +118,38 @@ pub fn task_aggregates(
     let oriented: Vec<Vec<Vec<f64>>> =
         sorted.iter().map(|tasks| tasks.iter().map(|t| sorted_by(t, better)).collect()).collect();
     let estimates: Vec<Option<f64>> = pairs.iter().map(|&(i, j)| improvement(&oriented[i], &oriented[j])).collect();
-    let boot = bootstrap(&sorted, scores.methods, &pairs, &estimates, better, seed, reps);
-    let interval = |estimate: f64, mut stats: Vec<f64>| {
-        stats.sort_by(f64::total_cmp);
-        let q = |p| crate::metrics::sample_quantile(&stats, p);
-        Interval { estimate, lower: q(0.025), upper: q(0.975) }
+    let aggregate = |tasks: &[Vec<f64>], means: Vec<f64>, iqms: Vec<f64>| {
+        let runs = tasks.iter().map(Vec::len).sum();
+        let iqm = iqm_of(tasks, &mut Vec::new());
+        Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm, iqms) }
     };
-    let mut all = Vec::new();
+    let scored = |tasks: &&Vec<Vec<f64>>| tasks.iter().any(|t| !t.is_empty());
+    if pairs.is_empty() {
+        // No pairs (beyond RANKS_UP_TO methods): each method's resamples on their own, reduced
+        // to its intervals at once, so that never every method's 2 x reps statistics are held
+        // (320 MB at 10 000 methods). The same streams, so the same numbers.
+        let methods = scores
+            .methods
+            .par_iter()
+            .zip(&sorted)
+            .filter(|(_, tasks)| scored(tasks))
+            .map(|(m, tasks)| {
+                let mut boot = Resampler::new(tasks, method_stream(seed, m));
+                let (mut means, mut iqms, mut all) = (Vec::with_capacity(reps), Vec::with_capacity(reps), Vec::new());
+                for _ in 0..reps {
+                    means.push(mean_of(boot.next()));
+                    iqms.push(iqm_of(boot.sorted(), &mut all));
+                }
+                (m.clone(), aggregate(tasks, means, iqms))
+            })
+            .collect();
+        return Ok(Aggregates { reps, seed, methods, prob_improvement: BTreeMap::new() });
+    }
+    let boot = bootstrap(&sorted, scores.methods, &pairs, &estimates, better, seed, reps);
     let mut methods = BTreeMap::new();
     for (((m, tasks), means), iqms) in scores.methods.iter().zip(&sorted).zip(boot.means).zip(boot.iqms) {
-        if tasks.iter().any(|t| !t.is_empty()) {
-            let runs = tasks.iter().map(Vec::len).sum();
-            let iqm = iqm_of(tasks, &mut all);
-            methods
-                .insert(m.clone(), Aggregate { runs, mean: interval(mean_of(tasks), means), iqm: interval(iqm, iqms) });
+        if scored(&tasks) {
+            methods.insert(m.clone(), aggregate(tasks, means, iqms));
         }
     }
     let mut prob_improvement = BTreeMap::new();
@@ -144,6 +162,13 @@ pub fn task_aggregates(
         }
     }
     Ok(Aggregates { reps, seed, methods, prob_improvement })
+}
+
+/// An estimate with the 2.5% and 97.5% percentiles of its bootstrap statistics `stats`.
+fn interval(estimate: f64, mut stats: Vec<f64>) -> Interval {
+    stats.sort_by(f64::total_cmp);
+    let q = |p| crate::metrics::sample_quantile(&stats, p);
+    Interval { estimate, lower: q(0.025), upper: q(0.975) }
 }
 
 /// Bootstrap resamples drawn at a time: bounds the stored resamples to methods x CHUNK x runs.

@@ -64,12 +64,18 @@ impl Fit {
 
     /// [`Fit::rank_posterior`] from every method's draws per chain, in design order.
     pub(super) fn ranks_of(&self, draws: &[Vec<Vec<f64>>]) -> Vec<super::MethodRanks> {
+        super::ranks::rank_posterior(draws, self.rank_key())
+    }
+
+    /// A method's value as a score where lower is better: the order of the ranks and of
+    /// P(better).
+    pub(super) fn rank_key(&self) -> impl Fn(f64) -> f64 + Sync + Copy + use<> {
         let (target, higher) = (self.target, self.options.higher_is_better);
-        super::ranks::rank_posterior(draws, move |x| match target {
+        move |x| match target {
             Some(t) => (x - t).abs(),
             None if higher => -x,
             None => x,
-        })
+        }
     }
 
     /// The index of `method`'s compared quantity (mu, or p for the beta-binomial).

@@ -135,31 +135,13 @@ pub(crate) fn rank_posterior(draws: &[Vec<Vec<f64>>], key: impl Fn(f64) -> f64 +
         ranks.push(r);
         best.push(b);
     }
-    // The mean and MCSE of a per-draw series, built chain by chain.
-    let summarise = |value: &dyn Fn(usize, usize) -> f64| -> (f64, f64) {
-        let series: Vec<Vec<f64>> =
-            lens.iter().enumerate().map(|(c, &len)| (0..len).map(|t| value(c, t)).collect()).collect();
-        let total: usize = lens.iter().sum();
-        let mean = series.iter().flatten().sum::<f64>() / total as f64;
-        let refs: Vec<&[f64]> = series.iter().map(Vec::as_slice).collect();
-        let mcse = mcse_mean(&refs);
-        // A constant series has an undefined ESS; its mean is exact.
-        (mean, if mcse.is_nan() { 0.0 } else { mcse })
-    };
+    if !full {
+        return prob_best_only(&best, m);
+    }
+    let summarise = |value: &dyn Fn(usize, usize) -> f64| summarise(&lens, value);
     (0..m)
         .map(|i| {
             let (prob_best, prob_best_mcse) = summarise(&|c, t| f64::from(u8::from(best[c][t] as usize == i)));
-            if !full {
-                return MethodRanks {
-                    prob_best,
-                    prob_best_mcse,
-                    rank_probs: Vec::new(),
-                    rank_probs_mcse: Vec::new(),
-                    expected_rank: f64::NAN,
-                    expected_rank_mcse: f64::NAN,
-                    rank_interval: [f64::NAN; 2],
-                };
-            }
             let rank = |c: usize, t: usize| ranks[c][t * m + i] as usize;
             let (rank_probs, rank_probs_mcse): (Vec<f64>, Vec<f64>) =
                 (0..m).map(|k| summarise(&|c, t| f64::from(u8::from(rank(c, t) == k)))).unzip();
@@ -172,6 +154,42 @@ pub(crate) fn rank_posterior(draws: &[Vec<Vec<f64>>], key: impl Fn(f64) -> f64 +
                 rank_probs_mcse,
                 expected_rank,
                 expected_rank_mcse,
+            }
+        })
+        .collect()
+}
+
+/// The mean and MCSE of a per-draw series (`value(chain, draw)`, chains of lengths `lens`),
+/// built chain by chain.
+fn summarise(lens: &[usize], value: &dyn Fn(usize, usize) -> f64) -> (f64, f64) {
+    let series: Vec<Vec<f64>> =
+        lens.iter().enumerate().map(|(c, &len)| (0..len).map(|t| value(c, t)).collect()).collect();
+    let total: usize = lens.iter().sum();
+    let mean = series.iter().flatten().sum::<f64>() / total as f64;
+    let refs: Vec<&[f64]> = series.iter().map(Vec::as_slice).collect();
+    let mcse = mcse_mean(&refs);
+    // A constant series has an undefined ESS; its mean is exact.
+    (mean, if mcse.is_nan() { 0.0 } else { mcse })
+}
+
+/// P(best) with its MCSE for each of `m` methods from the best method's index in every draw
+/// (`best[chain][draw]`), the methods in parallel; the distribution of ranks left empty (the
+/// answer beyond [`RANKS_UP_TO`] methods).
+pub(crate) fn prob_best_only(best: &[Vec<u32>], m: usize) -> Vec<MethodRanks> {
+    use rayon::prelude::*;
+    let lens: Vec<usize> = best.iter().map(Vec::len).collect();
+    (0..m)
+        .into_par_iter()
+        .map(|i| {
+            let (prob_best, prob_best_mcse) = summarise(&lens, &|c, t| f64::from(u8::from(best[c][t] as usize == i)));
+            MethodRanks {
+                prob_best,
+                prob_best_mcse,
+                rank_probs: Vec::new(),
+                rank_probs_mcse: Vec::new(),
+                expected_rank: f64::NAN,
+                expected_rank_mcse: f64::NAN,
+                rank_interval: [f64::NAN; 2],
             }
         })
         .collect()

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::pair_blocks;
 use super::quantities::ObsInputs;
 pub(crate) use super::summary_serde::by_name;
 use super::summary_serde::{OrderedMap, OrderedPairs};
@@ -230,6 +231,27 @@ impl<T> Pairwise<T> {
             })
             .collect();
         Pairwise(rows.into_iter().filter(|(_, row)| !row.is_empty()).collect())
+    }
+
+    /// `value` of the answer of each pair (i, j) in `pairs` (indices into `methods`), laid
+    /// out as [`Pairwise::build`] lays them: rows and columns in the order of `methods`, rows
+    /// without a pair left out.
+    pub(crate) fn from_pairs<A>(
+        methods: &[String],
+        pairs: &std::collections::HashMap<(usize, usize), A>,
+        value: impl Fn(&A) -> T,
+    ) -> Self {
+        let mut rows: Vec<Vec<(usize, &A)>> = methods.iter().map(|_| Vec::new()).collect();
+        for (&(i, j), a) in pairs {
+            if let Some(row) = rows.get_mut(i) {
+                row.push((j, a));
+            }
+        }
+        let rows = rows.into_iter().zip(methods).filter(|(row, _)| !row.is_empty()).map(|(mut row, a)| {
+            row.sort_unstable_by_key(|x| x.0);
+            (a.clone(), row.into_iter().filter_map(|(j, v)| Some((methods.get(j)?.clone(), value(v)))).collect())
+        });
+        Pairwise(rows.collect())
     }
 }
 
@@ -466,22 +488,13 @@ impl FitSummary {
             let (a, b) = (rank[i], rank[j]);
             !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
         };
-        // Each method's draws gathered once (the pairs reuse them), in blocks of methods that
-        // share one pass over the rows, in parallel.
-        let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<crate::Result<_>>()?;
-        let draws: Vec<Vec<Vec<f64>>> = outputs.par_chunks(COLUMN_BLOCK).flat_map_iter(|ks| fit.columns(ks)).collect();
-        let probs = Pairwise::build(&methods, &wanted, |i, j| fit.prob_better_of(&draws[i], &draws[j]));
-        let ranks = super::ranks::SummaryRanks::new(&methods, fit.ranks_of(&draws));
-        let rope = options.rope.map(|eps| {
+        if let Some(eps) = options.rope {
             super::quantities::check_rope(eps)?;
-            Ok::<_, crate::Error>(Pairwise::build(&methods, &wanted, |i, j| {
-                super::quantities::rope_of(&draws[i], &draws[j], eps)
-            }))
-        });
-        let rope = rope.transpose()?;
-        let s = &fit.options().sampler;
+        }
         super::quantities::check_mdd_options(options.power, options.r_new)?;
-        // Each method's mean predictive variance, its draws gathered the same way.
+        let s = &fit.options().sampler;
+        // Each method's mean predictive variance, its draws gathered in blocks of methods that
+        // share one pass over the rows, in parallel.
         let inputs: Vec<ObsInputs> =
             methods.iter().map(|m| fit.obs_variance_inputs(m)).collect::<crate::Result<_>>()?;
         let noise: Vec<f64> = inputs
@@ -494,12 +507,12 @@ impl FitSummary {
             })
             .map(|(o, main, extra)| o.mean(&main, extra.as_deref()))
             .collect();
-        let mdd = Pairwise::build(&methods, &wanted, |i, j| {
-            super::quantities::mdd_of(&draws[i], &draws[j], noise[i] + noise[j], options.power, options.r_new)
-        });
-        // The gathered draws are a second copy of every method's (640 MB at 10 000 methods x
-        // 8000 draws): freed before the bootstrap of the aggregates below, not beside it.
-        drop(draws);
+        let (answers, ranks) = pair_blocks::pairs_and_ranks(fit, &rank, ranked, &wanted, &noise, options)?;
+        let ranks = super::ranks::SummaryRanks::new(&methods, ranks);
+        let probs = Pairwise::from_pairs(&methods, &answers, |a| a.prob);
+        let rope = options.rope.map(|_| Pairwise::from_pairs(&methods, &answers, |a| a.rope.unwrap_or(f64::NAN)));
+        let mdd = Pairwise::from_pairs(&methods, &answers, |a| a.mdd);
+        drop(answers);
         let mut warnings = fit.warnings().to_vec();
         let broken: Vec<String> = mdd
             .0

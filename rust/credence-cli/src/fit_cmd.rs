@@ -196,8 +196,11 @@ pub fn run(a: FitArgs) -> Result<()> {
     let Some(column) = a.across.dataset_column.as_deref() else {
         let (design, notes) = a.model.load_design(&a.data)?;
         let message = format!("({} methods)", design.n_groups());
+        let start = std::time::Instant::now();
         let fit = with_progress(&message, |p| request.fit(&design, p))??;
         save(&fit)?;
+        let stage = format!("Summarising: the pairs, ranks and cross-checks of {} methods", design.n_groups());
+        crate::output::stage_line(start, &stage);
         let mut summary = request.summarize(&fit)?;
         // The table's notes first, then the fit's own warnings.
         summary.warnings = notes.into_iter().chain(summary.warnings).collect();

@@ -122,6 +122,16 @@ pub(crate) fn with_progress<T>(message: &str, work: impl FnOnce(&(dyn Fn(u64, u6
     Ok(out)
 }
 
+/// Prints `line` on stderr when it is not a terminal and the work begun at `since` has taken
+/// over [`SHOW_AFTER`] seconds: the start of a stage after the progress lines (a fit of
+/// thousands of methods summarises for seconds after its last iteration), so that it is not
+/// silent.
+pub(crate) fn stage_line(since: std::time::Instant, line: &str) {
+    if !std::io::stderr().is_terminal() && since.elapsed().as_secs_f64() > SHOW_AFTER {
+        eprintln!("{line}");
+    }
+}
+
 /// A progress callback that prints `lines`' lines on stderr (for output that is not a
 /// terminal, where a bar would draw nothing).
 pub(crate) fn progress_lines(lines: Progress) -> impl Fn(u64, u64) + Sync {

@@ -53,6 +53,18 @@ impl AcrossModel {
         2 + self.n_slots + d
     }
 
+    /// The runs of equal consecutive maps in `maps` (the scales [`AcrossModel::scales`] maps
+    /// together), in order.
+    pub(super) fn map_runs(maps: &[ScaleMap]) -> Vec<std::ops::Range<usize>> {
+        let mut start = 0;
+        maps.chunk_by(|a, b| a == b)
+            .map(|run| {
+                start += run.len();
+                start - run.len()..start
+            })
+            .collect()
+    }
+
     pub(super) fn scales(&self, v: &[f64]) -> Scales {
         let mut sc = Scales {
             s: vec![0.0; self.n_scales],
@@ -65,12 +77,9 @@ impl AcrossModel {
         // Runs of one softplus map (the sigma slots, the sigma_gamma per data set: hundreds of
         // scales with many data sets) go through the vectorised map.
         let (mut ln_s, mut ln_jac) = (vec![0.0; self.n_scales], vec![0.0; self.n_scales]);
-        let mut k = 0;
-        while k < self.n_scales {
-            let end = (k..self.n_scales).find(|&j| self.maps[j] != self.maps[k]).unwrap_or(self.n_scales);
-            match self.maps[k] {
-                ScaleMap::Softplus { scale, ln_scale } if end - k > 1 => {
-                    let r = k..end;
+        for r in &self.map_runs {
+            match self.maps[r.start] {
+                ScaleMap::Softplus { scale, ln_scale } if r.len() > 1 => {
                     let out = [
                         &mut sc.s[r.clone()],
                         &mut ln_s[r.clone()],
@@ -79,12 +88,12 @@ impl AcrossModel {
                         &mut sc.d_ln_jac[r.clone()],
                     ];
                     softplus_all(&v[r.clone()], scale, ln_scale, out);
-                    k = end;
                 }
                 map => {
-                    let m = map.eval(v[k]);
-                    (sc.s[k], sc.d_ln_s[k], sc.d_ln_jac[k], ln_jac[k]) = (m.s, m.d_ln_s, m.d_ln_jac, m.ln_jac);
-                    k += 1;
+                    for k in r.clone() {
+                        let m = map.eval(v[k]);
+                        (sc.s[k], sc.d_ln_s[k], sc.d_ln_jac[k], ln_jac[k]) = (m.s, m.d_ln_s, m.d_ln_jac, m.ln_jac);
+                    }
                 }
             }
         }

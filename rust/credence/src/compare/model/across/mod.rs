@@ -102,6 +102,8 @@ pub(crate) struct AcrossModel {
     /// a Student-t interaction, ln lambda per cell (per data set) and df. With flat method
     /// effects tau_delta's coordinate stays, apart from the likelihood, and follows its prior.
     pub(super) maps: Vec<ScaleMap>,
+    /// The runs of equal consecutive `maps`, each mapped in one pass.
+    pub(super) map_runs: Vec<std::ops::Range<usize>>,
     pub(super) n_scales: usize,
     pub(super) dim: usize,
     pub(super) shift: f64,
@@ -221,6 +223,7 @@ impl AcrossModel {
             u_idx,
             nu_idx,
             n_beta,
+            map_runs: Self::map_runs(&maps),
             maps,
             n_scales,
             dim,

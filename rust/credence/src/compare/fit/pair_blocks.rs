@@ -114,14 +114,14 @@ fn best_by_blocks(fit: &Fit, outputs: &[usize]) -> Vec<Vec<u32>> {
     best.into_iter().map(|chain| chain.into_iter().map(|(_, i)| i).collect()).collect()
 }
 
-/// The pairwise answers and the rank posterior of a summary of `fit` (`rank[i]`: method i's
-/// place in the ranking; `wanted`: the pairs asked for; `noise[i]`: method i's mean predictive
-/// variance), by blocks for ranked pairs of more than [`RANKS_UP_TO`] methods.
+/// The pairwise answers and the rank posterior of a summary of `fit` (`ranking`: the methods
+/// best first; `ranked`: each method against its neighbours in it and against the best, else
+/// every pair; `noise[i]`: method i's mean predictive variance), by blocks for ranked pairs of
+/// more than [`RANKS_UP_TO`] methods.
 pub(super) fn pairs_and_ranks(
     fit: &Fit,
-    rank: &[usize],
+    ranking: &[String],
     ranked: bool,
-    wanted: &(dyn Fn(usize, usize) -> bool + Sync),
     noise: &[f64],
     options: &SummaryOptions,
 ) -> Result<PairsAndRanks> {
@@ -132,17 +132,21 @@ pub(super) fn pairs_and_ranks(
         mdd: mdd_of(a, b, noise[i] + noise[j], options.power, options.r_new),
     };
     let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<Result<_>>()?;
-    // The method indices best first (every method has a rank: the ranking covers them all).
-    let mut order = vec![usize::MAX; methods.len()];
-    for (i, &r) in rank.iter().enumerate() {
-        if let Some(o) = order.get_mut(r) {
-            *o = i;
-        }
+    // Each method's place in the ranking (which holds every method), and the methods in it.
+    let index: HashMap<&str, usize> = methods.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let order: Vec<usize> = ranking.iter().filter_map(|m| index.get(m.as_str()).copied()).collect();
+    let mut rank = vec![usize::MAX; methods.len()];
+    for (k, &i) in order.iter().enumerate() {
+        rank[i] = k;
     }
-    let ordered = order.iter().all(|&i| i < methods.len());
+    let ordered = order.len() == methods.len() && rank.iter().all(|&k| k < methods.len());
     if ordered && ranked && methods.len() > RANKS_UP_TO {
         return Ok(by_blocks(fit, &outputs, &order, &answer));
     }
+    let wanted = |i: usize, j: usize| {
+        let (a, b) = (rank[i], rank[j]);
+        !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
+    };
     let n = methods.len();
     let pairs: Vec<(usize, usize)> =
         (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).filter(|&(i, j)| i != j && wanted(i, j)).collect();

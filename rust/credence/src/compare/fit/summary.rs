@@ -460,8 +460,10 @@ impl FitSummary {
     pub fn sampler_rhats(&self) -> (&'static str, Vec<f64>) {
         match &self.sampler.chees {
             Some(c) => {
-                let nested = |name: &str| c.nested_rhat.iter().find(|(k, _)| k == name).map_or(f64::NAN, |x| x.1);
-                ("nested Rhat", self.parameters.iter().map(|p| nested(&p.name)).collect())
+                let nested: std::collections::HashMap<&str, f64> =
+                    c.nested_rhat.iter().map(|(k, r)| (k.as_str(), *r)).collect();
+                let rhat = |name: &str| nested.get(name).copied().unwrap_or(f64::NAN);
+                ("nested Rhat", self.parameters.iter().map(|p| rhat(&p.name)).collect())
             }
             None => ("Rhat", self.parameters.iter().map(|p| p.rhat).collect()),
         }
@@ -478,15 +480,6 @@ impl FitSummary {
             Pairs::All => false,
             Pairs::Ranked => true,
             Pairs::Auto => methods.len() > ALL_PAIRS_UP_TO,
-        };
-        // Rank of each method (by index into `methods`) for the ranked pairs.
-        let position: std::collections::HashMap<&str, usize> =
-            ranking.iter().enumerate().map(|(k, m)| (m.as_str(), k)).collect();
-        let rank: Vec<usize> =
-            methods.iter().map(|m| position.get(m.as_str()).copied().unwrap_or(usize::MAX)).collect();
-        let wanted = |i: usize, j: usize| {
-            let (a, b) = (rank[i], rank[j]);
-            !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
         };
         if let Some(eps) = options.rope {
             super::quantities::check_rope(eps)?;
@@ -507,12 +500,11 @@ impl FitSummary {
             })
             .map(|(o, main, extra)| o.mean(&main, extra.as_deref()))
             .collect();
-        let (answers, ranks) = pair_blocks::pairs_and_ranks(fit, &rank, ranked, &wanted, &noise, options)?;
+        let (answers, ranks) = pair_blocks::pairs_and_ranks(fit, &ranking, ranked, &noise, options)?;
         let ranks = super::ranks::SummaryRanks::new(&methods, ranks);
         let probs = Pairwise::from_pairs(&methods, &answers, |a| a.prob);
         let rope = options.rope.map(|_| Pairwise::from_pairs(&methods, &answers, |a| a.rope.unwrap_or(f64::NAN)));
         let mdd = Pairwise::from_pairs(&methods, &answers, |a| a.mdd);
-        drop(answers);
         let mut warnings = fit.warnings().to_vec();
         let broken: Vec<String> = mdd
             .0

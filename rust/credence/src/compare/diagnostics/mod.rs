@@ -327,6 +327,13 @@ pub(crate) fn summary_diagnostics(chains: &[&[f64]]) -> (f64, f64, f64, Vec<f64>
     (rhat, ess_basic(&z), tail, sorted)
 }
 
+/// Every draw of `chains`, sorted: the draws [`summary_diagnostics`] returns, without its
+/// diagnostics.
+pub(crate) fn sorted_draws(chains: &[&[f64]]) -> Vec<f64> {
+    let all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
+    ascending(&all).into_iter().map(|i| all[i]).collect()
+}
+
 /// (R-hat, bulk-ESS) as [`rhat`] and [`ess_bulk`] give them, from one sort: what the clean
 /// standard checks.
 pub(crate) fn rhat_and_ess_bulk(chains: &[&[f64]]) -> (f64, f64) {

@@ -9,7 +9,7 @@ use super::quantities::ObsInputs;
 pub(crate) use super::summary_serde::by_name;
 use super::summary_serde::{OrderedMap, OrderedPairs};
 use crate::compare::diagnostics::clean::FitDiagnostics;
-use crate::compare::diagnostics::{COLUMN_BLOCK, summary_diagnostics};
+use crate::compare::diagnostics::{COLUMN_BLOCK, sorted_draws, summary_diagnostics};
 
 /// Posterior summary of one reported quantity (the columns of brms' summary).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,11 +47,14 @@ pub(super) fn summarize(name: &str, chains: &[Vec<f64>]) -> ParamSummary {
 /// so draws of a metric of scale 1e-30 would have none on their own scale.
 pub(super) fn summarize_fitted(name: &str, chains: &[Vec<f64>], fitted: Option<&[Vec<f64>]>) -> ParamSummary {
     let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
-    let (mut rhat, mut ess_bulk, mut ess_tail, sorted) = summary_diagnostics(&refs);
-    if let Some(fitted) = fitted {
-        let refs: Vec<&[f64]> = fitted.iter().map(Vec::as_slice).collect();
-        (rhat, ess_bulk, ess_tail, _) = summary_diagnostics(&refs);
-    }
+    let (rhat, ess_bulk, ess_tail, sorted) = match fitted {
+        Some(fitted) => {
+            let fitted: Vec<&[f64]> = fitted.iter().map(Vec::as_slice).collect();
+            let (rhat, ess_bulk, ess_tail, _) = summary_diagnostics(&fitted);
+            (rhat, ess_bulk, ess_tail, sorted_draws(&refs))
+        }
+        None => summary_diagnostics(&refs),
+    };
     let (mean, sd) = crate::summary::mean_sd(&sorted);
     let q = |p: f64| crate::metrics::sample_quantile(&sorted, p);
     ParamSummary {

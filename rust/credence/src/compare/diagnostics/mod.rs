@@ -699,6 +699,34 @@ mod tests {
         assert!(mcse_quantile(&[&c], 0.5).is_nan());
     }
 
+    /// The summary's sorted draws without its diagnostics are the same bits as with them: odd
+    /// chain lengths (the split drops a middle draw, the sort must not), ties, signed zeros and
+    /// a constant quantity.
+    #[test]
+    fn sorted_draws_are_the_summary_diagnostics_draws() {
+        let mut u = lcg_uniforms(11);
+        for (n, chains) in [(1, 1), (5, 2), (6, 4), (101, 3)] {
+            let data: Vec<Vec<f64>> = (0..chains)
+                .map(|c| {
+                    (0..n)
+                        .map(|i| match (c + i) % 5 {
+                            0 => 0.0,
+                            1 => -0.0,
+                            2 => (u() * 4.0).round() / 4.0,
+                            _ => u() - 0.5,
+                        })
+                        .collect()
+                })
+                .collect();
+            let constant: Vec<Vec<f64>> = vec![vec![2.5; n]; chains];
+            for d in [&data, &constant] {
+                let refs: Vec<&[f64]> = d.iter().map(Vec::as_slice).collect();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&sorted_draws(&refs)), bits(&summary_diagnostics(&refs).3), "n {n}, {chains} chains");
+            }
+        }
+    }
+
     #[test]
     fn quantile_type7_matches_r() {
         // R: quantile(1:10, c(.25, .5, .75)) = 3.25 5.50 7.75

@@ -53,14 +53,14 @@ impl AcrossModel {
         2 + self.n_slots + d
     }
 
-    /// The runs of equal consecutive maps in `maps` (the scales [`AcrossModel::scales`] maps
-    /// together), in order.
-    pub(super) fn map_runs(maps: &[ScaleMap]) -> Vec<std::ops::Range<usize>> {
+    /// The runs of equal consecutive maps in `maps`, each with its coordinates (the scales
+    /// [`AcrossModel::scales`] maps together), in order.
+    pub(super) fn map_runs(maps: &[ScaleMap]) -> Vec<(ScaleMap, std::ops::Range<usize>)> {
         let mut start = 0;
         maps.chunk_by(|a, b| a == b)
             .map(|run| {
                 start += run.len();
-                start - run.len()..start
+                (run[0], start - run.len()..start)
             })
             .collect()
     }
@@ -77,8 +77,8 @@ impl AcrossModel {
         // Runs of one softplus map (the sigma slots, the sigma_gamma per data set: hundreds of
         // scales with many data sets) go through the vectorised map.
         let (mut ln_s, mut ln_jac) = (vec![0.0; self.n_scales], vec![0.0; self.n_scales]);
-        for r in &self.map_runs {
-            match self.maps[r.start] {
+        for (map, r) in &self.map_runs {
+            match *map {
                 ScaleMap::Softplus { scale, ln_scale } if r.len() > 1 => {
                     let out = [
                         &mut sc.s[r.clone()],

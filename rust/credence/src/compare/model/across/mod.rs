@@ -101,9 +101,9 @@ pub(crate) struct AcrossModel {
     /// Scale coordinates: tau_delta, tau_u, the sigma slots, sigma_gamma per data set; then, for
     /// a Student-t interaction, ln lambda per cell (per data set) and df. With flat method
     /// effects tau_delta's coordinate stays, apart from the likelihood, and follows its prior.
-    pub(super) maps: Vec<ScaleMap>,
-    /// The runs of equal consecutive `maps`, each mapped in one pass.
-    pub(super) map_runs: Vec<std::ops::Range<usize>>,
+    /// The scales' maps, as runs of equal consecutive maps with their coordinates (each run is
+    /// mapped in one pass).
+    pub(super) map_runs: Vec<(ScaleMap, std::ops::Range<usize>)>,
     pub(super) n_scales: usize,
     pub(super) dim: usize,
     pub(super) shift: f64,
@@ -224,7 +224,6 @@ impl AcrossModel {
             nu_idx,
             n_beta,
             map_runs: Self::map_runs(&maps),
-            maps,
             n_scales,
             dim,
             shift,

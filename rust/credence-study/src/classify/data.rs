@@ -10,7 +10,7 @@
 //! - The test set takes `ceil(0.3 n_c)` points of each class c (the regression study's 30%, per
 //!   class: scikit-learn's `train_test_split(stratify=y)` keeps the class shares the same way),
 //!   drawn by a seeded shuffle (seed 42) of each class's rows; the rest is the pool.
-//! - A realization of size n ([`ClassRealization::draw`]) takes from each class its share of n
+//! - A realization of size n ([`ClassRealization::draw_stratified`]) takes from each class its share of n
 //!   (largest remainders of n times the pool's class shares, at least one point per class when
 //!   n allows), drawn with the realization's seed.
 //! - Standardisation: tabular inputs per column, as in the regression study ([`Standardizer`]);
@@ -26,7 +26,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::data::{SPLIT_SEED, Standardizer, mean_scale, test_size};
+use crate::data::{Realization, SPLIT_SEED, Standardizer, mean_scale, test_size};
 use credence::error::{Error, Result};
 use credence::io::{format_error, io_error};
 
@@ -253,25 +253,14 @@ pub fn class_quotas(counts: &[usize], n: usize) -> Result<Vec<usize>> {
     Ok(quota)
 }
 
-/// One stratified training subsample, standardised, with the test inputs on its scale.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClassRealization {
-    /// Pool indices of the training points (class by class).
-    pub indices: Vec<usize>,
-    /// Standardised training inputs (n x d).
-    pub x: Array2<f64>,
-    /// Training labels.
-    pub y: Vec<usize>,
-    /// Test inputs standardised with the training statistics.
-    pub test_x: Array2<f64>,
-    /// The training statistics (the target fields unused), for shifted test inputs.
-    pub scaler: Standardizer,
-}
+/// One stratified training subsample with its labels, standardised, with the test inputs on
+/// its scale.
+pub type ClassRealization = Realization<usize>;
 
-impl ClassRealization {
+impl Realization<usize> {
     /// Draws a stratified subsample of `n` pool points with `seed` (see the [module
     /// docs](self)); needs n >= 2.
-    pub fn draw(split: &ClassSplit, n: usize, seed: u64) -> Result<ClassRealization> {
+    pub fn draw_stratified(split: &ClassSplit, n: usize, seed: u64) -> Result<ClassRealization> {
         if n < 2 {
             return Err(Error::argument("training size", n, "at least 2"));
         }
@@ -292,13 +281,8 @@ impl ClassRealization {
         } else {
             Standardizer::fit(raw.view(), &vec![0.0; n])?
         };
-        Ok(ClassRealization {
-            x: scaler.transform_x(raw.view())?,
-            y: indices.iter().map(|&i| split.pool_y[i]).collect(),
-            test_x: scaler.transform_x(split.test_x.view())?,
-            indices,
-            scaler,
-        })
+        let y = indices.iter().map(|&i| split.pool_y[i]).collect();
+        Realization::standardised(indices, raw.view(), y, split.test_x.view(), scaler)
     }
 }
 
@@ -326,16 +310,16 @@ mod tests {
             let (p, t) = (s.pool_y.iter().filter(|&&y| y == c).count(), s.test_y.iter().filter(|&&y| y == c).count());
             assert_eq!(t, test_size(p + t), "class {c}");
         }
-        let r = ClassRealization::draw(&s, 30, 7).unwrap();
-        assert_eq!(r, ClassRealization::draw(&s, 30, 7).unwrap());
-        assert_ne!(r.indices, ClassRealization::draw(&s, 30, 8).unwrap().indices);
+        let r = ClassRealization::draw_stratified(&s, 30, 7).unwrap();
+        assert_eq!(r, ClassRealization::draw_stratified(&s, 30, 7).unwrap());
+        assert_ne!(r.indices, ClassRealization::draw_stratified(&s, 30, 8).unwrap().indices);
         let mut distinct = r.indices.clone();
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), 30);
         assert!(r.x.columns().into_iter().all(|c| c.sum().abs() < 1e-9));
         assert!((0..3).all(|c| r.y.iter().filter(|&&y| y == c).count() >= 8));
-        assert!(ClassRealization::draw(&s, 1, 0).is_err());
+        assert!(ClassRealization::draw_stratified(&s, 1, 0).is_err());
     }
 
     /// Images share one mean and scale over all pixels; the file reader names what is wrong.
@@ -344,7 +328,7 @@ mod tests {
         let x = Array2::from_shape_fn((40, 4), |(i, j)| if j == 3 { 0.0 } else { ((i * 7 + j) % 17) as f64 });
         let y: Vec<usize> = (0..40).map(|i| i % 2).collect();
         let split = ClassSplit::stratified(x.view(), &y, true, 1).unwrap();
-        let r = ClassRealization::draw(&split, 20, 3).unwrap();
+        let r = ClassRealization::draw_stratified(&split, 20, 3).unwrap();
         assert!(r.scaler.x_mean.windows(2).all(|w| w[0] == w[1]) && r.scaler.x_scale[0] != 1.0);
         assert!((r.x.iter().sum::<f64>() / 80.0).abs() < 1e-12);
 

@@ -163,7 +163,7 @@ pub fn run_class_job(
 ) -> Result<JobScores> {
     let start = Instant::now();
     let seed = job.data_seed(seed_offset);
-    let real = ClassRealization::draw(split, job.n, seed)?;
+    let real = ClassRealization::draw_stratified(split, job.n, seed)?;
     let model =
         train_classifier(job.method, config, real.x.view(), &real.y, split.classes, job.train_seed(seed_offset))?;
     let mut scores = Vec::new();

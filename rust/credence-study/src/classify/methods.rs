@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn every_method_trains_predicts_and_is_deterministic() {
         let split = synthetic_classes().unwrap();
-        let r = ClassRealization::draw(&split, 120, 3).unwrap();
+        let r = ClassRealization::draw_stratified(&split, 120, 3).unwrap();
         let test = r.test_x.view();
         for method in ClassMethod::ALL {
             let a = train_classifier(method, &quick(), r.x.view(), &r.y, 3, 11).unwrap();
@@ -344,7 +344,7 @@ mod tests {
         let cfg = MethodConfig { epoch_scale: 0.05, ..Default::default() };
         let mut coverage = Vec::new();
         for seed in 0..20 {
-            let r = ClassRealization::draw(&split, 100, seed).unwrap();
+            let r = ClassRealization::draw_stratified(&split, 100, seed).unwrap();
             let c = train_classifier(ClassMethod::Cp, &cfg, r.x.view(), &r.y, 3, seed).unwrap();
             let sets = c.sets(&c.predict(r.test_x.view()).unwrap()).unwrap();
             let hit = sets.iter().zip(&split.test_y).filter(|(s, y)| s[**y]).count();
@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn temperature_matches_the_core_fit() {
         let split = synthetic_classes().unwrap();
-        let r = ClassRealization::draw(&split, 200, 1).unwrap();
+        let r = ClassRealization::draw_stratified(&split, 200, 1).unwrap();
         let cfg = quick();
         let c = train_classifier(ClassMethod::Temp, &cfg, r.x.view(), &r.y, 3, 5).unwrap();
         let t = c.temperature.unwrap();
@@ -378,7 +378,7 @@ mod tests {
     #[test]
     fn bad_inputs_are_typed_errors() {
         let split = synthetic_classes().unwrap();
-        let r = ClassRealization::draw(&split, 30, 1).unwrap();
+        let r = ClassRealization::draw_stratified(&split, 30, 1).unwrap();
         let cfg = quick();
         let e = train_classifier(ClassMethod::Map, &cfg, r.x.view(), &r.y, 2, 0).unwrap_err().to_string();
         assert!(e.contains("a class below 2"), "{e}");

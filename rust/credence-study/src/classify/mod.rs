@@ -4,7 +4,7 @@
 //! and the metrics of one job on one test set ([`score`]).
 //!
 //! Data flow as in the regression study: [`data::ClassDataset::load`] (pool, test set) ->
-//! [`data::ClassRealization::draw`] (a stratified, standardised subsample) ->
+//! [`data::ClassRealization::draw_stratified`] (a stratified, standardised subsample) ->
 //! [`methods::train_classifier`] -> [`methods::Classifier::predict`] (class probabilities per
 //! pass) -> [`score::score_classes`].
 

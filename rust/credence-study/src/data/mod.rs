@@ -173,19 +173,37 @@ pub fn subsample_indices(pool: usize, n: usize, seed: u64) -> Result<Vec<usize>>
     Ok(order)
 }
 
-/// One training subsample, standardised, with the test inputs on the same scale.
+/// One training subsample, standardised, with the test inputs on the same scale. `Y` is the
+/// training target: standardised values in the regression study ([`Realization::draw`]), class
+/// labels in the classification study
+/// ([`ClassRealization::draw_stratified`](crate::classify::data::ClassRealization::draw_stratified)).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Realization {
-    /// Pool indices of the training points, in draw order.
+pub struct Realization<Y = f64> {
+    /// Pool indices of the training points, in draw order (class by class for labels).
     pub indices: Vec<usize>,
     /// Standardised training inputs (n x d).
     pub x: Array2<f64>,
-    /// Standardised training targets.
-    pub y: Vec<f64>,
+    /// Training targets: standardised values, or labels.
+    pub y: Vec<Y>,
     /// Test inputs standardised with the training statistics.
     pub test_x: Array2<f64>,
-    /// The training statistics (to map targets and predictions back to original units).
+    /// The training statistics: they map targets and predictions back to original units, and
+    /// put shifted test inputs on the training scale (the target fields unused for labels).
     pub scaler: Standardizer,
+}
+
+impl<Y> Realization<Y> {
+    /// The realization of the pool rows `indices` (inputs `raw`, targets `y` already on the
+    /// scale of `scaler`): the inputs and `test_x` standardised with `scaler`.
+    pub(crate) fn standardised(
+        indices: Vec<usize>,
+        raw: ArrayView2<'_, f64>,
+        y: Vec<Y>,
+        test_x: ArrayView2<'_, f64>,
+        scaler: Standardizer,
+    ) -> Result<Self> {
+        Ok(Realization { x: scaler.transform_x(raw)?, y, test_x: scaler.transform_x(test_x)?, indices, scaler })
+    }
 }
 
 impl Realization {
@@ -199,13 +217,8 @@ impl Realization {
         let raw_x = split.pool_x.select(Axis(0), &indices);
         let raw_y: Vec<f64> = indices.iter().map(|&i| split.pool_y[i]).collect();
         let scaler = Standardizer::fit(raw_x.view(), &raw_y)?;
-        Ok(Realization {
-            x: scaler.transform_x(raw_x.view())?,
-            y: scaler.transform_y(&raw_y),
-            test_x: scaler.transform_x(split.test_x.view())?,
-            indices,
-            scaler,
-        })
+        let y = scaler.transform_y(&raw_y);
+        Realization::standardised(indices, raw_x.view(), y, split.test_x.view(), scaler)
     }
 }
 

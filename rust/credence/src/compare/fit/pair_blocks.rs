@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::quantities::{Mdd, mdd_of, rope_of};
 use super::ranks::{MethodRanks, RANKS_UP_TO, prob_best_only};
+use super::summary::compared_pairs;
 use super::{Fit, SummaryOptions};
 use crate::compare::diagnostics::COLUMN_BLOCK;
 use crate::error::Result;
@@ -143,13 +144,7 @@ pub(super) fn pairs_and_ranks(
     if ordered && ranked && methods.len() > RANKS_UP_TO {
         return Ok(by_blocks(fit, &outputs, &order, &answer));
     }
-    let wanted = |i: usize, j: usize| {
-        let (a, b) = (rank[i], rank[j]);
-        !ranked || a.abs_diff(b) == 1 || a == 0 || b == 0
-    };
-    let n = methods.len();
-    let pairs: Vec<(usize, usize)> =
-        (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).filter(|&(i, j)| i != j && wanted(i, j)).collect();
+    let pairs = compared_pairs(&rank, ranked);
     Ok(all_at_once(fit, &outputs, &pairs, &answer))
 }
 

@@ -193,18 +193,6 @@ impl Default for SummaryOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pairwise<T>(pub Vec<(String, Vec<(String, T)>)>);
 
-impl<T> Pairwise<crate::Result<T>> {
-    /// The pairs' values, or the first pair's error (in row order).
-    pub(crate) fn transpose(self) -> crate::Result<Pairwise<T>> {
-        let rows = self
-            .0
-            .into_iter()
-            .map(|(a, row)| Ok((a, row.into_iter().map(|(b, v)| Ok((b, v?))).collect::<crate::Result<_>>()?)))
-            .collect::<crate::Result<_>>()?;
-        Ok(Pairwise(rows))
-    }
-}
-
 impl<T> Pairwise<T> {
     /// The value of (a, b).
     pub fn get(&self, a: &str, b: &str) -> Option<&T> {
@@ -212,33 +200,8 @@ impl<T> Pairwise<T> {
         row.iter().find(|(y, _)| y == b).map(|(_, v)| v)
     }
 
-    /// The value of each pair (i, j) that `wanted` keeps (indices into `methods`); rows and
-    /// columns in the order of `methods`, rows without a pair left out. Rows are computed in
-    /// parallel.
-    pub(crate) fn build(
-        methods: &[String],
-        wanted: &(dyn Fn(usize, usize) -> bool + Sync),
-        value: impl Fn(usize, usize) -> T + Sync,
-    ) -> Self
-    where
-        T: Send,
-    {
-        let rows: Vec<(String, Vec<(String, T)>)> = (0..methods.len())
-            .into_par_iter()
-            .map(|i| {
-                let row = (0..methods.len())
-                    .filter(|&j| i != j && wanted(i, j))
-                    .map(|j| (methods[j].clone(), value(i, j)))
-                    .collect();
-                (methods[i].clone(), row)
-            })
-            .collect();
-        Pairwise(rows.into_iter().filter(|(_, row)| !row.is_empty()).collect())
-    }
-
-    /// `value` of the answer of each pair (i, j) in `pairs` (indices into `methods`), laid
-    /// out as [`Pairwise::build`] lays them: rows and columns in the order of `methods`, rows
-    /// without a pair left out.
+    /// `value` of the answer of each pair (i, j) in `pairs` (indices into `methods`): rows and
+    /// columns in the order of `methods`, rows without a pair left out.
     pub(crate) fn from_pairs<A>(
         methods: &[String],
         pairs: &std::collections::HashMap<(usize, usize), A>,
@@ -256,6 +219,18 @@ impl<T> Pairwise<T> {
         });
         Pairwise(rows.collect())
     }
+}
+
+/// The ordered pairs (i, j) a summary compares (`rank[i]`: method i's place in the ranking,
+/// best 0): every pair, or with `ranked` each method against its neighbours in the ranking and
+/// against the best.
+pub(crate) fn compared_pairs(rank: &[usize], ranked: bool) -> Vec<(usize, usize)> {
+    let wanted = |i: usize, j: usize| {
+        let (a, b) = (rank[i], rank[j]);
+        i != j && (!ranked || a.abs_diff(b) == 1 || a == 0 || b == 0)
+    };
+    let n = rank.len();
+    (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).filter(|&(i, j)| wanted(i, j)).collect()
 }
 
 impl<T: Serialize> Serialize for Pairwise<T> {

@@ -1,10 +1,11 @@
 //! [`AcrossSummary`]: every answer of an across-data-sets fit in one serialisable value (the
 //! JSON contract the CLI writes, the report embeds and the R package returns).
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::super::ranks::SummaryRanks;
-use super::super::summary::{ALL_PAIRS_UP_TO, Pairwise, by_name, parameters};
+use super::super::summary::{ALL_PAIRS_UP_TO, Pairwise, by_name, compared_pairs, parameters};
 use super::super::{ExpectedRank, ParamSummary};
 use super::{AcrossFit, Rope, VarianceShare};
 use crate::compare::diagnostics::clean::FitDiagnostics;
@@ -136,7 +137,6 @@ impl AcrossSummary {
         let ranked = methods.len() > ALL_PAIRS_UP_TO;
         let rank: Vec<usize> =
             methods.iter().map(|m| ranking.iter().position(|r| r == m).unwrap_or(usize::MAX)).collect();
-        let wanted = |i: usize, j: usize| !ranked || rank[i].abs_diff(rank[j]) == 1 || rank[i] == 0 || rank[j] == 0;
         let pair = |i: usize, j: usize| -> crate::Result<AcrossPair> {
             let (a, b) = (&methods[i], &methods[j]);
             let (p, mcse) = fit.prob_better_new(a, b)?;
@@ -150,7 +150,15 @@ impl AcrossSummary {
             let rope = rope.map(|eps| fit.rope_new(a, b, eps)).transpose()?;
             Ok(AcrossPair { prob_better_new: p, prob_better_new_mcse: mcse, prob_better_on: on, rope })
         };
-        let pairwise = Pairwise::build(&methods, &wanted, pair).transpose()?;
+        // Computed in parallel, checked in row order: the first failing pair's error is returned.
+        let answers: Vec<((usize, usize), AcrossPair)> = compared_pairs(&rank, ranked)
+            .into_par_iter()
+            .map(|(i, j)| ((i, j), pair(i, j)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(ij, answer)| Ok((ij, answer?)))
+            .collect::<crate::Result<_>>()?;
+        let pairwise = Pairwise::from_pairs(&methods, &answers.into_iter().collect(), AcrossPair::clone);
         let prob_best_on = design
             .datasets()
             .iter()

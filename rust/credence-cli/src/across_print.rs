@@ -7,7 +7,7 @@ use std::path::Path;
 
 use credence::compare::{AcrossSigma, AcrossSummary, Interaction, MethodEffects, SETTLED_LEVEL};
 
-use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
+use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_sentences_and_warnings};
 use crate::table::{number, prob, render};
 
 /// The header: model, form, data, draws and sampler, as brms prints them.
@@ -80,13 +80,7 @@ pub(crate) fn print_tables(s: &AcrossSummary, data: &Path, metric: &str) {
         d.max_rhat,
         d.min_ess_bulk
     );
-    if let Ok(sentences) = s.sentences(metric, SETTLED_LEVEL) {
-        outln!("\nIn words (pairs settled at P >= {SETTLED_LEVEL}):");
-        for line in sentences {
-            outln!("  {line}");
-        }
-    }
-    print_warnings(&s.warnings);
+    print_sentences_and_warnings(s.sentences(metric, SETTLED_LEVEL), &s.warnings);
 }
 
 /// rliable's cross-checks on scores normalised per data set: IQM and mean with their

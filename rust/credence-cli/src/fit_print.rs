@@ -6,7 +6,7 @@ use std::path::Path;
 
 use credence::compare::{Family, FitSummary, Likelihood, Pairs, SETTLED_LEVEL, SigmaStructure};
 
-use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_warnings};
+use crate::output::{halving, parameter_rows, print_draws, print_form_and_data, print_sentences_and_warnings};
 use crate::table::{number, prob, render};
 
 /// The header: family, form, data, draws and sampler, as brms prints them.
@@ -106,13 +106,7 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
         out!("{}", render(&rows));
     }
     print_aggregates(s);
-    if let Ok(sentences) = s.sentences(metric, SETTLED_LEVEL) {
-        outln!("\nIn words (pairs settled at P >= {SETTLED_LEVEL}):");
-        for line in sentences {
-            outln!("  {line}");
-        }
-    }
-    print_warnings(&s.warnings);
+    print_sentences_and_warnings(s.sentences(metric, SETTLED_LEVEL), &s.warnings);
 }
 
 /// rliable's cross-checks, methods in the ranking's order: mean and IQM with their

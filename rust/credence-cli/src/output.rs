@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::Result;
-use credence::compare::ParamSummary;
+use credence::compare::{ParamSummary, SETTLED_LEVEL};
 use credence::request::Progress;
 
 use crate::table::estimate;
@@ -80,6 +80,18 @@ pub(crate) fn halving(max_energy_error: Option<f64>) -> String {
         Some(e) => format!("steps halved beyond energy error {e}"),
         None => "fixed steps".into(),
     }
+}
+
+/// The summary's sentences (those at [`SETTLED_LEVEL`]; none when they cannot be written) and
+/// its warnings, below the tables.
+pub(crate) fn print_sentences_and_warnings(sentences: credence::Result<Vec<String>>, warnings: &[String]) {
+    if let Ok(sentences) = sentences {
+        outln!("\nIn words (pairs settled at P >= {SETTLED_LEVEL}):");
+        for line in sentences {
+            outln!("  {line}");
+        }
+    }
+    print_warnings(warnings);
 }
 
 /// The warnings below the tables.

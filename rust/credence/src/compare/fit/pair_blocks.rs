@@ -1,7 +1,8 @@
-//! Where a summary's pairwise answers and rank posterior read the methods' draws from. Up to
-//! [`RANKS_UP_TO`] methods (or with every pair wanted) all methods' draws are gathered at once;
-//! beyond, with ranked pairs, a block of methods at a time, so that the draws are never held
-//! twice: at 10 000 methods x 8000 draws a second copy is 640 MB beside the fit's own 1.3 GB.
+//! Which pairs a summary compares ([`compared_pairs`]), and where its pairwise answers and rank
+//! posterior read the methods' draws from. Up to [`RANKS_UP_TO`] methods (or with every pair
+//! wanted) all methods' draws are gathered at once; beyond, with ranked pairs, a block of
+//! methods at a time, so that the draws are never held twice: at 10 000 methods x 8000 draws a
+//! second copy is 640 MB beside the fit's own 1.3 GB.
 //! Both give the same numbers, bit for bit: each answer reads the same two columns, and the
 //! best method of a draw is the first with the lowest score in the design's order either way.
 
@@ -11,7 +12,6 @@ use rayon::prelude::*;
 
 use super::quantities::{Mdd, mdd_of, rope_of};
 use super::ranks::{MethodRanks, RANKS_UP_TO, prob_best_only};
-use super::summary::compared_pairs;
 use super::{Fit, SummaryOptions};
 use crate::compare::diagnostics::COLUMN_BLOCK;
 use crate::error::Result;
@@ -146,6 +146,18 @@ pub(super) fn pairs_and_ranks(
     }
     let pairs = compared_pairs(&rank, ranked);
     Ok(all_at_once(fit, &outputs, &pairs, &answer))
+}
+
+/// The ordered pairs (i, j) a summary compares (`rank[i]`: method i's place in the ranking,
+/// best 0): every pair, or with `ranked` each method against its neighbours in the ranking and
+/// against the best.
+pub(crate) fn compared_pairs(rank: &[usize], ranked: bool) -> Vec<(usize, usize)> {
+    let wanted = |i: usize, j: usize| {
+        let (a, b) = (rank[i], rank[j]);
+        i != j && (!ranked || a.abs_diff(b) == 1 || a == 0 || b == 0)
+    };
+    let n = rank.len();
+    (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).filter(|&(i, j)| wanted(i, j)).collect()
 }
 
 #[cfg(test)]

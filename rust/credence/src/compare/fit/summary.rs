@@ -221,18 +221,6 @@ impl<T> Pairwise<T> {
     }
 }
 
-/// The ordered pairs (i, j) a summary compares (`rank[i]`: method i's place in the ranking,
-/// best 0): every pair, or with `ranked` each method against its neighbours in the ranking and
-/// against the best.
-pub(crate) fn compared_pairs(rank: &[usize], ranked: bool) -> Vec<(usize, usize)> {
-    let wanted = |i: usize, j: usize| {
-        let (a, b) = (rank[i], rank[j]);
-        i != j && (!ranked || a.abs_diff(b) == 1 || a == 0 || b == 0)
-    };
-    let n = rank.len();
-    (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).filter(|&(i, j)| wanted(i, j)).collect()
-}
-
 impl<T: Serialize> Serialize for Pairwise<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;

@@ -4,8 +4,9 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::super::pair_blocks::compared_pairs;
 use super::super::ranks::SummaryRanks;
-use super::super::summary::{ALL_PAIRS_UP_TO, Pairwise, by_name, compared_pairs, parameters};
+use super::super::summary::{ALL_PAIRS_UP_TO, Pairwise, by_name, parameters};
 use super::super::{ExpectedRank, ParamSummary};
 use super::{AcrossFit, Rope, VarianceShare};
 use crate::compare::diagnostics::clean::FitDiagnostics;

@@ -301,7 +301,7 @@ impl Report {
     }
 
     /// One cell's fit: where it is (data set, n, metric), its problems, and the fit's
-    /// [`FitSummary`](credence::compare::FitSummary) keys (the JSON contract of `credence fit`).
+    /// [`FitSummary`] keys (the JSON contract of `credence fit`).
     fn fit_json(&self, c: &CellFit) -> Value {
         let mut v = json!({"dataset": c.dataset, "n": c.n, "metric": c.metric, "error": c.error,
                            "problems": c.problems()});
@@ -321,7 +321,7 @@ impl Report {
 
 impl Report {
     /// The across fits as JSON: `[{metric, sizes {dataset: n}, problems, summary}]`, `summary`
-    /// the [`AcrossSummary`] contract (`credence fit --dataset-column`), or `error`.
+    /// the [`AcrossSummary`](credence::compare::AcrossSummary) contract (`credence fit --dataset-column`), or `error`.
     pub(super) fn across_json(&self) -> Value {
         let cells: Vec<Value> = self
             .across

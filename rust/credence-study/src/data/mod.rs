@@ -1,7 +1,7 @@
 //! The study's data: the embedded synthetic problem and four UCI regression sets, each split
 //! once into a fixed test set and a pool, and realizations drawn from the pool.
 //!
-//! - Synthetic ([`synthetic`]): 1200 draws with seed 42; the first 840 are the pool, the last
+//! - Synthetic ([`synthetic()`]): 1200 draws with seed 42; the first 840 are the pool, the last
 //!   360 (30%) the test set.
 //! - Real ([`load_uci`]): `energy.txt`, `concrete.txt`, `kin8nm.txt`, `yacht.txt` from a
 //!   directory (whitespace-separated, last column the target). The rows are shuffled with seed

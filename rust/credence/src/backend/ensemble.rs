@@ -1,7 +1,7 @@
 //! Kernel 1 behind the seam: the fused classification ensemble reduction (p_bar, prediction,
 //! confidence, rank of the label for top-k, NLL, Brier, entropies, mutual information) and the
 //! equal-width reliability histogram, on the CPU ([`crate::metrics::summarise`] and
-//! [`crate::metrics::calibration`], the reference) or on a GPU (`kernels/ensemble.cu`).
+//! [`crate::metrics::calibration()`], the reference) or on a GPU (`kernels/ensemble.cu`).
 
 use ndarray::{Array2, Array3, ArrayView3};
 

@@ -1,7 +1,7 @@
 //! Bayesian hierarchical comparison of methods from metric values across data realizations.
 //!
 //! A [`Design`] holds one metric value (or covered count) per method x realization; an
-//! [`AcrossDesign`] adds the data set. [`fit`] samples the posterior with the [`Sampler`] of
+//! [`AcrossDesign`] adds the data set. [`fit()`] samples the posterior with the [`Sampler`] of
 //! its [`FitOptions`] (NUTS, or batched ChEES-HMC with nested R-hat) and returns a [`Fit`]
 //! that answers which method is better and how sure we are ([`Fit::prob_better`]), whether a
 //! new experiment would detect the gap ([`Fit::mdd`]), whether the difference is practically
@@ -21,7 +21,7 @@
 //! `model/` (the designs, priors, the Gaussian, collapsed, beta-binomial and across-data-sets
 //! posteriors, their flat form for the GPU kernel), `diagnostics/` (R-hat, ESS, MCSE, nested
 //! R-hat, the clean standard), `sampler/` (the [`Sampler`] seam: NUTS, batched ChEES, Philox
-//! streams, the Laplace start, the one extension rule), `fit/` ([`Draws`], [`fit`],
+//! streams, the Laplace start, the one extension rule), `fit/` ([`Draws`], [`fit()`],
 //! [`fit_across`], the [`BatchFitter`] seam a device plugs into, the summaries) and `post/`
 //! ([`plan`], [`mdd_curve`], [`ranking_agreement`], [`sbc`]).
 //!

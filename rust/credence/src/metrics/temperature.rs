@@ -37,7 +37,7 @@ fn nll_and_derivatives(logits: ArrayView2<'_, f64>, labels: &[usize], beta: f64)
     (col(|r| r.0), col(|r| r.1), col(|r| r.2))
 }
 
-/// For one row: NLL = lse(beta z) - beta z_y, d/dbeta = E_p[z] - z_y, d2/dbeta2 = Var_p[z].
+/// For one row: NLL = lse(beta z) - beta z_y, d/dbeta = E_p\[z\] - z_y, d2/dbeta2 = Var_p\[z\].
 fn row_terms(z: ArrayView1<'_, f64>, y: usize, beta: f64) -> (f64, f64, f64) {
     let max = z.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(beta * v));
     let (mut total, mut first, mut second) = (0.0, 0.0, 0.0);

@@ -112,7 +112,7 @@ fn class_index<R: Real>(y: R, classes: usize) -> Result<usize> {
     }
 }
 
-/// The Gaussian head's row: NLL of `y` under N(o[0], exp(clamp(o[1]))), and its gradient.
+/// The Gaussian head's row: NLL of `y` under N(o\[0\], exp(clamp(o\[1\]))), and its gradient.
 fn gaussian_row<R: Real>(o: &[R], y: R, d: &mut [R], scale: R) -> f64 {
     let (lo, hi) = (R::from_f64(VAR_MIN.ln()), R::from_f64(VAR_MAX.ln()));
     let (half, one) = (R::from_f64(0.5), R::one());

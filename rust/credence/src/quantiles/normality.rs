@@ -170,7 +170,7 @@ fn p_value(n: usize, w: f64, w1: f64) -> f64 {
     norm_cdf(-((y - m) / s))
 }
 
-/// c[0] + c[1] x + ... (Horner, the evaluation order of swilk.c's `poly`).
+/// c\[0\] + c\[1\] x + ... (Horner, the evaluation order of swilk.c's `poly`).
 fn poly(c: &[f64], x: f64) -> f64 {
     c.iter().rev().fold(0.0, |acc, &ci| acc * x + ci)
 }

@@ -28,7 +28,7 @@ pub fn is_class_study_table(table: &Table) -> bool {
 /// unit the methods are paired on (the same subsample scored on the same shifted test set).
 /// Intensity 0 is the i.i.d. test set (`none/{realization}`); at intensity k the cell pools
 /// every shift type, as the shift benchmark's box plots do. The curve columns
-/// ([`super::class_curves`]) are not metrics and are left out. Errors name the file, line and
+/// ([`super::class_curves()`]) are not metrics and are left out. Errors name the file, line and
 /// column of a missing `n`, `realization` or `shift` cell.
 pub fn class_study_as_shift(table: &Table) -> Result<Table> {
     let datasets = if table.has_column("dataset") { table.text("dataset")? } else { vec![None; table.n_rows()] };

@@ -222,8 +222,8 @@ impl Design {
     }
 
     /// The same observations in a canonical order: methods and realizations in the natural
-    /// order of their labels ([`natural_cmp`](crate::io::natural_cmp): numbers by value), rows by (method,
-    /// realization, value, trials). Two tables with the same rows in any order give the same
+    /// order of their labels ([`natural_cmp`]: numbers by value), rows by (method, realization,
+    /// value, trials). Two tables with the same rows in any order give the same
     /// canonical design, so a fit of it depends on the table's content and the seed only.
     pub fn canonical(&self) -> Design {
         let (groups, g_rank) = ranks(&self.groups);

@@ -61,7 +61,7 @@ fn check_one_per_cell(table: &Table, keep: &[usize], cols: [&Vec<Option<String>>
 impl AcrossDesign {
     /// Builds the design from per-observation labels and values; `realization` is `None` for an
     /// unpaired design (no realization effect). Errors: lengths that differ, a value that is
-    /// not finite, fewer than two data sets (use the single-data-set [`crate::compare::fit`]),
+    /// not finite, fewer than two data sets (use the single-data-set [`crate::compare::fit()`]),
     /// fewer than two methods, or a (data set, method, realization) with more than one value.
     pub fn new(
         dataset: Vec<String>,

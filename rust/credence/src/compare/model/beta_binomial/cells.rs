@@ -35,7 +35,7 @@ pub(super) fn compress(group: &[usize], pair: &[usize], k: &[f64], n: &[f64], wi
     cells
 }
 
-/// How the method block is parameterised (see [`BetaBinomialModel`]).
+/// How the method block is parameterised (see [`BetaBinomialModel`](super::BetaBinomialModel)).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Block {
     /// The logits sampled themselves, mu0 integrated out.

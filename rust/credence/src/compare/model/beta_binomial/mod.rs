@@ -1,10 +1,10 @@
 //! The beta-binomial hierarchical model for coverage counts.
 //!
 //! Unconstrained parameters: (non-centred form only) mu0; tau's coordinate; the method block
-//! (M: z[m] with logit p[m] = mu0 + tau z[m], or logit p[m] itself when centred); phi's
+//! (M: z\[m\] with logit p\[m\] = mu0 + tau z\[m\], or logit p\[m\] itself when centred); phi's
 //! coordinates (1, or M per method); with a realization effect sigma_gamma's coordinate and
-//! z_gamma[R] on the logit scale. The scales go through their [`ScaleMap`] (softplus for the
-//! default priors: a half-normal or exponential prior is a wall in the log scale, which the
+//! z_gamma\[R\] on the logit scale. The scales go through their [`ScaleMap`] (softplus for
+//! the default priors: a half-normal or exponential prior is a wall in the log scale, which the
 //! wide posteriors of tau and phi on small designs reach).
 //!
 //! In the centred form mu0 is integrated out: given tau the method logits are jointly normal,

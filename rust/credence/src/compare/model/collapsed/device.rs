@@ -8,7 +8,7 @@ use super::CollapsedGaussian;
 use crate::compare::model::device::{DeviceModel, TRAJECTORY_SCRATCH, map_code, scale_code};
 
 impl CollapsedGaussian {
-    /// Scratch doubles of one evaluation (the kernel's layout of [`super::Work`]).
+    /// Scratch doubles of one evaluation (the kernel's layout of `Work`).
     fn device_work(&self) -> usize {
         let (m, n, p) = (self.m, self.m + 1, self.pattern_n.len());
         // share (the pair transform's two logistic weights); sc, u, du, dj; w, d, alpha,

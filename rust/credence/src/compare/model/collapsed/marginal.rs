@@ -174,7 +174,7 @@ impl CollapsedGaussian {
     /// and their logarithms into `u`; returns ln |d scales / dv| and keeps what the chain rule
     /// needs in `wk`.
     ///
-    /// Each scale goes through its [`ScaleMap`], except one pair with the realization effect:
+    /// Each scale goes through its [`ScaleMap`](crate::compare::model::scale_map::ScaleMap), except one pair with the realization effect:
     /// a method whose values vary little can explain its spread within realizations by its
     /// own sigma or by sigma_gamma, and the data fix mainly their sum of squares
     /// t = sigma^2 + sigma_gamma^2. In (ln sigma, ln sigma_gamma) that ridge is an L-shaped curve

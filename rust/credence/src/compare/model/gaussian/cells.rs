@@ -6,7 +6,7 @@ use crate::compare::model::design::Design;
 /// The observations summarised per (method, realization) cell, M x C row-major with C the
 /// number of realizations (1 without a realization effect): count k, cell mean and the sum of
 /// squares within the cell. The normal likelihood then reduces to
-/// sum over cells of SS_within + k (mean - mu[m] - gamma[i])^2, a dense loop that vectorises
+/// sum over cells of SS_within + k (mean - mu\[m\] - gamma\[i\])^2, a dense loop that vectorises
 /// and has no scattered updates; empty cells (unbalanced designs) have k = 0.
 #[derive(Debug, Clone)]
 pub(super) struct Cells {

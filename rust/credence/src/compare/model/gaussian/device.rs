@@ -2,7 +2,7 @@
 //! 3, model kind 0): integer layout and flags, then the priors as family codes and
 //! parameters and the cell statistics as doubles. Only the Normal likelihood with the
 //! realization effect integrated out
-//! ([`Parameterization::Conditional`](super::super::model::Parameterization)) or absent is
+//! ([`Parameterization::Conditional`](crate::compare::Parameterization::Conditional)) or absent is
 //! supported; the other variants are an error naming what is missing. The collapsed model
 //! (what `Auto` builds for a Normal likelihood) is kind 2 (`compare/collapsed/device.rs`).
 

@@ -3,8 +3,8 @@
 //! Unconstrained parameters, in order: mu0; ln tau; the method block (M); ln sigma (M, or 1
 //! when shared); with a realization effect ln sigma_gamma and the realization block (R); with
 //! Student-t observations ln(nu - 1). Each block is either non-centred (z, with
-//! mu[m] = mu0 + tau z[m] and gamma[i] = sigma_gamma z[i]) or centred (mu[m] and gamma[i]
-//! themselves): see [`Parameterization`].
+//! mu\[m\] = mu0 + tau z\[m\] and gamma\[i\] = sigma_gamma z\[i\]) or centred (mu\[m\] and
+//! gamma\[i\] themselves): see [`Parameterization`](crate::compare::Parameterization).
 
 mod cells;
 pub(crate) mod device;
@@ -61,14 +61,14 @@ pub(crate) struct GaussianModel {
     centered_mu: Vec<bool>,
     centered_gamma: bool,
     /// Whether the realization block is sampled through its exact conditional posterior
-    /// ([`Parameterization::Conditional`]); the likelihood is then the one with gamma
+    /// ([`Parameterization::Conditional`](crate::compare::Parameterization::Conditional)); the likelihood is then the one with gamma
     /// integrated out.
     conditional_gamma: bool,
     /// See [`Forms::reference`].
     reference: Option<usize>,
     /// Sample the realization block's mean c as its own coordinate (mu' = mu + c,
     /// mu0' = mu0 + c, gamma = delta + c with sum delta = 0): with both blocks centred, the
-    /// likelihood only sees mu[m] + gamma[i], and moving c out of every mu and gamma removes
+    /// likelihood only sees mu\[m\] + gamma\[i\], and moving c out of every mu and gamma removes
     /// that strongly correlated direction, which a diagonal mass matrix cannot adapt to.
     shift_gamma_mean: bool,
     /// Helmert weights w_j = 1/sqrt(j (j + 1)), j = 0..R (w_0 unused).

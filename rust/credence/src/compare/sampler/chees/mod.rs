@@ -21,7 +21,7 @@
 //!    chain, with momenta p ~ N(0, M) from the chain's own Philox stream and the diagonal mass
 //!    matrix M = diag(1 / inv_mass). With `walnuts` (default 2), a step along which the
 //!    Hamiltonian varies by more than that is redone in 2^k steps of eps / 2^k (k <= 8, the
-//!    first within the tolerance kept) with a reversibility check ([`Trajectory`]; WALNUTS'
+//!    first within the tolerance kept) with a reversibility check ([`Trajectory`](trajectory::Trajectory); WALNUTS'
 //!    within-orbit adaptation, Bou-Rabee, Carpenter, Kleppe & Liu 2025, for a fixed number of
 //!    steps). This is what keeps the funnel-shaped corners of small hierarchical designs
 //!    (tau or a sigma near 0) free of divergences without shrinking eps everywhere;
@@ -31,7 +31,7 @@
 //! 4. during warmup:
 //!    - the step size by dual averaging (Hoffman & Gelman 2014, Stan's constants gamma 0.05,
 //!      t0 10, kappa 0.75) on the *mean* acceptance probability across the chains, computed
-//!      from each trajectory's full-size first attempts ([`TrajectoryRun::coarse_accept`]; the
+//!      from each trajectory's full-size first attempts ([`TrajectoryRun::coarse_accept`](trajectory::TrajectoryRun::coarse_accept); the
 //!      halved steps keep the energy error small whatever eps is, so their acceptance says
 //!      nothing about it);
 //!    - log T by Adam on the ChEES criterion, 1/4 E\[(||theta' - E theta'||^2 -
@@ -53,7 +53,7 @@
 //!    the draws are kept, and the jitter goes on.
 //!
 //! For the collapsed Gaussian model (what a Normal likelihood gets) the sampled coordinates are
-//! the log-scales in the pooled geometry ([`Geometry::Pooled`]); the location effects of every
+//! the log-scales in the pooled geometry ([`Geometry::Pooled`](crate::compare::model::collapsed::Geometry::Pooled)); the location effects of every
 //! kept draw are drawn from their exact conditional Gaussian with the chain's own auxiliary
 //! stream (`AUX_STREAM | chain`), on the host.
 //!
@@ -81,7 +81,7 @@
 //!   hierarchical posteriors have narrow regions (small tau) where a larger step diverges, and
 //!   simulation-based calibration is the check (tests/chees.rs).
 //! - Step-halving tolerance 2 (the energy range along one step), as for NUTS
-//!   ([`NutsSettings::walnuts`]).
+//!   ([`NutsSettings::walnuts`](crate::compare::NutsSettings::walnuts)).
 //! - The ChEES criterion is evaluated in the coordinates whitened by the current mass matrix
 //!   (theta_i / sqrt(inv_mass_i)), so a well-identified coordinate with a tiny posterior sd
 //!   counts as much as a loose one; the paper works in the original coordinates.
@@ -101,7 +101,7 @@
 //! The state is kept as flat arrays, chain-major: positions, gradients and momenta are
 //! `chains x dim` `f64` slices, log densities and acceptance probabilities `chains` slices, the
 //! inverse mass matrix one `dim` slice per design. The kernel (`kernels/chees.cu`,
-//! [`crate::backend::fit_many_chees_on`]) runs the transitions: one thread per chain and one
+//! [`crate::backend::fit_many_on`]) runs the transitions: one thread per chain and one
 //! block per design, every chain of a design with the same n_t steps (a chain whose
 //! trajectory turns non-finite stops stepping, as here, while the others go on; a chain that
 //! halves a step takes its extra steps while the others wait, which costs little because

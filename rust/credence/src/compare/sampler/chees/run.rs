@@ -196,8 +196,8 @@ impl Recorder {
     }
 }
 
-/// [`run_chees`] with the transitions on a device when one is given (the adaptation is
-/// the same code either way), calling `progress(done, total)` after each iteration with the
+/// Runs one design's chains (warmup with adaptation, then the kept draws) with the transitions
+/// on a device when one is given (the adaptation is the same code either way), calling `progress(done, total)` after each iteration with the
 /// iterations of all chains, warmup included (as NUTS's chains do; a longer warmup or more
 /// draws raise the total).
 pub(crate) fn run_chees_on<'a>(

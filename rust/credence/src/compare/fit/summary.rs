@@ -204,11 +204,11 @@ impl<T> Pairwise<T> {
     /// columns in the order of `methods`, rows without a pair left out.
     pub(crate) fn from_pairs<A>(
         methods: &[String],
-        pairs: &std::collections::HashMap<(usize, usize), A>,
-        value: impl Fn(&A) -> T,
+        pairs: impl IntoIterator<Item = ((usize, usize), A)>,
+        value: impl Fn(A) -> T,
     ) -> Self {
-        let mut rows: Vec<Vec<(usize, &A)>> = methods.iter().map(|_| Vec::new()).collect();
-        for (&(i, j), a) in pairs {
+        let mut rows: Vec<Vec<(usize, A)>> = methods.iter().map(|_| Vec::new()).collect();
+        for ((i, j), a) in pairs {
             if let Some(row) = rows.get_mut(i) {
                 row.push((j, a));
             }
@@ -468,9 +468,10 @@ impl FitSummary {
             .collect();
         let (answers, ranks) = pair_blocks::pairs_and_ranks(fit, &ranking, ranked, &noise, options)?;
         let ranks = super::ranks::SummaryRanks::new(&methods, ranks);
-        let probs = Pairwise::from_pairs(&methods, &answers, |a| a.prob);
-        let rope = options.rope.map(|_| Pairwise::from_pairs(&methods, &answers, |a| a.rope.unwrap_or(f64::NAN)));
-        let mdd = Pairwise::from_pairs(&methods, &answers, |a| a.mdd);
+        let each = || answers.iter().map(|(&ij, a)| (ij, a));
+        let probs = Pairwise::from_pairs(&methods, each(), |a| a.prob);
+        let rope = options.rope.map(|_| Pairwise::from_pairs(&methods, each(), |a| a.rope.unwrap_or(f64::NAN)));
+        let mdd = Pairwise::from_pairs(&methods, each(), |a| a.mdd);
         let mut warnings = fit.warnings().to_vec();
         let broken: Vec<String> = mdd
             .0

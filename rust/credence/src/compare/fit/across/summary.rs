@@ -152,14 +152,14 @@ impl AcrossSummary {
             Ok(AcrossPair { prob_better_new: p, prob_better_new_mcse: mcse, prob_better_on: on, rope })
         };
         // Computed in parallel, checked in row order: the first failing pair's error is returned.
-        let answers: Vec<((usize, usize), AcrossPair)> = compared_pairs(&rank, ranked)
+        let answers: Vec<_> = compared_pairs(&rank, ranked)
             .into_par_iter()
             .map(|(i, j)| ((i, j), pair(i, j)))
             .collect::<Vec<_>>()
             .into_iter()
             .map(|(ij, answer)| Ok((ij, answer?)))
             .collect::<crate::Result<_>>()?;
-        let pairwise = Pairwise::from_pairs(&methods, &answers.into_iter().collect(), AcrossPair::clone);
+        let pairwise = Pairwise::from_pairs(&methods, answers, |a| a);
         let prob_best_on = design
             .datasets()
             .iter()

@@ -321,7 +321,8 @@ impl Report {
 
 impl Report {
     /// The across fits as JSON: `[{metric, sizes {dataset: n}, problems, summary}]`, `summary`
-    /// the [`AcrossSummary`](credence::compare::AcrossSummary) contract (`credence fit --dataset-column`), or `error`.
+    /// the [`AcrossSummary`](credence::compare::AcrossSummary) contract
+    /// (`credence fit --dataset-column`), or `error`.
     pub(super) fn across_json(&self) -> Value {
         let cells: Vec<Value> = self
             .across

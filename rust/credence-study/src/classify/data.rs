@@ -10,9 +10,9 @@
 //! - The test set takes `ceil(0.3 n_c)` points of each class c (the regression study's 30%, per
 //!   class: scikit-learn's `train_test_split(stratify=y)` keeps the class shares the same way),
 //!   drawn by a seeded shuffle (seed 42) of each class's rows; the rest is the pool.
-//! - A realization of size n ([`ClassRealization::draw_stratified`]) takes from each class its share of n
-//!   (largest remainders of n times the pool's class shares, at least one point per class when
-//!   n allows), drawn with the realization's seed.
+//! - A realization of size n ([`ClassRealization::draw_stratified`]) takes from each class its
+//!   share of n (largest remainders of n times the pool's class shares, at least one point per
+//!   class when n allows), drawn with the realization's seed.
 //! - Standardisation: tabular inputs per column, as in the regression study ([`Standardizer`]);
 //!   images with one mean and one scale for all pixels (the subsample's), so that a rotated or
 //!   shifted image puts ink on pixels that were blank in training on the same scale as any other

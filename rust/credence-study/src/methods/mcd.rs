@@ -1,7 +1,8 @@
 //! MC dropout (Gal & Ghahramani 2016): the MAP network and optimiser with inverted dropout
-//! after both hidden ReLUs (rate [`MethodConfig::dropout`](super::MethodConfig::dropout), 0.1), kept on at test time; the
-//! predictive is the equally weighted mixture of T = 50 stochastic passes, run by the
-//! backend's MC-dropout kernel with Philox masks keyed by the job's test-time seed.
+//! after both hidden ReLUs (rate [`MethodConfig::dropout`](super::MethodConfig::dropout), 0.1),
+//! kept on at test time; the predictive is the equally weighted mixture of T = 50 stochastic
+//! passes, run by the backend's MC-dropout kernel with Philox masks keyed by the job's test-time
+//! seed.
 
 use super::MethodOutput;
 use super::inputs::Inputs;

@@ -388,11 +388,11 @@ fn autocov(x: &[f64], m: f64, t: usize) -> f64 {
     (0..n - t).map(|i| (x[i] - m) * (x[i + t] - m)).sum::<f64>() / n as f64
 }
 
-/// The mean over chains of the lag-t autocovariances, `autocov` (a test helper) of each chain (zero for a
-/// constant one) summed over chains, filled four lags at a time: the four sums of one pass over
-/// a chain are independent, so they overlap where one running sum per lag waits on each
-/// addition. Every sum adds the same products in the same order as `autocov`, so the
-/// values are the same to the last bit.
+/// The mean over chains of the lag-t autocovariances, `autocov` (a test helper) of each chain (zero
+/// for a constant one) summed over chains, filled four lags at a time: the four sums of one pass
+/// over a chain are independent, so they overlap where one running sum per lag waits on each
+/// addition. Every sum adds the same products in the same order as `autocov`, so the values are the
+/// same to the last bit.
 struct Autocov {
     /// Each chain minus its mean (empty for a constant chain), and the chains' length.
     centered: Vec<Vec<f64>>,

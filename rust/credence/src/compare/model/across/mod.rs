@@ -25,9 +25,10 @@
 //! With two methods this model gives the same difference under [`MethodEffects::Flat`] (delta_A -
 //! delta_B flat), [`Interaction::StudentTPerDataSet`] (u\[d,A\] - u\[d,B\] = sqrt(2 lambda\[d\])
 //! tau_u z: t(df, 0, sqrt(2) tau_u), so std0 = sqrt(2) tau_u), flat (wide) priors on the
-//! data-set levels and the scales and [`ScalePrior::BaycompNu`](crate::compare::ScalePrior::BaycompNu) on df: [`AcrossOptions::baycomp`].
-//! baycomp's correlation rho of cross-validation folds has no counterpart: credence's
-//! realizations are independent resamples given the realization effect.
+//! data-set levels and the scales and
+//! [`ScalePrior::BaycompNu`](crate::compare::ScalePrior::BaycompNu) on df:
+//! [`AcrossOptions::baycomp`]. baycomp's correlation rho of cross-validation folds has no
+//! counterpart: credence's realizations are independent resamples given the realization effect.
 //!
 //! # Algebra
 //!

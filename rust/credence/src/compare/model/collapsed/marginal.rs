@@ -174,14 +174,14 @@ impl CollapsedGaussian {
     /// and their logarithms into `u`; returns ln |d scales / dv| and keeps what the chain rule
     /// needs in `wk`.
     ///
-    /// Each scale goes through its [`ScaleMap`](crate::compare::model::scale_map::ScaleMap), except one pair with the realization effect:
-    /// a method whose values vary little can explain its spread within realizations by its
-    /// own sigma or by sigma_gamma, and the data fix mainly their sum of squares
-    /// t = sigma^2 + sigma_gamma^2. In (ln sigma, ln sigma_gamma) that ridge is an L-shaped curve
-    /// whose two arms (sigma -> 0, sigma_gamma -> 0) NUTS follows slowly. For the slot `pair_slot` (the
-    /// method whose values vary least) the coordinates are y = ln t - offset and a share x:
-    /// sigma^2 = t logistic(-x), sigma_gamma^2 = t logistic(x), a smooth bijection that turns the
-    /// ridge into the line along x and its arms into exponential tails of x.
+    /// Each scale goes through its [`ScaleMap`](crate::compare::model::scale_map::ScaleMap), except
+    /// one pair with the realization effect: a method whose values vary little can explain its
+    /// spread within realizations by its own sigma or by sigma_gamma, and the data fix mainly their
+    /// sum of squares t = sigma^2 + sigma_gamma^2. In (ln sigma, ln sigma_gamma) that ridge is an
+    /// L-shaped curve whose two arms (sigma -> 0, sigma_gamma -> 0) NUTS follows slowly. For the
+    /// slot `pair_slot` (the method whose values vary least) the coordinates are y = ln t - offset
+    /// and a share x: sigma^2 = t logistic(-x), sigma_gamma^2 = t logistic(x), a smooth bijection
+    /// that turns the ridge into the line along x and its arms into exponential tails of x.
     pub(crate) fn scales(&self, v: &[f64], sc: &mut [f64], u: &mut [f64], wk: &mut Work) -> f64 {
         let mut ln_jac = 0.0;
         let paired = |k: usize| self.r > 0 && (k == 1 + self.pair_slot || k == self.dim - 1);

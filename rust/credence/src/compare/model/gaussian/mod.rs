@@ -61,8 +61,8 @@ pub(crate) struct GaussianModel {
     centered_mu: Vec<bool>,
     centered_gamma: bool,
     /// Whether the realization block is sampled through its exact conditional posterior
-    /// ([`Parameterization::Conditional`](crate::compare::Parameterization::Conditional)); the likelihood is then the one with gamma
-    /// integrated out.
+    /// ([`Parameterization::Conditional`](crate::compare::Parameterization::Conditional)); the
+    /// likelihood is then the one with gamma integrated out.
     conditional_gamma: bool,
     /// See [`Forms::reference`].
     reference: Option<usize>,

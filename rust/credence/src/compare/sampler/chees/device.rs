@@ -6,16 +6,18 @@ use crate::error::Result;
 
 /// Where one design's transitions run when not on the CPU: a device (the CUDA backend runs
 /// `kernels/chees.cu`), which keeps the chains' positions, gradients, log densities and
-/// Philox streams itself (initialised from the host's [`Ensemble::new`](super::ensemble::Ensemble::new)), computes the
-/// cross-chain reductions the adaptation needs, and writes back only what the host asked for.
+/// Philox streams itself (initialised from the host's
+/// [`Ensemble::new`](super::ensemble::Ensemble::new)), computes the cross-chain reductions the
+/// adaptation needs, and writes back only what the host asked for.
 pub(crate) trait ChainMover: Send {
-    /// One transition of every chain (as [`Ensemble::transition`](super::ensemble::Ensemble::transition)) under the metric `inv_mass`,
-    /// each step halved as [`Trajectory::run`](super::trajectory::Trajectory::run) does under the settings' tolerance (the device
-    /// holds the settings it was attached with), then the reductions `want` names, computed as
+    /// One transition of every chain (as
+    /// [`Ensemble::transition`](super::ensemble::Ensemble::transition)) under the metric
+    /// `inv_mass`, each step halved as [`Trajectory::run`](super::trajectory::Trajectory::run) does
+    /// under the settings' tolerance (the device holds the settings it was attached with), then the
+    /// reductions `want` names, computed as
     /// [`Ensemble::mean_accept`](super::ensemble::Ensemble::mean_accept),
     /// [`Ensemble::chees_gradient`](super::ensemble::Ensemble::chees_gradient) and
-    /// [`MetricWindow::add`](super::adapt::MetricWindow::add) do,
-    /// to the last bit.
+    /// [`MetricWindow::add`](super::adapt::MetricWindow::add) do, to the last bit.
     fn transition(
         &mut self,
         eps: f64,
@@ -59,13 +61,15 @@ pub(crate) struct WindowStep {
 pub(crate) struct Reduced {
     /// [`Ensemble::mean_accept`](super::ensemble::Ensemble::mean_accept) (every transition).
     pub mean_accept: f64,
-    /// [`Ensemble::chees_gradient`](super::ensemble::Ensemble::chees_gradient) at the asked jitter ([`Want::Adapt`]).
+    /// [`Ensemble::chees_gradient`](super::ensemble::Ensemble::chees_gradient) at the asked jitter
+    /// ([`Want::Adapt`]).
     pub chees_gradient: f64,
     /// The metric window's M2 per coordinate (a [`WindowStep`] with `last`).
     pub window_m2: Vec<f64>,
 }
 
-/// What a [`ChainMover`] writes after a transition (chain-major, as in [`Ensemble`](super::ensemble::Ensemble)).
+/// What a [`ChainMover`] writes after a transition (chain-major, as in
+/// [`Ensemble`](super::ensemble::Ensemble)).
 pub(crate) struct MoverOut<'b> {
     /// Kept positions ([`Want::Draws`]).
     pub pos: &'b mut [f64],

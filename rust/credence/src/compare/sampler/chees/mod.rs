@@ -21,19 +21,21 @@
 //!    chain, with momenta p ~ N(0, M) from the chain's own Philox stream and the diagonal mass
 //!    matrix M = diag(1 / inv_mass). With `walnuts` (default 2), a step along which the
 //!    Hamiltonian varies by more than that is redone in 2^k steps of eps / 2^k (k <= 8, the
-//!    first within the tolerance kept) with a reversibility check ([`Trajectory`](trajectory::Trajectory); WALNUTS'
-//!    within-orbit adaptation, Bou-Rabee, Carpenter, Kleppe & Liu 2025, for a fixed number of
-//!    steps). This is what keeps the funnel-shaped corners of small hierarchical designs
-//!    (tau or a sigma near 0) free of divergences without shrinking eps everywhere;
+//!    first within the tolerance kept) with a reversibility check
+//!    ([`Trajectory`](trajectory::Trajectory); WALNUTS' within-orbit adaptation, Bou-Rabee,
+//!    Carpenter, Kleppe & Liu 2025, for a fixed number of steps). This is what keeps the
+//!    funnel-shaped corners of small hierarchical designs (tau or a sigma near 0) free of
+//!    divergences without shrinking eps everywhere;
 //! 3. a Metropolis test per chain. A divergence is a step still over the tolerance after 8
 //!    halvings, a non-finite step, or a non-finite or > 1000 energy error (acceptance 0); a
 //!    proposal whose halvings fail the reversibility check is rejected, not counted as one;
 //! 4. during warmup:
 //!    - the step size by dual averaging (Hoffman & Gelman 2014, Stan's constants gamma 0.05,
 //!      t0 10, kappa 0.75) on the *mean* acceptance probability across the chains, computed
-//!      from each trajectory's full-size first attempts ([`TrajectoryRun::coarse_accept`](trajectory::TrajectoryRun::coarse_accept); the
-//!      halved steps keep the energy error small whatever eps is, so their acceptance says
-//!      nothing about it);
+//!      from each trajectory's full-size first attempts
+//!      ([`TrajectoryRun::coarse_accept`](trajectory::TrajectoryRun::coarse_accept); the halved
+//!      steps keep the energy error small whatever eps is, so their acceptance says nothing about
+//!      it);
 //!    - log T by Adam on the ChEES criterion, 1/4 E\[(||theta' - E theta'||^2 -
 //!      ||theta - E theta||^2)^2\], whose gradient in T is estimated per chain as
 //!      h_t (||theta'_c - mean'||^2 - ||theta_c - mean||^2) ((theta'_c - mean') . v'_c)
@@ -53,9 +55,10 @@
 //!    the draws are kept, and the jitter goes on.
 //!
 //! For the collapsed Gaussian model (what a Normal likelihood gets) the sampled coordinates are
-//! the log-scales in the pooled geometry ([`Geometry::Pooled`](crate::compare::model::collapsed::Geometry::Pooled)); the location effects of every
-//! kept draw are drawn from their exact conditional Gaussian with the chain's own auxiliary
-//! stream (`AUX_STREAM | chain`), on the host.
+//! the log-scales in the pooled geometry
+//! ([`Geometry::Pooled`](crate::compare::model::collapsed::Geometry::Pooled)); the location effects
+//! of every kept draw are drawn from their exact conditional Gaussian with the chain's own
+//! auxiliary stream (`AUX_STREAM | chain`), on the host.
 //!
 //! # Choices the paper leaves open (defaults of [`CheesSettings`])
 //!

@@ -197,9 +197,9 @@ impl Recorder {
 }
 
 /// Runs one design's chains (warmup with adaptation, then the kept draws) with the transitions
-/// on a device when one is given (the adaptation is the same code either way), calling `progress(done, total)` after each iteration with the
-/// iterations of all chains, warmup included (as NUTS's chains do; a longer warmup or more
-/// draws raise the total).
+/// on a device when one is given (the adaptation is the same code either way), calling
+/// `progress(done, total)` after each iteration with the iterations of all chains, warmup included
+/// (as NUTS's chains do; a longer warmup or more draws raise the total).
 pub(crate) fn run_chees_on<'a>(
     post: &'a dyn Posterior,
     s: &CheesSettings,

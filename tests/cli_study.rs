@@ -131,15 +131,77 @@ fn threads_follow_slurm_cpus_per_task() {
     assert!(!ok && stderr.contains("SLURM_CPUS_PER_TASK = \"all\": expected a whole number of CPUs"), "{stderr}");
 }
 
+/// The real data sets need no data directory: a copy of the binary, run from a directory far
+/// from the checkout with no `$CREDENCE_DATA` (as after `cargo install`), trains on its built-in
+/// copies; `--data-dir` and then `$CREDENCE_DATA` replace them.
+#[test]
+fn real_data_sets_are_built_in_and_a_data_directory_overrides_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("credence");
+    std::fs::copy(env!("CARGO_BIN_EXE_credence"), &bin).unwrap();
+    let run = |args: &[&str], data_env: Option<&Path>| {
+        let mut c = Command::new(&bin);
+        c.args(args).current_dir(dir.path()).env_remove("CREDENCE_DATA");
+        if let Some(d) = data_env {
+            c.env("CREDENCE_DATA", d);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "credence {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // The rows' n_test column tells the files apart: 93 of yacht's 308 rows, 172 of breast
+    // cancer's 569 (64 + 108 by class), 18 of a 60-row file.
+    let n_test = |table: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(table)).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let col = header.iter().position(|h| *h == "n_test").unwrap();
+        text.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().to_owned()).collect()
+    };
+    let yacht = ["study", "--dataset", "yacht", "--n", "30", "--methods", "map", "--realizations", "1"];
+    let yacht = [&yacht[..], &["--epoch-scale", "0.02", "--quiet", "--out"]].concat();
+    let stderr = run(&[&yacht[..], &["built_in.csv"]].concat(), None);
+    assert!(stderr.contains("yacht: data/uci/yacht.txt (built in)"), "{stderr}");
+    assert_eq!(n_test("built_in.csv"), ["93"]);
+    let class = ["study", "--task", "classification", "--dataset", "breast_cancer", "--n", "40", "--methods", "map"];
+    let class = [&class[..], &["--realizations", "1", "--shifts", "feature_noise", "--epoch-scale", "0.05"]].concat();
+    let stderr = run(&[&class[..], &["--quiet", "--out", "class.csv"]].concat(), None);
+    assert!(stderr.contains("breast_cancer: data/classification/breast_cancer.csv (built in)"), "{stderr}");
+    assert!(n_test("class.csv").iter().any(|n| n == "172"), "{:?}", n_test("class.csv"));
+
+    // A directory of one's own: its yacht.txt, 60 rows of a linear target.
+    let own = dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    let rows: String =
+        (0..60).map(|i| format!("{} {} {}\n", i % 7, i % 5, (i % 7) as f64 - 0.5 * (i % 5) as f64)).collect();
+    std::fs::write(own.join("yacht.txt"), rows).unwrap();
+    let own_s = own.to_str().unwrap();
+    let stderr = run(&[&yacht[..], &["from_dir.csv", "--data-dir", own_s]].concat(), None);
+    assert!(stderr.contains(&format!("yacht: {}", own.join("yacht.txt").display())), "{stderr}");
+    assert_eq!(n_test("from_dir.csv"), ["18"]);
+    run(&[&yacht[..], &["from_env.csv"]].concat(), Some(&own));
+    assert_eq!(n_test("from_env.csv"), ["18"]);
+
+    // A table records data that are not the built-in ones, so it resumes only on them; a table
+    // of the built-in data resumes from any directory holding the same bytes.
+    let o = Command::new(&bin)
+        .args([&yacht[..], &["from_dir.csv"]].concat())
+        .current_dir(dir.path())
+        .env_remove("CREDENCE_DATA")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && stderr.contains("line 4: data = sha256:"), "{stderr}");
+    assert!(stderr.contains("but this run has data = (none)"), "{stderr}");
+    let repo_uci = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci");
+    run(&[&yacht[..], &["built_in.csv", "--data-dir", repo_uci.to_str().unwrap()]].concat(), None);
+    assert_eq!(n_test("built_in.csv"), ["93"]);
+}
+
 #[test]
 fn bad_arguments_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.csv");
     let out = out.to_str().unwrap();
-    refused(
-        &["study", "--dataset", "yacht", "--out", out],
-        &["yacht is read from yacht.txt: give --data-dir DIR or set CREDENCE_DATA"],
-    );
     refused(&["study", "--dataset", "yacht", "--data-dir", "/nonexistent", "--out", out], &["/nonexistent/yacht.txt"]);
     refused(&["study", "--shard", "3/2", "--out", out], &["I/N with 1 <= I <= N"]);
     refused(&["study", "--methods", "map,gp", "--out", out], &["one of map, mcd, ensemble, swag, bbb, cp"]);
@@ -433,10 +495,6 @@ fn the_classification_study_feeds_the_fit() {
     refused(
         &["study", "--task", "classification", "--dataset", "synthetic", "--units", "standardized", "--out", other],
         &["--units applies to --task regression only"],
-    );
-    refused(
-        &["study", "--task", "classification", "--dataset", "digits", "--out", other],
-        &["digits is read from digits.csv: give --data-dir DIR or set CREDENCE_DATA"],
     );
     refused(
         &[

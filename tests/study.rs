@@ -1,5 +1,6 @@
 //! The study end to end with the real methods (tiny epoch counts): thread count, interruption
-//! and sharding give the same table; units; the UCI loaders on the shared data files.
+//! and sharding give the same table; units; the UCI loaders on the repository's data files and
+//! their built-in copies.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -124,20 +125,14 @@ fn original_units_rescale_the_same_predictions() {
     }
 }
 
-/// The shared data directory (`../shared` next to the repository), or `None` with a message.
-fn shared_uci() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/uci");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} is absent (the shared data is not checked out here)", dir.display());
-        None
-    }
+/// The repository's UCI directory (data/uci).
+fn repo_uci() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/uci")
 }
 
 #[test]
-fn uci_loaders_read_the_shared_files() {
-    let Some(dir) = shared_uci() else { return };
+fn uci_loaders_read_the_repository_files_and_their_built_in_copies() {
+    let dir = repo_uci();
     // (data set, rows, inputs)
     for (d, rows, inputs) in
         [(Dataset::Energy, 768, 8), (Dataset::Concrete, 1030, 8), (Dataset::Kin8nm, 8192, 8), (Dataset::Yacht, 308, 6)]
@@ -147,6 +142,7 @@ fn uci_loaders_read_the_shared_files() {
         assert_eq!(x.dim(), (rows, inputs), "{d}");
         let split = d.load(Some(&dir)).unwrap();
         assert_eq!(split, load_uci(&path).unwrap(), "{d}: the split is fixed");
+        assert_eq!(split, d.load(None).unwrap(), "{d}: the built-in copy splits as the file");
         // sklearn's train_test_split(test_size=0.3): ceil(0.3 rows) test points.
         let n_test = (3 * rows).div_ceil(10);
         assert_eq!((split.pool_size(), split.test_y.len(), split.n_features()), (rows - n_test, n_test, inputs), "{d}");
@@ -165,8 +161,7 @@ fn uci_loaders_read_the_shared_files() {
 
 #[test]
 fn sizes_beyond_the_pool_are_skipped_on_real_data() {
-    let Some(dir) = shared_uci() else { return };
-    let data = Dataset::Yacht.load(Some(&dir)).unwrap();
+    let data = Dataset::Yacht.load(None).unwrap();
     let out = tempfile::tempdir().unwrap();
     let p = StudyPlan { sizes: vec![30, 500], methods: vec![Method::Map], realizations: 1, ..plan() };
     let never = AtomicBool::new(false);

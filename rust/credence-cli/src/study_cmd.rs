@@ -11,7 +11,7 @@ use credence::backend::Backend;
 use credence_study::classify::data::ClassDataset;
 use credence_study::classify::run::{ClassPlan, run_class_study};
 use credence_study::classify::shift::Shift;
-use credence_study::data::{DataSplit, Dataset};
+use credence_study::data::{DataSplit, Dataset, data_origin};
 use credence_study::grid::{Shard, ShardPlan};
 use credence_study::merge::merge;
 use credence_study::methods::{EnsemblePredictive, MethodConfig, SwagSchedule};
@@ -76,8 +76,9 @@ struct RunArgs {
     /// Results table; rerunning the same command resumes it.
     #[arg(long, required_unless_present = "plan_shards")]
     out: Option<PathBuf>,
-    /// Directory with energy.txt, concrete.txt, kin8nm.txt, yacht.txt, or digits.csv and
-    /// breast_cancer.csv (default: $CREDENCE_DATA).
+    /// Directory to read the real data set's file from instead of the copy built into credence
+    /// (energy.txt, concrete.txt, kin8nm.txt, yacht.txt, digits.csv or breast_cancer.csv, in the
+    /// layout of the repository's data/ files; default: $CREDENCE_DATA, else the built-in copy).
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Worker threads (default: $SLURM_CPUS_PER_TASK inside a Slurm job that sets it, else one
@@ -286,15 +287,15 @@ fn run_grid(a: RunArgs) -> Result<()> {
     };
     let data_dir = a.data_dir.clone().or_else(|| std::env::var_os("CREDENCE_DATA").map(PathBuf::from));
     // --plan-shards prints the grid's shard layout and stops (None); else the table to write,
-    // once the data set's file has a directory to come from.
+    // after a note of where a real data set's file comes from.
     let out_for = |dataset: &str, file: Option<&str>, shards: &dyn Fn(usize) -> credence::error::Result<ShardPlan>| {
         if let Some(k) = a.plan_shards {
             print_shards(dataset, shards(k)?, k);
             return Ok(None);
         }
         let Some(out) = a.out.as_deref() else { bail!("--out is required") };
-        if let (Some(file), None) = (file, &data_dir) {
-            bail!("{dataset} is read from {file}: give --data-dir DIR or set CREDENCE_DATA");
+        if let Some(file) = file {
+            eprintln!("{dataset}: {}", data_origin(file, data_dir.as_deref()).display());
         }
         Ok(Some(out))
     };

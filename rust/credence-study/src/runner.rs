@@ -26,7 +26,7 @@ pub use crate::plan::{StudyPlan, Units};
 use crate::results::Row;
 use crate::score::{SD_FLOOR, score};
 pub use crate::settings::settings_path;
-use crate::settings::settings_text;
+use crate::settings::{data_setting, settings_text};
 use credence::error::Result;
 
 /// The training function the runner calls; [`train_and_predict`] in [`run_study`].
@@ -99,7 +99,7 @@ pub(crate) fn run_with(
         planned,
         rows_per_job: 1,
         seed_offset: plan.seed_offset,
-        settings: settings_text(plan),
+        settings: settings_text(plan) + &data_setting(*data == dataset.load(None)?, data.numbers()),
         threads: plan.threads,
     };
     let job = |job: Job| run_job(train, job, data, plan, &config).map(|row| vec![row]);

@@ -1,5 +1,6 @@
 //! The settings file beside a results table (`results.csv.settings`): the units, seed offset and
-//! method hyperparameters its rows were computed with.
+//! method hyperparameters its rows were computed with, and a digest of its data when they are
+//! not the data set's own ([`data_setting`]).
 //!
 //! The rows cannot show these settings, so a run records them when it starts a table and
 //! refuses to resume the table with others ([`crate::runner::run_study`]), and
@@ -12,6 +13,7 @@ use crate::methods::{EnsemblePredictive, MethodConfig, SwagSchedule};
 use crate::plan::StudyPlan;
 use credence::error::{Error, Result};
 use credence::io::{format_error, io_error};
+use sha2::{Digest, Sha256};
 
 /// The file next to the table that records the settings its rows were computed with
 /// (`results.csv` -> `results.csv.settings`).
@@ -86,6 +88,22 @@ pub(crate) fn settings_text(plan: &StudyPlan) -> String {
         plan.seed_offset,
         Hyperparameters(&plan.method_config)
     )
+}
+
+/// The settings line of a table's data: nothing for the data set's own data (the built-in copy
+/// of a real set, the generated synthetic one), so tables of those resume whichever source gave
+/// the same numbers, as tables written before the line existed do; else `data = sha256:HEX`,
+/// the SHA-256 of `numbers` (the split's values in a fixed order), so a table started on other
+/// data (`--data-dir`) never takes rows of the built-in ones, or of a third set, on resume or
+/// merge.
+pub(crate) fn data_setting(own: bool, numbers: impl IntoIterator<Item = f64>) -> String {
+    if own {
+        return String::new();
+    }
+    let mut h = Sha256::new();
+    numbers.into_iter().for_each(|v| h.update(v.to_le_bytes()));
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    format!("data = sha256:{hex}\n")
 }
 
 /// Resuming with other units, seed offset or method hyperparameters would mix incomparable
@@ -257,6 +275,22 @@ mod tests {
         let mut p = StudyPlan::default();
         p.method_config.samples = 20;
         assert_ne!(settings_text(&p), settings_text(&StudyPlan::default()));
+    }
+
+    /// The data set's own data add nothing (old tables resume); other data add a digest of
+    /// their numbers, equal for equal numbers only.
+    #[test]
+    fn data_other_than_the_data_sets_own_are_recorded_by_digest() {
+        assert_eq!(data_setting(true, [1.0, 2.0]), "");
+        let a = data_setting(false, [1.0, 2.0]);
+        assert!(a.starts_with("data = sha256:") && a.len() == "data = sha256:".len() + 65, "{a}");
+        assert_eq!(a, data_setting(false, vec![1.0, 2.0]));
+        assert_ne!(a, data_setting(false, [2.0, 1.0]));
+        assert_ne!(a, data_setting(false, [1.0, 2.0, 0.0]));
+        let text = settings_text(&StudyPlan::default());
+        let (line, _, key, recorded, ours) = first_difference(&(text.clone() + &a), &text).unwrap();
+        assert_eq!((line, key.as_str(), ours.as_str()), (4, "data", "(none)"));
+        assert!(recorded.starts_with("sha256:"), "{recorded}");
     }
 
     /// Resuming with other settings is refused with the first setting that differs, by line

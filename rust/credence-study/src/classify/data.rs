@@ -5,7 +5,8 @@
 //! - Synthetic ([`synthetic_classes`]): 1200 draws with seed 42 of three Gaussian classes in 8
 //!   dimensions (unit covariance, means 1.5 apart on the first three axes), equally likely.
 //! - Real ([`ClassDataset::load`]): `digits.csv` (1797 8x8 images, pixel counts 0-16, 10
-//!   classes) and `breast_cancer.csv` (569 x 30, 0 = malignant, 1 = benign) from a directory:
+//!   classes) and `breast_cancer.csv` (569 x 30, 0 = malignant, 1 = benign), built into the
+//!   binary from the repository's `data/classification/` or read from a directory the user gives:
 //!   comma-separated, no header, the last column the integer class ([`read_labelled_csv`]).
 //! - The test set takes `ceil(0.3 n_c)` points of each class c (the regression study's 30%, per
 //!   class: scikit-learn's `train_test_split(stratify=y)` keeps the class shares the same way),
@@ -26,7 +27,7 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::data::{Realization, SPLIT_SEED, Standardizer, mean_scale, test_size};
+use crate::data::{Realization, SPLIT_SEED, Standardizer, data_text, mean_scale, test_size};
 use credence::error::{Error, Result};
 use credence::io::{format_error, io_error};
 
@@ -71,25 +72,20 @@ impl ClassDataset {
         self == ClassDataset::Digits
     }
 
-    /// Pool and test set: generated for the synthetic data, read from `data_dir` otherwise.
+    /// Pool and test set: generated for the synthetic data; for a real one read from
+    /// `data_dir` when given, else from the copy built into the binary
+    /// ([`crate::data::embedded`]).
     pub fn load(self, data_dir: Option<&Path>) -> Result<ClassSplit> {
-        match (self.file_name(), data_dir) {
-            (None, _) => synthetic_classes(),
-            (Some(file), Some(dir)) => {
-                let path = dir.join(file);
-                let (x, y) = read_labelled_csv(&path)?;
-                if self.is_image() && x.ncols() != IMAGE_SIDE * IMAGE_SIDE {
-                    return Err(format_error(
-                        &path,
-                        format!("{} pixel columns, expected {} (8x8 images)", x.ncols(), IMAGE_SIDE * IMAGE_SIDE),
-                    ));
-                }
-                ClassSplit::stratified(x.view(), &y, self.is_image(), SPLIT_SEED)
-            }
-            (Some(file), None) => {
-                Err(Error::argument("data directory", "none", format!("a directory holding {file} for {self}")))
-            }
+        let Some(file) = self.file_name() else { return synthetic_classes() };
+        let (path, text) = data_text(file, data_dir)?;
+        let (x, y) = parse_labelled_csv(&text, &path)?;
+        if self.is_image() && x.ncols() != IMAGE_SIDE * IMAGE_SIDE {
+            return Err(format_error(
+                &path,
+                format!("{} pixel columns, expected {} (8x8 images)", x.ncols(), IMAGE_SIDE * IMAGE_SIDE),
+            ));
         }
+        ClassSplit::stratified(x.view(), &y, self.is_image(), SPLIT_SEED)
     }
 }
 
@@ -99,6 +95,12 @@ crate::named_choice!(ClassDataset, "dataset");
 /// 1, ...); blank lines are ignored. Errors name the file, the line and the column (1-based).
 pub fn read_labelled_csv(path: &Path) -> Result<(Array2<f64>, Vec<usize>)> {
     let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    parse_labelled_csv(&text, path)
+}
+
+/// Parses the text of a labelled table (see [`read_labelled_csv`]); errors name `path`, the
+/// file it came from.
+pub fn parse_labelled_csv(text: &str, path: &Path) -> Result<(Array2<f64>, Vec<usize>)> {
     let (mut values, mut labels, mut width) = (Vec::new(), Vec::new(), None);
     for (k, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -200,6 +202,20 @@ impl ClassSplit {
     /// Number of pool points (the largest training size).
     pub fn pool_size(&self) -> usize {
         self.pool_y.len()
+    }
+
+    /// Every value of the split in a fixed order (shape, pool inputs and labels, then the test
+    /// set's), for a digest of its content.
+    pub fn numbers(&self) -> impl Iterator<Item = f64> + '_ {
+        let shape = [self.pool_x.nrows(), self.pool_x.ncols(), self.test_x.nrows(), self.classes, self.image as usize];
+        let labels = |y: &'_ [usize]| y.iter().map(|&c| c as f64).collect::<Vec<_>>();
+        shape
+            .map(|n| n as f64)
+            .into_iter()
+            .chain(self.pool_x.iter().copied())
+            .chain(labels(&self.pool_y))
+            .chain(self.test_x.iter().copied())
+            .chain(labels(&self.test_y))
     }
 }
 
@@ -355,19 +371,20 @@ mod tests {
         assert!(class_count(&[0, 0]).is_err());
     }
 
-    /// The real files, when `../shared` holds them: sizes, classes and stratification.
+    /// The real files, built in and from the repository's data/: sizes, classes and
+    /// stratification.
     #[test]
-    fn real_sets_load_when_present() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/classification");
-        if !dir.join("digits.csv").exists() {
-            eprintln!("skipped: {} not found", dir.display());
-            return;
-        }
-        let d = ClassDataset::Digits.load(Some(&dir)).unwrap();
+    fn real_sets_load_built_in_and_from_a_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/classification");
+        let d = ClassDataset::Digits.load(None).unwrap();
         assert_eq!((d.classes, d.pool_size() + d.test_y.len(), d.pool_x.ncols()), (10, 1797, 64));
-        let b = ClassDataset::BreastCancer.load(Some(&dir)).unwrap();
+        assert_eq!(d, ClassDataset::Digits.load(Some(&dir)).unwrap());
+        let b = ClassDataset::BreastCancer.load(None).unwrap();
         assert_eq!((b.classes, b.test_y.iter().filter(|&&y| y == 0).count()), (2, test_size(212)));
-        assert!(ClassDataset::Digits.load(None).unwrap_err().to_string().contains("digits.csv"));
+        assert_eq!(b, ClassDataset::BreastCancer.load(Some(&dir)).unwrap());
+        let empty = tempfile::tempdir().unwrap();
+        let e = ClassDataset::Digits.load(Some(empty.path())).unwrap_err().to_string();
+        assert!(e.contains(&empty.path().join("digits.csv").display().to_string()), "{e}");
         assert_eq!("Breast_Cancer".parse::<ClassDataset>().unwrap(), ClassDataset::BreastCancer);
     }
 }

@@ -17,7 +17,7 @@ use crate::engine::{Grid, Progress, run_grid, sizes_in_pool};
 use crate::grid::{Shard, ShardPlan, plan_shards};
 use crate::methods::MethodConfig;
 use crate::plan::check_grid;
-use crate::settings::method_settings;
+use crate::settings::{data_setting, method_settings};
 use credence::error::{Error, Result};
 
 /// What a classification study runs: the grid of one data set and how.
@@ -144,7 +144,7 @@ pub fn run_class_study(
         planned,
         rows_per_job: tests.sets.len(),
         seed_offset: plan.seed_offset,
-        settings: plan.settings(&shifts),
+        settings: plan.settings(&shifts) + &data_setting(*split == dataset.load(None)?, split.numbers()),
         threads: plan.threads,
     };
     let job = |job: ClassJob| {

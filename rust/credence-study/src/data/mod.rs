@@ -3,8 +3,9 @@
 //!
 //! - Synthetic ([`synthetic()`]): 1200 draws with seed 42; the first 840 are the pool, the last
 //!   360 (30%) the test set.
-//! - Real ([`load_uci`]): `energy.txt`, `concrete.txt`, `kin8nm.txt`, `yacht.txt` from a
-//!   directory (whitespace-separated, last column the target). The rows are shuffled with seed
+//! - Real ([`Dataset::load`]): `energy.txt`, `concrete.txt`, `kin8nm.txt`, `yacht.txt`, built
+//!   into the binary from the repository's `data/uci/` ([`embedded`]) or read from a directory
+//!   the user gives (whitespace-separated, last column the target). The rows are shuffled with seed
 //!   42 (Fisher-Yates on [`ChaCha8Rng`]) and the last `ceil(0.3 N)` shuffled rows are the test
 //!   set, the rest the pool, mirroring the synthetic layout. The sizes follow the study's split,
 //!   scikit-learn's `train_test_split(test_size=0.3)` (test ceil(0.3 N), train the rest): pools
@@ -14,6 +15,7 @@
 //!   with a given seed (the study uses `r + n + seed offset`, see [`crate::grid`]) and
 //!   standardises inputs and target with that subsample's statistics ([`Standardizer`]).
 
+mod embedded;
 mod standardize;
 mod synthetic;
 mod uci;
@@ -26,10 +28,11 @@ use rand::{RngExt, SeedableRng};
 
 use credence::error::{Error, Result};
 
+pub use embedded::{DataFile, EMBEDDED, data_origin, data_text, embedded};
 pub use standardize::Standardizer;
 pub(crate) use standardize::mean_scale;
 pub use synthetic::{SYNTHETIC_SEED, SYNTHETIC_SIZE, SYNTHETIC_WEIGHTS, synthetic, synthetic_samples};
-pub use uci::{load_uci, read_whitespace_table};
+pub use uci::{load_uci, parse_whitespace_table, read_whitespace_table};
 
 /// Seed of the shuffle that fixes the test split of the real data sets.
 pub const SPLIT_SEED: u64 = 42;
@@ -79,16 +82,12 @@ impl Dataset {
         }
     }
 
-    /// Pool and test set: generated for the synthetic data, read from `data_dir` otherwise
-    /// (an error naming the data set when no directory is given).
+    /// Pool and test set: generated for the synthetic data; for a real one read from
+    /// `data_dir` when given, else from the copy built into the binary ([`embedded`]).
     pub fn load(self, data_dir: Option<&Path>) -> Result<DataSplit> {
-        match (self.file_name(), data_dir) {
-            (None, _) => Ok(synthetic()),
-            (Some(file), Some(dir)) => load_uci(&dir.join(file)),
-            (Some(file), None) => {
-                Err(Error::argument("data directory", "none", format!("a directory holding {file} for {self}")))
-            }
-        }
+        let Some(file) = self.file_name() else { return Ok(synthetic()) };
+        let (origin, text) = data_text(file, data_dir)?;
+        uci::split_uci(parse_whitespace_table(&text, &origin)?, &origin)
     }
 }
 
@@ -136,6 +135,13 @@ impl DataSplit {
     /// Number of pool points (the largest training size available).
     pub fn pool_size(&self) -> usize {
         self.pool_y.len()
+    }
+
+    /// Every value of the split in a fixed order (pool inputs and targets, then the test set's),
+    /// for a digest of its content.
+    pub fn numbers(&self) -> impl Iterator<Item = f64> + '_ {
+        let shape = [self.pool_x.nrows(), self.pool_x.ncols(), self.test_x.nrows()].map(|n| n as f64);
+        shape.into_iter().chain(self.pool_x.iter().chain(&self.pool_y).chain(&self.test_x).chain(&self.test_y).copied())
     }
 
     /// Mean and scale (population sd, 1 when constant) of the pool's targets: the fixed
@@ -235,8 +241,6 @@ mod tests {
         assert_eq!("Kin8nm".parse::<Dataset>().unwrap(), Dataset::Kin8nm);
         let e = "boston".parse::<Dataset>().unwrap_err().to_string();
         assert!(e.contains("synthetic, energy, concrete, kin8nm, yacht"), "{e}");
-        let e = Dataset::Yacht.load(None).unwrap_err().to_string();
-        assert!(e.contains("yacht.txt"), "{e}");
     }
 
     #[test]

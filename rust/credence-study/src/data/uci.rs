@@ -12,6 +12,12 @@ use credence::io::{format_error, io_error};
 /// target, blank lines ignored. Errors name the file, the line and the column (1-based).
 pub fn read_whitespace_table(path: &Path) -> Result<(Array2<f64>, Vec<f64>)> {
     let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    parse_whitespace_table(&text, path)
+}
+
+/// Parses the text of a whitespace-separated numeric table (see [`read_whitespace_table`]);
+/// errors name `path`, the file it came from.
+pub fn parse_whitespace_table(text: &str, path: &Path) -> Result<(Array2<f64>, Vec<f64>)> {
     let mut values = Vec::new();
     let mut width = None;
     let mut first_line = 0;
@@ -58,7 +64,11 @@ pub fn read_whitespace_table(path: &Path) -> Result<(Array2<f64>, Vec<f64>)> {
 
 /// Reads a real data set and splits it: shuffle with seed 42, last 30% the test set.
 pub fn load_uci(path: &Path) -> Result<DataSplit> {
-    let (x, y) = read_whitespace_table(path)?;
+    split_uci(read_whitespace_table(path)?, path)
+}
+
+/// Splits a real data set's table read from `path` as [`load_uci`] does.
+pub(crate) fn split_uci((x, y): (Array2<f64>, Vec<f64>), path: &Path) -> Result<DataSplit> {
     DataSplit::shuffled(x.view(), &y, SPLIT_SEED).map_err(|e| match e {
         Error::Shape { found, expected, .. } => {
             format_error(path, format!("{} rows x {} columns, expected {expected}", found[0], found[1] + 1))

@@ -1,13 +1,13 @@
-//! Runs a grid of the classification study (issue 34) on one data set through
+//! Runs a grid of the classification study on one data set (its built-in copy) through
 //! `run_class_study` (the engine behind `credence study --task classification`), writes its long
 //! table and prints the mean of accuracy, NLL, ECE and entropy per (method, n, shift,
 //! intensity), the OOD entropy AUROC on the i.i.d. rows, and the time. `credence fit` reads
 //! the table, e.g. `--where n=100 --where shift=rotation --where intensity=5 --response ece
 //! --pair realization`. The output file is resumed if it exists.
 //!
-//! Usage: `cargo run --release -p credence-study --example classify_study -- DATASET DATA_DIR
-//! OUT.csv [N,N,..] [REALIZATIONS] [SHIFT,SHIFT,..] [EPOCH_SCALE]`, e.g. `digits
-//! ../shared/data/classification /tmp/digits.csv 100,500 5 rotation,noise`.
+//! Usage: `cargo run --release -p credence-study --example classify_study -- DATASET OUT.csv
+//! [N,N,..] [REALIZATIONS] [SHIFT,SHIFT,..] [EPOCH_SCALE]`, e.g. `digits /tmp/digits.csv
+//! 100,500 5 rotation,noise`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,22 +33,21 @@ where
 fn main() -> credence::error::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dataset: ClassDataset = args.first().map_or("synthetic", |s| s.as_str()).parse()?;
-    let dir = args.get(1).map(Path::new);
-    let out = Path::new(args.get(2).map_or("/tmp/classify.csv", |s| s.as_str()));
+    let out = Path::new(args.get(1).map_or("/tmp/classify.csv", |s| s.as_str()));
     let plan = ClassPlan {
-        sizes: list(args.get(3), "100,500"),
-        realizations: args.get(4).map_or(5, |s| s.parse().expect("a count")),
-        shifts: Some(list(args.get(5), if dataset.is_image() { "rotation,noise" } else { "feature_noise" })),
+        sizes: list(args.get(2), "100,500"),
+        realizations: args.get(3).map_or(5, |s| s.parse().expect("a count")),
+        shifts: Some(list(args.get(4), if dataset.is_image() { "rotation,noise" } else { "feature_noise" })),
         methods: ClassMethod::ALL.into_iter().filter(|&m| m != ClassMethod::Cp).collect(),
         method_config: MethodConfig {
-            epoch_scale: args.get(6).map_or(1.0, |s| s.parse().expect("a number")),
+            epoch_scale: args.get(5).map_or(1.0, |s| s.parse().expect("a number")),
             ..Default::default()
         },
         ..Default::default()
     };
 
     let start = Instant::now();
-    let split = dataset.load(dir)?;
+    let split = dataset.load(None)?;
     let s = run_class_study(dataset, &split, &plan, out, &Silent, &AtomicBool::new(false))?;
     let seconds = start.elapsed().as_secs_f64();
     println!(

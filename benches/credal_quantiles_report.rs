@@ -1,8 +1,9 @@
 //! Timings of the credal belief path on the RS-NN CIFAR-10 outputs (10000 x 30) and of the
-//! sample path, plus the quantile-interval coverage grid.
+//! sample path, plus the quantile-interval coverage grid. The beliefs are the repository's
+//! data/epistemic unless a directory is given.
 //!
 //! ```bash
-//! cargo run --release -p credence --example credal_quantiles_report -- ../shared/data/epistemic
+//! cargo run --release -p credence --example credal_quantiles_report [-- DIR]
 //! ```
 
 use std::time::Instant;
@@ -26,7 +27,8 @@ fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::args().nth(1).unwrap_or_else(|| "../shared/data/epistemic".into());
+    let dir =
+        std::env::args().nth(1).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/epistemic").into());
     let dir = std::path::Path::new(&dir);
     println!("threads: {}", rayon::current_num_threads());
     let beliefs = credence::io::read_npy(&dir.join("rsnn_beliefs_cifar10.npy"))?.into_matrix("beliefs")?;

@@ -2,9 +2,8 @@
 # synthetic data and the four UCI sets in the CLI's end-to-end test
 # (rust/credence-cli/tests/e2e_five_datasets.rs, which also runs `credence report` on it), fitted
 # across data sets by credence_fit and by `credence fit --dataset-column`, compared key by key.
-# Without the table the test fails under CREDENCE_STRICT=1 where the UCI data are at hand
-# (scripts/test-all; scripts/test-r runs the Rust test first when the table is missing) and is
-# skipped otherwise.
+# Without the table the test fails (scripts/test-r runs the Rust test first when the table is
+# missing; the study reads the data built into the binary, so nothing else is needed).
 
 five_datasets <- c("concrete", "energy", "kin8nm", "synthetic", "yacht")
 
@@ -12,12 +11,7 @@ e2e_table <- function() {
   path <- Sys.getenv("CREDENCE_E2E_TABLE",
                      file.path("..", "..", "..", "target", "tmp", "e2e-five-datasets", "study.csv"))
   if (!file.exists(path)) {
-    msg <- paste0(path, " is absent (cargo test --locked -p credence-cli --test e2e_five_datasets writes it)")
-    # As the Rust test: an error where the UCI data were there to write it, a skip otherwise.
-    have_data <- nzchar(Sys.getenv("CREDENCE_DATA")) ||
-      dir.exists(file.path("..", "..", "..", "..", "shared", "data", "uci"))
-    if (identical(Sys.getenv("CREDENCE_STRICT"), "1") && have_data) stop(msg)
-    skip(msg)
+    stop(path, " is absent (cargo test --locked -p credence-cli --test e2e_five_datasets writes it)")
   }
   normalizePath(path)
 }

@@ -6,10 +6,8 @@
 //! (rpkg/tests/testthat/test-e2e.R), which fits it with `credence_fit` and compares with
 //! `credence fit --dataset-column`.
 //!
-//! The UCI files are read from `$CREDENCE_DATA`, else `../shared/data/uci` next to the
-//! repository; where they were promised (`CREDENCE_DATA` set or that directory present) but are
-//! incomplete the test fails under `CREDENCE_STRICT=1` (scripts/test-all); a clone with no data
-//! directory at all skips it with a message.
+//! The UCI sets are the copies built into the binary (the repository's data/uci): no data
+//! directory is given and `$CREDENCE_DATA` is removed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,31 +24,11 @@ const METHODS: [&str; 6] = ["bbb", "cp", "ensemble", "map", "mcd", "swag"];
 /// Where the finished table is left for the R package's test.
 const TABLE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/e2e-five-datasets/study.csv");
 
-/// Runs the binary: (success, stdout, stderr). `CREDENCE_DATA` is removed: the data directory
-/// is always given.
+/// Runs the binary: (success, stdout, stderr). `CREDENCE_DATA` is removed: the study reads its
+/// built-in data.
 fn credence(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_credence")).args(args).env_remove("CREDENCE_DATA").output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
-
-/// The UCI directory, or `None` (skipped) where it is absent and the run is not strict.
-fn uci_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("CREDENCE_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/uci"));
-    if DATASETS.iter().filter(|d| **d != "synthetic").all(|d| dir.join(format!("{d}.txt")).is_file()) {
-        return Some(dir);
-    }
-    let message = format!(
-        "{} lacks energy.txt, concrete.txt, kin8nm.txt or yacht.txt (set CREDENCE_DATA to the UCI directory)",
-        dir.display()
-    );
-    // A strict run fails where the data were promised (CREDENCE_DATA given, or the shared
-    // directory present) but are incomplete; a clone without any data directory skips loudly.
-    let promised = std::env::var_os("CREDENCE_DATA").is_some() || dir.is_dir();
-    assert!(!promised || std::env::var("CREDENCE_STRICT").as_deref() != Ok("1"), "{message}");
-    eprintln!("skipped: {message}");
-    None
 }
 
 /// Every number in `v` (recursively) is finite and no value is null, with the path of the first
@@ -73,23 +51,11 @@ fn prob(v: &Value) -> f64 {
 }
 
 /// Runs the study of every data set into one table (each run appends its data set's rows).
-fn study(dir: &Path, uci: &Path) -> PathBuf {
+fn study(dir: &Path) -> PathBuf {
     let out = dir.join("study.csv");
-    let (out_s, uci_s) = (out.to_str().unwrap(), uci.to_str().unwrap());
+    let out_s = out.to_str().unwrap();
     for d in DATASETS {
-        let args = [
-            "study",
-            "--dataset",
-            d,
-            "--data-dir",
-            uci_s,
-            "--n",
-            "30,50",
-            "--realizations",
-            "5",
-            "--epoch-scale",
-            "0.2",
-        ];
+        let args = ["study", "--dataset", d, "--n", "30,50", "--realizations", "5", "--epoch-scale", "0.2"];
         let (ok, _, stderr) = credence(&[&args[..], &["--quiet", "--out", out_s]].concat());
         assert!(ok, "credence study --dataset {d}: {stderr}");
     }
@@ -175,10 +141,9 @@ fn only_named_warnings(stderr: &str) {
 
 #[test]
 fn five_data_sets_go_through_study_and_report() {
-    let Some(uci) = uci_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
-    let table = study(dir.path(), &uci);
+    let table = study(dir.path());
     let studied = start.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&table).unwrap();
     assert_eq!(text.lines().count(), 1 + 5 * 2 * 6 * 5, "one row per data set, n, method and realization");

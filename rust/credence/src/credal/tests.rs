@@ -184,12 +184,8 @@ fn ranking_over_lambda() {
 /// the frame: NS <= ln 10), and results do not depend on the thread count.
 #[test]
 fn rsnn_cifar10_beliefs() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/epistemic");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/epistemic");
     let (bpath, jpath) = (dir.join("rsnn_beliefs_cifar10.npy"), dir.join("rsnn_budget_cifar10.json"));
-    if !bpath.exists() {
-        eprintln!("skipped: {} not found", bpath.display());
-        return;
-    }
     let beliefs = crate::io::read_npy(&bpath).unwrap().into_matrix("beliefs").unwrap();
     let budget = Budget::read(&jpath).unwrap();
     assert_eq!((beliefs.dim(), budget.focal.k, budget.focal.len()), ((10000, 30), 10, 30));

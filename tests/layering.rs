@@ -16,6 +16,8 @@
 //!   and `tests/`) and in the kernels' C++ (`kernels/*.cu`, `.cuh`, `.cpp`, `.h`).
 //! - No `#[path]` mounts: a module's file is where its name says.
 //! - The clean standard's thresholds (R-hat 1.01, bulk-ESS 400) are written in one file only.
+//! - `unsafe` (denied by the workspace's lints) is allowed only in the audited files of
+//!   [`UNSAFE_ALLOWED`], the list the workspace's Cargo.toml names.
 //!
 //! The scan is lexical (comments, strings and char literals blanked, braces matched: see
 //! house/mod.rs), which is enough for rustfmt-formatted code; each rule is checked on a small
@@ -65,6 +67,15 @@ const CRATE_SOURCES: &[&str] = &[
 
 /// The file that holds the clean standard's thresholds, the one place they may be written.
 const CLEAN_STANDARD: &str = "rust/credence/src/compare/diagnostics/clean.rs";
+
+/// The files that may allow `unsafe_code`, each use with a SAFETY comment: the CPU-feature
+/// dispatch, the huge-page advice, loading NVRTC and the CUDA launches.
+const UNSAFE_ALLOWED: &[&str] = &[
+    "rust/credence/src/simd.rs",
+    "rust/credence/src/special.rs",
+    "rust/credence/src/backend/kernels.rs",
+    "rust/credence/src/backend/cuda.rs",
+];
 
 /// The kernels' C and C++ sources, by extension.
 const CXX: &[&str] = &["cu", "cuh", "cpp", "h"];
@@ -328,6 +339,26 @@ fn the_clean_standard_is_written_in_one_place() {
     let files: Vec<PathBuf> = CRATE_SOURCES.iter().flat_map(|src| all_files(&root.join(src), &["rs"])).collect();
     let v = clean_standard_literals(&files);
     assert!(v.is_empty(), "{}", v.join("\n"));
+}
+
+#[test]
+fn unsafe_is_allowed_only_in_the_audited_files() {
+    let root = repo();
+    let mut allowing: Vec<String> = CRATE_SOURCES
+        .iter()
+        .flat_map(|src| all_files(&root.join(src), &["rs"]))
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("allow(unsafe_code)"))
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    allowing.sort();
+    let mut want: Vec<String> = UNSAFE_ALLOWED.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(allowing, want, "the files that allow unsafe_code against UNSAFE_ALLOWED (and Cargo.toml's list)");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    for f in UNSAFE_ALLOWED {
+        let name = f.strip_prefix("rust/credence/src/").unwrap();
+        assert!(manifest.contains(name), "Cargo.toml's note on unsafe_code does not name {name}");
+    }
 }
 
 /// The tier rules catch planted offenders.

@@ -1,8 +1,8 @@
 //! The CUDA side of the seam: the device (probed once per process, never panicking without a
 //! driver), the modules (NVRTC-compiled at first use, cached), and the launches of kernels 1
-//! and 2. This is the one module with `unsafe` besides `simd.rs`: kernel launches are
-//! foreign calls whose argument lists must match the kernels' signatures, checked by eye
-//! against `kernels/*.cu` and by the device tests.
+//! and 2. One of the four files that may use `unsafe` (the workspace's Cargo.toml lists them):
+//! kernel launches are foreign calls whose argument lists must match the kernels' signatures,
+//! checked by eye against `kernels/*.cu` and by the device tests.
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;

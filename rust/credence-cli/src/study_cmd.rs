@@ -50,8 +50,9 @@ struct RunArgs {
     /// test set).
     #[arg(long, default_value = "regression")]
     task: Task,
-    /// Data set. Regression: synthetic (embedded), energy, concrete, kin8nm or yacht;
-    /// classification: synthetic (embedded), digits or breast_cancer.
+    /// Data set. Regression: synthetic (generated), energy, concrete, kin8nm or yacht;
+    /// classification: synthetic (generated), digits or breast_cancer. The real ones are built
+    /// in (the repository's data/, with their sources in data/README.md).
     #[arg(long, default_value = "synthetic")]
     dataset: String,
     /// Training sizes; sizes larger than the pool are skipped with a message.

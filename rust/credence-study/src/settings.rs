@@ -1,6 +1,6 @@
 //! The settings file beside a results table (`results.csv.settings`): the units, seed offset and
 //! method hyperparameters its rows were computed with, and a digest of its data when they are
-//! not the data set's own ([`data_setting`]).
+//! not the data set's own (`data_setting`).
 //!
 //! The rows cannot show these settings, so a run records them when it starts a table and
 //! refuses to resume the table with others ([`crate::runner::run_study`]), and

@@ -1,4 +1,4 @@
-//! The classification study's data: an embedded synthetic set and two real ones, each split
+//! The classification study's data: a generated synthetic set and two real ones, each split
 //! once, stratified by class, into a fixed test set and a pool; realizations are stratified
 //! subsamples of the pool, standardised with their own statistics.
 //!
@@ -37,7 +37,7 @@ pub const IMAGE_SIDE: usize = 8;
 /// One of the classification study's data sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ClassDataset {
-    /// Three Gaussian classes in 8 dimensions, embedded.
+    /// Three Gaussian classes in 8 dimensions, generated (seed 42).
     Synthetic,
     /// UCI optical digits as shipped with scikit-learn: 1797 8x8 images, 10 classes.
     Digits,
@@ -74,7 +74,7 @@ impl ClassDataset {
 
     /// Pool and test set: generated for the synthetic data; for a real one read from
     /// `data_dir` when given, else from the copy built into the binary
-    /// ([`crate::data::embedded`]).
+    /// ([`crate::data::built_in`]).
     pub fn load(self, data_dir: Option<&Path>) -> Result<ClassSplit> {
         let Some(file) = self.file_name() else { return synthetic_classes() };
         let (path, text) = data_text(file, data_dir)?;
@@ -228,7 +228,7 @@ fn by_class(y: &[usize], classes: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// The embedded synthetic classes: 1200 points with seed 42, 3 classes, 8 features.
+/// The generated synthetic classes: 1200 points with seed 42, 3 classes, 8 features.
 pub fn synthetic_classes() -> Result<ClassSplit> {
     let (n, d, k) = (1200, 8, 3);
     let mut rng = ChaCha8Rng::seed_from_u64(SPLIT_SEED);

@@ -52,14 +52,14 @@ pub const EMBEDDED: [DataFile; 6] = [
 ];
 
 /// The built-in file named `name` (`energy.txt`), if there is one.
-pub fn embedded(name: &str) -> Option<&'static DataFile> {
+pub fn built_in(name: &str) -> Option<&'static DataFile> {
     EMBEDDED.iter().find(|f| f.name() == name)
 }
 
 /// Where the file `name` of a real data set is read from: `data_dir/name` when a directory is
 /// given, else the built-in copy, named by its repository path and "(built in)".
 pub fn data_origin(name: &str, data_dir: Option<&Path>) -> PathBuf {
-    match (data_dir, embedded(name)) {
+    match (data_dir, built_in(name)) {
         (Some(dir), _) => dir.join(name),
         (None, Some(f)) => PathBuf::from(format!("{} (built in)", f.path)),
         (None, None) => PathBuf::from(name),
@@ -74,7 +74,7 @@ pub fn data_text(name: &str, data_dir: Option<&Path>) -> Result<(PathBuf, Cow<'s
         let text = std::fs::read_to_string(&origin).map_err(|e| io_error(&origin, e))?;
         return Ok((origin, Cow::Owned(text)));
     }
-    let file = embedded(name).ok_or_else(|| format_error(&origin, "no such built-in data file"))?;
+    let file = built_in(name).ok_or_else(|| format_error(&origin, "no such built-in data file"))?;
     let text = std::str::from_utf8(file.bytes).map_err(|e| format_error(&origin, format!("not UTF-8 text: {e}")))?;
     Ok((origin, Cow::Borrowed(text)))
 }
@@ -143,8 +143,8 @@ mod tests {
 
     #[test]
     fn files_are_found_by_name_and_errors_name_their_origin() {
-        assert_eq!(embedded("yacht.txt").map(|f| f.path), Some("data/uci/yacht.txt"));
-        assert!(embedded("missing.txt").is_none());
+        assert_eq!(built_in("yacht.txt").map(|f| f.path), Some("data/uci/yacht.txt"));
+        assert!(built_in("missing.txt").is_none());
         let (origin, text) = data_text("digits.csv", None).unwrap();
         assert_eq!(origin, PathBuf::from("data/classification/digits.csv (built in)"));
         assert_eq!(text.lines().count(), 1797);

@@ -1,10 +1,10 @@
-//! The study's data: the embedded synthetic problem and four UCI regression sets, each split
+//! The study's data: the generated synthetic problem and four UCI regression sets, each split
 //! once into a fixed test set and a pool, and realizations drawn from the pool.
 //!
 //! - Synthetic ([`synthetic()`]): 1200 draws with seed 42; the first 840 are the pool, the last
 //!   360 (30%) the test set.
 //! - Real ([`Dataset::load`]): `energy.txt`, `concrete.txt`, `kin8nm.txt`, `yacht.txt`, built
-//!   into the binary from the repository's `data/uci/` ([`embedded`]) or read from a directory
+//!   into the binary from the repository's `data/uci/` ([`built_in`]) or read from a directory
 //!   the user gives (whitespace-separated, last column the target). The rows are shuffled with seed
 //!   42 (Fisher-Yates on [`ChaCha8Rng`]) and the last `ceil(0.3 N)` shuffled rows are the test
 //!   set, the rest the pool, mirroring the synthetic layout. The sizes follow the study's split,
@@ -28,7 +28,7 @@ use rand::{RngExt, SeedableRng};
 
 use credence::error::{Error, Result};
 
-pub use embedded::{DataFile, EMBEDDED, data_origin, data_text, embedded};
+pub use embedded::{DataFile, EMBEDDED, built_in, data_origin, data_text};
 pub use standardize::Standardizer;
 pub(crate) use standardize::mean_scale;
 pub use synthetic::{SYNTHETIC_SEED, SYNTHETIC_SIZE, SYNTHETIC_WEIGHTS, synthetic, synthetic_samples};
@@ -43,7 +43,7 @@ pub const TEST_FRACTION: f64 = 0.3;
 /// One of the study's data sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dataset {
-    /// The embedded heteroscedastic linear problem (8 inputs).
+    /// The generated heteroscedastic linear problem (8 inputs).
     Synthetic,
     /// UCI Energy Efficiency, heating load (768 rows, 8 inputs).
     Energy,
@@ -83,7 +83,7 @@ impl Dataset {
     }
 
     /// Pool and test set: generated for the synthetic data; for a real one read from
-    /// `data_dir` when given, else from the copy built into the binary ([`embedded`]).
+    /// `data_dir` when given, else from the copy built into the binary ([`built_in`]).
     pub fn load(self, data_dir: Option<&Path>) -> Result<DataSplit> {
         let Some(file) = self.file_name() else { return Ok(synthetic()) };
         let (origin, text) = data_text(file, data_dir)?;

@@ -1,4 +1,4 @@
-//! The embedded synthetic problem: a heteroscedastic linear model in 8 dimensions.
+//! The generated synthetic problem: a heteroscedastic linear model in 8 dimensions.
 
 use ndarray::{Array2, s};
 use rand::SeedableRng;

@@ -1,7 +1,7 @@
 //! The real data sets compiled into the binary, so that `credence study --dataset NAME` runs on
 //! a plain clone and on a binary installed far from it (`cargo install --path
 //! rust/credence-cli`) with no data directory. The files are the repository's `data/` folder
-//! (its README names each source, licence and checksum), about 1.6 MB in all; a data
+//! (its README names each source, licence and checksum), about 1.7 MB in all; a data
 //! directory given by the user (`--data-dir`, `$CREDENCE_DATA`) replaces them.
 //!
 //! Embedding was chosen over looking for the files at run time: an installed binary has no

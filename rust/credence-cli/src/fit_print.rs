@@ -24,6 +24,7 @@ fn print_header(s: &FitSummary, data: &Path) {
             if o.phi_per_method { ", phi per method" } else { "" },
             if o.realization_effect { ", realization effect" } else { "" }
         ),
+        Family::Paired(o) => format!("paired (normal across methods per realization, prior df {})", o.covariance_df),
     };
     let sm = &s.sampler;
     outln!(" Family: {family}");
@@ -32,6 +33,7 @@ fn print_header(s: &FitSummary, data: &Path) {
     print_draws(sm.chains, sm.warmup, sm.draws as u64);
     let halving = halving(sm.max_energy_error);
     match &sm.chees {
+        _ if sm.exact => outln!("Sampler: none (exact draws from the posterior)"),
         None => outln!("Sampler: NUTS ({halving}), target acceptance {}", sm.target_accept),
         Some(c) => outln!(
             "Sampler: ChEES-HMC ({halving}), step size {:.4}, trajectory length {:.4} ({:.1} leapfrog steps per iteration), largest nested R-hat {:.3}",

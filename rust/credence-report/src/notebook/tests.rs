@@ -138,6 +138,7 @@ fn plan_shows_every_r_and_its_assurance() {
         backend: "cpu".into(),
         sampler: credence::compare::SamplerName::Nuts,
         trial: Some(credence::compare::SamplerTrial { tables: 8, chees_gradient_evals: 900, nuts_gradient_evals: 300 }),
+        exact: false,
         seed: 7,
         seconds: 12.34,
         warnings: vec!["R = 3: 1 of 100 simulated fits were not clean <x>".into()],

@@ -61,8 +61,12 @@ pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, I
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::{
-    BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, Parameterization, Role,
-    SigmaStructure,
+    BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, PAIRED_COVARIANCE_DF,
+    PAIRED_MAX_METHODS, PairedOptions, Parameterization, Role, SigmaStructure, paired_applies,
+};
+pub use post::audit::{
+    AUDIT_MAX_SUBSETS, Audit, AuditModel, AuditOptions, AuditPoint, CALIBRATION_MIN_ANSWERS, CALIBRATION_TOLERANCE,
+    ModelScore, PAIRED_DIFFERENCE, PairVerdict, RELIABILITY_EDGES, ReliabilityBin, WRONG_SHARE_MAX, audit,
 };
 pub use post::plan::{
     Decision, PLAN_GRADIENT_BUDGET, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, SamplerTrial, Stated,

@@ -151,6 +151,11 @@ impl Draws {
     pub fn names(&self) -> Vec<&str> {
         self.outputs.iter().map(|o| o.name.as_str()).collect()
     }
+    /// Adds `note` to the form ("; note").
+    pub(crate) fn add_to_form(&mut self, note: &str) {
+        self.form = format!("{}; {note}", self.form);
+    }
+
     /// Warnings in plain language (data scale, divergences, R-hat, ESS, tree depth).
     pub fn warnings(&self) -> &[String] {
         &self.warnings

@@ -46,6 +46,7 @@ use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
 use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
+use crate::compare::model::paired::PairedModel;
 use crate::compare::model::priors::GaussianPriors;
 use crate::compare::model::{Family, OutputKind, Posterior, Role, SigmaStructure};
 use crate::compare::sampler::Sampler;
@@ -95,6 +96,7 @@ pub(crate) fn build_model(
     // Counts go with the beta-binomial family, metrics with the Gaussian one.
     let (counts, name, needs) = match family {
         Family::Gaussian(_) => (false, "gaussian", "a design without trials (use beta_binomial for counts)"),
+        Family::Paired(_) => (false, "paired", "a design without trials (use beta_binomial for counts)"),
         Family::BetaBinomial(_) => (true, "beta_binomial", "a design with trials (the n behind each count)"),
     };
     if design.trials().is_some() != counts {
@@ -113,6 +115,7 @@ pub(crate) fn build_model(
             o.priors.validate()?;
             Ok(Box::new(BetaBinomialModel::new(design, *o)))
         }
+        Family::Paired(o) => Ok(Box::new(PairedModel::new(design, *o)?)),
     }
 }
 
@@ -184,13 +187,25 @@ pub(crate) fn fit_on(design: &Design, options: &FitOptions, run: &Run<'_>) -> Re
     };
     let prepared = prepare(design, options, run.fixed.clone(), geometry)?;
     let threads = run.threads.unwrap_or_else(chain_threads);
-    let ran = options.sampler.run(
-        prepared.model.as_ref(),
-        threads,
-        run.progress.unwrap_or(&|_, _| {}),
-        run.data_set,
-        run.device,
-    )?;
+    let (chains, draws) = (options.sampler.chains(), options.sampler.draws() as usize);
+    if prepared.model.dim() == 0 {
+        crate::compare::sampler::memory::check(chains, draws as u64, prepared.model.outputs().len(), 0)?;
+    }
+    let ran = match prepared.model.exact_draws(chains, draws, options.sampler.seed()) {
+        // A posterior drawn exactly needs no sampler: its chains are independent draws.
+        Some(exact) => crate::compare::sampler::Run {
+            chains: exact.into_iter().map(crate::compare::sampler::nuts::ChainOutput::exact).collect(),
+            warmup: 0,
+            chees: None,
+        },
+        None => options.sampler.run(
+            prepared.model.as_ref(),
+            threads,
+            run.progress.unwrap_or(&|_, _| {}),
+            run.data_set,
+            run.device,
+        )?,
+    };
     let mut options = *options;
     if let Sampler::Chees(s) = &mut options.sampler {
         s.warmup = ran.warmup;
@@ -261,9 +276,15 @@ pub(crate) fn prepare(
                 (design.clone(), None)
             }
         }
+        Family::Paired(_) => {
+            let (mean, sd) = design.response_moments();
+            check_scale(design.y(), mean, sd)?;
+            (design.clone(), None)
+        }
         Family::BetaBinomial(_) => (design.clone(), None),
     };
     let model = build_model(&fitted_design, &options.family, fixed, geometry)?;
+    warnings.extend(model.warnings());
     let display = display_order(model.outputs(), user);
     let methods = design.groups().iter().map(|g| user.group_index(g).unwrap_or(usize::MAX)).collect();
     Ok(Prepared { model, standardization, warnings, display, methods })
@@ -337,6 +358,15 @@ impl Fit {
         }
         self.target = Some(target);
         Ok(self)
+    }
+
+    /// The same fit with a note after its form (why the default model gave way to another:
+    /// [`Family::or_additive_for`]).
+    pub fn with_note(mut self, note: Option<String>) -> Self {
+        if let Some(note) = note {
+            self.draws.add_to_form(&note);
+        }
+        self
     }
 
     /// The target set by [`Fit::with_target`], if any.

@@ -153,7 +153,7 @@ impl Fit {
     /// trials n (beta-binomial).
     pub(super) fn obs_variance_inputs(&self, method: &str) -> Result<ObsInputs> {
         match self.options.family {
-            Family::Gaussian(_) => Ok(ObsInputs {
+            Family::Gaussian(_) | Family::Paired(_) => Ok(ObsInputs {
                 main: self.index(&format!("sigma[{method}]"))?,
                 extra: self.outputs().iter().position(|o| o.name == "nu"),
                 trials: None,

@@ -99,8 +99,12 @@ pub struct CheesSummary {
 /// The sampler a fit ran and its settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplerSummary {
-    /// `nuts` or `chees`.
+    /// `nuts` or `chees`: the sampler asked for (its chains, draws and seed lay out the draws
+    /// of an exact model too).
     pub name: crate::compare::sampler::SamplerName,
+    /// The posterior was drawn exactly (the paired model): no sampler ran, no warmup.
+    #[serde(default)]
+    pub exact: bool,
     /// Chains in all (ChEES: superchains x chains per superchain).
     pub chains: usize,
     /// Warmup iterations per chain.
@@ -452,6 +456,7 @@ impl FitSummary {
         }
         super::quantities::check_mdd_options(options.power, options.r_new)?;
         let s = &fit.options().sampler;
+        let exact = matches!(fit.options().family, Family::Paired(_));
         // Each method's mean predictive variance, its draws gathered in blocks of methods that
         // share one pass over the rows, in parallel.
         let inputs: Vec<ObsInputs> =
@@ -494,7 +499,7 @@ impl FitSummary {
                 realizations: design.n_pairs(),
             },
             units: match fit.options().family {
-                Family::Gaussian(_) => Units::Response,
+                Family::Gaussian(_) | Family::Paired(_) => Units::Response,
                 Family::BetaBinomial(_) => Units::Probability,
             },
             higher_is_better: fit.options().higher_is_better,
@@ -525,8 +530,9 @@ impl FitSummary {
             diagnostics: fit.diagnostics(),
             sampler: SamplerSummary {
                 name: s.name(),
+                exact,
                 chains: fit.n_chains(),
-                warmup: s.warmup(),
+                warmup: if exact { 0 } else { s.warmup() },
                 draws: fit.n_draws(),
                 seed: s.seed(),
                 target_accept: s.target_accept(),

@@ -9,6 +9,9 @@ pub(crate) mod design;
 pub(crate) mod device;
 pub(crate) mod gaussian;
 pub(crate) mod layout;
+pub(crate) mod paired;
+
+pub use paired::{PAIRED_MAX_METHODS, paired_applies};
 pub(crate) mod priors;
 pub(crate) mod scale_map;
 
@@ -45,12 +48,15 @@ pub enum Role {
     DataSet,
     /// A realization effect gamma: in the draws, not in the summary nor the clean standard.
     Realization,
+    /// An entry of the paired model's covariance factor: in the draws (the MDDs and replicated
+    /// data read them), not in the summary nor the clean standard.
+    Covariance,
 }
 
 impl Role {
     /// Whether a quantity of this role is in a fit's summary and its clean standard.
     pub fn summarised(self) -> bool {
-        self != Role::Realization
+        !matches!(self, Role::Realization | Role::Covariance)
     }
 }
 
@@ -106,6 +112,17 @@ pub(crate) trait Posterior: Sync {
     fn simulate(&self, constrained: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64>;
     /// Reported quantities drawn from the prior (simulation-based calibration).
     fn sample_prior(&self, rng: &mut dyn rand::Rng) -> Vec<f64>;
+    /// What the model says of the data it was built on (e.g. realizations it left out), for
+    /// the fit's warnings.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Exact independent posterior draws, `chains` x `draws` rows of the reported quantities
+    /// per chain (row-major), each chain on its own stream of `seed`, for a model whose
+    /// posterior needs no sampler (the paired model); `None` (the default) for the others.
+    fn exact_draws(&self, _chains: usize, _draws: usize, _seed: u64) -> Option<Vec<Vec<f64>>> {
+        None
+    }
     /// The model flattened for the ChEES kernel (`kernels/chees.cu`), or what the kernel does
     /// not implement (the default: the whole family).
     fn device_model(&self, _data_set: u32) -> std::result::Result<crate::compare::model::device::DeviceModel, String> {
@@ -215,12 +232,48 @@ pub struct BetaBinomialOptions {
     pub mu_parameterization: Parameterization,
 }
 
+/// Prior degrees of freedom of the paired model's covariance: 0.1 pseudo-realizations, enough
+/// to keep the joint posterior proper with no more realizations than methods, too few to move a
+/// pair's answer from the paired-difference posterior's (benches/README.md, "Calibration on
+/// real study tables").
+pub const PAIRED_COVARIANCE_DF: f64 = 0.1;
+
+/// Options of the paired model (`compare/model/paired/`): the methods' values on one
+/// realization ~ Normal(mu, Sigma), flat mu, Sigma ~ InverseWishart(k Sigma0, M - 1 + k) with
+/// Sigma0 the one-factor fit of the sample covariance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedOptions {
+    /// k, the prior degrees of freedom: pseudo-realizations borrowed from the one-factor
+    /// structure (default [`PAIRED_COVARIANCE_DF`]; > 0).
+    pub covariance_df: f64,
+}
+
+impl Default for PairedOptions {
+    fn default() -> Self {
+        Self { covariance_df: PAIRED_COVARIANCE_DF }
+    }
+}
+
+impl PairedOptions {
+    /// Checks the prior degrees of freedom.
+    pub fn validate(&self) -> crate::error::Result<()> {
+        if !(self.covariance_df > 0.0 && self.covariance_df.is_finite()) {
+            return Err(crate::error::Error::argument("covariance_df", self.covariance_df, "a finite number > 0"));
+        }
+        Ok(())
+    }
+}
+
 /// The model family with its options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum Family {
-    /// Gaussian (or Student-t) model for continuous metrics.
+    /// Gaussian (or Student-t) model for continuous metrics: the source study's additive model
+    /// (Zhan et al. 2026).
     Gaussian(GaussianOptions),
+    /// The paired model for continuous metrics of paired runs: an unstructured covariance
+    /// across methods, exact draws.
+    Paired(PairedOptions),
     /// Beta-binomial model for covered counts.
     BetaBinomial(BetaBinomialOptions),
 }
@@ -232,10 +285,34 @@ impl Default for Family {
 }
 
 impl Family {
+    /// The model a design gets when this is the default: the paired model gives way to the
+    /// source study's additive model ([`GaussianOptions::default`]) for a design it does not
+    /// suit ([`paired_applies`]) or with more than [`PAIRED_MAX_METHODS`] methods, with the
+    /// reason for a paired design (an unpaired one has nothing to pair); the other families
+    /// stay as they are.
+    pub fn or_additive_for(self, design: &design::Design) -> (Family, Option<String>) {
+        let Family::Paired(_) = self else { return (self, None) };
+        let why = match paired_applies(design) {
+            Ok(()) if design.n_groups() > PAIRED_MAX_METHODS => Some(format!(
+                "{} methods, more than the {PAIRED_MAX_METHODS} the paired model takes by default",
+                design.n_groups()
+            )),
+            Ok(()) => None,
+            Err(why) => Some(why),
+        };
+        match why {
+            None => (self, None),
+            Some(why) => (
+                Family::Gaussian(GaussianOptions::default()),
+                (design.n_pairs() > 0).then(|| format!("the additive model, not the paired one: {why}")),
+            ),
+        }
+    }
+
     /// The name of the compared per-method quantity: `mu` (Gaussian) or `p` (beta-binomial).
     pub fn compared_parameter(&self) -> &'static str {
         match self {
-            Family::Gaussian(_) => "mu",
+            Family::Gaussian(_) | Family::Paired(_) => "mu",
             Family::BetaBinomial(_) => "p",
         }
     }

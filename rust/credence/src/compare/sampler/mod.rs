@@ -76,6 +76,14 @@ impl Sampler {
         }
     }
 
+    /// Kept draws per chain (as asked, before any extension).
+    pub fn draws(&self) -> u64 {
+        match self {
+            Sampler::Nuts(s) => s.draws,
+            Sampler::Chees(s) => s.draws,
+        }
+    }
+
     /// Warmup iterations per chain (as asked; a ChEES fit records the warmup it ran).
     pub fn warmup(&self) -> u64 {
         match self {

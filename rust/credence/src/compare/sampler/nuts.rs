@@ -148,6 +148,12 @@ pub(crate) struct ChainOutput {
 }
 
 impl ChainOutput {
+    /// A chain of exact independent draws (row-major, draw x output): no transitions, so no
+    /// divergences, tree depths or sampler statistics.
+    pub(crate) fn exact(draws: Vec<f64>) -> Self {
+        ChainOutput { draws, ..Self::empty() }
+    }
+
     /// No draws yet.
     fn empty() -> Self {
         ChainOutput {

@@ -202,7 +202,8 @@ pub struct Stated {
     pub sigma_gamma: f64,
     /// Higher metric values are better.
     pub higher_is_better: bool,
-    /// The model the simulated tables are fitted with (Gaussian only).
+    /// The model the simulated tables are fitted with (the paired model, or the additive one
+    /// with a Normal likelihood).
     pub family: Family,
 }
 
@@ -284,6 +285,9 @@ pub struct Plan {
     /// The trial that chose the sampler on the CPU (`None` on a device).
     #[serde(default)]
     pub trial: Option<SamplerTrial>,
+    /// The simulated fits drew their posteriors exactly (the paired model): no sampler ran.
+    #[serde(default)]
+    pub exact: bool,
     /// Seed.
     pub seed: u64,
     /// Wall-clock seconds.
@@ -345,11 +349,20 @@ pub fn plan_with_progress(
         |key: u64| FitOptions { sampler: chees.sampler.with_seed(stream_seed(options.seed, key)), ..chees };
     // Where a table of this layout runs (a device may leave models it does not implement to
     // the CPU).
-    let backend = setup.sample_design().map_or_else(|_| "cpu".into(), |d| fitter.runs_on(&d, &chees));
-    let trial =
-        if backend == "cpu" { Some(trial(&simulations, options, fitter, &chees_options, &by_nuts)?) } else { None };
+    // The paired model draws its posterior exactly: no sampler to choose, every fit on the CPU.
+    let exact = matches!(setup.family, Family::Paired(_));
+    let backend = match exact {
+        true => "cpu".into(),
+        false => setup.sample_design().map_or_else(|_| "cpu".into(), |d| fitter.runs_on(&d, &chees)),
+    };
+    let trial = if backend == "cpu" && !exact {
+        Some(trial(&simulations, options, fitter, &chees_options, &by_nuts)?)
+    } else {
+        None
+    };
     crate::interrupt::check()?;
-    let sampler = trial.as_ref().map_or(SamplerName::Chees, SamplerTrial::choice);
+    let sampler =
+        if exact { SamplerName::Nuts } else { trial.as_ref().map_or(SamplerName::Chees, SamplerTrial::choice) };
     let fit_batch = |designs: &[Design], chunk: usize| -> Result<Vec<Result<Outcome>>> {
         if sampler == SamplerName::Nuts {
             return Ok(designs
@@ -368,6 +381,7 @@ pub fn plan_with_progress(
     };
     let mut p = run(&setup, options, simulations, fit_batch, progress)?;
     p.backend = backend;
+    p.exact = exact;
     p.sampler = sampler;
     p.trial = trial;
     p.seconds = start.elapsed().as_secs_f64();
@@ -378,6 +392,9 @@ impl Plan {
     /// The sampler of the simulated fits in words, e.g. "NUTS (a trial of 8 tables at the
     /// largest R: 227771 gradient evaluations against ChEES's 833584)".
     pub fn sampler_note(&self) -> String {
+        if self.exact {
+            return "exact posterior draws of the paired model (no sampler)".into();
+        }
         match (self.sampler, &self.trial) {
             (SamplerName::Nuts, Some(t)) => format!(
                 "NUTS (a trial of {} tables at the largest R: {} gradient evaluations against ChEES's {})",

@@ -171,6 +171,7 @@ pub(crate) fn run(
         backend: String::new(),
         sampler: Default::default(),
         trial: None,
+        exact: false,
         seed: options.seed,
         seconds: 0.0,
         warnings,

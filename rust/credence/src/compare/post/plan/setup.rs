@@ -102,6 +102,23 @@ impl Setup {
                 };
                 (Box::new(world), None)
             }
+            Family::Paired(_) => {
+                let mu: Vec<usize> = methods.iter().map(|m| need(format!("mu[{m}]"))).collect::<Result<_>>()?;
+                let at: Vec<usize> = methods.iter().map(|m| all.iter().position(|x| x == m).unwrap_or(0)).collect();
+                let first = need(format!("L[{},{}]", all[0], all[0]))?;
+                let world = move |row: &[f64]| {
+                    let l = |i: usize, j: usize| row[first + i * (i + 1) / 2 + j];
+                    let k = at.len();
+                    let sigma: Vec<f64> = (0..k * k)
+                        .map(|ab| {
+                            let (a, b) = (at[ab / k], at[ab % k]);
+                            (0..=a.min(b)).map(|j| l(a, j) * l(b, j)).sum()
+                        })
+                        .collect();
+                    World::Paired { mu: mu.iter().map(|&c| row[c]).collect(), chol: World::cholesky(&sigma, k) }
+                };
+                (Box::new(world), None)
+            }
             Family::BetaBinomial(o) => {
                 let p: Vec<usize> = methods.iter().map(|m| need(format!("p[{m}]"))).collect::<Result<_>>()?;
                 let phi: Vec<usize> = if o.phi_per_method {
@@ -138,11 +155,12 @@ impl Setup {
     fn stated(s: &Stated, options: &PlanOptions) -> Result<Self> {
         match s.family {
             Family::Gaussian(o) if o.likelihood == Likelihood::Normal => {}
+            Family::Paired(_) => {}
             _ => {
                 return Err(Error::argument(
                     "family",
                     "beta-binomial or Student-t",
-                    "the Gaussian family with a Normal likelihood for a plan from stated values",
+                    "the paired model or the additive one with a Normal likelihood for a plan from stated values",
                 ));
             }
         }
@@ -163,11 +181,20 @@ impl Setup {
         }
         // A at 0 and B at the gap, in the direction in which A is better.
         let mu_b = if s.higher_is_better { -s.effect } else { s.effect };
-        let world = World::Gaussian {
-            mu: vec![0.0, mu_b],
-            sigma: vec![s.sigma_a, s.sigma_b],
-            sigma_gamma: s.sigma_gamma,
-            nu: None,
+        let world = match s.family {
+            // The same two methods as one normal draw per realization: the shared realization
+            // effect is their covariance.
+            Family::Paired(_) => {
+                let g2 = s.sigma_gamma.powi(2);
+                let sigma = [s.sigma_a.powi(2) + g2, g2, g2, s.sigma_b.powi(2) + g2];
+                World::Paired { mu: vec![0.0, mu_b], chol: World::cholesky(&sigma, 2) }
+            }
+            _ => World::Gaussian {
+                mu: vec![0.0, mu_b],
+                sigma: vec![s.sigma_a, s.sigma_b],
+                sigma_gamma: s.sigma_gamma,
+                nu: None,
+            },
         };
         let (effect, var, power) = (s.effect, s.sigma_a.powi(2) + s.sigma_b.powi(2), options.power);
         Ok(Self {

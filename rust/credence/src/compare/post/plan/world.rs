@@ -10,11 +10,37 @@ use crate::error::Result;
 /// One simulated world: what generates a new table.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum World {
-    Gaussian { mu: Vec<f64>, sigma: Vec<f64>, sigma_gamma: f64, nu: Option<f64> },
-    BetaBinomial { p: Vec<f64>, phi: Vec<f64>, sigma_gamma: f64, trials: Vec<u64> },
+    Gaussian {
+        mu: Vec<f64>,
+        sigma: Vec<f64>,
+        sigma_gamma: f64,
+        nu: Option<f64>,
+    },
+    BetaBinomial {
+        p: Vec<f64>,
+        phi: Vec<f64>,
+        sigma_gamma: f64,
+        trials: Vec<u64>,
+    },
+    /// The paired model's world: the methods' means and the lower Cholesky factor of their
+    /// covariance (row-major).
+    Paired {
+        mu: Vec<f64>,
+        chol: Vec<f64>,
+    },
 }
 
 impl World {
+    /// The lower Cholesky factor of `sigma` (k x k), NaN where it is not positive definite (the
+    /// tables it simulates then fail, and are counted as failed fits).
+    pub(super) fn cholesky(sigma: &[f64], k: usize) -> Vec<f64> {
+        let mut l = vec![0.0; k * k];
+        if !crate::compare::model::dense::cholesky(sigma, &mut l, k) {
+            l.iter_mut().for_each(|x| *x = f64::NAN);
+        }
+        l
+    }
+
     /// Values per realization (outer) and method (inner) for `r` realizations: realization i
     /// draws its effect and then each method's residual, so the first R realizations of a
     /// longer table are the table of R.
@@ -37,6 +63,11 @@ impl World {
                             m + g + s * e
                         })
                         .collect()
+                }
+                World::Paired { mu, chol } => {
+                    let k = mu.len();
+                    let z: Vec<f64> = (0..k).map(|_| standard_normal(rng)).collect();
+                    (0..k).map(|i| mu[i] + (0..=i).map(|j| chol[i * k + j] * z[j]).sum::<f64>()).collect()
                 }
                 World::BetaBinomial { p, phi, sigma_gamma, trials } => {
                     let g = sigma_gamma * standard_normal(rng);

@@ -1,0 +1,126 @@
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::compare::{Design, Family, FitOptions, NutsSettings, PairedOptions, Sampler, fit};
+use credence_testkit::lcg_uniforms;
+
+/// `m` methods x `r` realizations: a shared realization effect with method-specific loadings,
+/// method means 0.30, 0.32, ... and residual sds; realization `drop` (if any) lacks method 0.
+fn table(m: usize, r: usize, seed: u64, drop: Option<usize>) -> Design {
+    let mut next = lcg_uniforms(seed);
+    let mut normal = || {
+        let (u, v) = (1.0 - next(), next());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let (mut g, mut p, mut y) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..r {
+        let gamma = normal();
+        for k in 0..m {
+            if drop == Some(i) && k == 0 {
+                continue;
+            }
+            g.push(format!("M{k}"));
+            p.push(format!("r{i}"));
+            y.push(0.30 + 0.02 * k as f64 + 0.03 * (1.0 + k as f64 / 3.0) * gamma + 0.01 * (1.0 + k as f64) * normal());
+        }
+    }
+    Design::new(g, Some(p), y, None).unwrap()
+}
+
+fn options(covariance_df: f64, draws: u64) -> FitOptions {
+    FitOptions {
+        family: Family::Paired(PairedOptions { covariance_df }),
+        sampler: Sampler::Nuts(NutsSettings { draws, ..Default::default() }),
+        ..Default::default()
+    }
+}
+
+/// The pair differences of the complete realizations, B - A.
+fn differences(d: &Design, a: usize, b: usize) -> Vec<f64> {
+    (0..d.n_pairs())
+        .filter_map(|i| {
+            let at = |k: usize| (0..d.n_obs()).find(|&j| d.pair()[j] == i && d.group()[j] == k).map(|j| d.y()[j]);
+            Some(at(b)? - at(a)?)
+        })
+        .collect()
+}
+
+/// As k -> 0 every pair's P(A better than B) is the paired-difference posterior's,
+/// T_{R-1}(mean(d) / (sd(d) / sqrt(R))), within Monte Carlo error; the draws of a difference
+/// have the t distribution's quantiles.
+#[test]
+fn pairs_follow_the_paired_difference_posterior() {
+    let d = table(4, 6, 11, None);
+    let f = fit(&d, &options(1e-9, 4000)).unwrap();
+    let t = StudentsT::new(0.0, 1.0, 5.0).unwrap();
+    for (a, b) in [(0, 1), (0, 3), (1, 2), (2, 3)] {
+        let diff = differences(&d, a, b);
+        let n = diff.len() as f64;
+        let mean = diff.iter().sum::<f64>() / n;
+        let sd = (diff.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let want = t.cdf(mean / (sd / n.sqrt()));
+        let (p, mcse) = f.prob_better(&format!("M{a}"), &format!("M{b}")).unwrap();
+        assert!((p - want).abs() < 4.0 * mcse + 0.005, "M{a} vs M{b}: {p} (mcse {mcse}) vs {want}");
+        // Quantiles of mu_B - mu_A against mean + sd / sqrt(R) t quantiles.
+        let (da, db) =
+            (f.draws(&format!("mu[M{a}]")).unwrap().concat(), f.draws(&format!("mu[M{b}]")).unwrap().concat());
+        let mut z: Vec<f64> = db.iter().zip(&da).map(|(b, a)| (b - a - mean) / (sd / n.sqrt())).collect();
+        z.sort_by(f64::total_cmp);
+        for q in [0.1, 0.5, 0.9] {
+            let got = z[(q * z.len() as f64) as usize];
+            assert!((got - t.inverse_cdf(q)).abs() < 0.12, "M{a} vs M{b}: quantile {q}: {got} vs {}", t.inverse_cdf(q));
+        }
+    }
+}
+
+/// With k prior df the differences are Student-t with R - 1 + k df: a larger k gives answers
+/// at least as sure when the one-factor target fits (here it does, by construction).
+#[test]
+fn covariance_df_adds_degrees_of_freedom() {
+    let d = table(4, 5, 3, None);
+    let p = |k: f64| fit(&d, &options(k, 2000)).unwrap().prob_better("M0", "M3").unwrap().0;
+    let (low, high) = (p(1e-9), p(4.0));
+    assert!(low > 0.5 && high >= low - 0.01, "{low} {high}");
+}
+
+/// Realizations lacking a method are left out and named; draws are exact (clean, no
+/// divergence), seeded and independent of the thread count.
+#[test]
+fn complete_cases_seeded_draws_and_a_clean_fit() {
+    let d = table(3, 8, 5, Some(2));
+    let f = fit(&d, &options(0.1, 500)).unwrap();
+    assert!(f.warnings().iter().any(|w| w.contains("1 realization(s) without every method") && w.contains("r2")));
+    assert!(f.form().contains("7 realizations with every method"), "{}", f.form());
+    assert!(f.is_clean() && f.diagnostics().divergences == 0);
+    let names: Vec<&str> = f.summary().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["mu[M0]", "mu[M1]", "mu[M2]", "sigma[M0]", "sigma[M1]", "sigma[M2]"]);
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let g = one.install(|| fit(&d, &options(0.1, 500)).unwrap());
+    assert_eq!(f.rows(), g.rows());
+    // sigma[m] is the sd implied by the covariance factor L.
+    let row = f.rows()[7];
+    let (l00, l10, l11) = (row[6], row[7], row[8]);
+    assert!((row[3] - l00).abs() < 1e-12 && (row[4] - l10.hypot(l11)).abs() < 1e-12, "{row:?}");
+}
+
+#[test]
+fn designs_the_paired_model_cannot_take_are_named() {
+    let o = options(0.1, 200);
+    let unpaired =
+        Design::new(vec!["A".into(), "B".into(), "A".into(), "B".into()], None, vec![1.0, 2.0, 1.5, 2.5], None)
+            .unwrap();
+    assert!(fit(&unpaired, &o).unwrap_err().to_string().contains("a paired design"));
+    let one = table(3, 3, 1, Some(0));
+    let one = one.subset_pairs(&[0, 1]).unwrap();
+    let e = fit(&one, &o).unwrap_err().to_string();
+    assert!(e.contains("at least 2"), "{e}");
+    let counts = Design::new(
+        vec!["A".into(), "B".into(), "A".into(), "B".into()],
+        Some(vec!["1".into(), "1".into(), "2".into(), "2".into()]),
+        vec![3.0, 4.0, 5.0, 4.0],
+        Some(vec![10.0; 4]),
+    )
+    .unwrap();
+    assert!(fit(&counts, &o).is_err());
+    let e = fit(&table(3, 4, 1, None), &options(0.0, 100)).unwrap_err().to_string();
+    assert!(e.contains("covariance_df"), "{e}");
+}

@@ -78,8 +78,8 @@ fn bad_requests_are_errors_that_say_what_is_wrong() {
     );
     assert!(run(&[&pilot[..], &["--a", "A", "--decision", "p=3"]].concat()).contains("prob=LEVEL"));
     assert!(run(&[&pilot[..], &["--a", "A", "--r", "1"]].concat()).contains("at least 2"));
-    // A pilot whose methods all move with the realization alone (every residual can be 0 at
-    // once: an improper posterior) is refused by its fit rather than planned from draws that are
+    // A pilot whose methods all move with the realization alone (every residual of the additive
+    // model can be 0 at once: an improper posterior) is refused by its fit rather than planned from draws that are
     // not the posterior (a pilot fit that is merely not clean is refused by the plan, as the
     // core's plan tests check).
     let dir = tempfile::tempdir().unwrap();
@@ -93,7 +93,7 @@ fn bad_requests_are_errors_that_say_what_is_wrong() {
     }
     std::fs::write(&degenerate, csv).unwrap();
     let path = degenerate.to_str().unwrap();
-    let e = run(&[path, "--response", "y", "--pair", "realization", "--a", "A", "--b", "B"]);
+    let e = run(&[path, "--response", "y", "--pair", "realization", "--a", "A", "--b", "B", "--model", "additive"]);
     assert!(e.contains("differ by constants") && e.contains("improper"), "{e}");
     if !credence::backend::Backend::cuda_available() {
         assert!(run(&[&pilot[..], &["--a", "A", "--backend", "cuda"]].concat()).contains("CUDA"));

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use credence::compare::Design;
 use credence::io::Table;
-use credence::request::{FamilyName, FitRequest};
+use credence::request::{FamilyName, FitRequest, ModelName};
 
 /// Which columns of a long metric table hold what, which rows to keep, and the model.
 #[derive(Debug, Args)]
@@ -28,6 +28,16 @@ pub struct ModelArgs {
     /// Model family: gaussian (default) or beta-binomial.
     #[arg(long)]
     pub family: Option<FamilyName>,
+    /// Gaussian model: paired (the methods' values on a realization as one normal draw, an
+    /// unstructured covariance, exact draws) or additive (the source study's model, Zhan et
+    /// al. 2026, by MCMC). Default: paired for a paired table it suits unless an option of the
+    /// additive model or of its sampler is given.
+    #[arg(long)]
+    pub model: Option<ModelName>,
+    /// Paired model: prior degrees of freedom of the covariance, pseudo-realizations borrowed
+    /// from its one-factor fit (default 0.1).
+    #[arg(long)]
+    pub covariance_df: Option<f64>,
     /// Column with the number of test points behind each count (beta-binomial).
     #[arg(long)]
     pub trials: Option<String>,
@@ -83,6 +93,8 @@ impl ModelArgs {
     pub fn request(&self) -> FitRequest {
         FitRequest {
             family: self.family.unwrap_or_default(),
+            model: self.model,
+            covariance_df: self.covariance_df,
             shared_sigma: self.shared_sigma.then_some(true),
             realization_effect: if self.no_realization_effect {
                 Some(false)

@@ -197,7 +197,10 @@ pub fn run(a: ReportArgs) -> Result<()> {
         command_line: Some(command_line()),
         ..ReportOptions::default()
     };
-    options.fit.sampler = FitRequest { sampler: a.sampler, seed: Some(a.seed), ..FitRequest::default() }.sampler()?;
+    // The model follows the sampler as in `credence fit`: paired by default, additive with ChEES.
+    let request = FitRequest { sampler: a.sampler, seed: Some(a.seed), ..FitRequest::default() };
+    options.fit.sampler = request.sampler()?;
+    options.fit.family = request.family()?;
     options.backend = a.backend;
     options.plan_sims = a.plan_sims;
     options.plan_realizations = a.plan_r;

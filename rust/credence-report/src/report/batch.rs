@@ -66,9 +66,12 @@ enum Outcome {
     Cell(usize, Result<Fit>),
 }
 
-/// The sampler options of a cell: the report's, with the metric's direction.
-fn cell_options(options: &ReportOptions, metric: &str) -> FitOptions {
-    FitOptions { higher_is_better: higher_is_better(metric), ..options.fit }
+/// The fit options of a cell: the report's, with the metric's direction, and the additive model
+/// where the default paired model does not suit the cell's design
+/// ([`credence::compare::Family::or_additive_for`]).
+fn cell_options(options: &ReportOptions, metric: &str, design: &Design) -> (FitOptions, Option<String>) {
+    let (family, why) = options.fit.family.or_additive_for(design);
+    (FitOptions { family, higher_is_better: higher_is_better(metric), ..options.fit }, why)
 }
 
 /// Fits every cell and every across job in one run, calling `progress(done, total)` as fits
@@ -98,7 +101,8 @@ pub(super) fn fit_all(
             .map(|job| match job {
                 Job::Across(j) => Outcome::Across(run_across(j)),
                 Job::Cell(c) => {
-                    let f = fit(c.design, &cell_options(options, c.metric));
+                    let (o, why) = cell_options(options, c.metric, c.design);
+                    let f = fit(c.design, &o).map(|f| f.with_note(why));
                     counter.add(1);
                     Outcome::Cell(c.index, f)
                 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use credence::backend::Backend;
-use credence::compare::{FitOptions, NutsSettings, Sampler};
+use credence::compare::{Family, FitOptions, NutsSettings, PairedOptions, Sampler};
 
 /// Whether a higher value of the metric is better. Lower is better for the error metrics
 /// (CRPS, NLL, interval score, RMSE, MPIW, ECE, Brier); higher for accuracy, AUROC (also the
@@ -37,7 +37,8 @@ pub struct ReportOptions {
     /// Power of the minimum detectable difference (default 0.8).
     pub power: f64,
     /// Family options, sampler and seed of the per-data-set fits (the direction of "better" is
-    /// set per metric by [`higher_is_better`]). NUTS fits one cell at a time; batched ChEES fits
+    /// set per metric by [`higher_is_better`]; the default paired model gives way to the
+    /// additive one in a cell it does not suit, [`Family::or_additive_for`]). NUTS fits one cell at a time; batched ChEES fits
     /// every cell in one batch with nested R-hat checked. The across-data-sets fits sample by
     /// NUTS ([`ReportOptions::across_sampler`]).
     pub fit: FitOptions,
@@ -99,7 +100,7 @@ impl Default for ReportOptions {
         Self {
             metrics: vec!["crps".to_string()],
             power: 0.8,
-            fit: FitOptions::default(),
+            fit: FitOptions { family: Family::Paired(PairedOptions::default()), ..FitOptions::default() },
             command_line: None,
             backend: Backend::default(),
             targets: default_targets(),

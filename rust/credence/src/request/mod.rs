@@ -36,8 +36,8 @@ pub use sampler::{Convention, EnergyError};
 use crate::backend::Backend;
 use crate::compare::{
     AcrossFitOptions, AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, BetaBinomialOptions, BetaBinomialPriors,
-    Family, GaussianOptions, GaussianPriors, Interaction, Likelihood, MethodEffects, Pairs, SamplerName,
-    SigmaStructure, SummaryOptions,
+    Design, Family, GaussianOptions, GaussianPriors, Interaction, Likelihood, MethodEffects, PAIRED_COVARIANCE_DF,
+    PairedOptions, Pairs, SamplerName, SigmaStructure, SummaryOptions, paired_applies,
 };
 use crate::error::{Error, Result};
 
@@ -59,6 +59,20 @@ crate::error::choice_from_str!(
     [("gaussian", FamilyName::Gaussian), ("beta_binomial", FamilyName::BetaBinomial)]
 );
 
+/// The model of continuous metrics (the Gaussian family).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelName {
+    /// The paired model: the methods' values on a realization as one multivariate normal
+    /// draw, an unstructured covariance, exact draws (the default where it applies).
+    Paired,
+    /// The source study's model (Zhan et al. 2026): an additive realization effect, one sigma
+    /// per method, partially pooled means, sampled by MCMC.
+    Additive,
+}
+
+crate::error::choice_from_str!(ModelName, "model", [("paired", ModelName::Paired), ("additive", ModelName::Additive)]);
+
 /// Everything a fit needs besides its data: the model, the sampler, where it runs and what
 /// the summary computes. Every field is optional in JSON or an R list; an option that does not
 /// apply to the data (one data set or several), the family or the sampler is an
@@ -68,6 +82,12 @@ crate::error::choice_from_str!(
 pub struct FitRequest {
     /// The family (default gaussian; the across-data-sets model is Gaussian).
     pub family: FamilyName,
+    /// Gaussian: the model (default: paired where the design allows it and no option of the
+    /// additive model is given, else additive; see [`FitRequest::family_for`]).
+    pub model: Option<ModelName>,
+    /// Paired model: the prior degrees of freedom k of its covariance (default
+    /// [`crate::compare::PAIRED_COVARIANCE_DF`]).
+    pub covariance_df: Option<f64>,
     /// Gaussian: one sigma shared by all methods (`true`) or one per method (`false`, the
     /// default); either is refused for the models without that sigma.
     pub shared_sigma: Option<bool>,
@@ -155,7 +175,27 @@ fn refuse(given: bool, field: &str, value: impl std::fmt::Display, reason: &str)
 const ACROSS_ONLY: &[&str] = &["across_scale", "across_sigma", "interaction", "method_effects", "baycomp"];
 
 /// The options of one model family only, refused for the other.
-const GAUSSIAN_ONLY: &[&str] = &["shared_sigma", "student_t", "standardize"];
+const GAUSSIAN_ONLY: &[&str] = &["shared_sigma", "student_t", "standardize", "model", "covariance_df"];
+
+/// The options only the additive model (and MCMC) has: any of them makes the default model
+/// additive, and the paired model refuses them.
+const ADDITIVE_ONLY: &[&str] = &[
+    "shared_sigma",
+    "realization_effect",
+    "student_t",
+    "standardize",
+    "priors",
+    "sampler",
+    "superchains",
+    "chains_per_superchain",
+    "warmup",
+    "max_draws",
+    "iter",
+    "target_accept",
+    "max_depth",
+    "max_energy_error",
+    "convention",
+];
 const BETA_BINOMIAL_ONLY: &[&str] = &["phi_per_method"];
 
 /// The priors each model has.
@@ -170,6 +210,8 @@ const SINGLE_ONLY: &[(&str, Option<(&str, &str)>)] = &[
     ("student_t", Some(("interaction", "student_t"))),
     ("standardize", Some(("across_scale", "per_dataset"))),
     ("phi_per_method", None),
+    ("model", None),
+    ("covariance_df", None),
 ];
 
 /// What baycomp's preset sets, so that it cannot be given beside it.
@@ -211,13 +253,64 @@ impl FitRequest {
         }
     }
 
+    /// The model of a Gaussian-family request as asked: the one named, else paired unless an
+    /// option only the additive model has is given (then additive).
+    fn model(&self) -> ModelName {
+        match self.model {
+            Some(m) => m,
+            None if self.backend == Backend::Cuda => ModelName::Additive,
+            None if self.set_fields().iter().any(|(k, _)| ADDITIVE_ONLY.contains(&k.as_str())) => ModelName::Additive,
+            None => ModelName::Paired,
+        }
+    }
+
+    /// The single-data-set model for `design`: [`FitRequest::family`], with the default paired
+    /// model replaced by the additive one where the design does not suit it (unpaired, with
+    /// gaps leaving fewer than two complete realizations, or more methods than
+    /// [`crate::compare::PAIRED_MAX_METHODS`]), and the reason why for a paired design (an
+    /// unpaired one has nothing to pair, and the model line says which model it got); a paired
+    /// model asked for by name is refused there instead.
+    pub fn family_for(&self, design: &Design) -> Result<(Family, Option<String>)> {
+        let family = self.family()?;
+        if self.model.is_none() {
+            return Ok(family.or_additive_for(design));
+        }
+        if let (Family::Paired(_), Err(why)) = (family, paired_applies(design)) {
+            return Err(Error::refused("model", "paired", why).instead("model", "additive"));
+        }
+        Ok((family, None))
+    }
+
     /// The single-data-set model: the family with its options and priors. The across-only
-    /// options, and the other family's, are refused.
+    /// options, and the other family's, are refused; so are the additive model's options with
+    /// the paired model named, and `covariance_df` with the additive one.
     pub fn family(&self) -> Result<Family> {
         self.refuse_set(ACROSS_ONLY, "it applies to the model across data sets only (give the data set column)")?;
         Ok(match self.family {
+            FamilyName::Gaussian if self.model() == ModelName::Paired => {
+                self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
+                refuse(self.backend == Backend::Cuda, "backend", "cuda", "the paired model draws on the CPU")
+                    .map_err(|e| e.instead("model", "additive"))?;
+                self.refuse_set(
+                    ADDITIVE_ONLY,
+                    "it applies to the additive model (the paired model draws its posterior exactly, with no \
+                     sampler to tune and no priors but its covariance_df)",
+                )
+                .map_err(|e| e.instead("model", "additive"))?;
+                let options = PairedOptions { covariance_df: self.covariance_df.unwrap_or(PAIRED_COVARIANCE_DF) };
+                options
+                    .validate()
+                    .map_err(|e| Error::refused("covariance_df", options.covariance_df, e.to_string()))?;
+                Family::Paired(options)
+            }
             FamilyName::Gaussian => {
                 self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
+                refuse(
+                    self.covariance_df.is_some(),
+                    "covariance_df",
+                    shown(&self.covariance_df),
+                    "it applies to the paired model",
+                )?;
                 self.check_priors(GAUSSIAN_PRIORS, "the Gaussian model has priors of mu0, tau, sigma, sigma_gamma")?;
                 let d = GaussianPriors::default();
                 Family::Gaussian(GaussianOptions {

@@ -10,15 +10,23 @@ use crate::compare::{
 use crate::error::{Error, Result};
 
 impl FitRequest {
-    /// The single-data-set fit's options: model, sampler and direction.
+    /// The single-data-set fit's options: model, sampler and direction (the model as asked,
+    /// before the design's say: [`FitRequest::fit_options_for`]).
     pub fn fit_options(&self) -> Result<FitOptions> {
         Ok(FitOptions { family: self.family()?, sampler: self.sampler()?, higher_is_better: self.higher_is_better })
+    }
+
+    /// [`FitRequest::fit_options`] for `design` ([`FitRequest::family_for`]), with the reason
+    /// when the default paired model gave way to the additive one.
+    pub fn fit_options_for(&self, design: &Design) -> Result<(FitOptions, Option<String>)> {
+        let (family, why) = self.family_for(design)?;
+        Ok((FitOptions { family, sampler: self.sampler()?, higher_is_better: self.higher_is_better }, why))
     }
 
     /// Where the fit of `design` runs: the CPU, or the GPU for batched ChEES when CUDA is
     /// usable and its kernel implements the model ([`crate::backend::runs_on`]).
     pub fn runs_on(&self, design: &Design) -> Result<Backend> {
-        runs_on(self.backend, std::slice::from_ref(design), &self.fit_options()?)
+        runs_on(self.backend, std::slice::from_ref(design), &self.fit_options_for(design)?.0)
     }
 
     /// Fits one data set's design: NUTS on the CPU (calling `progress(done, total)` with the
@@ -27,7 +35,7 @@ impl FitRequest {
     /// and the target, if any, is applied. A ROPE that is not a finite half-width > 0 is
     /// refused before fitting.
     pub fn fit(&self, design: &Design, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
-        let options = self.fit_options()?;
+        let (options, why) = self.fit_options_for(design)?;
         self.check_rope()?;
         let fit = match options.sampler {
             Sampler::Nuts(_) => fit_with_progress(design, &options, progress)?,
@@ -46,6 +54,7 @@ impl FitRequest {
                 f
             }
         };
+        let fit = fit.with_note(why);
         match self.target {
             Some(t) => fit.with_target(t),
             None => Ok(fit),

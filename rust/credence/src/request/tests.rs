@@ -15,12 +15,64 @@ fn refused(r: Result<impl std::fmt::Debug>) -> (String, Option<(String, String)>
 #[test]
 fn an_empty_request_is_the_core_defaults() {
     let r = FitRequest::default();
-    assert_eq!(r.fit_options().unwrap(), FitOptions::default());
+    // The core's defaults, but for the model: the paired one where the design allows it.
+    let paired = FitOptions { family: Family::Paired(PairedOptions::default()), ..FitOptions::default() };
+    assert_eq!(r.fit_options().unwrap(), paired);
+    assert_eq!(request(r#"{"model": "additive"}"#).fit_options().unwrap(), FitOptions::default());
     assert_eq!(r.summary_options(), SummaryOptions::default());
     let across = r.across_options().unwrap();
     assert_eq!(across, AcrossFitOptions::default());
     let chees = request(r#"{"sampler": "chees"}"#);
     assert_eq!(chees.sampler().unwrap(), Sampler::Chees(CheesSettings::default()));
+}
+
+/// The default model is paired unless an option only the additive model has is given; a named
+/// paired model refuses those options, the additive one refuses covariance_df, and a design the
+/// paired model cannot take gets the additive model by default (with the reason) or a refusal
+/// when the paired model was named.
+#[test]
+fn the_model_follows_the_options_and_the_design() {
+    let family = |json: &str| request(json).family().unwrap();
+    assert!(matches!(family("{}"), Family::Paired(o) if o.covariance_df == crate::compare::PAIRED_COVARIANCE_DF));
+    assert!(matches!(family(r#"{"covariance_df": 2}"#), Family::Paired(o) if o.covariance_df == 2.0));
+    assert!(matches!(family(r#"{"draws": 500, "chains": 2, "seed": 3}"#), Family::Paired(_)));
+    for additive in [
+        r#"{"student_t": true}"#,
+        r#"{"shared_sigma": false}"#,
+        r#"{"realization_effect": true}"#,
+        r#"{"sampler": "chees"}"#,
+        r#"{"warmup": 200}"#,
+        r#"{"priors": {"tau": "half_normal(2)"}}"#,
+        r#"{"model": "additive"}"#,
+    ] {
+        assert!(matches!(family(additive), Family::Gaussian(_)), "{additive}");
+    }
+    let (o, instead) = refused(request(r#"{"model": "paired", "student_t": true}"#).family());
+    assert_eq!((o.as_str(), instead), ("student_t", Some(("model".into(), "additive".into()))));
+    assert_eq!(refused(request(r#"{"model": "paired", "backend": "cuda"}"#).family()).0, "backend");
+    assert_eq!(refused(request(r#"{"model": "additive", "covariance_df": 1}"#).family()).0, "covariance_df");
+    assert_eq!(refused(request(r#"{"covariance_df": 0}"#).family()).0, "covariance_df");
+    assert_eq!(refused(request(r#"{"family": "beta_binomial", "model": "paired"}"#).family()).0, "model");
+    assert_eq!(refused(request(r#"{"model": "paired"}"#).across_options()).0, "model");
+    let unpaired =
+        Design::new(vec!["A".into(), "B".into(), "A".into(), "B".into()], None, vec![1.0, 2.0, 1.5, 2.5], None)
+            .unwrap();
+    // An unpaired table has nothing to pair: the additive model, without a note.
+    let (f, why) = FitRequest::default().family_for(&unpaired).unwrap();
+    assert!(matches!(f, Family::Gaussian(_)) && why.is_none());
+    // A paired table whose gaps leave one complete realization: the additive model, with why.
+    let gappy = Design::new(
+        ["A", "B", "A", "B", "A"].map(String::from).to_vec(),
+        Some(["1", "1", "2", "2", "3"].map(String::from).to_vec()),
+        vec![1.0, 2.0, 1.5, 2.5, 1.2],
+        None,
+    )
+    .unwrap();
+    let gappy = gappy.subset_pairs(&[0, 2]).unwrap();
+    let (f, why) = FitRequest::default().family_for(&gappy).unwrap();
+    assert!(matches!(f, Family::Gaussian(_)) && why.is_some_and(|w| w.contains("1 realization(s) with every method")));
+    let (o, instead) = refused(request(r#"{"model": "paired"}"#).family_for(&unpaired));
+    assert_eq!((o.as_str(), instead), ("model", Some(("model".into(), "additive".into()))));
 }
 
 #[test]
@@ -105,7 +157,7 @@ fn shared_sigma_given_either_way_is_refused_where_there_is_no_such_sigma() {
     };
     assert_eq!(sigma(r#"{"shared_sigma": true}"#), SigmaStructure::Shared);
     assert_eq!(sigma(r#"{"shared_sigma": false}"#), SigmaStructure::PerMethod);
-    assert_eq!(sigma("{}"), SigmaStructure::PerMethod);
+    assert_eq!(sigma(r#"{"model": "additive"}"#), SigmaStructure::PerMethod);
     for value in ["true", "false"] {
         let bb = format!(r#"{{"family": "beta_binomial", "shared_sigma": {value}}}"#);
         assert_eq!(refused(request(&bb).family()).0, "shared_sigma");

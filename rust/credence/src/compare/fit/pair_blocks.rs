@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::quantities::{Mdd, mdd_of, rope_of};
+use super::quantities::{Mdd, PairNoise, mdd_of, rope_of};
 use super::ranks::{MethodRanks, RANKS_UP_TO, prob_best_only};
 use super::{Fit, SummaryOptions};
 use crate::compare::diagnostics::COLUMN_BLOCK;
@@ -117,20 +117,20 @@ fn best_by_blocks(fit: &Fit, outputs: &[usize]) -> Vec<Vec<u32>> {
 
 /// The pairwise answers and the rank posterior of a summary of `fit` (`ranking`: the methods
 /// best first; `ranked`: each method against its neighbours in it and against the best, else
-/// every pair; `noise[i]`: method i's mean predictive variance), by blocks for ranked pairs of
+/// every pair; `noise`: the predictive variance of a new difference of two methods), by blocks for ranked pairs of
 /// more than [`RANKS_UP_TO`] methods.
 pub(super) fn pairs_and_ranks(
     fit: &Fit,
     ranking: &[String],
     ranked: bool,
-    noise: &[f64],
+    noise: &PairNoise,
     options: &SummaryOptions,
 ) -> Result<PairsAndRanks> {
     let methods = fit.design().groups();
     let answer = |i: usize, j: usize, a: &[Vec<f64>], b: &[Vec<f64>]| PairAnswer {
         prob: fit.prob_better_of(a, b),
         rope: options.rope.map(|eps| rope_of(a, b, eps)),
-        mdd: mdd_of(a, b, noise[i] + noise[j], options.power, options.r_new),
+        mdd: mdd_of(a, b, noise.of(i, j), options.power, options.r_new),
     };
     let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<Result<_>>()?;
     // Each method's place in the ranking (which holds every method), and the methods in it.

@@ -187,14 +187,65 @@ impl Fit {
 
     /// Predictive minimum detectable difference for a pair at `power` (e.g. 0.8):
     /// MDD = Phi^-1(power) sigma_pred with
-    /// sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2 | y\] + E\[sigma_B^2 | y\]) / R_new;
+    /// sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2 | y\] + E\[sigma_B^2 | y\]) / R_new
+    /// (less 2 E\[Sigma\[A,B\] | y\] / R_new for the paired model, whose methods covary);
     /// `r_new = 1` gives the definition for one new realization, larger values plan an
     /// experiment with R_new realizations.
     pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
         check_mdd_options(power, r_new)?;
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
-        let noise = self.mean_obs_variance(a)? + self.mean_obs_variance(b)?;
+        let mut noise = self.mean_obs_variance(a)? + self.mean_obs_variance(b)?;
+        if let Some(c) = self.mean_covariance() {
+            let (ga, gb) = (self.design.group_index(a).unwrap_or(0), self.design.group_index(b).unwrap_or(0));
+            noise -= 2.0 * c[ga * self.design.n_groups() + gb];
+        }
         Ok(mdd_of(&self.chain_draws(i), &self.chain_draws(j), noise, power, r_new))
+    }
+}
+
+/// The predictive variance of one new difference of two methods' values: the sum of their
+/// predictive variances, less twice their covariance where the model has one (the paired
+/// model's Sigma; the additive model's realization effect cancels in a difference).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct PairNoise {
+    /// Each method's mean predictive variance.
+    pub(super) variance: Vec<f64>,
+    /// The posterior mean of the covariance across methods (M x M), for the paired model.
+    pub(super) covariance: Option<Vec<f64>>,
+}
+
+impl PairNoise {
+    /// The predictive variance of a new difference of methods `i` and `j`.
+    pub(super) fn of(&self, i: usize, j: usize) -> f64 {
+        let m = self.variance.len();
+        self.variance[i] + self.variance[j] - self.covariance.as_ref().map_or(0.0, |c| 2.0 * c[i * m + j])
+    }
+}
+
+impl Fit {
+    /// The posterior mean of the paired model's covariance across methods (design order, M x M,
+    /// from the draws of its Cholesky factor); `None` for the other models.
+    pub(super) fn mean_covariance(&self) -> Option<Vec<f64>> {
+        if !matches!(self.options.family, Family::Paired(_)) {
+            return None;
+        }
+        let methods = self.design.groups();
+        let m = methods.len();
+        // Row a of the factor, in the design's order of methods: L[a, 0..=a].
+        let at = |a: usize, b: usize| self.index(&format!("L[{},{}]", methods[a], methods[b])).ok();
+        let rows: Vec<Vec<usize>> = (0..m).map(|a| (0..=a).filter_map(|b| at(a, b)).collect()).collect();
+        let draws = self.rows();
+        let mut sum = vec![0.0; m * m];
+        for row in &draws {
+            for a in 0..m {
+                for b in 0..=a {
+                    let v: f64 = rows[a].iter().zip(&rows[b]).map(|(&x, &y)| row[x] * row[y]).sum();
+                    sum[a * m + b] += v;
+                    sum[b * m + a] = sum[a * m + b];
+                }
+            }
+        }
+        Some(sum.iter().map(|v| v / draws.len() as f64).collect())
     }
 }
 

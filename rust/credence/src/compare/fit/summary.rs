@@ -471,6 +471,7 @@ impl FitSummary {
             })
             .map(|(o, main, extra)| o.mean(&main, extra.as_deref()))
             .collect();
+        let noise = super::quantities::PairNoise { variance: noise, covariance: fit.mean_covariance() };
         let (answers, ranks) = pair_blocks::pairs_and_ranks(fit, &ranking, ranked, &noise, options)?;
         let ranks = super::ranks::SummaryRanks::new(&methods, ranks);
         let each = || answers.iter().map(|(&ij, a)| (ij, a));

@@ -124,3 +124,38 @@ fn designs_the_paired_model_cannot_take_are_named() {
     let e = fit(&table(3, 4, 1, None), &options(0.0, 100)).unwrap_err().to_string();
     assert!(e.contains("covariance_df"), "{e}");
 }
+
+/// The MDD of the paired model reads the covariance: sigma_pred^2 = Var(mu_A - mu_B | y) +
+/// E[Sigma_AA + Sigma_BB - 2 Sigma_AB | y] / R_new, from the draws of L; the summary's MDD is
+/// the same.
+#[test]
+fn the_mdd_of_a_pair_counts_its_covariance() {
+    let d = table(3, 10, 9, None);
+    let f = fit(&d, &options(0.1, 1000)).unwrap();
+    let rows = f.rows();
+    let col = |name: &str| f.names().iter().position(|n| *n == name).unwrap();
+    let (mu0, mu2) = (col("mu[M0]"), col("mu[M2]"));
+    let l = |a: usize, b: usize| col(&format!("L[M{a},M{b}]"));
+    let n = rows.len() as f64;
+    let diff: Vec<f64> = rows.iter().map(|r| r[mu0] - r[mu2]).collect();
+    let mean = diff.iter().sum::<f64>() / n;
+    let var = diff.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let noise = rows
+        .iter()
+        .map(|r| {
+            let s00 = r[l(0, 0)].powi(2);
+            let s22 = (0..3).map(|k| r[l(2, k)].powi(2)).sum::<f64>();
+            let s02 = r[l(0, 0)] * r[l(2, 0)];
+            s00 + s22 - 2.0 * s02
+        })
+        .sum::<f64>()
+        / n;
+    for r_new in [1.0, 10.0] {
+        let m = f.mdd("M0", "M2", 0.8, r_new).unwrap();
+        let want = (var + noise / r_new).sqrt();
+        assert!((m.sigma_pred - want).abs() < 1e-9 * want, "{} vs {want}", m.sigma_pred);
+    }
+    let s = crate::compare::FitSummary::new(&f, &Default::default()).unwrap();
+    let m = s.mdd.get("M0", "M2").unwrap();
+    assert!((m.sigma_pred - f.mdd("M0", "M2", 0.8, 1.0).unwrap().sigma_pred).abs() < 1e-12);
+}

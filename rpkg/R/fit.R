@@ -2,9 +2,11 @@
 
 #' @title Fit the hierarchical comparison model (brms-style formula)
 #'
-#' @description Fits the Bayesian hierarchical model that compares methods from metric values across data
-#' realizations. The formula is parsed in R; data are converted and the posterior is sampled by NUTS
-#' (or batched ChEES-HMC, on the CPU or a GPU) in the Rust core of credence (no model compilation).
+#' @description Fits the Bayesian model that compares methods from metric values across data
+#' realizations. The formula is parsed in R; data are converted and the posterior is drawn in the
+#' Rust core of credence (no model compilation): exactly for the paired model (the default where
+#' every method ran on the same realizations), by NUTS (or batched ChEES-HMC, on the CPU or a GPU)
+#' for the additive and beta-binomial models.
 #' The arguments become one request of the core (\code{credence::request::FitRequest}, as the CLI's
 #' flags do): the core holds the defaults, and an option that does not apply to the model or the
 #' sampler is an error that names it.
@@ -20,6 +22,14 @@
 #'   dropped with a warning, as in brms.
 #' @param family \code{gaussian()}, \code{beta_binomial()}, a family function, or the name
 #'   \code{"gaussian"} / \code{"beta_binomial"}.
+#' @param model Gaussian family on one data set: \code{NULL} (the core's default: the paired
+#'   model where the formula pairs methods by realization, every method ran on at least two
+#'   realizations and no option of the additive model is given, else the additive one, with the
+#'   reason in \code{fit$info$form}), \code{"paired"} (an error where the design does not suit it,
+#'   or with an option only the additive model has) or \code{"additive"}.
+#' @param covariance_df Paired model: the prior degrees of freedom of the methods' covariance
+#'   (pseudo-realizations borrowed from its one-factor fit); \code{NULL} keeps the core's default
+#'   (0.1, which makes each pair's answer the paired-difference posterior's).
 #' @param sigma Gaussian only: \code{~ method} (one residual sd per method, default) or \code{~ 1}
 #'   (shared). Across data sets: \code{"per_cell"} (default) or \code{"per_method"} (see
 #'   \code{\link{credence_across}}).
@@ -48,7 +58,7 @@
 #'   \code{adapt_delta}, \code{superchains} (default 10) and \code{chains_per_superchain}
 #'   (default 4). Entries not given take the core's defaults (\code{adapt_delta} 0.8,
 #'   \code{max_treedepth} 10); one given that does not apply to the sampler is an error.
-#' @param sampler \code{"nuts"} (the default: NUTS with WALNUTS' step halving, one fit at a time
+#' @param sampler Additive and beta-binomial models: \code{"nuts"} (the default: NUTS with WALNUTS' step halving, one fit at a time
 #'   on the CPU) or \code{"chees"} (batched ChEES-HMC: superchains of chains in lockstep, with
 #'   nested R-hat; \code{credence::request::FitRequest::fit}, as the CLI's
 #'   \code{credence fit --sampler chees}; a fit whose superchains still disagree is an error).
@@ -74,8 +84,12 @@
 #'   on its first use in the new session the core fit is made again from the recorded data,
 #'   arguments, seed and backend, which give the same draws (it takes the fit's time once).
 #'
-#' @details Gaussian model: \eqn{y_{mi} \sim N(\mu_m + \gamma_i, \sigma_m)}, \eqn{\gamma_i \sim N(0,
-#' \sigma_\gamma)}, \eqn{\mu_m \sim N(\mu_0, \tau)}. Beta-binomial model:
+#' @details Paired model: the methods' values on realization \eqn{i} are one draw
+#' \eqn{y_i \sim N(\mu, \Sigma)}, flat prior on \eqn{\mu}, \eqn{\Sigma \sim IW(M - 1 + k, k \Sigma_0)}
+#' with \eqn{\Sigma_0} the one-factor fit of the sample covariance and \eqn{k} =
+#' \code{covariance_df}; its posterior is drawn exactly (no sampler, no warmup, no divergences),
+#' from the realizations where every method ran. Additive model: \eqn{y_{mi} \sim N(\mu_m + \gamma_i,
+#' \sigma_m)}, \eqn{\gamma_i \sim N(0, \sigma_\gamma)}, \eqn{\mu_m \sim N(\mu_0, \tau)}. Beta-binomial model:
 #' \eqn{k_{mi} \sim BetaBinomial(n_{mi}, p_m \phi, (1 - p_m)\phi)}, \eqn{logit(p_m) \sim
 #' N(\mu_0, \tau)}. See \code{\link{prior_summary}} for the priors.
 #'
@@ -97,7 +111,8 @@
 #' g <- credence_fit(crps ~ method + (1 | realization), d, sampler = "chees", seed = 1)
 #' g$chees$max_nested_rhat
 #' @export
-credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~method, prior = NULL, chains = 4,
+credence_fit <- function(formula, data, family = stats::gaussian(), model = NULL, covariance_df = NULL,
+                         sigma = ~method, prior = NULL, chains = 4,
                          iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = NULL,
                          higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10),
                          sampler = c("nuts", "chees"), backend = "auto", dataset = NULL,
@@ -107,11 +122,12 @@ credence_fit <- function(formula, data, family = stats::gaussian(), sigma = ~met
   # lengths (iter 2000 with a quarter warmup, exact) for NUTS, ChEES's 75 warmup + 100 draws run
   # on while the fit is not clean, also when update() changes iter or the sampler.
   unset <- c(chains = missing(chains), iter = missing(iter), warmup = missing(warmup), control = missing(control),
-             across_scale = missing(across_scale), interaction = missing(interaction))
+             sampler = missing(sampler), across_scale = missing(across_scale), interaction = missing(interaction))
   sampler <- match.arg(sampler)
   across_scale <- match.arg(across_scale)
   interaction <- match.arg(interaction)
-  args <- list(formula = formula, data = data, family = family, sigma = sigma, prior = prior, chains = chains,
+  args <- list(formula = formula, data = data, family = family, model = model, covariance_df = covariance_df,
+               sigma = sigma, prior = prior, chains = chains,
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
                control = control, sampler = sampler, backend = backend, dataset = dataset,
                across_scale = across_scale, interaction = interaction, rope = rope)
@@ -184,7 +200,8 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair))
   seed <- fit_seed(args$seed)
   priors <- prior_strings(args$prior)
-  request <- c(list(family = family, shared_sigma = shared_sigma, realization_effect = if (!is.null(f$pair)) TRUE,
+  request <- c(list(family = family, model = args$model, covariance_df = args$covariance_df,
+                    shared_sigma = shared_sigma, realization_effect = if (!is.null(f$pair)) TRUE,
                     across_scale = args$across_scale, interaction = args$interaction),
                prior_request(priors), sampler_request(args, seed))
   r <- core("credence_fit", glue_fit(request, as.character(d[[f$group]]),

@@ -38,6 +38,11 @@ glue_plan <- function(fit, stated, options, backend, cores, progress) {
   .Call(wrap__glue_plan, fit, stated, options, backend, cores, progress)
 }
 
+# src/rust/src/audit.rs: the calibration audit
+glue_audit <- function(request, models, options, group, pair, y, trials, cores, progress) {
+  .Call(wrap__glue_audit, request, models, options, group, pair, y, trials, cores, progress)
+}
+
 # src/rust/src/table.rs: the metric table of a manifest
 glue_metrics_table <- function(manifest, options, cores, progress) {
   .Call(wrap__glue_metrics_table, manifest, options, cores, progress)

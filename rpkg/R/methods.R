@@ -67,7 +67,11 @@ print.summary.credence_fit <- function(x, digits = 3, ...) {
     cat("\nIn words:\n")
     cat(paste0("  ", x$sentences, "\n"), sep = "")
   }
-  if (identical(x$sampler, "chees")) {
+  if (identical(x$sampler, "none")) {
+    cat("\nDraws are exact independent draws of the paired model's posterior (Rust core): no sampler\n",
+        "ran, so there is nothing to tune or diverge. Bulk_ESS and Tail_ESS are effective sample\n",
+        "size measures, and Rhat is the potential scale reduction factor on split chains.\n", sep = "")
+  } else if (identical(x$sampler, "chees")) {
     ch <- x$chees
     cat("\nDraws were sampled using batched ChEES-HMC (Rust core) on the ", toupper(ch$backend), ": step size ",
         signif(ch$step_size, 3), ", trajectory length ", signif(ch$trajectory_length, 3), " (",
@@ -283,8 +287,9 @@ prior_summary <- function(object, ...) UseMethod("prior_summary")
 prior_summary.credence_fit <- function(object, ...) {
   p <- glue_priors(fit_ptr(object))
   user <- object$prior[p$class]
-  out <- data.frame(prior = p$prior, class = p$class,
-                    source = ifelse(!is.na(user) & nzchar(user), "user", "default"), stringsAsFactors = FALSE)
+  given <- (!is.na(user) & nzchar(user)) | (p$class == "Sigma" & !is.null(object$args$covariance_df))
+  out <- data.frame(prior = p$prior, class = p$class, source = ifelse(given, "user", "default"),
+                    stringsAsFactors = FALSE)
   class(out) <- c("credence_prior_summary", "data.frame")
   out
 }

@@ -351,15 +351,22 @@ test_that("one fit has one summary: the CLI's JSON, the report's embedded JSON a
   dir <- withr_tempdir()
   csv <- file.path(dir, "table.csv")
   utils::write.csv(d, csv, row.names = FALSE)
-  cli <- cli_fit(csv, "--response", "crps", "--pair", "realization", "--seed", "3", "--max-draws", "800")
+  # The default model (paired) in all three faces; the additive one, by name, in the CLI and R.
+  cli <- cli_fit(csv, "--response", "crps", "--pair", "realization", "--seed", "3")
   report_json <- file.path(dir, "report.json")
   system2(credence_cli(), c("report", csv, "--metric", "crps", "--format", "json", "--seed", "3",
                             "--plan-sims", "0", "--out", report_json), stdout = FALSE, stderr = FALSE)
   report <- jsonlite::fromJSON(report_json, simplifyVector = FALSE)
   expect_length(report$fits, 1)
   embedded <- report$fits[[1]][names(cli)]
-  f <- credence_fit(crps ~ method + (1 | realization), d, iter = 1100, warmup = 300, seed = 3, chains = 4)
+  f <- credence_fit(crps ~ method + (1 | realization), d, seed = 3)
   s <- fit_summary(f)
+  expect_true(s$sampler$exact)
+  additive <- credence_fit(crps ~ method + (1 | realization), d, model = "additive", iter = 1100, warmup = 300,
+                           seed = 3, chains = 4)
+  expect_same_keys_and_values(fit_summary(additive), cli_fit(csv, "--response", "crps", "--pair", "realization",
+                                                              "--model", "additive", "--seed", "3",
+                                                              "--max-draws", "800"))
   # The contract's keys in the contract's order in every face.
   expect_identical(names(s), names(cli))
   expect_identical(names(embedded), names(cli))
@@ -372,6 +379,6 @@ test_that("one fit has one summary: the CLI's JSON, the report's embedded JSON a
   expect_equal(s$mdd$MCD$Ensemble$mdd, mdd(f, "MCD", "Ensemble")$mdd, tolerance = 1e-12)
   expect_null(s$rope)
   expect_equal(fit_summary(f, rope = 0.01)$rope$MCD$MAP, cli_fit(csv, "--response", "crps", "--pair", "realization",
-                                                                  "--seed", "3", "--max-draws", "800",
-                                                                  "--rope", "0.01")$rope$MCD$MAP, tolerance = 1e-12)
+                                                                  "--seed", "3", "--rope", "0.01")$rope$MCD$MAP,
+               tolerance = 1e-12)
 })

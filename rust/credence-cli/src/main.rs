@@ -15,6 +15,7 @@ macro_rules! out {
 }
 
 mod across_print;
+mod audit_cmd;
 mod credal_cmd;
 mod diagnostics_cmd;
 mod fit_cmd;
@@ -50,6 +51,10 @@ enum Command {
     /// How many realizations settle a comparison: assurance of the decision by simulated
     /// experiments from a pilot table's posterior (or stated values), with batched fits.
     Plan(Box<plan_cmd::PlanArgs>),
+    /// Calibration audit on a large table of one's own: subsets of R realizations fitted by each
+    /// model, P(A better than B) against the full table's verdict (settled, wrong calls,
+    /// reliability), beside the paired-difference baseline.
+    Audit(Box<audit_cmd::AuditArgs>),
     /// R-hat, bulk/tail ESS and MCSE of MCMC draws (the definitions of R's posterior package).
     Diagnostics(diagnostics_cmd::DiagnosticsArgs),
     /// Run the low-data evaluation study (data sets x sizes x methods x realizations) into a
@@ -158,6 +163,7 @@ fn main() -> ExitCode {
         Command::Metrics(cmd) => metrics_cmd::run(cmd),
         Command::Fit(a) => fit_cmd::run(*a),
         Command::Plan(a) => plan_cmd::run(*a),
+        Command::Audit(a) => audit_cmd::run(*a),
         Command::Diagnostics(a) => diagnostics_cmd::run(a),
         Command::Study(a) => study_cmd::run(*a),
         Command::Credal(a) => credal_cmd::run(*a),

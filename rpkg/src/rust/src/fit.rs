@@ -20,8 +20,8 @@ pub(crate) fn backend(name: &str) -> R<Backend> {
 /// Fits the model that `request` (a named list of `credence::request::FitRequest`'s fields)
 /// asks for to one data set's columns (`pair` `NULL` for an unpaired design, `trials` `NULL`
 /// but for the beta-binomial model): NUTS on the CPU, or batched ChEES on the request's
-/// backend. Returns the fit, the sampler that ran (`nuts` or `chees`), where it ran (`cpu` or
-/// `cuda`) and, for ChEES, what is particular to it (nested R-hat, step size, trajectory
+/// backend, or exact draws for the paired model. Returns the fit, the sampler that ran (`nuts`,
+/// `chees`, or `none` for exact draws), where it ran (`cpu` or `cuda`) and, for ChEES, what is particular to it (nested R-hat, step size, trajectory
 /// length, leapfrog steps; `NULL` for NUTS). The fit runs on `cores` threads (`NULL`: all),
 /// shows its progress as `progress` asks and stops on Ctrl-C (`crate::worker`).
 #[extendr]
@@ -58,8 +58,19 @@ fn glue_fit(
         }
         None => Robj::from(NULL),
     };
-    let sampler = if fit.chees().is_some() { "chees" } else { "nuts" };
+    let sampler = if fit.chees().is_some() {
+        "chees"
+    } else if exact(&fit) {
+        "none"
+    } else {
+        "nuts"
+    };
     Ok(list!(ptr = ExternalPtr::new(fit), sampler = sampler, backend = ran.name(), chees = chees))
+}
+
+/// Whether the fit's posterior was drawn exactly (the paired model): no sampler, no warmup.
+fn exact(f: &Fit) -> bool {
+    matches!(f.options().family, Family::Paired(_))
 }
 
 /// The backend `name` resolves to here (`cpu` or `cuda`), and why CUDA cannot run ("" when it
@@ -101,7 +112,7 @@ fn glue_info(f: ExternalPtr<Fit>) -> List {
         y = d.y().to_vec(),
         chains = f.n_chains() as f64,
         draws = f.n_draws() as f64,
-        warmup = s.warmup() as f64,
+        warmup = if exact(&f) { 0.0 } else { s.warmup() as f64 },
         seed = s.seed() as f64,
         divergences = diag.divergences as f64,
         treedepth_hits = diag.treedepth_hits as f64,
@@ -169,7 +180,8 @@ fn glue_nuts_params(f: ExternalPtr<Fit>) -> List {
     )
 }
 
-/// The priors in use (defaults resolved), as the text forms the core parses.
+/// The priors in use (defaults resolved), as the text forms the core parses; the paired
+/// model's, which only covariance_df changes, in words.
 #[extendr]
 fn glue_priors(f: ExternalPtr<Fit>) -> List {
     let (names, priors): (Vec<&str>, Vec<String>) = match f.options().family {
@@ -190,6 +202,15 @@ fn glue_priors(f: ExternalPtr<Fit>) -> List {
             if o.realization_effect && !f.design().pairs().is_empty() {
                 v.push(("sigma_gamma", p.sigma_gamma.to_string()));
             }
+            v.into_iter().unzip()
+        }
+        Family::Paired(o) => {
+            let k = o.covariance_df;
+            let df = f.design().groups().len() as f64 - 1.0 + k;
+            let v = [
+                ("mu", "flat".to_string()),
+                ("Sigma", format!("inv_wishart({df}, {k} x one-factor fit of the realizations' covariance)")),
+            ];
             v.into_iter().unzip()
         }
     };

@@ -8,6 +8,7 @@
 use extendr_api::prelude::*;
 
 mod across;
+mod audit;
 mod credal;
 mod fit;
 mod json;
@@ -42,6 +43,7 @@ fn glue_panic_for_tests(message: &str) -> i32 {
 extendr_module! {
     mod credence;
     use across;
+    use audit;
     use credal;
     use fit;
     use metrics;

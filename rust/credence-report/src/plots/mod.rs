@@ -13,7 +13,8 @@
 //! ([`plan`]): assurance against the number of realizations. Across data sets ([`across`]):
 //! the forest plot of method effects, P(best on a new data set) and ROPE decisions, and rliable's
 //! performance profiles ([`profiles`]). Ranks: critical-difference diagrams ([`cd`]) and the
-//! rank posterior ([`rank_posterior`]).
+//! rank posterior ([`rank_posterior`]). The calibration audit ([`audit`]): reliability and settle
+//! rates of each model against a large table's verdict.
 //!
 //! Every figure has a title, axis titles with units and a legend, and uses the Okabe-Ito
 //! palette ([`palette`]), readable with the common colour-vision deficiencies. [`html`] turns
@@ -31,6 +32,7 @@
 //! ```
 
 pub mod across;
+pub mod audit;
 mod axes;
 pub mod cd;
 pub mod class_study;

@@ -22,9 +22,12 @@
 //! # Ok::<(), credence::Error>(())
 //! ```
 
+mod audit;
 mod progress;
 mod run;
 mod sampler;
+
+pub use audit::default_audit_models;
 
 use std::collections::BTreeMap;
 
@@ -194,7 +197,6 @@ const ADDITIVE_ONLY: &[&str] = &[
     "target_accept",
     "max_depth",
     "max_energy_error",
-    "convention",
 ];
 const BETA_BINOMIAL_ONLY: &[&str] = &["phi_per_method"];
 
@@ -245,6 +247,16 @@ impl FitRequest {
         }
     }
 
+    /// The options the request sets that only the additive model has. A realization effect
+    /// asked for is not one of them: the paired model's covariance holds it (and the R face's
+    /// `(1 | realization)` asks for it); only turning it off is.
+    fn additive_fields(&self) -> Vec<(String, String)> {
+        let mut set = self.set_fields();
+        set.retain(|(k, _)| ADDITIVE_ONLY.contains(&k.as_str()));
+        set.retain(|(k, v)| !(k == "realization_effect" && v == "true"));
+        set
+    }
+
     /// The first of `fields` the request sets, refused for `reason`.
     fn refuse_set(&self, fields: &[&str], reason: &str) -> Result<()> {
         match self.set_fields().into_iter().find(|(k, _)| fields.contains(&k.as_str())) {
@@ -259,7 +271,7 @@ impl FitRequest {
         match self.model {
             Some(m) => m,
             None if self.backend == Backend::Cuda => ModelName::Additive,
-            None if self.set_fields().iter().any(|(k, _)| ADDITIVE_ONLY.contains(&k.as_str())) => ModelName::Additive,
+            None if !self.additive_fields().is_empty() => ModelName::Additive,
             None => ModelName::Paired,
         }
     }
@@ -291,12 +303,11 @@ impl FitRequest {
                 self.refuse_set(BETA_BINOMIAL_ONLY, "it applies to the beta-binomial model")?;
                 refuse(self.backend == Backend::Cuda, "backend", "cuda", "the paired model draws on the CPU")
                     .map_err(|e| e.instead("model", "additive"))?;
-                self.refuse_set(
-                    ADDITIVE_ONLY,
-                    "it applies to the additive model (the paired model draws its posterior exactly, with no \
-                     sampler to tune and no priors but its covariance_df)",
-                )
-                .map_err(|e| e.instead("model", "additive"))?;
+                if let Some((k, v)) = self.additive_fields().into_iter().next() {
+                    let reason = "it applies to the additive model (the paired model draws its posterior exactly, \
+                                  with no sampler to tune and no priors but its covariance_df)";
+                    return Err(Error::refused(&k, v, reason).instead("model", "additive"));
+                }
                 let options = PairedOptions { covariance_df: self.covariance_df.unwrap_or(PAIRED_COVARIANCE_DF) };
                 options
                     .validate()

@@ -45,6 +45,11 @@ impl Progress {
         Self { what: "Planning", unit: "simulated fits", ..Self::fit(always) }
     }
 
+    /// An audit's progress: its fits of subsets.
+    pub fn audit(always: bool) -> Self {
+        Self { what: "Auditing", unit: "fits", ..Self::fit(always) }
+    }
+
     /// A metric table's progress: the rows of its manifest.
     pub fn rows(always: bool) -> Self {
         Self { what: "Metrics", unit: "rows", ..Self::fit(always) }

@@ -1,10 +1,10 @@
 //! Fitting what a request asks for, where it asks, and summarising the fit: the backend
 //! fallbacks and the refusals of a fit that is not a posterior.
 
-use super::{FitRequest, refuse, shown};
+use super::{Convention, FitRequest, refuse, shown};
 use crate::backend::{Backend, fit_one_on, runs_on};
 use crate::compare::{
-    AcrossDesign, AcrossFit, AcrossSummary, Design, Fit, FitOptions, FitSummary, Pairs, REWARM_RHAT, Sampler,
+    AcrossDesign, AcrossFit, AcrossSummary, Design, Family, Fit, FitOptions, FitSummary, Pairs, REWARM_RHAT, Sampler,
     fit_across_with_progress, fit_with_progress,
 };
 use crate::error::{Error, Result};
@@ -13,14 +13,25 @@ impl FitRequest {
     /// The single-data-set fit's options: model, sampler and direction (the model as asked,
     /// before the design's say: [`FitRequest::fit_options_for`]).
     pub fn fit_options(&self) -> Result<FitOptions> {
-        Ok(FitOptions { family: self.family()?, sampler: self.sampler()?, higher_is_better: self.higher_is_better })
+        let family = self.family()?;
+        Ok(FitOptions { family, sampler: self.sampler_for(&family)?, higher_is_better: self.higher_is_better })
+    }
+
+    /// The sampler settings of `family`. The paired model draws exactly: its draws are the
+    /// request's or the core's default, whatever the convention (brms' iter 2000 is a length of
+    /// NUTS, and the paired model takes no iter), so every face draws the same by default.
+    fn sampler_for(&self, family: &Family) -> Result<Sampler> {
+        match family {
+            Family::Paired(_) => FitRequest { convention: Convention::Credence, ..self.clone() }.sampler(),
+            _ => self.sampler(),
+        }
     }
 
     /// [`FitRequest::fit_options`] for `design` ([`FitRequest::family_for`]), with the reason
     /// when the default paired model gave way to the additive one.
     pub fn fit_options_for(&self, design: &Design) -> Result<(FitOptions, Option<String>)> {
         let (family, why) = self.family_for(design)?;
-        Ok((FitOptions { family, sampler: self.sampler()?, higher_is_better: self.higher_is_better }, why))
+        Ok((FitOptions { family, sampler: self.sampler_for(&family)?, higher_is_better: self.higher_is_better }, why))
     }
 
     /// Where the fit of `design` runs: the CPU, or the GPU for batched ChEES when CUDA is

@@ -36,10 +36,13 @@ fn the_model_follows_the_options_and_the_design() {
     assert!(matches!(family("{}"), Family::Paired(o) if o.covariance_df == crate::compare::PAIRED_COVARIANCE_DF));
     assert!(matches!(family(r#"{"covariance_df": 2}"#), Family::Paired(o) if o.covariance_df == 2.0));
     assert!(matches!(family(r#"{"draws": 500, "chains": 2, "seed": 3}"#), Family::Paired(_)));
+    // A realization effect asked for is the paired model's too (its covariance holds one), and
+    // brms' length convention is a face's, not a model's.
+    assert!(matches!(family(r#"{"realization_effect": true, "convention": "brms"}"#), Family::Paired(_)));
     for additive in [
         r#"{"student_t": true}"#,
         r#"{"shared_sigma": false}"#,
-        r#"{"realization_effect": true}"#,
+        r#"{"realization_effect": false}"#,
         r#"{"sampler": "chees"}"#,
         r#"{"warmup": 200}"#,
         r#"{"priors": {"tau": "half_normal(2)"}}"#,

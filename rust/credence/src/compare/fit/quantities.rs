@@ -231,15 +231,16 @@ impl Fit {
         }
         let methods = self.design.groups();
         let m = methods.len();
-        // Row a of the factor, in the design's order of methods: L[a, 0..=a].
-        let at = |a: usize, b: usize| self.index(&format!("L[{},{}]", methods[a], methods[b])).ok();
-        let rows: Vec<Vec<usize>> = (0..m).map(|a| (0..=a).filter_map(|b| at(a, b)).collect()).collect();
+        // Row a of the factor by column method k (L[a, k], absent above the diagonal of the
+        // model's own order, which need not be the design's): Sigma[a, b] = sum_k L[a, k] L[b, k].
+        let at = |a: usize, k: usize| self.index(&format!("L[{},{}]", methods[a], methods[k])).ok();
+        let rows: Vec<Vec<Option<usize>>> = (0..m).map(|a| (0..m).map(|k| at(a, k)).collect()).collect();
         let draws = self.rows();
         let mut sum = vec![0.0; m * m];
         for row in &draws {
             for a in 0..m {
                 for b in 0..=a {
-                    let v: f64 = rows[a].iter().zip(&rows[b]).map(|(&x, &y)| row[x] * row[y]).sum();
+                    let v: f64 = rows[a].iter().zip(&rows[b]).filter_map(|(x, y)| Some(row[(*x)?] * row[(*y)?])).sum();
                     sum[a * m + b] += v;
                     sum[b * m + a] = sum[a * m + b];
                 }

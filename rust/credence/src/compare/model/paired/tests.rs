@@ -158,4 +158,25 @@ fn the_mdd_of_a_pair_counts_its_covariance() {
     let s = crate::compare::FitSummary::new(&f, &Default::default()).unwrap();
     let m = s.mdd.get("M0", "M2").unwrap();
     assert!((m.sigma_pred - f.mdd("M0", "M2", 0.8, 1.0).unwrap().sigma_pred).abs() < 1e-12);
+    // The same table with the methods first met in another order (as an R data frame may hold
+    // them): the same answers, though the factor's rows are in the model's own order.
+    let rows: Vec<usize> = (0..d.n_obs()).rev().collect();
+    let pick = |v: &[String]| rows.iter().map(|&j| v[j].clone()).collect::<Vec<_>>();
+    let names = |idx: &[usize], labels: &[String]| idx.iter().map(|&k| labels[k].clone()).collect::<Vec<_>>();
+    let reversed = Design::new(
+        pick(&names(d.group(), d.groups())),
+        Some(pick(&names(d.pair(), d.pairs()))),
+        rows.iter().map(|&j| d.y()[j]).collect(),
+        None,
+    )
+    .unwrap();
+    assert_ne!(reversed.groups(), d.groups());
+    let g = fit(&reversed, &options(0.1, 1000)).unwrap();
+    let t = crate::compare::FitSummary::new(&g, &Default::default()).unwrap();
+    for (a, b) in [("M0", "M2"), ("M1", "M0"), ("M2", "M1")] {
+        let (x, y) = (s.mdd.get(a, b).unwrap().sigma_pred, t.mdd.get(a, b).unwrap().sigma_pred);
+        assert!((x - y).abs() < 1e-9 * x, "{a} vs {b}: {x} vs {y}");
+        let (x, y) = (f.mdd(a, b, 0.8, 1.0).unwrap().sigma_pred, g.mdd(a, b, 0.8, 1.0).unwrap().sigma_pred);
+        assert!((x - y).abs() < 1e-9 * x, "{a} vs {b}: {x} vs {y}");
+    }
 }

@@ -85,6 +85,13 @@ pub(crate) fn run<T: Send>(
         // finished meanwhile.
         _ if stopped => Err(msg(credence::Error::Interrupted)),
         Ok(out) => out.map_err(msg),
-        Err(_) => Err("the core's worker thread panicked".into()),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(format!("the core's worker thread panicked (a bug; please report it): {what}"))
+        }
     }
 }

@@ -61,7 +61,10 @@ impl Setup {
                 ),
             ));
         }
-        let all = fit.design().groups();
+        // The methods in their canonical order, so the simulated tables (whose draws follow the
+        // order of the methods) depend on the pilot's content, not on the order of its rows.
+        let canonical = fit.design().canonical();
+        let all = canonical.groups();
         let methods = match &options.methods {
             None => all.to_vec(),
             Some(m) => {
@@ -104,15 +107,20 @@ impl Setup {
             }
             Family::Paired(_) => {
                 let mu: Vec<usize> = methods.iter().map(|m| need(format!("mu[{m}]"))).collect::<Result<_>>()?;
-                let at: Vec<usize> = methods.iter().map(|m| all.iter().position(|x| x == m).unwrap_or(0)).collect();
-                let first = need(format!("L[{},{}]", all[0], all[0]))?;
+                // The factor's entries by name (L[a, j] is absent above the diagonal of the
+                // model's own order of methods, which need not be the design's): Sigma[a, b] =
+                // sum_j L[a, j] L[b, j] over all the pilot's methods j.
+                let at: Vec<Vec<Option<usize>>> =
+                    methods.iter().map(|a| all.iter().map(|j| col(&format!("L[{a},{j}]"))).collect()).collect();
+                if at.iter().any(|row| row.iter().all(Option::is_none)) {
+                    return Err(Error::argument("pilot fit", "no covariance factor", "a paired fit's L[a,b]"));
+                }
                 let world = move |row: &[f64]| {
-                    let l = |i: usize, j: usize| row[first + i * (i + 1) / 2 + j];
                     let k = at.len();
                     let sigma: Vec<f64> = (0..k * k)
                         .map(|ab| {
-                            let (a, b) = (at[ab / k], at[ab % k]);
-                            (0..=a.min(b)).map(|j| l(a, j) * l(b, j)).sum()
+                            let (a, b) = (&at[ab / k], &at[ab % k]);
+                            a.iter().zip(b).filter_map(|(x, y)| Some(row[(*x)?] * row[(*y)?])).sum()
                         })
                         .collect();
                     World::Paired { mu: mu.iter().map(|&c| row[c]).collect(), chol: World::cholesky(&sigma, k) }

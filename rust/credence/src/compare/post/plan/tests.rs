@@ -232,3 +232,39 @@ fn tables_chees_stops_are_fitted_by_nuts() {
         assert!(x.refit >= 3, "{x:?}");
     }
 }
+
+/// A paired pilot's worlds read its covariance factor by method name: the same table with its
+/// methods first met in another order (as an R data frame may hold them) plans the same.
+#[test]
+fn a_paired_pilot_plans_the_same_whatever_the_order_of_its_methods() {
+    let table = |order: [&str; 3]| {
+        let (mut g, mut pr, mut y) = (vec![], vec![], vec![]);
+        for r in 0..10 {
+            for m in order {
+                let (k, mean) = match m {
+                    "A" => (0, 0.0),
+                    "B" => (1, 0.3),
+                    _ => (2, 0.1),
+                };
+                g.push(m.to_string());
+                pr.push(r.to_string());
+                y.push(mean + 0.1 * (((r * 7 + k * 3) % 5) as f64 - 2.0) + 0.05 * r as f64 * (1.0 + k as f64));
+            }
+        }
+        Design::new(g, Some(pr), y, None).unwrap()
+    };
+    let paired = FitOptions { family: crate::compare::Family::Paired(Default::default()), ..FitOptions::default() };
+    let o = options(&[3, 6], 200, None);
+    let plans: Vec<Plan> = [["A", "B", "C"], ["C", "B", "A"]]
+        .into_iter()
+        .map(|order| {
+            let d = table(order);
+            assert_eq!(d.groups()[0], order[0]);
+            let pilot = crate::compare::fit(&d, &paired).unwrap();
+            plan(PlanSource::Pilot(&pilot), &o, &CpuBatch).unwrap()
+        })
+        .collect();
+    for (x, y) in plans[0].points.iter().zip(&plans[1].points) {
+        assert!(x.assurance > 0.0 && (x.assurance - y.assurance).abs() < 1e-12, "{x:?} vs {y:?}");
+    }
+}

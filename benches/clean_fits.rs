@@ -5,7 +5,8 @@
 //!
 //! Run: `cargo run --release -p credence --example clean_fits -- [options]`
 //!   --tables N            tables per family (default 50)
-//!   --model gaussian|counts
+//!   --model gaussian|counts|default   (default: the model every face's request resolves for
+//!                         each design: the paired one, the additive one where it does not suit)
 //!   --family TEXT         only families whose name contains TEXT
 //!   --form collapsed|uncollapsed|student-t   Gaussian engine (uncollapsed: the pre-issue-14
 //!                         default; student-t: the Student-t likelihood, uncollapsed)
@@ -37,6 +38,8 @@ use design_families::{COUNTS, DesignFamily, GAUSSIAN};
 struct Args {
     tables: u64,
     counts: bool,
+    /// Each design's model as `FitRequest::default()` resolves it.
+    default_model: bool,
     family: Option<String>,
     uncollapsed: bool,
     form: Option<String>,
@@ -60,6 +63,7 @@ fn args() -> Args {
     let mut a = Args {
         tables: 50,
         counts: false,
+        default_model: false,
         family: None,
         uncollapsed: false,
         form: None,
@@ -81,7 +85,11 @@ fn args() -> Args {
         let mut value = || it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--tables" => a.tables = value().parse().expect("--tables N"),
-            "--model" => a.counts = value() == "counts",
+            "--model" => {
+                let v = value();
+                a.counts = v == "counts";
+                a.default_model = v == "default";
+            }
             "--family" => a.family = Some(value()),
             "--form" => {
                 let v = value();
@@ -189,6 +197,16 @@ fn fit_all(a: &Args, family: Family, designs: &[Design]) -> (Vec<Fit>, Vec<f64>)
         chains: a.chains,
         ..FitRequest::default()
     };
+    if a.default_model {
+        let fits = designs
+            .iter()
+            .map(|d| {
+                let (o, _) = request.fit_options_for(d).expect("the default model of a valid design");
+                credence::compare::fit(d, &o).expect("default fit")
+            })
+            .collect();
+        return (fits, Vec::new());
+    }
     let o = FitOptions { family, sampler: request.sampler().expect("sampler options"), ..Default::default() };
     if a.chees {
         let fits: Vec<Fit> = fit_many(designs, &o).into_iter().map(|f| f.expect("ChEES fit")).collect();

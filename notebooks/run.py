@@ -34,7 +34,7 @@ EXPECTED = {
     "02_comparison": {"credence-setup": 1, "credence-report": 1, "credence-fit": 1, "credence-paper": 1, "credence-words": 1, "credence-mdd": 1, "credence-across": 1, "credence-across-ranks": 1, "plotly-graph-div": 5},
     "03_study": {"credence-setup": 1, "credence-metric-table": 1, "credence-report": 1, "plotly-graph-div": 3},
     "04_credal_quantiles": {"credence-setup": 1, "credence-credal": 2, "credence-credal-ranking": 1, "credence-quantiles": 2, "plotly-graph-div": 1},
-    "05_planning": {"credence-setup": 1, "credence-plan-table": 3, "plotly-graph-div": 1},
+    "05_planning": {"credence-setup": 1, "credence-plan-table": 3, "plotly-graph-div": 2},
     "06_classification": {"credence-setup": 1, "credence-metric-table": 1, "plotly-graph-div": 4},
 }
 ERROR_MARKERS = ("error[E", "error:", "panicked at", "Error(")

@@ -8,6 +8,7 @@
 //! `cargo test --release -p credence --test clean_fits`.
 
 use credence::compare::{BetaBinomialOptions, Design, Family, Fit, FitOptions, fit_many};
+use credence::request::FitRequest;
 
 use credence_testkit::design_families;
 
@@ -46,6 +47,29 @@ fn assert_clean(families: &[DesignFamily], family: Family) {
 #[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test clean_fits")]
 fn default_gaussian_fits_of_small_designs_are_clean() {
     assert_clean(&GAUSSIAN, Family::default());
+}
+
+/// The model every face's request gives each design by default (the paired model; the
+/// additive one where it does not suit, e.g. too few realizations with every method): clean by
+/// the same standard, and the paired one drawn exactly for every complete design.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "slow without optimisation: cargo test --release --test clean_fits")]
+fn default_request_fits_of_small_designs_are_clean() {
+    let (mut ok, mut n, mut paired) = (0, 0, 0);
+    for family in &GAUSSIAN {
+        for t in 0..TABLES {
+            let d = family.design(t);
+            let (options, _) = FitRequest::default().fit_options_for(&d).expect("a default model");
+            let f = credence::compare::fit(&d, &options).expect("a fit of a valid design");
+            paired += usize::from(matches!(options.family, Family::Paired(_)));
+            ok += usize::from(clean(&f));
+            n += 1;
+            assert!(f.summary().iter().all(|s| s.mean.is_finite() && s.sd.is_finite()));
+        }
+    }
+    eprintln!("default request: {ok} of {n} clean, {paired} by the paired model");
+    assert!(paired * 10 >= n * 8, "the paired model fitted only {paired} of {n}");
+    assert!(ok as f64 >= 0.99 * n as f64, "only {ok} of {n} fits are clean (99% required)");
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! Simulation-based calibration of both hierarchical models (Talts et al. 2018): ranks of the
+//! Simulation-based calibration of the comparison models (Talts et al. 2018): ranks of the
 //! true values among posterior draws must be uniform (chi-square test at a fixed seed), with
-//! every fit by NUTS and, for the two main models, by batched ChEES-HMC.
+//! every fit by NUTS (the paired model: its exact draws) and, for the two main additive and
+//! beta-binomial models, by batched ChEES-HMC.
 //!
 //! Slow in debug builds; the full test run executes it in release mode:
 //! `cargo test --release -p credence --test sbc`.
@@ -24,6 +25,7 @@ fn every_model_is_calibrated_under_each_sampler() {
         (sbc_cases::beta_binomial(), &nuts, "NUTS"),
         (sbc_cases::gaussian_shared_unpaired(), &nuts, "NUTS"),
         (sbc_cases::beta_binomial_centred(), &nuts, "NUTS"),
+        (sbc_cases::paired(), &nuts, "exact draws"),
         (sbc_cases::gaussian(), &chees, "ChEES"),
         (sbc_cases::beta_binomial(), &chees, "ChEES"),
     ];

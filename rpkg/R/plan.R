@@ -97,9 +97,11 @@ is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x)
 #'   \code{methods}, \code{source} (\code{"pilot"} or \code{"stated"}), \code{sims}, \code{seed} and
 #'   \code{seconds}.
 #'
-#' @details With stated values the simulated tables are fitted with the default Gaussian model (method
-#' means, method-specific sigma, a realization effect) and the world is fixed, so the assurance is
-#' the classical power of the Bayesian decision. A simulated table is analysed alone (a new
+#' @details With stated values the simulated tables are fitted with the core's default model, the
+#' paired one (the two methods' values per realization as one normal draw whose covariance is the
+#' shared realization effect; exact draws), and the world is fixed, so the assurance is the
+#' classical power of the Bayesian decision. A pilot fit's simulated tables are fitted with the
+#' pilot's model. A simulated table is analysed alone (a new
 #' experiment, not pooled with the pilot). Fits still unclean after the NUTS refit count in the
 #' share and are reported per R (\code{unclean}); fits that fail are left out of it
 #' (\code{failed}). The MDD columns are the pilot's (or stated values') predictive approximation at

@@ -62,6 +62,29 @@ pub fn gaussian() -> Case {
     }
 }
 
+/// The paired model on 4 methods x 6 realizations. Its own prior is flat on mu and centred on
+/// the data for Sigma, so the truths come from the model's generator (`sample_prior`: standard
+/// normal means, a one-factor covariance); with k -> 0 its contrasts are pivotal (Student-t),
+/// so their ranks are uniform whatever generator draws the truth.
+#[allow(dead_code)] // the bench runs the two default cases only
+pub fn paired() -> Case {
+    let (g, p) = labels(4, 6);
+    // Any values that vary: the template only gives the model its shape.
+    let y = (0..g.len()).map(|i| ((i * 7) % 5) as f64).collect();
+    Case {
+        name: "paired",
+        template: Design::new(g, Some(p), y, None).expect("a valid balanced design"),
+        family: Family::Paired(credence::compare::PairedOptions::default()),
+        quantities: vec![
+            param("mu[M0]"),
+            param("sigma[M0]"),
+            SbcQuantity::Difference("mu[M0]".into(), "mu[M1]".into()),
+            SbcQuantity::Difference("mu[M2]".into(), "mu[M3]".into()),
+            rank("mu", 4),
+        ],
+    }
+}
+
 /// A balanced binomial design: `methods` x `realizations` cells of `trials` trials, half of
 /// them successes (SBC redraws the responses).
 fn binomial_template(methods: usize, realizations: usize, trials: f64) -> Design {

@@ -64,8 +64,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::fit::chees::{BatchFitter, refit_where};
 use crate::compare::fit::{Fit, FitOptions, Run, fit_on};
+use crate::compare::model::Family;
 use crate::compare::model::design::Design;
-use crate::compare::model::{Family, GaussianOptions};
 use crate::compare::sampler::chees::CheesSettings;
 use crate::compare::sampler::nuts::NutsSettings;
 use crate::compare::sampler::{Sampler, SamplerName};
@@ -202,8 +202,8 @@ pub struct Stated {
     pub sigma_gamma: f64,
     /// Higher metric values are better.
     pub higher_is_better: bool,
-    /// The model the simulated tables are fitted with (the paired model, or the additive one
-    /// with a Normal likelihood).
+    /// The model the simulated tables are fitted with (the paired model, the default as in
+    /// every face's request, or the additive one with a Normal likelihood).
     pub family: Family,
 }
 
@@ -215,7 +215,7 @@ impl Default for Stated {
             sigma_b: 1.0,
             sigma_gamma: 0.0,
             higher_is_better: false,
-            family: Family::Gaussian(GaussianOptions::default()),
+            family: Family::Paired(crate::compare::PairedOptions::default()),
         }
     }
 }

@@ -91,3 +91,64 @@ fn bad_audits_are_named() {
     );
     refused(&[&base[..], &["--json", TABLE]].concat(), &["--json", "the input"]);
 }
+
+/// The report audits the first metric at the largest n of a data set with 30 or more
+/// realizations there, with the cell's own model, and says what `credence audit` says on the
+/// same rows; a smaller table, or `--audit-subsets 0`, has no audit section.
+#[test]
+fn the_report_audits_a_large_table_as_credence_audit_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("large.csv");
+    let mut csv = String::from("dataset,n,method,realization,crps\n");
+    let mut u = credence_testkit::lcg_uniforms(3);
+    for n in [30, 100] {
+        for r in 0..36 {
+            let shared = u() - 0.5;
+            for (k, m) in ["A", "B", "C"].iter().enumerate() {
+                let y = 0.3 + 0.02 * k as f64 + 0.05 * shared * (1.0 + k as f64) + 0.01 * (u() - 0.5);
+                csv.push_str(&format!("toy,{n},{m},{r},{y}\n"));
+            }
+        }
+    }
+    std::fs::write(&table, csv).unwrap();
+    let out = dir.path().join("r.json");
+    let report = |subsets: &str| {
+        let args = ["report", table.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", "json"];
+        let more = ["--plan-sims", "0", "--audit-subsets", subsets, "--quiet"];
+        let (ok, _, stderr) = credence(&[&args[..], &more[..]].concat());
+        assert!(ok, "{stderr}");
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let v = report("8");
+    let audits = v["audits"].as_array().unwrap();
+    assert_eq!(audits.len(), 1, "one data set, the first metric");
+    assert_eq!(audits[0]["n"], 100.0);
+    let a = &audits[0]["audit"];
+    let cli = json(&[
+        "audit",
+        table.to_str().unwrap(),
+        "--where",
+        "n=100",
+        "--response",
+        "crps",
+        "--pair",
+        "realization",
+        "--models",
+        "paired",
+        "--subsets",
+        "8",
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert_eq!(a["points"], cli["audit"]["points"]);
+    assert!(report("0")["audits"].as_array().unwrap().is_empty());
+    let small = dir.path().join("small.json");
+    let report_table = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/report_table.csv");
+    let args =
+        ["report", report_table, "--out", small.to_str().unwrap(), "--format", "json", "--plan-sims", "0", "--quiet"];
+    let (ok, _, stderr) = credence(&args);
+    assert!(ok, "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&small).unwrap()).unwrap();
+    assert!(v["audits"].as_array().unwrap().is_empty(), "8 realizations: too few to audit");
+}

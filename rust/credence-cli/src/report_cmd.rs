@@ -62,6 +62,11 @@ pub struct ReportArgs {
     /// best two methods at the largest n, first fitted metric); 0 leaves the section out.
     #[arg(long, default_value_t = 100)]
     plan_sims: usize,
+    /// Subsets per R of the calibration audit section (at the largest n of a data set with at
+    /// least 30 realizations there, first fitted metric: what 5 and 10 realizations would have
+    /// said, `credence audit`); 0 leaves the section out.
+    #[arg(long, default_value_t = credence::compare::AuditOptions::default().subsets)]
+    audit_subsets: usize,
     /// Numbers of realizations the planning section tries.
     #[arg(long, value_delimiter = ',', default_value = "5,10,20,50")]
     plan_r: Vec<usize>,
@@ -204,6 +209,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
     options.backend = a.backend;
     options.plan_sims = a.plan_sims;
     options.plan_realizations = a.plan_r;
+    options.audit_subsets = a.audit_subsets;
     options.across_rope = match a.rope.trim() {
         "none" => None,
         v => Some(

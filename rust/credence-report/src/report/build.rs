@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use crate::report::across::{AcrossCell, AcrossJob, across_jobs};
 use crate::report::batch::{CellJob, fit_all};
-use crate::report::options::ReportOptions;
+use crate::report::options::{AUDIT_MIN_REALIZATIONS, ReportOptions};
 use credence::backend::Batched;
 use credence::compare::{
-    CLEAN, Decision, Design, Fit, FitDiagnostics, Plan, PlanOptions, PlanSource, plan_with_progress,
+    Audit, AuditModel, AuditOptions, CLEAN, Decision, Design, Family, Fit, FitDiagnostics, Plan, PlanOptions,
+    PlanSource, audit, plan_with_progress,
 };
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
@@ -119,9 +120,26 @@ pub struct Report {
     /// The planning section: per data set (first fitted metric), how many realizations settle the
     /// best two methods at the largest n (empty for shift tables or `plan_sims` 0).
     pub plans: Vec<PlanCell>,
+    /// The calibration audit section: per data set (first fitted metric, largest n with at least
+    /// [`crate::report::options::AUDIT_MIN_REALIZATIONS`] realizations), what subsets of 5 and 10
+    /// realizations would have said (empty for shift tables or `audit_subsets` 0).
+    pub audits: Vec<AuditCell>,
     /// With more than one data set, each fitted metric compared across them (the
     /// across-data-sets model at one training size per data set; empty otherwise).
     pub across: Vec<AcrossCell>,
+}
+
+/// The calibration audit of one data set and metric at one n.
+#[derive(Debug, Clone)]
+pub struct AuditCell {
+    /// Data set.
+    pub dataset: String,
+    /// Metric.
+    pub metric: String,
+    /// Training size of the audited table.
+    pub n: f64,
+    /// The audit, or why there is none.
+    pub audit: std::result::Result<Audit, String>,
 }
 
 /// The plan of one data set and metric: assurance of "best better than runner-up" by R, from
@@ -422,10 +440,14 @@ pub fn build_report_with_progress(
         version: env!("CARGO_PKG_VERSION").to_string(),
         fit_seconds,
         plans: Vec::new(),
+        audits: Vec::new(),
         across,
     };
     if !shift && options.plan_sims > 0 {
         report.plans = report.plan_cells(progress);
+    }
+    if !shift && options.audit_subsets > 0 {
+        report.audits = report.audit_cells(progress);
     }
     Ok(report)
 }
@@ -480,6 +502,55 @@ impl Report {
             out.push(PlanCell { dataset: d.clone(), metric: m.clone(), n, plan });
         }
         out
+    }
+
+    /// Audits per data set for the first fitted metric at the largest n with enough
+    /// realizations: the cell's own model beside the paired-difference baseline, subsets of 5
+    /// and 10 realizations. `progress(done, total)` counts their fits (a stage of its own).
+    fn audit_cells(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Vec<AuditCell> {
+        let mut jobs = Vec::new();
+        for d in &self.datasets {
+            for m in self.options.metrics.iter().take(1) {
+                let found = self.fits_of(d, m).into_iter().rev().find_map(|c| {
+                    c.fit.as_ref().filter(|f| f.design().n_pairs() >= AUDIT_MIN_REALIZATIONS).map(|f| (c.n, f))
+                });
+                let Some((n, fit)) = found else { continue };
+                let name = match fit.options().family {
+                    Family::Paired(_) => "paired",
+                    Family::Gaussian(_) => "additive",
+                    Family::BetaBinomial(_) => "beta_binomial",
+                };
+                let model = AuditModel { name: name.into(), options: *fit.options() };
+                let options = AuditOptions {
+                    subsets: self.options.audit_subsets,
+                    seed: self.options.fit.sampler.seed(),
+                    ..AuditOptions::default()
+                };
+                jobs.push((d, m, n, fit, model, options));
+            }
+        }
+        let per = |o: &AuditOptions| o.realizations.len() * o.subsets;
+        let total: usize = jobs.iter().map(|j| per(&j.5)).sum();
+        if total > 0 {
+            progress(0, total);
+        }
+        let mut before = 0;
+        let mut out = Vec::new();
+        for (d, m, n, fit, model, options) in jobs {
+            let offset = before;
+            let result =
+                audit(fit.design(), std::slice::from_ref(&model), &options, &|done, _| progress(offset + done, total))
+                    .map_err(|e| e.to_string());
+            before += per(&options);
+            progress(before, total);
+            out.push(AuditCell { dataset: d.clone(), metric: m.clone(), n, audit: result });
+        }
+        out
+    }
+
+    /// The audit of one data set and metric.
+    pub fn audit_of(&self, dataset: &str, metric: &str) -> Option<&AuditCell> {
+        self.audits.iter().find(|a| a.dataset == dataset && a.metric == metric)
     }
 
     /// The plan of one data set and metric.

@@ -57,14 +57,15 @@ pub(crate) mod tables;
 
 pub use across::AcrossCell;
 pub use build::{
-    CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, build_report, build_report_with_progress, default_metrics,
+    AuditCell, CellFit, PlanCell, QUANTILE_LEVELS, QuantileCell, Report, build_report, build_report_with_progress,
+    default_metrics,
 };
 /// The table summaries the report shows live below it, in [`credence::summary`].
 pub use credence::summary::{
     ConvergenceRate, MethodSummary, ShiftCell, VarianceSplit, convergence, is_shift_table, mean_sd, split_variance,
     summarize, variance_decomposition,
 };
-pub use options::{ReportOptions, higher_is_better};
+pub use options::{AUDIT_MIN_REALIZATIONS, ReportOptions, higher_is_better};
 pub use ranking::BestAtSize;
 
 mod demo;

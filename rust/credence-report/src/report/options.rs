@@ -60,6 +60,11 @@ pub struct ReportOptions {
     /// Numbers of realizations the planning section tries.
     #[serde(default = "default_plan_realizations")]
     pub plan_realizations: Vec<usize>,
+    /// Subsets per R of the calibration audit section (the first fitted metric at the largest n
+    /// of each data set with at least [`AUDIT_MIN_REALIZATIONS`] realizations,
+    /// [`credence::compare::audit`]); 0 leaves it out.
+    #[serde(default = "default_audit_subsets")]
+    pub audit_subsets: usize,
     /// Half-width of the region of practical equivalence of the "Across data sets" section's
     /// decisions (metric units; default 0.01), `None` for none.
     #[serde(default = "default_across_rope")]
@@ -68,6 +73,14 @@ pub struct ReportOptions {
 
 fn default_across_rope() -> Option<f64> {
     Some(0.01)
+}
+
+/// The fewest realizations a cell needs for the report's audit: subsets of 5 and 10 of them
+/// must leave most of the table out to say what a smaller experiment would have said.
+pub const AUDIT_MIN_REALIZATIONS: usize = 30;
+
+fn default_audit_subsets() -> usize {
+    credence::compare::AuditOptions::default().subsets
 }
 
 fn default_plan_sims() -> usize {
@@ -106,6 +119,7 @@ impl Default for ReportOptions {
             targets: default_targets(),
             plan_sims: default_plan_sims(),
             plan_realizations: default_plan_realizations(),
+            audit_subsets: default_audit_subsets(),
             across_rope: default_across_rope(),
         }
     }

@@ -295,6 +295,10 @@ impl Report {
                 Ok(p) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "plan": p}),
                 Err(e) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "error": e}),
             }).collect::<Vec<_>>(),
+            "audits": self.audits.iter().map(|c| match &c.audit {
+                Ok(a) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "audit": a}),
+                Err(e) => json!({"dataset": c.dataset, "metric": c.metric, "n": c.n, "error": e}),
+            }).collect::<Vec<_>>(),
             "across": self.across_json(),
             "fit_seconds": self.fit_seconds,
         })

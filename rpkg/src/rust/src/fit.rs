@@ -60,17 +60,12 @@ fn glue_fit(
     };
     let sampler = if fit.chees().is_some() {
         "chees"
-    } else if exact(&fit) {
+    } else if fit.options().family.draws_exactly() {
         "none"
     } else {
         "nuts"
     };
     Ok(list!(ptr = ExternalPtr::new(fit), sampler = sampler, backend = ran.name(), chees = chees))
-}
-
-/// Whether the fit's posterior was drawn exactly (the paired model): no sampler, no warmup.
-fn exact(f: &Fit) -> bool {
-    matches!(f.options().family, Family::Paired(_))
 }
 
 /// The backend `name` resolves to here (`cpu` or `cuda`), and why CUDA cannot run ("" when it
@@ -112,7 +107,7 @@ fn glue_info(f: ExternalPtr<Fit>) -> List {
         y = d.y().to_vec(),
         chains = f.n_chains() as f64,
         draws = f.n_draws() as f64,
-        warmup = if exact(&f) { 0.0 } else { s.warmup() as f64 },
+        warmup = if f.options().family.draws_exactly() { 0.0 } else { s.warmup() as f64 },
         seed = s.seed() as f64,
         divergences = diag.divergences as f64,
         treedepth_hits = diag.treedepth_hits as f64,

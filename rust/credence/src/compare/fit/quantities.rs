@@ -223,28 +223,45 @@ impl PairNoise {
 }
 
 impl Fit {
-    /// The posterior mean of the paired model's covariance across methods (design order, M x M,
-    /// from the draws of its Cholesky factor); `None` for the other models.
-    pub(super) fn mean_covariance(&self) -> Option<Vec<f64>> {
+    /// For the paired model, the covariance across `methods` (M x M, row-major) of one row of
+    /// draws: Sigma\[a, b\] = sum_j L\[a, j\] L\[b, j\] over the fit's methods j in their canonical
+    /// order, each entry of the factor found by name (L\[a, j\] is absent above the diagonal of
+    /// the model's own order of methods, which need not be `methods`'). `None` for the other
+    /// models, or when a method has no row of the factor.
+    pub(crate) fn covariance_of_row(&self, methods: &[String]) -> Option<impl Fn(&[f64]) -> Vec<f64> + 'static> {
         if !matches!(self.options.family, Family::Paired(_)) {
             return None;
         }
-        let methods = self.design.groups();
-        let m = methods.len();
-        // Row a of the factor by column method k (L[a, k], absent above the diagonal of the
-        // model's own order, which need not be the design's): Sigma[a, b] = sum_k L[a, k] L[b, k].
-        let at = |a: usize, k: usize| self.index(&format!("L[{},{}]", methods[a], methods[k])).ok();
-        let rows: Vec<Vec<Option<usize>>> = (0..m).map(|a| (0..m).map(|k| at(a, k)).collect()).collect();
-        let draws = self.rows();
-        let mut sum = vec![0.0; m * m];
-        for row in &draws {
+        let canonical = self.design.canonical();
+        let at: Vec<Vec<Option<usize>>> = methods
+            .iter()
+            .map(|a| canonical.groups().iter().map(|j| self.index(&format!("L[{a},{j}]")).ok()).collect())
+            .collect();
+        if at.iter().any(|row| row.iter().all(Option::is_none)) {
+            return None;
+        }
+        Some(move |row: &[f64]| {
+            let m = at.len();
+            let mut sigma = vec![0.0; m * m];
             for a in 0..m {
                 for b in 0..=a {
-                    let v: f64 = rows[a].iter().zip(&rows[b]).filter_map(|(x, y)| Some(row[(*x)?] * row[(*y)?])).sum();
-                    sum[a * m + b] += v;
-                    sum[b * m + a] = sum[a * m + b];
+                    let v: f64 = at[a].iter().zip(&at[b]).filter_map(|(x, y)| Some(row[(*x)?] * row[(*y)?])).sum();
+                    sigma[a * m + b] = v;
+                    sigma[b * m + a] = v;
                 }
             }
+            sigma
+        })
+    }
+
+    /// The posterior mean of the paired model's covariance across methods (design order, M x M,
+    /// from the draws of its Cholesky factor); `None` for the other models.
+    pub(super) fn mean_covariance(&self) -> Option<Vec<f64>> {
+        let sigma = self.covariance_of_row(self.design.groups())?;
+        let draws = self.rows();
+        let mut sum = vec![0.0; self.design.n_groups().pow(2)];
+        for row in &draws {
+            sum.iter_mut().zip(sigma(row)).for_each(|(s, v)| *s += v);
         }
         Some(sum.iter().map(|v| v / draws.len() as f64).collect())
     }

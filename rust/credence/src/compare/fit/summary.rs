@@ -456,7 +456,7 @@ impl FitSummary {
         }
         super::quantities::check_mdd_options(options.power, options.r_new)?;
         let s = &fit.options().sampler;
-        let exact = matches!(fit.options().family, Family::Paired(_));
+        let exact = fit.options().family.draws_exactly();
         // Each method's mean predictive variance, its draws gathered in blocks of methods that
         // share one pass over the rows, in parallel.
         let inputs: Vec<ObsInputs> =

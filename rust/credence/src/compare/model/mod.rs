@@ -285,6 +285,12 @@ impl Default for Family {
 }
 
 impl Family {
+    /// Whether the model's posterior is drawn exactly (the paired model's conjugate draws):
+    /// no sampler to choose, tune or warm up.
+    pub fn draws_exactly(&self) -> bool {
+        matches!(self, Family::Paired(_))
+    }
+
     /// The model a design gets when this is the default: the paired model gives way to the
     /// source study's additive model ([`GaussianOptions::default`]) for a design it does not
     /// suit ([`paired_applies`]) or with more than [`PAIRED_MAX_METHODS`] methods, with the

@@ -350,7 +350,7 @@ pub fn plan_with_progress(
     // Where a table of this layout runs (a device may leave models it does not implement to
     // the CPU).
     // The paired model draws its posterior exactly: no sampler to choose, every fit on the CPU.
-    let exact = matches!(setup.family, Family::Paired(_));
+    let exact = setup.family.draws_exactly();
     let backend = match exact {
         true => "cpu".into(),
         false => setup.sample_design().map_or_else(|_| "cpu".into(), |d| fitter.runs_on(&d, &chees)),

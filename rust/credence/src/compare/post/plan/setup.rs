@@ -107,22 +107,12 @@ impl Setup {
             }
             Family::Paired(_) => {
                 let mu: Vec<usize> = methods.iter().map(|m| need(format!("mu[{m}]"))).collect::<Result<_>>()?;
-                // The factor's entries by name (L[a, j] is absent above the diagonal of the
-                // model's own order of methods, which need not be the design's): Sigma[a, b] =
-                // sum_j L[a, j] L[b, j] over all the pilot's methods j.
-                let at: Vec<Vec<Option<usize>>> =
-                    methods.iter().map(|a| all.iter().map(|j| col(&format!("L[{a},{j}]"))).collect()).collect();
-                if at.iter().any(|row| row.iter().all(Option::is_none)) {
-                    return Err(Error::argument("pilot fit", "no covariance factor", "a paired fit's L[a,b]"));
-                }
+                let sigma_of = fit
+                    .covariance_of_row(&methods)
+                    .ok_or_else(|| Error::argument("pilot fit", "no covariance factor", "a paired fit's L[a,b]"))?;
+                let k = methods.len();
                 let world = move |row: &[f64]| {
-                    let k = at.len();
-                    let sigma: Vec<f64> = (0..k * k)
-                        .map(|ab| {
-                            let (a, b) = (&at[ab / k], &at[ab % k]);
-                            a.iter().zip(b).filter_map(|(x, y)| Some(row[(*x)?] * row[(*y)?])).sum()
-                        })
-                        .collect();
+                    let sigma = sigma_of(row);
                     World::Paired { mu: mu.iter().map(|&c| row[c]).collect(), chol: World::cholesky(&sigma, k) }
                 };
                 (Box::new(world), None)

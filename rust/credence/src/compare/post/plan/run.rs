@@ -67,9 +67,12 @@ pub(crate) fn decided(outcomes: &[Result<Outcome>], options: &PlanOptions) -> bo
     n > 0.0 && (a - options.power).abs() > DECIDED_Z * se
 }
 
+/// The stream (under each simulation's seed) of the simulated gaps.
+const GAPS: u64 = 1;
+
 /// The candidate numbers of realizations (sorted, distinct) and every simulation's table at
 /// the largest of them (simulation s: its world on its own seeded stream; a smaller R takes the
-/// first realizations).
+/// first realizations), each method left out of a realization as often as in the pilot.
 pub(crate) fn simulate(setup: &Setup, options: &PlanOptions) -> (Vec<usize>, Simulations) {
     let rs = options.grid();
     let r_max = *rs.last().unwrap_or(&2);
@@ -77,7 +80,17 @@ pub(crate) fn simulate(setup: &Setup, options: &PlanOptions) -> (Vec<usize>, Sim
         .worlds
         .iter()
         .enumerate()
-        .map(|(s, w)| w.simulate(r_max, &mut ChaCha8Rng::seed_from_u64(stream_seed(options.seed, s as u64))))
+        .map(|(s, w)| {
+            let seed = stream_seed(options.seed, s as u64);
+            let mut table = w.simulate(r_max, &mut ChaCha8Rng::seed_from_u64(seed));
+            // The gaps on a stream of their own: the values stay those of a pilot without gaps.
+            super::world::leave_out(
+                &mut table,
+                &setup.missing,
+                &mut ChaCha8Rng::seed_from_u64(stream_seed(seed, GAPS)),
+            );
+            table
+        })
         .collect();
     (rs, Simulations { methods: setup.methods.clone(), trials: setup.trials.clone(), tables })
 }
@@ -118,6 +131,19 @@ pub(crate) fn run(
     }
     let mut points = Vec::with_capacity(rs.len());
     let mut warnings = Vec::new();
+    let gaps: Vec<String> = setup
+        .methods
+        .iter()
+        .zip(&setup.missing)
+        .filter(|(_, p)| **p > 0.0)
+        .map(|(m, p)| format!("{m} on {:.0}%", 100.0 * p))
+        .collect();
+    if !gaps.is_empty() {
+        warnings.push(format!(
+            "the simulated tables lack methods as often as the pilot did ({} of the realizations)",
+            gaps.join(", ")
+        ));
+    }
     for (&r, slice) in rs.iter().zip(&by_r) {
         let ok: Vec<&Outcome> = slice.iter().filter_map(|o| o.as_ref().ok()).collect();
         let failed = slice.len() - ok.len();

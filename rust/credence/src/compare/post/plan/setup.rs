@@ -16,6 +16,9 @@ pub(crate) struct Setup {
     pub(super) methods: Vec<String>,
     pub(super) worlds: Vec<World>,
     pub(super) trials: Option<Vec<u64>>,
+    /// Each method's share of realizations without a value in the pilot (failed trainings):
+    /// the simulated tables lack it as often.
+    pub(super) missing: Vec<f64>,
     pub(super) family: Family,
     pub(super) higher_is_better: bool,
     pub(super) target: Option<f64>,
@@ -138,10 +141,12 @@ impl Setup {
         let worlds = picks.iter().map(|row| world(row)).collect();
         let pilot = fit.clone();
         let (a, b, power) = (options.a.clone(), options.b.clone(), options.power);
+        let missing = pilot_missing(fit.design(), &methods);
         Ok(Self {
             methods,
             worlds,
             trials,
+            missing,
             family: fit.options().family,
             higher_is_better: fit.options().higher_is_better,
             target: fit.target(),
@@ -199,6 +204,7 @@ impl Setup {
             methods: vec![options.a.clone(), options.b.clone()],
             worlds: vec![world; options.sims],
             trials: None,
+            missing: vec![0.0; 2],
             family: s.family,
             higher_is_better: s.higher_is_better,
             target: None,
@@ -209,6 +215,21 @@ impl Setup {
             source: "stated",
         })
     }
+}
+
+/// Each method's share of the pilot's realizations on which it has no value (0 for an
+/// unpaired pilot, whose rows are not realizations).
+pub(super) fn pilot_missing(design: &Design, methods: &[String]) -> Vec<f64> {
+    let r = design.n_pairs();
+    methods
+        .iter()
+        .map(|m| {
+            let Some(g) = design.group_index(m).filter(|_| r > 0) else { return 0.0 };
+            let mut seen = vec![false; r];
+            design.group().iter().zip(design.pair()).filter(|(k, _)| **k == g).for_each(|(_, &p)| seen[p] = true);
+            1.0 - seen.iter().filter(|&&x| x).count() as f64 / r as f64
+        })
+        .collect()
 }
 
 /// Each method's trials in the pilot, rounded mean (the simulated tables use them).

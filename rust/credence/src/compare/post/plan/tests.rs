@@ -277,3 +277,46 @@ fn a_paired_pilot_plans_the_same_whatever_the_order_of_its_methods() {
         assert!(x.assurance > 0.0 && (x.assurance - y.assurance).abs() < 1e-12, "{x:?} vs {y:?}");
     }
 }
+
+/// A pilot in which a method failed on some realizations plans with tables that lack it as
+/// often (each cell on its own, realization by realization, so a shorter table is the start of
+/// a longer one); the values are those of the same pilot's worlds without gaps, and the plan
+/// says so in its warnings.
+#[test]
+fn simulated_tables_lack_methods_as_often_as_the_pilot() {
+    let (mut g, mut pr, mut y) = (vec![], vec![], vec![]);
+    for r in 0..12 {
+        for (k, m) in ["A", "B", "C"].into_iter().enumerate() {
+            // C failed on 3 of the 12 realizations.
+            if m == "C" && r % 4 == 1 {
+                continue;
+            }
+            g.push(m.to_string());
+            pr.push(r.to_string());
+            y.push(0.1 * k as f64 + 0.1 * (((r * 7 + k * 3) % 5) as f64 - 2.0) + 0.05 * r as f64);
+        }
+    }
+    let d = Design::new(g, Some(pr), y, None).unwrap();
+    assert_eq!(super::setup::pilot_missing(&d, &["A".into(), "B".into(), "C".into()]), [0.0, 0.0, 0.25]);
+    let paired = FitOptions { family: crate::compare::Family::Paired(Default::default()), ..FitOptions::default() };
+    let pilot = crate::compare::fit(&d, &paired).unwrap();
+    let o = options(&[4, 40], 400, None);
+    let mut setup = Setup::new(PlanSource::Pilot(&pilot), &o).unwrap();
+    let (_, sims) = super::run::simulate(&setup, &o);
+    let cells: Vec<&Vec<f64>> = sims.tables.iter().flatten().collect();
+    let share = |k: usize| cells.iter().filter(|row| row[k].is_nan()).count() as f64 / cells.len() as f64;
+    let se = (0.25 * 0.75 / cells.len() as f64).sqrt();
+    assert!(share(0) == 0.0 && share(1) == 0.0 && (share(2) - 0.25).abs() < 4.0 * se, "{}", share(2));
+    let gaps = sims.design(0, 40).unwrap();
+    let short = sims.design(0, 4).unwrap();
+    assert_eq!(gaps.n_obs(), 120 - sims.tables[0].iter().filter(|row| row[2].is_nan()).count());
+    assert_eq!(short.y(), &gaps.y()[..short.n_obs()]);
+    // Without gaps the same worlds give the same values where the gappy tables have them.
+    setup.missing = vec![0.0; 3];
+    let (_, full) = super::run::simulate(&setup, &o);
+    for (a, b) in sims.tables.iter().flatten().zip(full.tables.iter().flatten()) {
+        assert!(a.iter().zip(b).all(|(x, y)| x.is_nan() || x == y));
+    }
+    let p = plan(PlanSource::Pilot(&pilot), &options(&[6], 100, None), &CpuBatch).unwrap();
+    assert!(p.warnings.iter().any(|w| w.contains("C on 25%")), "{:?}", p.warnings);
+}

@@ -86,12 +86,28 @@ impl World {
     }
 }
 
+/// Leaves out each method's value on a realization with its probability in `missing` (the
+/// pilot's share of failed runs), realization by realization, so the first R realizations of a
+/// longer table are again the table of R; with no gap in the pilot it draws nothing.
+pub(super) fn leave_out(table: &mut [Vec<f64>], missing: &[f64], rng: &mut ChaCha8Rng) {
+    if missing.iter().all(|&p| p == 0.0) {
+        return;
+    }
+    for row in table.iter_mut() {
+        for (v, &p) in row.iter_mut().zip(missing) {
+            if rand_distr::Bernoulli::new(p).is_ok_and(|d| d.sample(rng)) {
+                *v = f64::NAN;
+            }
+        }
+    }
+}
+
 pub(super) fn logistic(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
 /// The simulated experiments of one plan: methods, worlds and, per simulation, the values of
-/// the largest table.
+/// the largest table (NaN where a method did not run).
 pub(super) struct Simulations {
     pub(super) methods: Vec<String>,
     pub(super) trials: Option<Vec<u64>>,
@@ -107,7 +123,7 @@ impl Simulations {
         let mut y = Vec::with_capacity(r * m);
         let mut trials = self.trials.as_ref().map(|_| Vec::with_capacity(r * m));
         for (i, row) in self.tables[s][..r].iter().enumerate() {
-            for (k, v) in row.iter().enumerate() {
+            for (k, v) in row.iter().enumerate().filter(|(_, v)| !v.is_nan()) {
                 group.push(self.methods[k].clone());
                 pair.push((i + 1).to_string());
                 y.push(*v);

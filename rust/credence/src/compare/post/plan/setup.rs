@@ -1,6 +1,8 @@
 //! What a plan needs from its source: the worlds from a pilot fit's posterior or from stated
 //! values, and the predictive-MDD approximation beside them.
 
+use std::sync::Arc;
+
 use super::world::{Simulations, World};
 use super::{PlanOptions, PlanSource, Stated};
 use crate::compare::diagnostics::clean::{CLEAN, beside};
@@ -114,9 +116,14 @@ impl Setup {
                     .covariance_of_row(&methods)
                     .ok_or_else(|| Error::argument("pilot fit", "no covariance factor", "a paired fit's L[a,b]"))?;
                 let k = methods.len();
+                let shapes = whitened_residuals(fit.design(), &methods).map(Arc::new);
                 let world = move |row: &[f64]| {
                     let sigma = sigma_of(row);
-                    World::Paired { mu: mu.iter().map(|&c| row[c]).collect(), chol: World::cholesky(&sigma, k) }
+                    World::Paired {
+                        mu: mu.iter().map(|&c| row[c]).collect(),
+                        chol: World::cholesky(&sigma, k),
+                        shapes: shapes.clone(),
+                    }
                 };
                 (Box::new(world), None)
             }
@@ -190,7 +197,7 @@ impl Setup {
             Family::Paired(_) => {
                 let g2 = s.sigma_gamma.powi(2);
                 let sigma = [s.sigma_a.powi(2) + g2, g2, g2, s.sigma_b.powi(2) + g2];
-                World::Paired { mu: vec![0.0, mu_b], chol: World::cholesky(&sigma, 2) }
+                World::Paired { mu: vec![0.0, mu_b], chol: World::cholesky(&sigma, 2), shapes: None }
             }
             _ => World::Gaussian {
                 mu: vec![0.0, mu_b],
@@ -215,6 +222,57 @@ impl Setup {
             source: "stated",
         })
     }
+}
+
+/// The fewest complete realizations from which a paired pilot's new tables resample its
+/// whitened residuals instead of drawing normal ones: below, the pilot shows too little of its
+/// shape (and with no more realizations than methods the whitening is not defined).
+pub(crate) const PLAN_RESAMPLE_MIN: usize = 30;
+
+/// The pilot's realizations with every one of `methods`, centred and whitened by the Cholesky
+/// factor of their sample covariance, scaled by sqrt(n / (n - 1)) so that drawing them with
+/// replacement gives covariance I: the shapes of the new realizations. `None` with fewer than
+/// [`PLAN_RESAMPLE_MIN`] such realizations or a singular covariance.
+pub(super) fn whitened_residuals(design: &Design, methods: &[String]) -> Option<Vec<Vec<f64>>> {
+    let k = methods.len();
+    let cols: Vec<usize> = methods.iter().map(|m| design.group_index(m)).collect::<Option<_>>()?;
+    let mut cells = vec![vec![f64::NAN; k]; design.n_pairs()];
+    for j in 0..design.n_obs() {
+        if let Some(c) = cols.iter().position(|&g| g == design.group()[j]) {
+            cells[design.pair()[j]][c] = design.y()[j];
+        }
+    }
+    let rows: Vec<Vec<f64>> = cells.into_iter().filter(|r| r.iter().all(|v| v.is_finite())).collect();
+    let n = rows.len();
+    if n < PLAN_RESAMPLE_MIN || n <= k {
+        return None;
+    }
+    let mean: Vec<f64> = (0..k).map(|c| rows.iter().map(|r| r[c]).sum::<f64>() / n as f64).collect();
+    let mut cov = vec![0.0; k * k];
+    for r in &rows {
+        for a in 0..k {
+            for b in 0..k {
+                cov[a * k + b] += (r[a] - mean[a]) * (r[b] - mean[b]) / (n as f64 - 1.0);
+            }
+        }
+    }
+    let l = World::cholesky(&cov, k);
+    if l.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let scale = (n as f64 / (n as f64 - 1.0)).sqrt();
+    Some(
+        rows.iter()
+            .map(|r| {
+                let mut z: Vec<f64> = (0..k).map(|c| r[c] - mean[c]).collect();
+                for a in 0..k {
+                    let s: f64 = (0..a).map(|b| l[a * k + b] * z[b]).sum();
+                    z[a] = (z[a] - s) / l[a * k + a];
+                }
+                z.iter().map(|v| v * scale).collect()
+            })
+            .collect(),
+    )
 }
 
 /// Each method's share of the pilot's realizations on which it has no value (0 for an

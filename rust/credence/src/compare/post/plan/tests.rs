@@ -320,3 +320,50 @@ fn simulated_tables_lack_methods_as_often_as_the_pilot() {
     let p = plan(PlanSource::Pilot(&pilot), &options(&[6], 100, None), &CpuBatch).unwrap();
     assert!(p.warnings.iter().any(|w| w.contains("C on 25%")), "{:?}", p.warnings);
 }
+
+/// A paired pilot of 30 or more complete realizations lends its whitened residuals to the new
+/// tables (mean 0, second moments I, so a world's covariance is kept and the pilot's tails come
+/// along); a smaller pilot gives none, and its tables are normal.
+#[test]
+fn a_large_pilot_lends_its_residual_shapes() {
+    let table = |r: usize| {
+        let (mut g, mut pr, mut y) = (vec![], vec![], vec![]);
+        for i in 0..r {
+            for (k, m) in ["A", "B", "C"].into_iter().enumerate() {
+                // C's values have a heavy tail: every seventh realization is far out.
+                let tail = if m == "C" && i % 7 == 3 { 3.0 } else { 0.0 };
+                g.push(m.to_string());
+                pr.push(i.to_string());
+                y.push(0.1 * k as f64 + 0.1 * (((i * 7 + k * 3) % 5) as f64 - 2.0) + 0.01 * i as f64 + tail);
+            }
+        }
+        Design::new(g, Some(pr), y, None).unwrap()
+    };
+    let methods: Vec<String> = ["A", "B", "C"].map(String::from).to_vec();
+    assert!(super::setup::whitened_residuals(&table(29), &methods).is_none());
+    let pool = super::setup::whitened_residuals(&table(42), &methods).unwrap();
+    assert_eq!(pool.len(), 42);
+    for a in 0..3 {
+        let mean = pool.iter().map(|z| z[a]).sum::<f64>() / 42.0;
+        assert!(mean.abs() < 1e-12, "{mean}");
+        for b in 0..3 {
+            let m2 = pool.iter().map(|z| z[a] * z[b]).sum::<f64>() / 42.0;
+            assert!((m2 - f64::from(u8::from(a == b))).abs() < 1e-9, "{a} {b}: {m2}");
+        }
+    }
+    // The new tables of a large pilot hold its far-out values; a small pilot's are normal.
+    let paired = FitOptions { family: crate::compare::Family::Paired(Default::default()), ..FitOptions::default() };
+    let o = PlanOptions { a: "A".into(), b: "C".into(), ..options(&[40], 50, None) };
+    let kurtosis = |r: usize| {
+        let pilot = crate::compare::fit(&table(r), &paired).unwrap();
+        let setup = Setup::new(PlanSource::Pilot(&pilot), &o).unwrap();
+        let (_, sims) = super::run::simulate(&setup, &o);
+        let c: Vec<f64> = sims.tables.iter().flatten().map(|row| row[2]).collect();
+        let n = c.len() as f64;
+        let mean = c.iter().sum::<f64>() / n;
+        let m2 = c.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        c.iter().map(|v| (v - mean).powi(4)).sum::<f64>() / n / (m2 * m2)
+    };
+    let (small, large) = (kurtosis(28), kurtosis(42));
+    assert!(small < 3.6 && large > 4.0, "kurtosis: {small} (normal worlds), {large} (resampled)");
+}

@@ -1,5 +1,7 @@
 //! The simulated worlds of a plan and the tables they generate.
 
+use std::sync::Arc;
+
 use rand::rngs::ChaCha8Rng;
 use rand_distr::Distribution;
 
@@ -23,10 +25,13 @@ pub(super) enum World {
         trials: Vec<u64>,
     },
     /// The paired model's world: the methods' means and the lower Cholesky factor of their
-    /// covariance (row-major).
+    /// covariance (row-major); a realization is mu + chol z, z standard normal or, from a large
+    /// pilot, one of its whitened residuals (`shapes`, drawn with replacement), so the new
+    /// tables keep the pilot's tails and skew.
     Paired {
         mu: Vec<f64>,
         chol: Vec<f64>,
+        shapes: Option<Arc<Vec<Vec<f64>>>>,
     },
 }
 
@@ -64,9 +69,15 @@ impl World {
                         })
                         .collect()
                 }
-                World::Paired { mu, chol } => {
+                World::Paired { mu, chol, shapes } => {
                     let k = mu.len();
-                    let z: Vec<f64> = (0..k).map(|_| standard_normal(rng)).collect();
+                    let z: Vec<f64> = match shapes {
+                        Some(pool) => {
+                            let i = rand_distr::Uniform::new(0, pool.len()).map_or(0, |d| d.sample(rng));
+                            pool[i].clone()
+                        }
+                        None => (0..k).map(|_| standard_normal(rng)).collect(),
+                    };
                     (0..k).map(|i| mu[i] + (0..=i).map(|j| chol[i * k + j] * z[j]).sum::<f64>()).collect()
                 }
                 World::BetaBinomial { p, phi, sigma_gamma, trials } => {

@@ -152,3 +152,50 @@ fn the_report_audits_a_large_table_as_credence_audit_does() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&small).unwrap()).unwrap();
     assert!(v["audits"].as_array().unwrap().is_empty(), "8 realizations: too few to audit");
 }
+
+/// With `--dataset-column` the across-data-sets model is audited per data set: a verdict per
+/// data set and pair, the across model's answers on each data set beside each data set's
+/// paired-difference posterior; another model by name is refused.
+#[test]
+fn the_across_model_is_audited_per_data_set() {
+    let table = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/across_table.csv");
+    let base = [
+        "audit",
+        table,
+        "--dataset-column",
+        "dataset",
+        "--where",
+        "n=30",
+        "--response",
+        "crps",
+        "--pair",
+        "realization",
+        "--r",
+        "4",
+        "--subsets",
+        "4",
+        "--quiet",
+    ];
+    let v: Value = json(&[&base[..], &["--json", "-"]].concat());
+    let a = &v["audit"];
+    let verdicts = a["verdicts"].as_array().unwrap();
+    let mut datasets: Vec<&str> = verdicts.iter().map(|v| v["dataset"].as_str().unwrap()).collect();
+    datasets.dedup();
+    assert_eq!(datasets, ["concrete", "energy", "yacht"]);
+    assert_eq!(
+        verdicts.len(),
+        3 * a["methods"].as_array().unwrap().len() * (a["methods"].as_array().unwrap().len() - 1) / 2
+    );
+    assert!(a["across"].is_object(), "the across model's options are recorded");
+    let p = &a["points"][0];
+    let names: Vec<&str> = p["scores"].as_array().unwrap().iter().map(|s| s["model"].as_str().unwrap()).collect();
+    assert_eq!(names, ["across", "paired_difference"]);
+    let clear = verdicts.iter().filter(|v| v["clear"].as_bool().unwrap()).count() as u64;
+    for s in p["scores"].as_array().unwrap() {
+        assert_eq!(s["answers"].as_u64().unwrap(), 4 * clear, "{s}");
+    }
+    let (ok, stdout, stderr) = credence(&base);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("3 data sets of 10 or more realizations") && stdout.contains("across"), "{stdout}");
+    refused(&[&base[..], &["--models", "paired"]].concat(), &["--models paired", "across"]);
+}

@@ -11,7 +11,12 @@
 #' paired-difference posterior (\code{"paired_difference"}). As the CLI's \code{credence audit}.
 #' @param formula As in \code{\link{credence_fit}}, with the realization term:
 #'   \code{y ~ method + (1 | realization)}, or \code{k | trials(n) ~ method + (1 | realization)}
-#'   with \code{family = beta_binomial()}.
+#'   with \code{family = beta_binomial()}. With a data-set term,
+#'   \code{y ~ method + (1 | dataset:method) + (1 | realization)}, the across-data-sets
+#'   model (its defaults) is audited per data set: subsets of R realizations of every data set,
+#'   its P(A better than B) on each data set against that data set's full verdict, beside each
+#'   data set's paired-difference posterior (the answer on a new data set cannot be checked on a
+#'   handful of data sets).
 #' @param data A data frame (rows with \code{NA} in a model column are dropped with a warning).
 #' @param family \code{gaussian()} or \code{beta_binomial()}, as in \code{\link{credence_fit}}.
 #' @param models Models to audit: \code{NULL} (the core's default: \code{"paired"} and
@@ -32,7 +37,7 @@
 #'   fits, failed and unclean fits, and how many reliability bins miss), \code{reliability} (one row
 #'   per R, model and bin of stated P: answers, mean stated P, observed frequency, and whether the
 #'   bin misses by more than the tolerance with enough answers), \code{verdicts} (the full table's
-#'   paired z of every pair and whether it is clear), and \code{methods}, \code{realizations},
+#'   paired z of every pair, per data set across data sets, and whether it is clear), and \code{methods}, \code{realizations},
 #'   \code{models}, \code{subsets}, \code{clear_z}, \code{level}, \code{seed}, \code{warnings},
 #'   \code{seconds}.
 #' @details A settled answer is P >= \code{level} either way; it is wrong when it goes against the
@@ -59,24 +64,34 @@ credence_audit <- function(formula, data, family = stats::gaussian(), models = N
   if (is.null(f$pair)) {
     stop(fn, ": the formula needs the realization term, e.g. y ~ method + (1 | realization)", call. = FALSE)
   }
-  if (!is.null(f$dataset)) stop(fn, ": the audit takes one data set (no dataset term)", call. = FALSE)
   if (!is.null(r) && (!is.numeric(r) || !length(r) || anyNA(r))) {
     stop(fn, ": r must be a numeric vector of numbers of realizations", call. = FALSE)
   }
-  d <- model_rows(data, c(f$response, f$trials), c(f$group, f$pair))
+  d <- model_rows(data, c(f$response, f$trials), c(f$group, f$pair, f$dataset))
   request <- list(family = resolve_family(family), draws = draws, seed = seed,
                   higher_is_better = isTRUE(higher_is_better))
   options <- list(realizations = if (!is.null(r)) as.list(as.double(r)), subsets = subsets, clear_z = clear_z,
                   level = level, seed = seed)
-  a <- core(fn, glue_audit(request, as.character(models), options, as.character(d[[f$group]]),
-                           as.character(d[[f$pair]]), as.double(d[[f$response]]),
-                           if (is.null(f$trials)) NULL else as.double(d[[f$trials]]), run_cores(cores),
-                           run_progress()))
+  if (!is.null(f$dataset)) {
+    if (!is.null(models) && !identical(as.character(models), "across")) {
+      stop(fn, ": across data sets the one model audited is \"across\"", call. = FALSE)
+    }
+    if (!is.null(f$trials)) stop(fn, ": the across-data-sets model fits a metric, not counts", call. = FALSE)
+    a <- core(fn, glue_audit_across(request, options, as.character(d[[f$dataset]]), as.character(d[[f$group]]),
+                                    as.character(d[[f$pair]]), as.double(d[[f$response]]), run_cores(cores),
+                                    run_progress()))
+  } else {
+    a <- core(fn, glue_audit(request, as.character(models), options, as.character(d[[f$group]]),
+                             as.character(d[[f$pair]]), as.double(d[[f$response]]),
+                             if (is.null(f$trials)) NULL else as.double(d[[f$trials]]), run_cores(cores),
+                             run_progress()))
+  }
   for (w in a$warnings) warning(w, call. = FALSE)
   a$scores <- as.data.frame(a$scores, stringsAsFactors = FALSE)
   a$scores$r <- as.integer(a$scores$r)
   a$reliability <- as.data.frame(a$reliability, stringsAsFactors = FALSE)
   a$verdicts <- as.data.frame(a$verdicts, stringsAsFactors = FALSE)
+  if (all(a$verdicts$dataset == "")) a$verdicts$dataset <- NULL
   a$formula <- formula
   structure(a, class = "credence_audit")
 }

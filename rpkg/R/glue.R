@@ -43,6 +43,10 @@ glue_audit <- function(request, models, options, group, pair, y, trials, cores, 
   .Call(wrap__glue_audit, request, models, options, group, pair, y, trials, cores, progress)
 }
 
+glue_audit_across <- function(request, options, dataset, group, pair, y, cores, progress) {
+  .Call(wrap__glue_audit_across, request, options, dataset, group, pair, y, cores, progress)
+}
+
 # src/rust/src/table.rs: the metric table of a manifest
 glue_metrics_table <- function(manifest, options, cores, progress) {
   .Call(wrap__glue_metrics_table, manifest, options, cores, progress)

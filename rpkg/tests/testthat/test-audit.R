@@ -59,3 +59,26 @@ test_that("credence_fit's model: the paired one by default on a paired table, th
   p_t <- stats::pt(mean(dd) / (stats::sd(dd) / sqrt(length(dd))), df = length(dd) - 1)
   expect_equal(prob_superior(p)["A", "B"], p_t, tolerance = 0.02)
 })
+
+test_that("a data-set term audits the across model per data set, as credence audit --dataset-column does", {
+  set.seed(5)
+  n <- 12
+  d <- do.call(rbind, lapply(1:3, function(k) {
+    x <- data.frame(dataset = paste0("D", k), method = rep(c("A", "B", "C"), n), realization = rep(seq_len(n), each = 3))
+    mu <- list(c(0.30, 0.36, 0.40), c(0.40, 0.36, 0.30), c(0.30, 0.30, 0.38))[[k]]
+    x$crps <- mu[match(x$method, c("A", "B", "C"))] + rep(rnorm(n, sd = 0.05), each = 3) + rnorm(3 * n, sd = 0.03)
+    x
+  }))
+  a <- (credence_audit(crps ~ method + (1 | dataset:method) + (1 | realization), d, r = 4, subsets = 4))
+  expect_equal(a$models, "across")
+  expect_equal(sort(unique(a$verdicts$dataset)), c("D1", "D2", "D3"))
+  expect_equal(nrow(a$verdicts), 9)
+  expect_equal(a$scores$model, c("across", "paired_difference"))
+  expect_equal(a$scores$answers, rep(4 * sum(a$verdicts$clear), 2))
+  expect_output(print(a), "Calibration audit")
+  expect_error(credence_audit(crps ~ method + (1 | dataset:method) + (1 | realization), d, models = "paired"),
+               "across")
+  # One table keeps no data-set column in its verdicts.
+  expect_null(credence_audit(crps ~ method + (1 | realization), d[d$dataset == "D1", ], models = "paired", r = 4,
+                             subsets = 2)$verdicts$dataset)
+})

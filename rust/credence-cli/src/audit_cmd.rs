@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use credence::compare::{Audit, AuditOptions, PAIRED_DIFFERENCE, audit};
+use credence::compare::{ACROSS, AcrossDesign, Audit, AuditOptions, PAIRED_DIFFERENCE, audit, audit_across};
 use credence::request::{FitRequest, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::fit_cmd::AcrossArgs;
 use crate::model_args::ModelArgs;
 use crate::output::{emit, progress_lines};
 use crate::table::render;
@@ -23,8 +24,13 @@ pub struct AuditArgs {
     /// The table's columns and the options the audited models share.
     #[command(flatten)]
     model: ModelArgs,
+    /// With --dataset-column: audit the across-data-sets model, per data set (its options as
+    /// for `credence fit`).
+    #[command(flatten)]
+    across: AcrossArgs,
     /// Models to audit beside the paired-difference baseline: paired, additive (Gaussian; both
-    /// by default), or beta_binomial (with --family beta-binomial, the default then).
+    /// by default), or beta_binomial (with --family beta-binomial, the default then); across
+    /// data sets the one model is across.
     #[arg(long, value_delimiter = ',')]
     models: Vec<String>,
     /// Realizations per subset.
@@ -59,9 +65,7 @@ pub struct AuditArgs {
 /// Runs `credence audit`.
 pub fn run(a: AuditArgs) -> Result<()> {
     crate::output::guard(&[&a.data], &[("--json", a.json.as_deref().map(Path::new)), ("--html", a.html.as_deref())])?;
-    let (design, notes) = a.model.load_design(&a.data)?;
-    let request = FitRequest { draws: a.draws, seed: Some(a.seed), ..a.model.request() };
-    let models = request.audit_models(&a.models, &design)?;
+    let request = a.across.apply(FitRequest { draws: a.draws, seed: Some(a.seed), ..a.model.request() });
     let options = AuditOptions {
         realizations: a.realizations.clone(),
         subsets: a.subsets,
@@ -79,7 +83,22 @@ pub fn run(a: AuditArgs) -> Result<()> {
             lines(done as u64, total as u64);
         }
     };
-    let result = audit(&design, &models, &options, &progress)?;
+    let (result, notes) = match a.across.dataset_column.as_deref() {
+        None => {
+            let (design, notes) = a.model.load_design(&a.data)?;
+            let models = request.audit_models(&a.models, &design)?;
+            (audit(&design, &models, &options, &progress)?, notes)
+        }
+        Some(column) => {
+            if let Some(m) = a.models.iter().find(|m| m.as_str() != ACROSS) {
+                anyhow::bail!("--models {m}: across data sets (--dataset-column) the one model audited is {ACROSS}");
+            }
+            let table = a.model.load_table(&a.data)?;
+            let (design, notes) =
+                AcrossDesign::from_table(&table, a.model.response()?, column, &a.model.group, a.model.pair.as_deref())?;
+            (audit_across(&design, &request.across_options()?, &options, &progress)?, notes)
+        }
+    };
     bar.finish_and_clear();
     if let Some(path) = &a.html {
         let figures = credence_report::plots::audit::figures(&result);
@@ -97,16 +116,24 @@ pub fn run(a: AuditArgs) -> Result<()> {
 /// the calibration tolerance.
 fn print(a: &Audit, data: &Path, warnings: &[String]) {
     let clear = a.verdicts.iter().filter(|v| v.clear).count();
+    let mut datasets: Vec<&str> = a.verdicts.iter().filter_map(|v| v.dataset.as_deref()).collect();
+    datasets.dedup();
+    let (realizations, pairs) = match datasets.len() {
+        0 => (format!("{} realizations", a.realizations), "pairs"),
+        n => (format!("{n} data sets of {} or more realizations", a.realizations), "data-set pairs"),
+    };
     outln!(
-        "  Table: {} ({} methods, {} realizations, {} of {} pairs clear at |paired z| > {})",
+        "  Table: {} ({} methods, {realizations}, {} of {} {pairs} clear at |paired z| > {})",
         data.display(),
         a.methods.len(),
-        a.realizations,
         clear,
         a.verdicts.len(),
         a.options.clear_z
     );
-    let models: Vec<String> = a.models.iter().map(|m| m.name.clone()).collect();
+    let mut models: Vec<String> = a.models.iter().map(|m| m.name.clone()).collect();
+    if a.across.is_some() {
+        models.push(ACROSS.into());
+    }
     outln!(
         " Models: {} and the {PAIRED_DIFFERENCE} baseline; settled means P >= {} either way; {} subsets per R, seed {}, {:.1} s\n",
         models.join(", "),

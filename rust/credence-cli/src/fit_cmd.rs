@@ -147,19 +147,27 @@ pub struct AcrossArgs {
     pub baycomp: bool,
 }
 
+impl AcrossArgs {
+    /// `request` with the across-data-sets model's options of these flags.
+    pub(crate) fn apply(&self, request: FitRequest) -> FitRequest {
+        let across = [("tau_delta", &self.prior_tau_delta), ("tau_u", &self.prior_tau_u), ("df", &self.prior_df)];
+        FitRequest {
+            priors: request.priors.clone().into_iter().chain(crate::model_args::priors(&across)).collect(),
+            across_scale: self.across_scale,
+            across_sigma: self.across_sigma,
+            interaction: self.interaction,
+            method_effects: self.method_effects,
+            baycomp: self.baycomp,
+            ..request
+        }
+    }
+}
+
 impl FitArgs {
     /// The request the flags make.
     pub(crate) fn request(&self) -> FitRequest {
-        let (s, x) = (&self.sampler, &self.across);
-        let model = self.model.request();
-        let across = [("tau_delta", &x.prior_tau_delta), ("tau_u", &x.prior_tau_u), ("df", &x.prior_df)];
-        FitRequest {
-            priors: model.priors.clone().into_iter().chain(crate::model_args::priors(&across)).collect(),
-            across_scale: x.across_scale,
-            across_sigma: x.across_sigma,
-            interaction: x.interaction,
-            method_effects: x.method_effects,
-            baycomp: x.baycomp,
+        let s = &self.sampler;
+        self.across.apply(FitRequest {
             sampler: s.sampler.unwrap_or_default(),
             chains: s.chains,
             superchains: s.superchains,
@@ -175,8 +183,8 @@ impl FitArgs {
             r_new: s.r_new,
             rope: s.rope,
             pairs: s.pairs.unwrap_or_default(),
-            ..model
-        }
+            ..self.model.request()
+        })
     }
 }
 

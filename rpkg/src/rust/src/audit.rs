@@ -1,7 +1,7 @@
 //! The calibration audit (`credence::compare::audit`): R columns and named lists in, its
 //! scores, reliability bins and verdicts out as R vectors.
 
-use credence::compare::{Audit, AuditOptions, Design, audit};
+use credence::compare::{ACROSS, AcrossDesign, Audit, AuditOptions, Design, audit, audit_across};
 use credence::request::Progress;
 use extendr_api::prelude::*;
 
@@ -49,6 +49,7 @@ fn to_list(a: &Audit) -> List {
             miscalibrated = bins.iter().map(|x| x.2).collect::<Vec<_>>()
         ),
         verdicts = list!(
+            dataset = a.verdicts.iter().map(|v| v.dataset.clone().unwrap_or_default()).collect::<Vec<_>>(),
             a = a.verdicts.iter().map(|v| v.a.clone()).collect::<Vec<_>>(),
             b = a.verdicts.iter().map(|v| v.b.clone()).collect::<Vec<_>>(),
             realizations = a.verdicts.iter().map(|v| v.realizations as f64).collect::<Vec<_>>(),
@@ -58,7 +59,8 @@ fn to_list(a: &Audit) -> List {
         methods = a.methods.clone(),
         realizations = a.realizations as f64,
         higher_is_better = a.higher_is_better,
-        models = a.models.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
+        models =
+            a.models.iter().map(|m| m.name.clone()).chain(a.across.as_ref().map(|_| ACROSS.into())).collect::<Vec<_>>(),
         subsets = a.options.subsets as f64,
         clear_z = a.options.clear_z,
         level = a.options.level,
@@ -99,7 +101,37 @@ fn glue_audit(
     Ok(to_list(&result))
 }
 
+/// Audits the across-data-sets model (with `request`'s options) of a large table of several
+/// data sets, per data set: subsets of R realizations of every data set fitted by the model,
+/// its P(A better than B) on each data set against that data set's full verdict, beside each
+/// data set's paired-difference posterior. `options`, `cores` and `progress` as for
+/// [`glue_audit`].
+#[extendr]
+#[allow(clippy::too_many_arguments)]
+fn glue_audit_across(
+    request: Robj,
+    options: Robj,
+    dataset: Vec<String>,
+    group: Vec<String>,
+    pair: Vec<String>,
+    y: Vec<f64>,
+    cores: Nullable<f64>,
+    progress: Nullable<bool>,
+) -> R<List> {
+    let request = self::request(&request)?;
+    let options: AuditOptions = with_defaults(&options, "options")?;
+    let design = AcrossDesign::new(dataset, group, Some(pair), y).map_err(msg)?;
+    let model = request.across_options().map_err(msg)?;
+    let progress = worker::progress(progress, Progress::audit);
+    let result = worker::run(worker::threads(cores)?, progress, |p| {
+        let p = |done: usize, total: usize| p(done as u64, total as u64);
+        audit_across(&design, &model, &options, &p)
+    })?;
+    Ok(to_list(&result))
+}
+
 extendr_module! {
     mod audit;
     fn glue_audit;
+    fn glue_audit_across;
 }

@@ -68,6 +68,7 @@ pub use post::audit::{
     AUDIT_MAX_SUBSETS, Audit, AuditModel, AuditOptions, AuditPoint, CALIBRATION_MIN_ANSWERS, CALIBRATION_TOLERANCE,
     ModelScore, PAIRED_DIFFERENCE, PairVerdict, RELIABILITY_EDGES, ReliabilityBin, WRONG_SHARE_MAX, audit,
 };
+pub use post::audit_across::{ACROSS, audit_across};
 pub use post::plan::{
     Decision, PLAN_GRADIENT_BUDGET, PLAN_SUPERCHAINS, Plan, PlanOptions, PlanPoint, PlanSource, SamplerTrial, Stated,
     TRIAL_TABLES, plan, plan_nuts, plan_with_progress,

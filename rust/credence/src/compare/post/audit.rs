@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use crate::compare::fit::across::AcrossFitOptions;
 use crate::compare::fit::{Fit, FitOptions, Run, fit_on};
 use crate::compare::model::Family;
 use crate::compare::model::design::Design;
@@ -83,7 +84,7 @@ impl Default for AuditOptions {
 pub const AUDIT_MAX_SUBSETS: usize = 10_000;
 
 impl AuditOptions {
-    fn validate(&self, n_realizations: usize) -> Result<()> {
+    pub(super) fn validate(&self, n_realizations: usize) -> Result<()> {
         if self.realizations.is_empty() {
             return Err(Error::argument("realizations", "none", "at least one number of realizations"));
         }
@@ -121,6 +122,9 @@ pub struct AuditModel {
 /// The full table's verdict on one pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairVerdict {
+    /// The data set the verdict is on (an audit across data sets; none for one table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
     /// The first method (design order).
     pub a: String,
     /// The second method.
@@ -215,6 +219,10 @@ pub struct Audit {
     pub options: AuditOptions,
     /// The models audited (their names and options).
     pub models: Vec<AuditModel>,
+    /// The across-data-sets model's options, when that is the model audited
+    /// ([`super::audit_across::audit_across`]; its scores are named [`ACROSS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across: Option<AcrossFitOptions>,
     /// The full table's verdict on every pair.
     pub verdicts: Vec<PairVerdict>,
     /// One point per number of realizations, in the options' order.
@@ -259,7 +267,7 @@ fn advantage(rows: &[&Vec<f64>], a: usize, b: usize, higher: bool) -> Option<(f6
 }
 
 /// The paired-difference posterior's P(A better than B) on `rows`.
-fn paired_difference(rows: &[&Vec<f64>], a: usize, b: usize, higher: bool) -> Option<f64> {
+pub(super) fn paired_difference(rows: &[&Vec<f64>], a: usize, b: usize, higher: bool) -> Option<f64> {
     let (mean, sd, n) = advantage(rows, a, b, higher)?;
     if sd == 0.0 {
         return Some(if mean > 0.0 {
@@ -275,10 +283,15 @@ fn paired_difference(rows: &[&Vec<f64>], a: usize, b: usize, higher: bool) -> Op
 }
 
 /// The answers of one fit (or of the baseline) on one subset: (pair index, P(A better)).
-type Answers = Vec<(usize, f64)>;
+pub(super) type Answers = Vec<(usize, f64)>;
 
 /// Scores the answers of one model at one R against the verdicts.
-fn score(model: &str, answers: &[Result<(Answers, bool)>], verdicts: &[PairVerdict], level: f64) -> ModelScore {
+pub(super) fn score(
+    model: &str,
+    answers: &[Result<(Answers, bool)>],
+    verdicts: &[PairVerdict],
+    level: f64,
+) -> ModelScore {
     let n_bins = RELIABILITY_EDGES.len() - 1;
     let mut bins = vec![(0usize, 0.0f64, 0usize); n_bins];
     let (mut n, mut settled, mut wrong, mut failed, mut unclean) = (0, 0, 0, 0, 0);
@@ -332,7 +345,7 @@ fn score(model: &str, answers: &[Result<(Answers, bool)>], verdicts: &[PairVerdi
 
 /// The realizations of each subset at `r`: `subsets` draws of `r` of the `n` realizations
 /// without replacement, each sorted, from a stream of `seed` and `r`.
-fn subsets(n: usize, r: usize, subsets: usize, seed: u64) -> Vec<Vec<usize>> {
+pub(super) fn subsets(n: usize, r: usize, subsets: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut rng = ChaCha8Rng::seed_from_u64(stream_seed(seed, r as u64));
     (0..subsets)
         .map(|_| {
@@ -355,7 +368,7 @@ fn fit_answers(fit: &Fit, pairs: &[(usize, usize)], methods: &[String]) -> Answe
 }
 
 /// The full table's verdict on every pair of `values` (realization x method).
-fn verdicts(
+pub(super) fn verdicts(
     values: &[Vec<f64>],
     pairs: &[(usize, usize)],
     methods: &[String],
@@ -373,7 +386,14 @@ fn verdicts(
                 Some((_, _, n)) => (0.0, n),
                 None => (0.0, 0),
             };
-            PairVerdict { a: methods[a].clone(), b: methods[b].clone(), realizations: n, z, clear: z.abs() > clear_z }
+            PairVerdict {
+                dataset: None,
+                a: methods[a].clone(),
+                b: methods[b].clone(),
+                realizations: n,
+                z,
+                clear: z.abs() > clear_z,
+            }
         })
         .collect()
 }
@@ -476,6 +496,7 @@ pub fn audit(
         higher_is_better: higher,
         options: options.clone(),
         models: models.to_vec(),
+        across: None,
         verdicts,
         points,
         warnings,

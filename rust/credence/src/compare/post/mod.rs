@@ -3,6 +3,7 @@
 //! calibration of the models ([`sbc`]).
 
 pub(crate) mod audit;
+pub(crate) mod audit_across;
 pub(crate) mod plan;
 pub(crate) mod planning;
 pub(crate) mod ranking;

@@ -116,7 +116,9 @@ impl Setup {
                     .covariance_of_row(&methods)
                     .ok_or_else(|| Error::argument("pilot fit", "no covariance factor", "a paired fit's L[a,b]"))?;
                 let k = methods.len();
-                let shapes = whitened_residuals(fit.design(), &methods).map(Arc::new);
+                // The canonical design: the pool (and so the resampled shapes) follows the realizations' labels,
+                // not the order of the table's rows.
+                let shapes = whitened_residuals(&canonical, &methods).map(Arc::new);
                 let world = move |row: &[f64]| {
                     let sigma = sigma_of(row);
                     World::Paired {

@@ -366,4 +366,20 @@ fn a_large_pilot_lends_its_residual_shapes() {
     };
     let (small, large) = (kurtosis(28), kurtosis(42));
     assert!(small < 3.6 && large > 4.0, "kurtosis: {small} (normal worlds), {large} (resampled)");
+    // The shapes follow the realizations' labels: the same table with its rows reversed plans
+    // the same.
+    let d = table(42);
+    let reversed = Design::new(
+        d.group().iter().rev().map(|&g| d.groups()[g].clone()).collect(),
+        Some(d.pair().iter().rev().map(|&p| d.pairs()[p].clone()).collect()),
+        d.y().iter().rev().copied().collect(),
+        None,
+    )
+    .unwrap();
+    let o = PlanOptions { a: "A".into(), b: "C".into(), ..options(&[5], 100, None) };
+    let plans: Vec<Plan> = [d, reversed]
+        .iter()
+        .map(|d| plan(PlanSource::Pilot(&crate::compare::fit(d, &paired).unwrap()), &o, &CpuBatch).unwrap())
+        .collect();
+    assert_eq!(plans[0].points[0].assurance, plans[1].points[0].assurance);
 }

@@ -220,7 +220,8 @@ pub struct Audit {
     /// The models audited (their names and options).
     pub models: Vec<AuditModel>,
     /// The across-data-sets model's options, when that is the model audited
-    /// ([`super::audit_across::audit_across`]; its scores are named [`ACROSS`]).
+    /// ([`super::audit_across::audit_across`]; its scores are named
+    /// [`ACROSS`](super::audit_across::ACROSS)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub across: Option<AcrossFitOptions>,
     /// The full table's verdict on every pair.

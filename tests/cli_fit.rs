@@ -306,3 +306,30 @@ fn backend_choice_is_checked_and_cpu_equals_auto_without_a_gpu() {
     assert_eq!(auto["parameters"], cpu["parameters"]);
     refused(&args(&base, &["--sampler", "chees", "--backend", "cuda"]), &["CUDA"]);
 }
+
+/// Folds of one data set's cross-validation: `--cv-test-fraction` widens every answer (the
+/// folds share training data), says so in the model line, leaves out the Friedman test (which
+/// takes its blocks as independent), and is refused by the models that cannot carry it.
+#[test]
+fn cv_folds_widen_the_answers_and_other_models_refuse_them() {
+    let (_dir, path) = table();
+    let base = ["fit", path.as_str(), "--pair", "realization", "--response", "crps", "--json", "-"];
+    let independent = json(&base);
+    let folds = json(&args(&base, &["--cv-test-fraction", "0.1"]));
+    assert!(folds["form"].as_str().unwrap().contains("cross-validation folds of one data set (test fraction 0.1)"));
+    assert!(independent["classic_cd"].is_object() && folds["classic_cd"].is_null());
+    // Each mean's posterior sd grows by sqrt((1/R + F/(1 - F)) / (1/R)) with R = 20, F = 0.1.
+    let sd = |v: &Value| v["parameters"]["mu[MC dropout]"]["sd"].as_f64().unwrap();
+    let want = ((1.0 / 20.0 + 0.1 / 0.9) * 20.0f64).sqrt();
+    assert!((sd(&folds) / sd(&independent) / want - 1.0).abs() < 0.05, "{} vs {}", sd(&folds), sd(&independent));
+    refused(
+        &args(&base, &["--model", "additive", "--cv-test-fraction", "0.1"]),
+        &["--cv-test-fraction 0.1", "only the paired model", "--model paired"],
+    );
+    let counts = ["fit", path.as_str(), "--pair", "realization", "--response", "covered", "--trials", "n_test"];
+    refused(&args(&counts, &["--family", "beta-binomial", "--cv-test-fraction", "0.1"]), &["--cv-test-fraction"]);
+    for bad in ["1", "NaN", "1.5"] {
+        refused(&args(&base, &["--cv-test-fraction", bad]), &["--cv-test-fraction", "[0, 1)"]);
+    }
+    refused(&args(&base, &["--cv-test-fraction", "-0.2"]), &["--cv-test-fraction -0.2", ">= 0"]);
+}

@@ -26,6 +26,7 @@ fn every_model_is_calibrated_under_each_sampler() {
         (sbc_cases::gaussian_shared_unpaired(), &nuts, "NUTS"),
         (sbc_cases::beta_binomial_centred(), &nuts, "NUTS"),
         (sbc_cases::paired(), &nuts, "exact draws"),
+        (sbc_cases::paired_cv(), &nuts, "exact draws"),
         (sbc_cases::paired_gaps(false), &nuts, "exact draws"),
         (sbc_cases::paired_gaps(true), &nuts, "exact draws"),
         (sbc_cases::gaussian(), &chees, "ChEES"),

@@ -43,6 +43,7 @@ fit_across_from_args <- function(args, f, data_name, sigma_given) {
   # The core's request (credence::request::FitRequest) as one named list; the core holds the
   # defaults and refuses what does not apply to this model (ChEES, a family, a prior, ...).
   request <- c(list(family = resolve_family(args$family), model = args$model, covariance_df = args$covariance_df,
+                    cv_test_fraction = args$cv_test_fraction,
                     realization_effect = if (!is.null(f$pair)) TRUE,
                     across_scale = args$across_scale, across_sigma = sigma, interaction = args$interaction,
                     rope = args$rope),

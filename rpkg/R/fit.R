@@ -30,6 +30,11 @@
 #' @param covariance_df Paired model: the prior degrees of freedom of the methods' covariance
 #'   (pseudo-realizations borrowed from its one-factor fit); \code{NULL} keeps the core's default
 #'   (0.1, which makes each pair's answer the paired-difference posterior's).
+#' @param cv_test_fraction Paired model: the realizations are the folds of one data set's
+#'   cross-validation (or repeated random splits) with this test fraction, e.g. 0.1 for 10-fold.
+#'   The folds share training data, so the model carries their correlation (Nadeau and Bengio:
+#'   a mean over \eqn{R} folds has variance \eqn{\Sigma (1/R + F/(1 - F))}); for two methods it
+#'   is baycomp's correlated t-test. \code{NULL}: independent realizations. The other models refuse it.
 #' @param sigma Gaussian only: \code{~ method} (one residual sd per method, default) or \code{~ 1}
 #'   (shared). Across data sets: \code{"per_cell"} (default) or \code{"per_method"} (see
 #'   \code{\link{credence_across}}).
@@ -88,7 +93,8 @@
 #' \eqn{y_i \sim N(\mu, \Sigma)}, flat prior on \eqn{\mu}, \eqn{\Sigma \sim IW(M - 1 + k, k \Sigma_0)}
 #' with \eqn{\Sigma_0} the one-factor fit of the sample covariance and \eqn{k} =
 #' \code{covariance_df}; its posterior is drawn exactly (no sampler, no warmup, no divergences),
-#' from the realizations where every method ran. Additive model: \eqn{y_{mi} \sim N(\mu_m + \gamma_i,
+#' from the realizations where every method ran. With \code{cv_test_fraction} \eqn{F} the folds share an
+#' offset \eqn{u \sim N(0, \Sigma F/(1 - F))}, so \eqn{\mu | \Sigma, y \sim N(\bar y, \Sigma (1/R + F/(1 - F)))}. Additive model: \eqn{y_{mi} \sim N(\mu_m + \gamma_i,
 #' \sigma_m)}, \eqn{\gamma_i \sim N(0, \sigma_\gamma)}, \eqn{\mu_m \sim N(\mu_0, \tau)}. Beta-binomial model:
 #' \eqn{k_{mi} \sim BetaBinomial(n_{mi}, p_m \phi, (1 - p_m)\phi)}, \eqn{logit(p_m) \sim
 #' N(\mu_0, \tau)}. See \code{\link{prior_summary}} for the priors.
@@ -112,7 +118,7 @@
 #' g$chees$max_nested_rhat
 #' @export
 credence_fit <- function(formula, data, family = stats::gaussian(), model = NULL, covariance_df = NULL,
-                         sigma = ~method, prior = NULL, chains = 4,
+                         cv_test_fraction = NULL, sigma = ~method, prior = NULL, chains = 4,
                          iter = 2000, warmup = floor(iter / 4), seed = NULL, cores = NULL,
                          higher_is_better = FALSE, control = list(adapt_delta = 0.8, max_treedepth = 10),
                          sampler = c("nuts", "chees"), backend = "auto", dataset = NULL,
@@ -127,7 +133,7 @@ credence_fit <- function(formula, data, family = stats::gaussian(), model = NULL
   across_scale <- match.arg(across_scale)
   interaction <- match.arg(interaction)
   args <- list(formula = formula, data = data, family = family, model = model, covariance_df = covariance_df,
-               sigma = sigma, prior = prior, chains = chains,
+               cv_test_fraction = cv_test_fraction, sigma = sigma, prior = prior, chains = chains,
                iter = iter, warmup = warmup, seed = seed, cores = cores, higher_is_better = higher_is_better,
                control = control, sampler = sampler, backend = backend, dataset = dataset,
                across_scale = across_scale, interaction = interaction, rope = rope)
@@ -201,7 +207,7 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   seed <- fit_seed(args$seed)
   priors <- prior_strings(args$prior)
   request <- c(list(family = family, model = args$model, covariance_df = args$covariance_df,
-                    shared_sigma = shared_sigma, realization_effect = if (!is.null(f$pair)) TRUE,
+                    cv_test_fraction = args$cv_test_fraction, shared_sigma = shared_sigma, realization_effect = if (!is.null(f$pair)) TRUE,
                     across_scale = args$across_scale, interaction = args$interaction),
                prior_request(priors), sampler_request(args, seed))
   r <- core("credence_fit", glue_fit(request, as.character(d[[f$group]]),

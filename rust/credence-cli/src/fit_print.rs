@@ -24,7 +24,15 @@ fn print_header(s: &FitSummary, data: &Path) {
             if o.phi_per_method { ", phi per method" } else { "" },
             if o.realization_effect { ", realization effect" } else { "" }
         ),
-        Family::Paired(o) => format!("paired (normal across methods per realization, prior df {})", o.covariance_df),
+        Family::Paired(o) => format!(
+            "paired (normal across methods per realization, prior df {}{})",
+            o.covariance_df,
+            if o.cv_test_fraction > 0.0 {
+                format!(", cross-validation folds with test fraction {}", o.cv_test_fraction)
+            } else {
+                String::new()
+            }
+        ),
     };
     let sm = &s.sampler;
     outln!(" Family: {family}");

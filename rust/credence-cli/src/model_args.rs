@@ -38,6 +38,12 @@ pub struct ModelArgs {
     /// from its one-factor fit (default 0.1).
     #[arg(long)]
     pub covariance_df: Option<f64>,
+    /// Paired model: the realizations are the folds of one data set's cross-validation (or
+    /// repeated random splits) with test fraction F, e.g. 0.1 for 10-fold; the folds share
+    /// training data, and the model carries their correlation (Nadeau-Bengio: a mean over R
+    /// folds has variance Sigma (1/R + F/(1 - F))). Default: independent realizations.
+    #[arg(long, value_name = "F")]
+    pub cv_test_fraction: Option<f64>,
     /// Column with the number of test points behind each count (beta-binomial).
     #[arg(long)]
     pub trials: Option<String>,
@@ -95,6 +101,7 @@ impl ModelArgs {
             family: self.family.unwrap_or_default(),
             model: self.model,
             covariance_df: self.covariance_df,
+            cv_test_fraction: self.cv_test_fraction,
             shared_sigma: self.shared_sigma.then_some(true),
             realization_effect: if self.no_realization_effect {
                 Some(false)

@@ -3,10 +3,11 @@
 //! ([`fit_data`]), the design families of the clean-fit standard ([`design_families`]) and the
 //! simulation-based calibration cases ([`sbc_cases`]), tables of one metric on several data
 //! sets ([`across_data`]), the finite-difference check of a gradient ([`gradients`]),
-//! prediction files with their manifest ([`predictions`]) and the tests' input stream
-//! ([`lcg_uniforms`]). Not published; a dev-dependency only.
+//! prediction files with their manifest ([`predictions`]), cross-validation folds with no true
+//! difference ([`cv_folds`]) and the tests' input stream ([`lcg_uniforms`]). Not published; a dev-dependency only.
 
 pub mod across_data;
+pub mod cv_folds;
 pub mod design_families;
 pub mod fit_data;
 pub mod gradients;

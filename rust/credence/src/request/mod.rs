@@ -91,6 +91,10 @@ pub struct FitRequest {
     /// Paired model: the prior degrees of freedom k of its covariance (default
     /// [`crate::compare::PAIRED_COVARIANCE_DF`]).
     pub covariance_df: Option<f64>,
+    /// Paired model: the realizations are folds of one data set's cross-validation (or
+    /// repeated random splits) with this test fraction, and share its correlation
+    /// ([`PairedOptions::cv_test_fraction`]); refused by the other models.
+    pub cv_test_fraction: Option<f64>,
     /// Gaussian: one sigma shared by all methods (`true`) or one per method (`false`, the
     /// default); either is refused for the models without that sigma.
     pub shared_sigma: Option<bool>,
@@ -178,7 +182,8 @@ fn refuse(given: bool, field: &str, value: impl std::fmt::Display, reason: &str)
 const ACROSS_ONLY: &[&str] = &["across_scale", "across_sigma", "interaction", "method_effects", "baycomp"];
 
 /// The options of one model family only, refused for the other.
-const GAUSSIAN_ONLY: &[&str] = &["shared_sigma", "student_t", "standardize", "model", "covariance_df"];
+const GAUSSIAN_ONLY: &[&str] =
+    &["shared_sigma", "student_t", "standardize", "model", "covariance_df", "cv_test_fraction"];
 
 /// The options only the additive model (and MCMC) has: any of them makes the default model
 /// additive, and the paired model refuses them.
@@ -214,6 +219,7 @@ const SINGLE_ONLY: &[(&str, Option<(&str, &str)>)] = &[
     ("phi_per_method", None),
     ("model", None),
     ("covariance_df", None),
+    ("cv_test_fraction", None),
 ];
 
 /// What baycomp's preset sets, so that it cannot be given beside it.
@@ -284,7 +290,9 @@ impl FitRequest {
     /// model asked for by name is refused there instead.
     pub fn family_for(&self, design: &Design) -> Result<(Family, Option<String>)> {
         let family = self.family()?;
-        if self.model.is_none() {
+        // Only the paired model carries the folds' correlation: with a test fraction given, a
+        // design it cannot take is refused rather than fitted as independent realizations.
+        if self.model.is_none() && self.cv_test_fraction.is_none() {
             return Ok(family.or_additive_for(design));
         }
         if let (Family::Paired(_), Err(why)) = (family, paired_applies(design)) {
@@ -308,10 +316,16 @@ impl FitRequest {
                                   with no sampler to tune and no priors but its covariance_df)";
                     return Err(Error::refused(&k, v, reason).instead("model", "additive"));
                 }
-                let options = PairedOptions { covariance_df: self.covariance_df.unwrap_or(PAIRED_COVARIANCE_DF) };
-                options
-                    .validate()
-                    .map_err(|e| Error::refused("covariance_df", options.covariance_df, e.to_string()))?;
+                let options = PairedOptions {
+                    covariance_df: self.covariance_df.unwrap_or(PAIRED_COVARIANCE_DF),
+                    cv_test_fraction: self.cv_test_fraction.unwrap_or(0.0),
+                };
+                options.validate().map_err(|e| match e {
+                    Error::Argument { ref name, .. } if name == "cv_test_fraction" => {
+                        Error::refused("cv_test_fraction", options.cv_test_fraction, e.to_string())
+                    }
+                    _ => Error::refused("covariance_df", options.covariance_df, e.to_string()),
+                })?;
                 Family::Paired(options)
             }
             FamilyName::Gaussian => {
@@ -322,6 +336,13 @@ impl FitRequest {
                     shown(&self.covariance_df),
                     "it applies to the paired model",
                 )?;
+                refuse(
+                    self.cv_test_fraction.is_some(),
+                    "cv_test_fraction",
+                    shown(&self.cv_test_fraction),
+                    "only the paired model carries the correlation of cross-validation folds",
+                )
+                .map_err(|e| e.instead("model", "paired"))?;
                 self.check_priors(GAUSSIAN_PRIORS, "the Gaussian model has priors of mu0, tau, sigma, sigma_gamma")?;
                 let d = GaussianPriors::default();
                 Family::Gaussian(GaussianOptions {

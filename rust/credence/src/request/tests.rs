@@ -78,6 +78,30 @@ fn the_model_follows_the_options_and_the_design() {
     assert_eq!((o.as_str(), instead), ("model", Some(("model".into(), "additive".into()))));
 }
 
+/// Cross-validation folds: only the paired model carries their correlation, so every other
+/// model refuses the test fraction by name, and a design the paired model cannot take is
+/// refused instead of falling back to a model that would treat the folds as independent.
+#[test]
+fn a_cv_test_fraction_asks_for_the_paired_model() {
+    let family = |json: &str| request(json).family();
+    assert!(matches!(family(r#"{"cv_test_fraction": 0.1}"#).unwrap(), Family::Paired(o) if o.cv_test_fraction == 0.1));
+    assert!(matches!(family(r#"{"cv_test_fraction": 0}"#).unwrap(), Family::Paired(o) if o.shared_variance() == 0.0));
+    let (o, instead) = refused(family(r#"{"model": "additive", "cv_test_fraction": 0.1}"#));
+    assert_eq!((o.as_str(), instead), ("cv_test_fraction", Some(("model".into(), "paired".into()))));
+    assert_eq!(refused(family(r#"{"student_t": true, "cv_test_fraction": 0.1}"#)).0, "cv_test_fraction");
+    assert_eq!(refused(family(r#"{"family": "beta_binomial", "cv_test_fraction": 0.1}"#)).0, "cv_test_fraction");
+    assert_eq!(refused(request(r#"{"cv_test_fraction": 0.1}"#).across_options()).0, "cv_test_fraction");
+    for bad in ["1", "-0.1", "1.5"] {
+        let e = family(&format!(r#"{{"cv_test_fraction": {bad}}}"#)).unwrap_err().to_string();
+        assert!(e.contains("cv_test_fraction") && e.contains("[0, 1)"), "{bad}: {e}");
+    }
+    let unpaired =
+        Design::new(vec!["A".into(), "B".into(), "A".into(), "B".into()], None, vec![1.0, 2.0, 1.5, 2.5], None)
+            .unwrap();
+    assert!(FitRequest::default().family_for(&unpaired).is_ok());
+    assert_eq!(refused(request(r#"{"cv_test_fraction": 0.2}"#).family_for(&unpaired)).0, "model");
+}
+
 #[test]
 fn lengths_follow_the_convention() {
     // brms: iter is warmup + draws exactly; NUTS's iter defaults to 2000 with a quarter warmup.

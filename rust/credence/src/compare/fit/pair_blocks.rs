@@ -130,7 +130,7 @@ pub(super) fn pairs_and_ranks(
     let answer = |i: usize, j: usize, a: &[Vec<f64>], b: &[Vec<f64>]| PairAnswer {
         prob: fit.prob_better_of(a, b),
         rope: options.rope.map(|eps| rope_of(a, b, eps)),
-        mdd: mdd_of(a, b, noise.of(i, j), options.power, options.r_new),
+        mdd: mdd_of(a, b, noise.of(i, j), options.power, fit.effective_realizations(options.r_new)),
     };
     let outputs: Vec<usize> = methods.iter().map(|m| fit.method_index(m)).collect::<Result<_>>()?;
     // Each method's place in the ranking (which holds every method), and the methods in it.

@@ -190,7 +190,9 @@ impl Fit {
     /// sigma_pred^2 = Var(mu_A - mu_B | y) + (E\[sigma_A^2 | y\] + E\[sigma_B^2 | y\]) / R_new
     /// (less 2 E\[Sigma\[A,B\] | y\] / R_new for the paired model, whose methods covary);
     /// `r_new = 1` gives the definition for one new realization, larger values plan an
-    /// experiment with R_new realizations.
+    /// experiment with R_new realizations. Folds of one data set (the paired model's
+    /// cross-validation test fraction F) share F/(1 - F) of that noise, so R_new folds count as
+    /// [`crate::compare::PairedOptions::effective_realizations`].
     pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
         check_mdd_options(power, r_new)?;
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
@@ -199,7 +201,16 @@ impl Fit {
             let (ga, gb) = (self.design.group_index(a).unwrap_or(0), self.design.group_index(b).unwrap_or(0));
             noise -= 2.0 * c[ga * self.design.n_groups() + gb];
         }
-        Ok(mdd_of(&self.chain_draws(i), &self.chain_draws(j), noise, power, r_new))
+        Ok(mdd_of(&self.chain_draws(i), &self.chain_draws(j), noise, power, self.effective_realizations(r_new)))
+    }
+
+    /// The number of independent realizations as informative as `r` new ones of this fit's
+    /// kind: `r` itself, or fewer for the paired model's cross-validation folds.
+    pub(crate) fn effective_realizations(&self, r: f64) -> f64 {
+        match self.options.family {
+            Family::Paired(o) => o.effective_realizations(r),
+            _ => r,
+        }
     }
 }
 

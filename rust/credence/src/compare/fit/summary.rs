@@ -377,7 +377,8 @@ pub struct FitSummary {
     pub expected_rank: Vec<(String, super::ExpectedRank)>,
     /// The frequentist cross-check, labelled as such: Friedman's test and the Nemenyi critical
     /// difference at 0.05 of the methods' ranks within realizations (`null` for an unpaired
-    /// design or fewer than two complete realizations; see [`crate::compare::ClassicCd`]).
+    /// design, fewer than two complete realizations, or cross-validation folds, which it would
+    /// take as independent; see [`crate::compare::ClassicCd`]).
     #[serde(default)]
     pub classic_cd: Option<crate::compare::ClassicCd>,
     /// The groups of the Bayesian and classic CD diagrams at [`super::SETTLED_LEVEL`].
@@ -512,7 +513,11 @@ impl FitSummary {
             rank_probs: ranks.rank_probs,
             rank_probs_mcse: ranks.rank_probs_mcse,
             expected_rank: ranks.expected_rank,
-            classic_cd: super::cd::classic_cd(design, fit.options().higher_is_better, fit.target(), 0.05).ok(),
+            // Friedman's test takes its blocks as independent, which folds of one data set are not.
+            classic_cd: match fit.options().family {
+                crate::compare::Family::Paired(o) if o.cv_test_fraction > 0.0 => None,
+                _ => super::cd::classic_cd(design, fit.options().higher_is_better, fit.target(), 0.05).ok(),
+            },
             cd: Default::default(),
             aggregates: super::aggregates::aggregates(design, fit.options().higher_is_better, fit.target(), s.seed())
                 .ok(),

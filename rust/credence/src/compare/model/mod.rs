@@ -246,21 +246,47 @@ pub struct PairedOptions {
     /// k, the prior degrees of freedom: pseudo-realizations borrowed from the one-factor
     /// structure (default [`PAIRED_COVARIANCE_DF`]; > 0).
     pub covariance_df: f64,
+    /// F, the test fraction when the realizations are the folds of one data set's
+    /// cross-validation (or repeated random splits of it): they share training data, so their
+    /// values correlate (Nadeau & Bengio 2003 take rho = F) and a mean over R of them has
+    /// Sigma (1/R + F/(1 - F)) for its variance, not Sigma / R. 0 (the default): independent
+    /// realizations. In [0, 1).
+    #[serde(default)]
+    pub cv_test_fraction: f64,
 }
 
 impl Default for PairedOptions {
     fn default() -> Self {
-        Self { covariance_df: PAIRED_COVARIANCE_DF }
+        Self { covariance_df: PAIRED_COVARIANCE_DF, cv_test_fraction: 0.0 }
     }
 }
 
 impl PairedOptions {
-    /// Checks the prior degrees of freedom.
+    /// Checks the prior degrees of freedom and the test fraction.
     pub fn validate(&self) -> crate::error::Result<()> {
         if !(self.covariance_df > 0.0 && self.covariance_df.is_finite()) {
             return Err(crate::error::Error::argument("covariance_df", self.covariance_df, "a finite number > 0"));
         }
+        if !(0.0..1.0).contains(&self.cv_test_fraction) {
+            return Err(crate::error::Error::argument(
+                "cv_test_fraction",
+                self.cv_test_fraction,
+                "a test fraction in [0, 1) (0.1 for 10-fold cross-validation)",
+            ));
+        }
         Ok(())
+    }
+
+    /// F / (1 - F): the variance the folds share, as a multiple of Sigma, which no number of
+    /// folds averages away (0 for independent realizations).
+    pub fn shared_variance(&self) -> f64 {
+        self.cv_test_fraction / (1.0 - self.cv_test_fraction)
+    }
+
+    /// The number of independent realizations whose mean is as uncertain as that of `r`
+    /// folds: 1 / (1/r + F/(1 - F)) (r itself for independent realizations).
+    pub fn effective_realizations(&self, r: f64) -> f64 {
+        1.0 / (1.0 / r + self.shared_variance())
     }
 }
 

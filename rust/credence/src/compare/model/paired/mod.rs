@@ -21,6 +21,14 @@
 //! towards the one-factor structure; a larger k borrows k pseudo-realizations from that
 //! structure (settling more pairs, at the price of using the data twice: benches/README.md).
 //!
+//! Folds of one data set's cross-validation ([`PairedOptions::cv_test_fraction`] F > 0) share
+//! training data, so their values correlate: y\[i\] = mu + u + e\[i\] with one offset
+//! u ~ Normal(0, Sigma F/(1 - F)) that every fold shares (the correlation across folds is then
+//! F, Nadeau & Bengio's heuristic) and e\[i\] ~ Normal(0, Sigma). Only the scale of mu changes:
+//! mu | Sigma, y ~ Normal(ybar, Sigma (1/R + F/(1 - F))), and for two methods each difference
+//! is baycomp's correlated t-test as k -> 0. mu is then the methods' mean over data sets like
+//! this one, which no number of folds pins down beyond Sigma F/(1 - F).
+//!
 //! The draws are exact and independent (Bartlett's decomposition of the Wishart), so the fit
 //! has no divergences and its R-hat and ESS only reflect Monte Carlo noise. Realizations
 //! without every method are left out (complete cases, named in the fit's warnings).
@@ -78,6 +86,10 @@ pub(crate) struct PairedModel {
     /// Posterior inverse-Wishart degrees of freedom, M + k + R - 2.
     df: f64,
     covariance_df: f64,
+    /// The cross-validation test fraction F, and the share of variance the folds have in
+    /// common, F / (1 - F).
+    test_fraction: f64,
+    shared: f64,
     outputs: Vec<Output>,
     /// The design's method and realization of each observation, for replicated data.
     group: Vec<usize>,
@@ -181,6 +193,8 @@ impl PairedModel {
             chol_phi,
             df: m as f64 + opts.covariance_df + r as f64 - 2.0,
             covariance_df: opts.covariance_df,
+            test_fraction: opts.cv_test_fraction,
+            shared: opts.shared_variance(),
             outputs: paired_outputs(design),
             group: design.group().to_vec(),
             pair: design.pair().to_vec(),
@@ -220,9 +234,11 @@ impl PairedModel {
             }
         }
         let z: Vec<f64> = (0..m).map(|_| standard_normal(rng)).collect();
-        let root_r = (self.r as f64).sqrt();
+        // mu | Sigma ~ Normal(ybar, Sigma (1/R + F/(1 - F))): folds of one data set share the
+        // F/(1 - F) part, which their number does not average away.
+        let spread = (1.0 / self.r as f64 + self.shared).sqrt();
         for i in 0..m {
-            out[i] = self.mean[i] + (0..m).map(|k| g[i * m + k] * z[k]).sum::<f64>() / root_r;
+            out[i] = self.mean[i] + (0..m).map(|k| g[i * m + k] * z[k]).sum::<f64>() * spread;
             out[m + i] = sigma[i * m + i].sqrt();
         }
         let mut l = vec![0.0; m * m];
@@ -258,10 +274,19 @@ impl Posterior for PairedModel {
         } else {
             format!(", {} left out for lacking a method", self.left_out.len())
         };
+        let folds = if self.shared > 0.0 {
+            format!(
+                "; the realizations are cross-validation folds of one data set (test fraction {}), \
+                 so the means' variance is Sigma (1/R + {:.4})",
+                self.test_fraction, self.shared
+            )
+        } else {
+            String::new()
+        };
         format!(
             "paired: exact posterior draws (no MCMC) of Normal(mu, Sigma) across the methods per realization, \
              flat mu, inverse-Wishart Sigma with {} prior df on the one-factor fit; {} realizations with every \
-             method{left_out}; pair differences Student-t with {} df",
+             method{left_out}; pair differences Student-t with {} df{folds}",
             self.covariance_df,
             self.r,
             self.r as f64 - 1.0 + self.covariance_df
@@ -298,10 +323,16 @@ impl Posterior for PairedModel {
     fn simulate(&self, c: &[f64], rng: &mut dyn rand::Rng) -> Vec<f64> {
         let m = self.m;
         let l = |i: usize, j: usize| c[2 * m + i * (i + 1) / 2 + j];
+        let mut draw = |scale: f64| -> Vec<f64> {
+            let z: Vec<f64> = (0..m).map(|_| standard_normal(rng)).collect();
+            (0..m).map(|i| scale * (0..=i).map(|j| l(i, j) * z[j]).sum::<f64>()).collect()
+        };
+        // Folds of one data set: one offset, Normal(0, Sigma F/(1 - F)), that all of them share.
+        let offset = if self.shared > 0.0 { draw(self.shared.sqrt()) } else { vec![0.0; m] };
         let rows: Vec<Vec<f64>> = (0..self.n_pairs)
             .map(|_| {
-                let z: Vec<f64> = (0..m).map(|_| standard_normal(rng)).collect();
-                (0..m).map(|i| c[i] + (0..=i).map(|j| l(i, j) * z[j]).sum::<f64>()).collect()
+                let e = draw(1.0);
+                (0..m).map(|i| c[i] + offset[i] + e[i]).collect()
             })
             .collect();
         self.group.iter().zip(&self.pair).map(|(&g, &p)| rows[p][g]).collect()

@@ -1,3 +1,4 @@
+use rand::SeedableRng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::compare::{Design, Family, FitOptions, NutsSettings, PairedOptions, Sampler, fit};
@@ -27,8 +28,12 @@ fn table(m: usize, r: usize, seed: u64, drop: Option<usize>) -> Design {
 }
 
 fn options(covariance_df: f64, draws: u64) -> FitOptions {
+    cv_options(covariance_df, 0.0, draws)
+}
+
+fn cv_options(covariance_df: f64, cv_test_fraction: f64, draws: u64) -> FitOptions {
     FitOptions {
-        family: Family::Paired(PairedOptions { covariance_df }),
+        family: Family::Paired(PairedOptions { covariance_df, cv_test_fraction }),
         sampler: Sampler::Nuts(NutsSettings { draws, ..Default::default() }),
         ..Default::default()
     }
@@ -70,6 +75,67 @@ fn pairs_follow_the_paired_difference_posterior() {
             assert!((got - t.inverse_cdf(q)).abs() < 0.12, "M{a} vs M{b}: quantile {q}: {got} vs {}", t.inverse_cdf(q));
         }
     }
+}
+
+/// Folds of one data set: as k -> 0 each pair's P(A better) is baycomp's correlated t-test,
+/// T_{R-1}(mean(d) / (sd(d) sqrt(1/R + F/(1 - F)))) (Nadeau-Bengio's variance), within Monte Carlo
+/// error, and within 0.02 at the default k; the MDD of R_new new folds counts them as
+/// 1 / (1/R_new + F/(1 - F)) independent realizations, and a replicated table shares one offset.
+#[test]
+fn cv_folds_follow_the_correlated_t_test() {
+    let d = table(3, 10, 5, None);
+    let t = StudentsT::new(0.0, 1.0, 9.0).unwrap();
+    let f_test = 0.1;
+    for k in [1e-9, crate::compare::PAIRED_COVARIANCE_DF] {
+        let f = fit(&d, &cv_options(k, f_test, 4000)).unwrap();
+        let independent = fit(&d, &cv_options(k, 0.0, 4000)).unwrap();
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let diff = differences(&d, a, b);
+            let n = diff.len() as f64;
+            let mean = diff.iter().sum::<f64>() / n;
+            let var = diff.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let want = t.cdf(mean / (var * (1.0 / n + f_test / (1.0 - f_test))).sqrt());
+            let (p, mcse) = f.prob_better(&format!("M{a}"), &format!("M{b}")).unwrap();
+            let tolerance = if k < 1e-6 { 4.0 * mcse + 0.005 } else { 0.02 };
+            assert!((p - want).abs() < tolerance, "k {k}: M{a} vs M{b}: {p} (mcse {mcse}) vs baycomp's {want}");
+            let (q, _) = independent.prob_better(&format!("M{a}"), &format!("M{b}")).unwrap();
+            assert!((q - 0.5).abs() > (p - 0.5).abs(), "independent folds are surer: {q} vs {p}");
+        }
+        // The MDD's noise term: R_new folds as 1 / (1/R_new + F/(1 - F)) independent ones.
+        for r_new in [1.0, 10.0] {
+            let (with, without) = (f.mdd("M0", "M2", 0.8, r_new).unwrap(), independent.mdd("M0", "M2", 0.8, r_new));
+            let without = without.unwrap();
+            let var_d = |m: &crate::compare::Mdd, fit: &crate::compare::Fit| {
+                let a = fit.draws("mu[M0]").unwrap().concat();
+                let b = fit.draws("mu[M2]").unwrap().concat();
+                let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+                let mean = d.iter().sum::<f64>() / d.len() as f64;
+                let v = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (d.len() as f64 - 1.0);
+                m.sigma_pred.powi(2) - v
+            };
+            let (noise_with, noise_without) = (var_d(&with, &f), var_d(&without, &independent));
+            let want = noise_without * r_new * (1.0 / r_new + f_test / (1.0 - f_test));
+            assert!((noise_with / want - 1.0).abs() < 0.05, "R_new {r_new}: noise {noise_with} vs {want}");
+        }
+    }
+    // A replicated table: its folds share one offset, so with Sigma = I the mean of a method's
+    // R folds has variance 1/R + F/(1 - F) across replicates (here F = 0.5: 1/10 + 1).
+    let model = super::PairedModel::new(&d, PairedOptions { covariance_df: 1e-9, cv_test_fraction: 0.5 }).unwrap();
+    let mut c = vec![0.0; 3];
+    c.extend([1.0; 3]);
+    c.extend([1.0, 0.0, 1.0, 0.0, 0.0, 1.0]);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let means: Vec<f64> = (0..4000)
+        .map(|_| {
+            let y = crate::compare::model::Posterior::simulate(&model, &c, &mut rng);
+            let at: Vec<f64> = (0..d.n_obs()).filter(|&j| d.group()[j] == 0).map(|j| y[j]).collect();
+            at.iter().sum::<f64>() / at.len() as f64
+        })
+        .collect();
+    let m = means.iter().sum::<f64>() / means.len() as f64;
+    let sd = (means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (means.len() as f64 - 1.0)).sqrt();
+    let want = (1.0_f64 / 10.0 + 1.0).sqrt();
+    assert!((sd / want - 1.0).abs() < 0.06, "sd of replicated fold means {sd} vs {want}");
 }
 
 /// With k prior df the differences are Student-t with R - 1 + k df: a larger k gives answers

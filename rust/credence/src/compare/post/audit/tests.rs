@@ -29,7 +29,11 @@ fn paired(covariance_df: f64) -> AuditModel {
     let sampler = Sampler::Nuts(NutsSettings { draws: 1000, ..Default::default() });
     AuditModel {
         name: "paired".into(),
-        options: FitOptions { family: Family::Paired(PairedOptions { covariance_df }), sampler, ..Default::default() },
+        options: FitOptions {
+            family: Family::Paired(PairedOptions { covariance_df, ..Default::default() }),
+            sampler,
+            ..Default::default()
+        },
     }
 }
 

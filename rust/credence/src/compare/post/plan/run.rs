@@ -178,8 +178,17 @@ pub(crate) fn run(
     }
     let smallest_r = points.iter().find(|p| p.assurance >= options.power).map(|p| p.r);
     if smallest_r.is_none() {
+        // Folds of one data set share a variance that more folds do not average away.
+        let advice = match setup.family {
+            crate::compare::Family::Paired(o) if o.cv_test_fraction > 0.0 => format!(
+                "more folds of one data set cannot take the mean difference's variance below Sigma x {:.3}; \
+                 more data sets (or a larger one) can",
+                o.shared_variance()
+            ),
+            _ => "try more realizations".into(),
+        };
         warnings.push(format!(
-            "no R up to {r_max} reaches assurance {}: try more realizations (the largest reached {:.3})",
+            "no R up to {r_max} reaches assurance {}: {advice} (the largest reached {:.3})",
             options.power,
             points.iter().map(|p| p.assurance).fold(0.0, f64::max)
         ));

@@ -110,7 +110,8 @@ impl Setup {
                 };
                 (Box::new(world), None)
             }
-            Family::Paired(_) => {
+            Family::Paired(o) => {
+                let shared = o.shared_variance();
                 let mu: Vec<usize> = methods.iter().map(|m| need(format!("mu[{m}]"))).collect::<Result<_>>()?;
                 let sigma_of = fit
                     .covariance_of_row(&methods)
@@ -125,6 +126,7 @@ impl Setup {
                         mu: mu.iter().map(|&c| row[c]).collect(),
                         chol: World::cholesky(&sigma, k),
                         shapes: shapes.clone(),
+                        shared,
                     }
                 };
                 (Box::new(world), None)
@@ -196,10 +198,15 @@ impl Setup {
         let world = match s.family {
             // The same two methods as one normal draw per realization: the shared realization
             // effect is their covariance.
-            Family::Paired(_) => {
+            Family::Paired(o) => {
                 let g2 = s.sigma_gamma.powi(2);
                 let sigma = [s.sigma_a.powi(2) + g2, g2, g2, s.sigma_b.powi(2) + g2];
-                World::Paired { mu: vec![0.0, mu_b], chol: World::cholesky(&sigma, 2), shapes: None }
+                World::Paired {
+                    mu: vec![0.0, mu_b],
+                    chol: World::cholesky(&sigma, 2),
+                    shapes: None,
+                    shared: o.shared_variance(),
+                }
             }
             _ => World::Gaussian {
                 mu: vec![0.0, mu_b],
@@ -209,6 +216,10 @@ impl Setup {
             },
         };
         let (effect, var, power) = (s.effect, s.sigma_a.powi(2) + s.sigma_b.powi(2), options.power);
+        let effective = match s.family {
+            Family::Paired(o) => o,
+            _ => crate::compare::PairedOptions::default(),
+        };
         Ok(Self {
             methods: vec![options.a.clone(), options.b.clone()],
             worlds: vec![world; options.sims],
@@ -218,7 +229,7 @@ impl Setup {
             higher_is_better: s.higher_is_better,
             target: None,
             mdd: Box::new(move |r| {
-                let sd = (var / r as f64).sqrt();
+                let sd = (var / effective.effective_realizations(r as f64)).sqrt();
                 Ok((norm_quantile(power) * sd, norm_cdf(effect.abs() / sd)))
             }),
             source: "stated",

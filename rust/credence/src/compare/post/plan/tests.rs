@@ -383,3 +383,28 @@ fn a_large_pilot_lends_its_residual_shapes() {
         .collect();
     assert_eq!(plans[0].points[0].assurance, plans[1].points[0].assurance);
 }
+
+/// Cross-validation folds: a plan for the paired model with a test fraction simulates folds
+/// that share one offset, so more folds stop paying: with F = 0.2 the mean difference keeps
+/// Sigma / 4 of variance however many folds there are, and the assurance at 100 folds falls far
+/// below that of 100 independent realizations and barely above that of 10 folds. The MDD
+/// counts R folds as 1 / (1/R + F/(1 - F)) realizations.
+#[test]
+fn folds_of_one_data_set_stop_paying() {
+    let paired = |cv_test_fraction: f64| Stated {
+        family: Family::Paired(crate::compare::PairedOptions { cv_test_fraction, ..Default::default() }),
+        ..stated()
+    };
+    let o = options(&[10, 100], 300, None);
+    let independent = plan(PlanSource::Stated(&paired(0.0)), &o, &CpuBatch).unwrap();
+    let folds = plan(PlanSource::Stated(&paired(0.2)), &o, &CpuBatch).unwrap();
+    let at = |p: &Plan, k: usize| p.points[k].assurance;
+    assert!(at(&independent, 1) > 0.85, "{:?}", independent.points);
+    assert!(at(&folds, 1) < at(&independent, 1) - 0.4, "{:?}", folds.points);
+    assert!(at(&folds, 1) - at(&folds, 0) < 0.15, "{:?}", folds.points);
+    assert!(folds.warnings.iter().any(|w| w.contains("more folds of one data set cannot")), "{:?}", folds.warnings);
+    // The MDD at 100 folds: z_0.8 sqrt(var (1/100 + 1/4)) with var = 0.2^2 + 0.25^2.
+    let want = crate::special::norm_quantile(0.8) * ((0.2f64.powi(2) + 0.25f64.powi(2)) * (1.0 / 100.0 + 0.25)).sqrt();
+    let got = folds.points[1].mdd;
+    assert!((got - want).abs() < 1e-12, "MDD {got} vs {want}");
+}

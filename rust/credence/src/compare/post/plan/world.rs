@@ -28,10 +28,13 @@ pub(super) enum World {
     /// covariance (row-major); a realization is mu + chol z, z standard normal or, from a large
     /// pilot, one of its whitened residuals (`shapes`, drawn with replacement), so the new
     /// tables keep the pilot's tails and skew.
+    /// With `shared` > 0 the realizations are folds of one data set: each table first draws
+    /// one offset chol z sqrt(shared) that all its folds share (shared = F/(1 - F)).
     Paired {
         mu: Vec<f64>,
         chol: Vec<f64>,
         shapes: Option<Arc<Vec<Vec<f64>>>>,
+        shared: f64,
     },
 }
 
@@ -50,6 +53,14 @@ impl World {
     /// draws its effect and then each method's residual, so the first R realizations of a
     /// longer table are the table of R.
     pub(super) fn simulate(&self, r: usize, rng: &mut ChaCha8Rng) -> Vec<Vec<f64>> {
+        let offset: Vec<f64> = match self {
+            World::Paired { chol, shared, .. } if *shared > 0.0 => {
+                let k = (chol.len() as f64).sqrt() as usize;
+                let z: Vec<f64> = (0..k).map(|_| standard_normal(rng)).collect();
+                (0..k).map(|i| shared.sqrt() * (0..=i).map(|j| chol[i * k + j] * z[j]).sum::<f64>()).collect()
+            }
+            _ => Vec::new(),
+        };
         (0..r)
             .map(|_| match self {
                 World::Gaussian { mu, sigma, sigma_gamma, nu } => {
@@ -69,7 +80,7 @@ impl World {
                         })
                         .collect()
                 }
-                World::Paired { mu, chol, shapes } => {
+                World::Paired { mu, chol, shapes, .. } => {
                     let k = mu.len();
                     let z: Vec<f64> = match shapes {
                         Some(pool) => {
@@ -78,7 +89,8 @@ impl World {
                         }
                         None => (0..k).map(|_| standard_normal(rng)).collect(),
                     };
-                    (0..k).map(|i| mu[i] + (0..=i).map(|j| chol[i * k + j] * z[j]).sum::<f64>()).collect()
+                    let shift = |i: usize| offset.get(i).copied().unwrap_or(0.0);
+                    (0..k).map(|i| mu[i] + shift(i) + (0..=i).map(|j| chol[i * k + j] * z[j]).sum::<f64>()).collect()
                 }
                 World::BetaBinomial { p, phi, sigma_gamma, trials } => {
                     let g = sigma_gamma * standard_normal(rng);

@@ -62,6 +62,7 @@ fn json_follows_the_contract() {
         "rank_probs_mcse",
         "expected_rank",
         "classic_cd",
+        "repeats",
         "cd",
         "aggregates",
         "pairs",
@@ -332,4 +333,63 @@ fn cv_folds_widen_the_answers_and_other_models_refuse_them() {
         refused(&args(&base, &["--cv-test-fraction", bad]), &["--cv-test-fraction", "[0, 1)"]);
     }
     refused(&args(&base, &["--cv-test-fraction", "-0.2"]), &["--cv-test-fraction -0.2", ">= 0"]);
+}
+
+/// Repeated trainings: `--repeat` fits the cells' means, the same answer as a table of those
+/// means, with each method's training sd in the JSON; it needs --pair, is refused across data
+/// sets, and a training on two rows is an error naming its lines.
+#[test]
+fn repeated_trainings_are_averaged_and_decomposed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = lcg_uniforms(9);
+    let (mut long, mut means) =
+        (String::from("method,realization,train_rep,crps\n"), String::from("method,realization,crps\n"));
+    for r in 0..6 {
+        for (m, mu) in [("A", 0.30), ("B", 0.32)] {
+            let split = 0.04 * (next() - 0.5);
+            let values: Vec<f64> = (0..3).map(|_| mu + split + 0.02 * (next() - 0.5)).collect();
+            for (k, v) in values.iter().enumerate() {
+                long.push_str(&format!("{m},{r},{k},{v}\n"));
+            }
+            means.push_str(&format!("{m},{r},{}\n", values.iter().sum::<f64>() / 3.0));
+        }
+    }
+    let (lp, mp) = (dir.path().join("long.csv"), dir.path().join("means.csv"));
+    std::fs::write(&lp, long).unwrap();
+    std::fs::write(&mp, means).unwrap();
+    let (lp, mp) = (lp.to_str().unwrap(), mp.to_str().unwrap());
+    let base = ["--response", "crps", "--pair", "realization", "--json", "-"];
+    let repeated = json(&args(&["fit", lp, "--repeat", "train_rep"], &base));
+    let plain = json(&args(&["fit", mp], &base));
+    let p = |v: &Value| v["prob_better"]["A"]["B"].as_f64().unwrap();
+    assert!((p(&repeated) - p(&plain)).abs() < 1e-9, "{} vs {}", p(&repeated), p(&plain));
+    assert_eq!(repeated["repeats"]["per_cell"], serde_json::json!([3, 3]));
+    assert_eq!(repeated["repeats"]["methods"][0]["df"], 12);
+    assert!(plain["repeats"].is_null());
+    let (ok, stdout, _) =
+        credence(&["fit", lp, "--response", "crps", "--pair", "realization", "--repeat", "train_rep"]);
+    assert!(ok && stdout.contains("Repeated trainings ('train_rep', 3 per method and realization"), "{stdout}");
+    refused(&["fit", lp, "--response", "crps", "--repeat", "train_rep"], &["--repeat train_rep", "--pair"]);
+    refused(
+        &[
+            "fit",
+            lp,
+            "--response",
+            "crps",
+            "--pair",
+            "realization",
+            "--repeat",
+            "train_rep",
+            "--dataset-column",
+            "method",
+        ],
+        &["--repeat train_rep", "average the trainings first"],
+    );
+    let dup = dir.path().join("dup.csv");
+    std::fs::write(&dup, "method,realization,train_rep,crps\nA,1,0,1\nA,1,0,2\nB,1,0,1\nB,1,1,2\nA,2,0,1\nB,2,0,1\n")
+        .unwrap();
+    refused(
+        &["fit", dup.to_str().unwrap(), "--response", "crps", "--pair", "realization", "--repeat", "train_rep"],
+        &["dup.csv", "train_rep '0' on lines 2, 3"],
+    );
 }

@@ -64,6 +64,10 @@ credence_audit <- function(formula, data, family = stats::gaussian(), models = N
   if (is.null(f$pair)) {
     stop(fn, ": the formula needs the realization term, e.g. y ~ method + (1 | realization)", call. = FALSE)
   }
+  if (!is.null(f$training)) {
+    stop(fn, ": (1 | ", f$pair, "/", f$training, "): the audit subsamples realizations of one value per method; ",
+         "average the trainings first (the CLI's credence audit --repeat does)", call. = FALSE)
+  }
   if (!is.null(r) && (!is.numeric(r) || !length(r) || anyNA(r))) {
     stop(fn, ": r must be a numeric vector of numbers of realizations", call. = FALSE)
   }

@@ -14,6 +14,10 @@
 #'   plus a realization intercept that pairs methods trained on the same data), \code{y ~ method}
 #'   (no pairing), or for coverage counts \code{covered | trials(n) ~ method} (optionally
 #'   \code{+ (1 | realization)}, an effect on the logit scale) with \code{family = beta_binomial()}.
+#'   \code{y ~ method + (1 | realization/train_rep)} names repeated trainings within a realization
+#'   (\code{credence study --train-seeds}): each cell's trainings are averaged, the model is fitted to
+#'   the means, and \code{fit_summary(fit)$repeats} gives each method's training sd and its share of
+#'   the realization means' variance (the CLI's \code{--repeat}).
 #'   Column names are free. Adding \code{+ (1 | dataset:method)} (a method-by-data-set
 #'   interaction) fits the model across data sets (see \code{\link{credence_across}}). Any other
 #'   term is an error that names it.
@@ -203,7 +207,7 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   }
   family <- resolve_family(args$family)
   shared_sigma <- if (sigma_given) parse_sigma_formula(args$sigma, f$group)
-  d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair))
+  d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair, f$training))
   seed <- fit_seed(args$seed)
   priors <- prior_strings(args$prior)
   request <- c(list(family = family, model = args$model, covariance_df = args$covariance_df,
@@ -213,6 +217,8 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   r <- core("credence_fit", glue_fit(request, as.character(d[[f$group]]),
                                      if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
                                      as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
+                                     if (is.null(f$training)) NULL else as.character(d[[f$training]]),
+                                     if (is.null(f$training)) NULL else f$training,
                                      run_cores(args$cores), run_progress()))
   args$seed <- seed
   info <- glue_info(r$ptr)

@@ -20,7 +20,9 @@ rhs_hint <- paste0("the right-hand side must be 'method' or 'method + (1 | reali
 # Parses `y ~ method`, `y ~ method + (1 | realization)` and `k | trials(n) ~ method (+ ...)`;
 # `+ (1 | dataset:method)` (a method-by-data-set interaction) asks for the model across data
 # sets, whose realizations may also be written `(1 | dataset:realization)` (nested in their data
-# set, as they always are there). Returns list(response, trials, group, pair, dataset).
+# set, as they always are there). `(1 | realization/train_rep)` names repeated trainings within a
+# realization (their means are fitted). Returns list(response, trials, group, pair, dataset,
+# training).
 parse_credence_formula <- function(formula) {
   if (!inherits(formula, "formula") || length(formula) != 3) {
     stop("credence_fit: formula must be two-sided, e.g. crps ~ method + (1 | realization)", call. = FALSE)
@@ -40,6 +42,7 @@ parse_credence_formula <- function(formula) {
   }
   group <- NULL
   pair <- NULL
+  training <- NULL
   interactions <- list()
   for (t in split_plus(formula[[3]])) {
     if (is.name(t)) {
@@ -49,9 +52,19 @@ parse_credence_formula <- function(formula) {
       re <- t[[2]]
       nested <- is.call(re[[3]]) && identical(re[[3]][[1]], as.name(":")) && length(re[[3]]) == 3 &&
         is.name(re[[3]][[2]]) && is.name(re[[3]][[3]])
-      if (!(identical(re[[2]], 1) || identical(re[[2]], 1L)) || !(is.name(re[[3]]) || nested)) {
+      # (1 | realization/train_rep): repeated trainings within a realization.
+      within <- is.call(re[[3]]) && identical(re[[3]][[1]], as.name("/")) && length(re[[3]]) == 3 &&
+        is.name(re[[3]][[2]]) && is.name(re[[3]][[3]])
+      if (!(identical(re[[2]], 1) || identical(re[[2]], 1L)) || !(is.name(re[[3]]) || nested || within)) {
         unsupported("term", deparse1(t), paste0("the group-level terms are (1 | realization), a realization ",
-                                                "intercept, and (1 | dataset:method), the method-by-data-set interaction"))
+                                                "intercept, (1 | realization/train_rep), repeated trainings within ",
+                                                "a realization, and (1 | dataset:method), the method-by-data-set interaction"))
+      }
+      if (within) {
+        if (!is.null(pair)) unsupported("term", deparse1(t), "only one realization term is allowed")
+        pair <- as.character(re[[3]][[2]])
+        training <- as.character(re[[3]][[3]])
+        next
       }
       if (nested) {
         interactions[[length(interactions) + 1]] <- list(names = c(as.character(re[[3]][[2]]),
@@ -85,7 +98,12 @@ parse_credence_formula <- function(formula) {
     if (!is.null(pair)) unsupported("term", deparse1(x$term), "only one realization term is allowed")
     pair <- setdiff(x$names, dataset)
   }
-  list(response = as.character(lhs), trials = trials, group = group, pair = pair, dataset = dataset)
+  if (!is.null(training) && !is.null(dataset)) {
+    stop("credence_fit: (1 | ", pair, "/", training, "): the model across data sets takes one value per data set, ",
+         "method and realization; average the trainings first", call. = FALSE)
+  }
+  list(response = as.character(lhs), trials = trials, group = group, pair = pair, dataset = dataset,
+       training = training)
 }
 
 # TRUE for a shared sigma (`~ 1`), FALSE for one per method (`~ method`).

@@ -3,8 +3,8 @@
 # (internal; checks and conversions stay with the callers).
 
 # src/rust/src/fit.rs: fits on one data set and what is read from them
-glue_fit <- function(request, group, pair, y, trials, cores, progress) {
-  .Call(wrap__glue_fit, request, group, pair, y, trials, cores, progress)
+glue_fit <- function(request, group, pair, y, trials, training, training_name, cores, progress) {
+  .Call(wrap__glue_fit, request, group, pair, y, trials, training, training_name, cores, progress)
 }
 glue_backend <- function(name) .Call(wrap__glue_backend, name)
 glue_summary <- function(f) .Call(wrap__glue_summary, f)

@@ -93,6 +93,7 @@ pub fn run(a: AuditArgs) -> Result<()> {
             if let Some(m) = a.models.iter().find(|m| m.as_str() != ACROSS) {
                 anyhow::bail!("--models {m}: across data sets (--dataset-column) the one model audited is {ACROSS}");
             }
+            a.model.no_repeat_across()?;
             let table = a.model.load_table(&a.data)?;
             let (design, notes) =
                 AcrossDesign::from_table(&table, a.model.response()?, column, &a.model.group, a.model.pair.as_deref())?;

@@ -202,10 +202,13 @@ pub fn run(a: FitArgs) -> Result<()> {
         Ok(())
     };
     let Some(column) = a.across.dataset_column.as_deref() else {
-        let (design, notes) = a.model.load_design(&a.data)?;
+        let (design, repeats, notes) = a.model.load_repeated_design(&a.data)?;
         let message = format!("({} methods)", design.n_groups());
         let start = std::time::Instant::now();
-        let fit = with_progress(&message, |p| request.fit(&design, p))??;
+        let mut fit = with_progress(&message, |p| request.fit(&design, p))??;
+        if let Some(r) = repeats {
+            fit = fit.with_repeats(r);
+        }
         save(&fit)?;
         let stage = format!("Summarising: the pairs, ranks and cross-checks of {} methods", design.n_groups());
         crate::output::stage_line(start, &stage);
@@ -227,6 +230,7 @@ pub fn run(a: FitArgs) -> Result<()> {
     if a.model.trials.is_some() {
         anyhow::bail!("--trials: the across-data-sets model (--dataset-column) fits a metric, not counts");
     }
+    a.model.no_repeat_across()?;
     let table = a.model.load_table(&a.data)?;
     let (design, notes) =
         AcrossDesign::from_table(&table, a.model.response()?, column, &a.model.group, a.model.pair.as_deref())?;

@@ -62,6 +62,7 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
         let (heading, rhats) = s.sampler_rhats();
         render(&parameter_rows(&s.parameters, (heading, &rhats)))
     });
+    print_repeats(s);
     let groups = &s.data.methods;
     let better = match s.target {
         Some(t) => format!("closer to {t}"),
@@ -145,6 +146,30 @@ fn print_aggregates(s: &FitSummary) {
         ]);
     }
     out!("{}", render(&rows));
+}
+
+/// Repeated trainings: each method's training sd within a realization and its share of the
+/// realization means' variance.
+fn print_repeats(s: &FitSummary) {
+    let Some(r) = &s.repeats else { return };
+    let (lo, hi) = r.per_cell;
+    let per_cell = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
+    outln!("\nRepeated trainings ('{}', {per_cell} per method and realization; the fit is of their means):", r.column);
+    let mut rows =
+        vec![["method", "training sd", "df", "sd of realization means", "training share"].map(String::from).to_vec()];
+    for m in &r.methods {
+        rows.push(vec![
+            m.method.clone(),
+            format!("{:.4}", m.training_sd),
+            m.df.to_string(),
+            format!("{:.4}", m.means_sd),
+            format!("{:.2}", m.training_share),
+        ]);
+    }
+    out!("{}", render(&rows));
+    outln!(
+        "(training share near 1: more trainings per realization would settle comparisons sooner; near 0: more realizations)"
+    );
 }
 
 /// The rank posterior, methods best first: P(best) and the expected rank with its 95% interval.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use credence::compare::Design;
+use credence::compare::{Design, Repeats};
 use credence::io::Table;
 use credence::request::{FamilyName, FitRequest, ModelName};
 
@@ -25,6 +25,13 @@ pub struct ModelArgs {
     /// Column naming the data realization that pairs methods (omit for an unpaired design).
     #[arg(long)]
     pub pair: Option<String>,
+    /// Column naming the training within a realization (`train_rep` of `credence study
+    /// --train-seeds K`): each method's trainings on a realization are averaged, the model is
+    /// fitted to the means (the repeats make a realization's mean surer, never the
+    /// realizations more numerous), and the summary gives each method's training sd and its
+    /// share of the means' variance. Needs --pair.
+    #[arg(long, value_name = "COLUMN")]
+    pub repeat: Option<String>,
     /// Model family: gaussian (default) or beta-binomial.
     #[arg(long)]
     pub family: Option<FamilyName>,
@@ -127,12 +134,43 @@ impl ModelArgs {
     /// Reads the table, keeps the rows of `--where`, and builds the design; the notes say
     /// which rows were dropped.
     pub fn load_design(&self, data: &Path) -> Result<(Design, Vec<String>)> {
+        let (design, repeats, mut notes) = self.load_repeated_design(data)?;
+        notes.extend(repeats.and_then(|r| r.warning));
+        Ok((design, notes))
+    }
+
+    /// As [`ModelArgs::load_design`], with `--repeat` the trainings of each cell averaged and
+    /// their decomposition returned beside the design of the means.
+    pub fn load_repeated_design(&self, data: &Path) -> Result<(Design, Option<Repeats>, Vec<String>)> {
         if self.family == Some(FamilyName::BetaBinomial) && self.trials.is_none() {
             bail!("--family beta-binomial needs --trials COLUMN (the number of test points behind each count)");
         }
         let response = self.response()?;
         let table = self.load_table(data)?;
-        Ok(Design::from_table(&table, response, &self.group, self.pair.as_deref(), self.trials.as_deref())?)
+        let Some(repeat) = &self.repeat else {
+            let (design, notes) =
+                Design::from_table(&table, response, &self.group, self.pair.as_deref(), self.trials.as_deref())?;
+            return Ok((design, None, notes));
+        };
+        let Some(pair) = &self.pair else {
+            bail!("--repeat {repeat}: repeated trainings are within a realization: give --pair COLUMN too");
+        };
+        if self.trials.is_some() {
+            bail!("--repeat {repeat}: the trainings of a cell are averaged, which counts with --trials are not");
+        }
+        let (design, repeats, notes) = Design::from_repeated_table(&table, response, &self.group, pair, repeat)?;
+        Ok((design, Some(repeats), notes))
+    }
+
+    /// Refuses `--repeat` for the across-data-sets model, which has no repeat term.
+    pub fn no_repeat_across(&self) -> Result<()> {
+        match &self.repeat {
+            Some(r) => bail!(
+                "--repeat {r}: the across-data-sets model (--dataset-column) takes one value per data set, method \
+                 and realization; average the trainings first (or --where {r}=0)"
+            ),
+            None => Ok(()),
+        }
     }
 
     /// The `--response` column, which every fit needs.

@@ -4,7 +4,8 @@
 //! simulation-based calibration cases ([`sbc_cases`]), tables of one metric on several data
 //! sets ([`across_data`]), the finite-difference check of a gradient ([`gradients`]),
 //! prediction files with their manifest ([`predictions`]), cross-validation folds with no true
-//! difference ([`cv_folds`]) and the tests' input stream ([`lcg_uniforms`]). Not published; a dev-dependency only.
+//! difference ([`cv_folds`]), repeated trainings with no true difference ([`repeats`]) and the
+//! tests' input stream ([`lcg_uniforms`]). Not published; a dev-dependency only.
 
 pub mod across_data;
 pub mod cv_folds;
@@ -12,6 +13,7 @@ pub mod design_families;
 pub mod fit_data;
 pub mod gradients;
 pub mod predictions;
+pub mod repeats;
 pub mod sbc_cases;
 
 /// The tests' input stream: a 64-bit LCG (Knuth's MMIX constants) as uniforms in [0, 1) with

@@ -16,7 +16,7 @@ type R<T> = std::result::Result<T, String>;
 /// unpaired design), and returns its `AcrossSummary` (with the ROPE decision when the request
 /// has a `rope`). `cores` and `progress` as for `glue_fit`.
 #[extendr]
-#[allow(clippy::too_many_arguments)] // one R vector per column of the long table, as glue_fit
+#[allow(clippy::too_many_arguments)] // one R vector per column of the long table, as glue_fit's
 fn glue_fit_across(
     request: Robj,
     dataset: Vec<String>,

@@ -2,7 +2,7 @@
 //! in, `credence` calls, R lists out.
 
 use credence::backend::Backend;
-use credence::compare::{Design, DrawStats, Family, Fit, Likelihood, mdd_curve};
+use credence::compare::{Design, DrawStats, Family, Fit, Likelihood, average_repeats, mdd_curve};
 use extendr_api::prelude::*;
 
 use credence::request::Progress;
@@ -19,28 +19,48 @@ pub(crate) fn backend(name: &str) -> R<Backend> {
 
 /// Fits the model that `request` (a named list of `credence::request::FitRequest`'s fields)
 /// asks for to one data set's columns (`pair` `NULL` for an unpaired design, `trials` `NULL`
-/// but for the beta-binomial model): NUTS on the CPU, or batched ChEES on the request's
+/// but for the beta-binomial model, `training` the repeated training within a realization,
+/// named `training_name`, whose cells are averaged, or `NULL`): NUTS on the CPU, or batched ChEES on the request's
 /// backend, or exact draws for the paired model. Returns the fit, the sampler that ran (`nuts`,
 /// `chees`, or `none` for exact draws), where it ran (`cpu` or `cuda`) and, for ChEES, what is particular to it (nested R-hat, step size, trajectory
 /// length, leapfrog steps; `NULL` for NUTS). The fit runs on `cores` threads (`NULL`: all),
 /// shows its progress as `progress` asks and stops on Ctrl-C (`crate::worker`).
 #[extendr]
+#[allow(clippy::too_many_arguments)] // one R vector per column of the long table, as glue_fit_across
 fn glue_fit(
     request: Robj,
     group: Vec<String>,
     pair: Nullable<Vec<String>>,
     y: Vec<f64>,
     trials: Nullable<Vec<f64>>,
+    training: Nullable<Vec<String>>,
+    training_name: Nullable<String>,
     cores: Nullable<f64>,
     progress: Nullable<bool>,
 ) -> R<List> {
     let request = self::request(&request)?;
-    let design = Design::new(group, pair.into_option(), y, trials.into_option()).map_err(msg)?;
+    // Repeated trainings: the core averages each cell and keeps their decomposition.
+    let (training, trials) = (training.into_option(), trials.into_option());
+    if training.is_some() && trials.is_some() {
+        return Err("repeated trainings are averaged, which counts with trials() are not".into());
+    }
+    let (design, repeats) = match (training, pair.into_option()) {
+        (Some(k), Some(p)) => {
+            let name = training_name.into_option().unwrap_or_else(|| "training".into());
+            let (d, r) = average_repeats(&group, &p, &k, &y, &name).map_err(msg)?;
+            (d, Some(r))
+        }
+        (Some(_), None) => return Err("repeated trainings need the realization they are within".into()),
+        (None, pair) => (Design::new(group, pair, y, trials).map_err(msg)?, None),
+    };
     // Where it runs, and the request's refusals, before the data's own check.
     let ran = request.runs_on(&design).map_err(msg)?;
     design.one_value_per_cell().map_err(msg)?;
     let progress = worker::progress(progress, Progress::fit);
-    let fit = worker::run(worker::threads(cores)?, progress, |p| request.fit(&design, p))?;
+    let mut fit = worker::run(worker::threads(cores)?, progress, |p| request.fit(&design, p))?;
+    if let Some(r) = repeats {
+        fit = fit.with_repeats(r);
+    }
     let chees: Robj = match fit.chees() {
         Some(c) => {
             let (nested_rhat_name, nested_rhat): (Vec<String>, Vec<f64>) = c.nested_rhat.iter().cloned().unzip();

@@ -60,6 +60,7 @@ pub use model::across::design::AcrossDesign;
 pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};
 pub use model::design::Design;
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
+pub use model::repeats::{RepeatNoise, Repeats, average_repeats};
 pub use model::{
     BetaBinomialOptions, Family, GaussianOptions, Likelihood, Output, OutputKind, PAIRED_COVARIANCE_DF,
     PAIRED_MAX_METHODS, PairedOptions, Parameterization, Role, SigmaStructure, paired_applies,

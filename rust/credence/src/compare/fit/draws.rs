@@ -156,6 +156,11 @@ impl Draws {
         self.form = format!("{}; {note}", self.form);
     }
 
+    /// Adds a warning (a note about the data the fit was given).
+    pub(crate) fn add_warning(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
     /// Warnings in plain language (data scale, divergences, R-hat, ESS, tree depth).
     pub fn warnings(&self) -> &[String] {
         &self.warnings

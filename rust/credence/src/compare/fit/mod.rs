@@ -77,6 +77,9 @@ pub struct Fit {
     /// "Better" means closer to this value (see [`Fit::with_target`]).
     #[serde(default)]
     target: Option<f64>,
+    /// The repeated trainings the design's values average (see [`Fit::with_repeats`]).
+    #[serde(default)]
+    repeats: Option<crate::compare::Repeats>,
 }
 
 impl std::ops::Deref for Fit {
@@ -318,7 +321,7 @@ pub(crate) fn assemble(
         runs,
         model.outputs().len(),
     );
-    Fit { draws, design: design.clone(), options: *options, standardization, target: None }
+    Fit { draws, design: design.clone(), options: *options, standardization, target: None, repeats: None }
 }
 
 impl Fit {
@@ -372,6 +375,22 @@ impl Fit {
     /// The target set by [`Fit::with_target`], if any.
     pub fn target(&self) -> Option<f64> {
         self.target
+    }
+
+    /// The same fit of a design whose values are the means of repeated trainings
+    /// ([`crate::compare::average_repeats`]): its summary reports their decomposition, and
+    /// the warning of unequal trainings per cell joins the fit's.
+    pub fn with_repeats(mut self, repeats: crate::compare::Repeats) -> Self {
+        if let Some(w) = &repeats.warning {
+            self.draws.add_warning(w.clone());
+        }
+        self.repeats = Some(repeats);
+        self
+    }
+
+    /// The repeated trainings set by [`Fit::with_repeats`], if any.
+    pub fn repeats(&self) -> Option<&crate::compare::Repeats> {
+        self.repeats.as_ref()
     }
 
     /// Posterior predictive replicates of the data: `n` draws spread evenly over the chains,

@@ -310,7 +310,8 @@ pub(crate) mod parameters {
 /// The JSON contract (keys as written, methods and parameters in the fit's order):
 /// `model` (the family and its options), `form` (how the sampler saw the model), `data`
 /// (`observations`, `methods`, `realizations`), `units`, `higher_is_better`, `target`,
-/// `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
+/// `repeats` (`{column, per_cell, methods: [{method, training_sd, df, means_sd,
+/// training_share}], warning}` or `null`), `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
 /// `ranking` (the methods best first by posterior mean), `prob_best` and `prob_best_mcse`
 /// (`{method: P(best)}`), `rank_probs` and `rank_probs_mcse` (`{method: [P(rank 1), ...,
 /// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
@@ -354,6 +355,11 @@ pub struct FitSummary {
     pub higher_is_better: bool,
     /// "Better" means closer to this value ([`super::Fit::with_target`]).
     pub target: Option<f64>,
+    /// Repeated trainings within a realization, averaged before the fit: each method's
+    /// training sd and its share of the realization means' variance (`null` without a repeat
+    /// column; [`crate::compare::Repeats`]).
+    #[serde(default)]
+    pub repeats: Option<crate::compare::Repeats>,
     /// Posterior summaries of the main quantities.
     #[serde(with = "parameters")]
     pub parameters: Vec<ParamSummary>,
@@ -506,6 +512,7 @@ impl FitSummary {
             },
             higher_is_better: fit.options().higher_is_better,
             target: fit.target(),
+            repeats: fit.repeats().cloned(),
             parameters: fit.summary().to_vec(),
             ranking,
             prob_best: ranks.prob_best,

@@ -13,6 +13,7 @@ pub(crate) mod paired;
 
 pub use paired::{PAIRED_MAX_METHODS, paired_applies};
 pub(crate) mod priors;
+pub(crate) mod repeats;
 pub(crate) mod scale_map;
 
 use serde::{Deserialize, Serialize};

@@ -212,7 +212,8 @@ fn bad_arguments_are_named() {
 
 /// `--train-seeds 2` retrains every job on the same data; `credence report` splits each
 /// method's CRPS variance into data and algorithm parts, equal to the ANOVA estimates computed
-/// here from the table itself, and every other number of the report reads repeat 0.
+/// here from the table itself, fits each cell's mean over its trainings (as `credence fit
+/// --repeat train_rep`), and its summaries read repeat 0.
 #[test]
 fn train_seeds_give_the_variance_decomposition() {
     let dir = tempfile::tempdir().unwrap();
@@ -251,6 +252,27 @@ fn train_seeds_give_the_variance_decomposition() {
     // Summaries read repeat 0: three realizations, not six rows.
     let summary = v["summaries"].as_array().unwrap().iter().find(|s| s["metric"] == "crps").unwrap();
     assert_eq!(summary["count"], 3);
+    // The fit is of the means over the two trainings, the same as `credence fit --repeat`.
+    let fit = v["fits"].as_array().unwrap().iter().find(|f| f["metric"] == "crps").unwrap();
+    assert_eq!(fit["repeats"]["per_cell"], serde_json::json!([2, 2]));
+    let (ok, stdout, stderr) = credence(&[
+        "fit",
+        out_s,
+        "--response",
+        "crps",
+        "--pair",
+        "realization",
+        "--repeat",
+        "train_rep",
+        "--where",
+        "n=30",
+        "--json",
+        "-",
+    ]);
+    assert!(ok, "{stderr}");
+    let direct: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(fit["prob_better"], direct["prob_better"]);
+    assert_eq!(fit["repeats"], direct["repeats"]);
     let html = dir.path().join("r.html");
     assert!(credence(&["report", out_s, "--out", html.to_str().unwrap()]).0);
     assert!(std::fs::read_to_string(&html).unwrap().contains("Data and algorithm variance"));

@@ -10,7 +10,7 @@ use crate::report::options::{AUDIT_MIN_REALIZATIONS, ReportOptions};
 use credence::backend::Batched;
 use credence::compare::{
     Audit, AuditModel, AuditOptions, CLEAN, Decision, Design, Family, Fit, FitDiagnostics, Plan, PlanOptions,
-    PlanSource, audit, plan_with_progress,
+    PlanSource, Repeats, audit, plan_with_progress,
 };
 use credence::error::{Error, Result};
 use credence::io::{Table, natural_cmp};
@@ -92,7 +92,8 @@ pub struct Report {
     pub rows: usize,
     /// Summaries of every fitted metric and every study metric present.
     pub summaries: Vec<MethodSummary>,
-    /// One fit per (dataset, n, fitted metric), in that order.
+    /// One fit per (dataset, n, fitted metric), in that order; where the table repeats
+    /// trainings (`train_rep`), of each (method, realization) cell's mean over them.
     pub fits: Vec<CellFit>,
     /// Distribution-free quantile intervals per (dataset, fitted metric).
     pub quantiles: Vec<QuantileCell>,
@@ -253,6 +254,8 @@ struct Collected {
     shift_cells: Vec<ShiftCell>,
     /// The design of each cell that has one (by index into `cells`).
     designs: Vec<(usize, Design)>,
+    /// The repeated trainings a cell's design averages (by index into `cells`).
+    repeats: Vec<(usize, Repeats)>,
 }
 
 impl Collected {
@@ -271,8 +274,11 @@ impl Collected {
         for metric in &options.metrics {
             self.variance.extend(variance_decomposition(&all, dataset, metric, &ns, methods)?);
         }
-        // Repeated trainings feed the decomposition only; everything else reads repeat 0, the
-        // table a run without repeats would have written.
+        // Repeated trainings feed the decomposition and the fits (of each cell's mean over its
+        // trainings); the summaries, quantiles and convergence read repeat 0, the table a run
+        // without repeats would have written.
+        let repeated = all.has_column("train_rep") && all.levels("train_rep")?.len() > 1;
+        let every = all.clone();
         let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
         if shift {
             self.shift_cells.extend(shift_cells_of(&part, dataset, &options.metrics, &ns, methods)?);
@@ -305,10 +311,18 @@ impl Collected {
                     error: None,
                     warnings: Vec::new(),
                 };
-                match Design::from_table(&slice, metric, "method", Some("realization"), None) {
-                    Ok((design, warnings)) => {
+                let read = if repeated {
+                    let trainings = every.filter_equal("n", &n.to_string())?;
+                    Design::from_repeated_table(&trainings, metric, "method", "realization", "train_rep")
+                        .map(|(d, r, w)| (d, Some(r), w))
+                } else {
+                    Design::from_table(&slice, metric, "method", Some("realization"), None).map(|(d, w)| (d, None, w))
+                };
+                match read {
+                    Ok((design, repeats, warnings)) => {
                         cell.warnings = warnings;
                         self.designs.push((self.cells.len(), design));
+                        self.repeats.extend(repeats.map(|r| (self.cells.len(), r)));
                     }
                     Err(e) => cell.error = Some(e.to_string()),
                 }
@@ -339,6 +353,11 @@ impl Collected {
                 Some(&t) => result.and_then(|f| f.with_target(t)),
                 None => result,
             };
+            let repeats = self.repeats.iter().find(|(k, _)| *k == i).map(|(_, r)| r.clone());
+            let result = result.map(|f| match repeats {
+                Some(r) => f.with_repeats(r),
+                None => f,
+            });
             match result {
                 Ok(f) => {
                     cell.warnings.extend(f.warnings().iter().cloned());

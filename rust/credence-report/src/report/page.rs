@@ -271,7 +271,8 @@ impl Report {
                  several seeds (<code>credence study --train-seeds K</code>): the variance of one run splits into \
                  data variance (a new training set) and algorithm variance (the same data, a new seed), by a \
                  one-way random-effects ANOVA over the realizations with every repeat (data / algorithm, data share \
-                 in brackets). Every other table and fit on this page uses repeat 0.</p>\n",
+                 in brackets). The fits on this page are of each realization's mean over its trainings (as \
+                 <code>credence fit --repeat train_rep</code>); the other tables use repeat 0.</p>\n",
             );
             let sizes: Vec<f64> = cells.iter().map(|c| c.n).collect();
             out.push_str(&variance_table(&splits, &self.methods, &sizes));

@@ -489,6 +489,8 @@ fn several_data_sets_get_an_across_section() {
     assert!((best - 1.0).abs() < 1e-9, "{best}");
     assert_eq!(s["rope_eps"], 0.01);
     assert!(s["pairwise"]["B"]["C"]["rope"]["left"].is_number());
+    // 10 realizations per data set: too few for the across audit.
+    assert!(a["audit"].is_null());
     let html = std::fs::read_to_string(&html).unwrap();
     for needle in [
         "id=\"across\"",
@@ -536,4 +538,55 @@ fn several_data_sets_get_an_across_section() {
     let o = credence().args(["report", TABLE, "--out", one.to_str().unwrap(), "--plan-sims", "0"]).output().unwrap();
     assert!(o.status.success());
     assert!(!std::fs::read_to_string(&one).unwrap().contains("id=\"across\""));
+}
+
+/// Data sets with 30 realizations each: the across section carries the across model's audit,
+/// scored per data set beside each data set's paired-difference posterior, with its table and
+/// reliability figure; `--audit-subsets 0` leaves it out.
+#[test]
+fn the_across_section_audits_the_across_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = credence_testkit::lcg_uniforms(3);
+    let mut csv = String::from("dataset,n,method,realization,crps\n");
+    for (d, off, gap) in [("D1", 0.3, 0.02), ("D2", 0.5, 0.01), ("D3", 0.4, -0.005)] {
+        for r in 0..30 {
+            let g = 0.06 * (next() - 0.5);
+            for (m, mu) in [("A", 0.0), ("B", gap), ("C", 0.03)] {
+                csv.push_str(&format!("{d},50,{m},{r},{}\n", off + mu + g + 0.02 * (next() - 0.5)));
+            }
+        }
+    }
+    let table = dir.path().join("t.csv");
+    std::fs::write(&table, csv).unwrap();
+    let (html, json) = (dir.path().join("a.html"), dir.path().join("a.json"));
+    for (out, format) in [(&html, "html"), (&json, "json")] {
+        let o = credence()
+            .args(["report", table.to_str().unwrap(), "--out", out.to_str().unwrap(), "--format", format])
+            .args(["--plan-sims", "0", "--audit-subsets", "3"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let audit = &v["across"][0]["audit"];
+    let datasets: std::collections::BTreeSet<&str> =
+        audit["verdicts"].as_array().unwrap().iter().map(|x| x["dataset"].as_str().unwrap()).collect();
+    assert_eq!(datasets.into_iter().collect::<Vec<_>>(), ["D1", "D2", "D3"]);
+    for p in audit["points"].as_array().unwrap() {
+        let models: Vec<&str> = p["scores"].as_array().unwrap().iter().map(|x| x["model"].as_str().unwrap()).collect();
+        assert_eq!(models, ["across", "paired_difference"]);
+        for score in p["scores"].as_array().unwrap() {
+            assert_eq!(score["answers"], 3 * 9, "3 subsets x 9 (data set, pair) verdicts");
+        }
+    }
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("Calibration audit across data sets"));
+    let o = credence()
+        .args(["report", table.to_str().unwrap(), "--out", json.to_str().unwrap(), "--format", "json"])
+        .args(["--plan-sims", "0", "--audit-subsets", "0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["across"][0]["audit"].is_null());
 }

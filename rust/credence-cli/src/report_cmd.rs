@@ -111,8 +111,8 @@ fn write_report(report: &Report, out: &std::path::Path, format: Format) -> Resul
 
 /// Builds the report with a progress bar (stderr, hidden when `quiet`) over each stage of its
 /// fits: the per-data-set cells and the across-data-sets fits, which run together, then the
-/// planning section's simulated fits. Without a terminal (CI logs, pipes) each stage ends with
-/// one line: its count and time.
+/// planning section's simulated fits and the audits' subset fits, a stage each. Without a
+/// terminal (CI logs, pipes) each stage ends with one line: its count and time.
 fn report_with_bar(results: &Path, filters: &[String], options: &ReportOptions, quiet: bool) -> Result<Report> {
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}, ETA {eta}")?);
@@ -125,7 +125,7 @@ fn report_with_bar(results: &Path, filters: &[String], options: &ReportOptions, 
         if total != bar.length().unwrap_or(0) as usize && s.2 {
             *s = (s.0 + 1, s.1, false);
         }
-        let what = if s.0 == 0 { "fits" } else { "simulated fits of the planning section" };
+        let what = if s.0 == 0 { "fits" } else { "fits of the planning and audit sections" };
         bar.set_message(what);
         bar.set_length(total as u64);
         bar.set_position(done as u64);

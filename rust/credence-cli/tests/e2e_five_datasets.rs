@@ -158,7 +158,7 @@ fn five_data_sets_go_through_study_and_report() {
         // Without a terminal each stage says what it did: the fits, then the planning
         // section's simulated fits (5 data sets x 4 simulations at R = 5).
         assert!(stderr.contains("report: 11 fits in "), "{stderr}");
-        assert!(stderr.contains("report: 20 simulated fits of the planning section in "), "{stderr}");
+        assert!(stderr.contains("report: 20 fits of the planning and audit sections in "), "{stderr}");
     }
     let json_text = std::fs::read_to_string(&json).unwrap();
     check_json(&serde_json::from_str(&json_text).unwrap());

@@ -3,8 +3,10 @@
 //! ([`credence::compare::fit_across`]), at one training size per data set (the largest n every
 //! data set has, as the per-data-set sections compare at their largest n).
 
-use super::options::{ReportOptions, higher_is_better};
-use credence::compare::{AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSummary, CLEAN, fit_across};
+use super::options::{AUDIT_MIN_REALIZATIONS, ReportOptions, higher_is_better};
+use credence::compare::{
+    AcrossDesign, AcrossFitOptions, AcrossOptions, AcrossSummary, Audit, AuditOptions, CLEAN, audit_across, fit_across,
+};
 use credence::error::Result;
 use credence::io::Table;
 
@@ -18,6 +20,10 @@ pub struct AcrossCell {
     /// The fit's answers ([`AcrossSummary`], its warnings after the notes on the table), or
     /// the error.
     pub summary: std::result::Result<AcrossSummary, String>,
+    /// The calibration audit of the across-data-sets model (the first fitted metric, when every
+    /// data set has [`AUDIT_MIN_REALIZATIONS`] realizations at its size), or why it failed;
+    /// `None` without one.
+    pub audit: Option<std::result::Result<Audit, String>>,
 }
 
 impl AcrossCell {
@@ -98,18 +104,60 @@ impl AcrossJob {
     /// and summarises it, the table's notes ahead of the fit's warnings.
     pub(super) fn run(&self, options: &ReportOptions) -> AcrossCell {
         let summary = self.prepared.as_ref().map_err(Clone::clone).and_then(|(design, notes)| {
-            let o = AcrossFitOptions {
-                model: AcrossOptions::default(),
-                sampler: options.across_sampler(),
-                higher_is_better: higher_is_better(&self.metric),
-            };
-            let fit = fit_across(design, &o).map_err(|e| e.to_string())?;
+            let fit = fit_across(design, &self.fit_options(options)).map_err(|e| e.to_string())?;
             let mut s = AcrossSummary::new(&fit, options.across_rope).map_err(|e| e.to_string())?;
             s.warnings = notes.iter().cloned().chain(s.warnings).collect();
             Ok(s)
         });
-        AcrossCell { metric: self.metric.clone(), sizes: self.sizes.clone(), summary }
+        AcrossCell { metric: self.metric.clone(), sizes: self.sizes.clone(), summary, audit: None }
     }
+
+    /// The model as the report fits it: NUTS with the report's sampler settings and the
+    /// metric's direction.
+    fn fit_options(&self, options: &ReportOptions) -> AcrossFitOptions {
+        AcrossFitOptions {
+            model: AcrossOptions::default(),
+            sampler: options.across_sampler(),
+            higher_is_better: higher_is_better(&self.metric),
+        }
+    }
+
+    /// The number of audit fits [`AcrossJob::audit`] runs (0 when it runs none).
+    pub(super) fn audit_fits(&self, options: &ReportOptions) -> usize {
+        match &self.prepared {
+            Ok((design, _)) if auditable(design) && options.audit_subsets > 0 => {
+                AuditOptions::default().realizations.len() * options.audit_subsets
+            }
+            _ => 0,
+        }
+    }
+
+    /// The calibration audit of the across model on this design (`credence audit
+    /// --dataset-column`), when every data set has enough realizations; `progress(done, total)`
+    /// as its fits finish.
+    pub(super) fn audit(
+        &self,
+        options: &ReportOptions,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Option<std::result::Result<Audit, String>> {
+        if self.audit_fits(options) == 0 {
+            return None;
+        }
+        let (design, _) = self.prepared.as_ref().ok()?;
+        let audit_options = AuditOptions {
+            subsets: options.audit_subsets,
+            seed: options.fit.sampler.seed(),
+            ..AuditOptions::default()
+        };
+        Some(audit_across(design, &self.fit_options(options), &audit_options, progress).map_err(|e| e.to_string()))
+    }
+}
+
+/// Whether every data set of `design` has [`AUDIT_MIN_REALIZATIONS`] realizations: subsets of 5
+/// and 10 must leave most of each data set's table out.
+fn auditable(design: &AcrossDesign) -> bool {
+    (0..design.datasets().len())
+        .all(|d| design.realizations().iter().filter(|(k, _)| *k == d).count() >= AUDIT_MIN_REALIZATIONS)
 }
 
 /// The across fits of a report's table, to run: one per fitted metric when the table has more

@@ -467,6 +467,15 @@ pub fn build_report_with_progress(
     }
     if !shift && options.audit_subsets > 0 {
         report.audits = report.audit_cells(progress);
+        // The across model's audit, for the first fitted metric as the data sets' audits.
+        if let (Some(job), Some(cell)) = (across_jobs.first(), report.across.first_mut()) {
+            let total = job.audit_fits(options);
+            if total > 0 {
+                progress(0, total);
+                cell.audit = job.audit(options, progress);
+                progress(total, total);
+            }
+        }
     }
     Ok(report)
 }

@@ -334,6 +334,11 @@ impl Report {
             a.options.clear_z,
             a.options.level
         );
+        Self::audit_body(out, figs, a);
+    }
+
+    /// The audit's table of settle rates per R and model, its reliability figure and notes.
+    fn audit_body(out: &mut String, figs: &mut Figures, a: &credence::compare::Audit) {
         let mut rows = String::from(
             "<table><tr><th>R</th><th>model</th><th>answers</th><th>settled</th><th>wrong</th><th>unclean</th>\
              <th>failed</th><th>bins off by more than 0.1</th></tr>\n",
@@ -581,6 +586,27 @@ impl Report {
             );
             for w in &s.warnings {
                 let _ = write!(out, "<p class=\"small\">note: {}</p>", escape(w));
+            }
+            match &c.audit {
+                Some(Ok(a)) => {
+                    let clear = a.verdicts.iter().filter(|v| v.clear).count();
+                    let _ = writeln!(
+                        out,
+                        "<h3>Calibration audit across data sets: what 5 or 10 realizations would have said</h3>\n\
+                         <p class=\"small\">{} random subsets of R realizations of every data set, each fitted with \
+                         this model and scored per data set on the {clear} of {} (data set, pair) verdicts whose \
+                         paired z over all realizations exceeds {}, beside each pair's own paired-difference \
+                         posterior on its data set (<code>credence audit --dataset-column</code>, docs/audit.md).</p>",
+                        a.options.subsets,
+                        a.verdicts.len(),
+                        a.options.clear_z
+                    );
+                    Self::audit_body(out, figs, a);
+                }
+                Some(Err(e)) => {
+                    let _ = write!(out, "<p class=\"bad\">no audit across data sets: {}</p>", escape(e));
+                }
+                None => {}
             }
             let json = serde_json::to_string(s).unwrap_or_default().replace("</", "<\\/");
             let _ = writeln!(

@@ -339,6 +339,11 @@ impl Report {
                     Ok(s) => v["summary"] = serde_json::to_value(s).unwrap_or(Value::Null),
                     Err(e) => v["error"] = json!(e),
                 }
+                match &c.audit {
+                    Some(Ok(a)) => v["audit"] = serde_json::to_value(a).unwrap_or(Value::Null),
+                    Some(Err(e)) => v["audit"] = json!({"error": e}),
+                    None => {}
+                }
                 v
             })
             .collect();

@@ -326,6 +326,24 @@ fn sizes_beyond_their_bounds_are_refused_at_once() {
             "replicates",
         ),
         (vec!["fit", TABLE, "--response", "crps", "--pair", "realization", "--warmup", "1000000000000"], "warmup"),
+        // Each flag within its bound, their product not: the grid's jobs are bounded too.
+        (
+            vec![
+                "study",
+                "--dataset",
+                "synthetic",
+                "--n",
+                "30",
+                "--realizations",
+                "100000",
+                "--train-seeds",
+                "100000",
+                "--plan-shards",
+                "10",
+            ],
+            "jobs (sizes x methods x realizations x train-seeds) = 60000000000",
+        ),
+        (vec!["study", "--dataset", "synthetic", "--n", "30", "--threads", "100000", "--out", &out], "--threads"),
     ];
     for (argv, want) in &cases {
         let start = std::time::Instant::now();
@@ -359,4 +377,52 @@ fn an_overflowing_lambda_is_named() {
     refused(&args(&base, &["--lambda", "1e308"]), &["lambda = 1e308", "finite"]);
     let (ok, stdout, stderr) = credence(&args(&base, &["--lambda", "0.5"]));
     assert!(ok && !stdout.contains("null") && !stdout.contains("inf"), "{stderr}");
+}
+
+/// An honest 8 GB `.npy` (a sparse file: the header's shape matches its size) is refused by name
+/// before anything is allocated when it cannot fit in the memory that may be used, for floats
+/// and integer labels alike; and a method name longer than a format width is printed, not a
+/// panic.
+#[test]
+fn huge_arrays_are_refused_before_allocation_and_long_names_print() {
+    let f = common::Files::new();
+    let sparse = |name: &str, descr: &str| {
+        let path = f.path(name);
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1000000000,), }}");
+        let mut header = dict.into_bytes();
+        let total = 10 + header.len() + 1;
+        header.extend(std::iter::repeat_n(b' ', (64 - total % 64) % 64));
+        header.push(b'\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header);
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(bytes.len() as u64 + 8_000_000_000).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let (big, labels) = (sparse("big.npy", "<f8"), sparse("labels.npy", "<i8"));
+    let y = f.vector("y.npy", &[0.0f64; 10]);
+    let sd = f.vector("sd.npy", &[1.0f64; 10]);
+    let probs = f.npy("probs.npy", &[10, 2], &[0.5f64; 20]);
+    for argv in [
+        vec!["metrics", "regression", "--mean", big.as_str(), "--sd", sd.as_str(), "--y", y.as_str()],
+        vec!["metrics", "classification", "--probs", probs.as_str(), "--labels", labels.as_str()],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_credence"))
+            .args(&argv)
+            .env("CREDENCE_MAX_MEMORY", "1G")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{argv:?}: {stderr}");
+        assert!(stderr.contains("values = 1000000000") && stderr.contains("CREDENCE_MAX_MEMORY"), "{stderr}");
+    }
+    let (header, rows) = rows();
+    let long = "M".repeat(100_000);
+    let renamed: Vec<String> = rows.iter().map(|r| r.replacen("MAP,", &format!("{long},"), 1)).collect();
+    let table = write(f.path("").as_path(), "long.csv", &header, &renamed);
+    let (ok, stdout, stderr) =
+        credence(&["fit", &table, "--response", "crps", "--pair", "realization", "--draws", "200"]);
+    assert!(ok && stdout.contains(&long), "{stderr}");
 }

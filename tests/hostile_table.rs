@@ -123,6 +123,8 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         None => format!("{l}\n"),
     });
     put("tied.csv", tied.collect::<String>().into_bytes());
+    // A method name longer than a format width (u16): printed in full.
+    put("longname.csv", table.replace("MAP,", &format!("{},", "M".repeat(70_000))).into_bytes());
     put("micro.csv", table_with(|v, _| format!("{:e}", v * 1e-6)).into_bytes());
     put("tiny300.csv", table_with(|v, _| format!("{:e}", v * 1e-300)).into_bytes());
     put("huge.csv", table_with(|v, _| format!("{:e}", v * 1e300)).into_bytes());
@@ -250,11 +252,16 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         ("mfshape", format!("{head}{}", row("A", "0", "labels.npy"))),
         ("mfmixed", format!("{}A,1,classification,,,\n", fine)),
         ("mfempty", head.to_owned()),
+        ("mffifo", format!("{head}{}", row("A", "0", "y.npy").replace("ens_mean.npy", "pipe.npy"))),
     ] {
         let path = dir.join(format!("{name}.csv"));
         std::fs::write(&path, text).unwrap();
         files.insert(name.into(), path);
     }
+    // A FIFO that nothing writes to: opening it to read would block for ever.
+    let fifo = dir.join("pipe.npy");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    files.insert("fifo".into(), fifo);
     let sub = dir.join("adir");
     std::fs::create_dir(&sub).unwrap();
     files.insert("adir".into(), sub);

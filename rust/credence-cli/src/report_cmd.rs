@@ -195,7 +195,16 @@ fn print_flagged(report: &Report) {
 
 /// Runs `credence report`.
 pub fn run(a: ReportArgs) -> Result<()> {
-    crate::output::guard(&[&a.results], &[("--out", Some(&a.out))])?;
+    // The page may not replace what the report reads: the table, a study table's settings, or a
+    // manifest's prediction files.
+    let mut inputs = vec![a.results.clone(), credence_study::settings::settings_path(&a.results)];
+    if let Ok(table) = credence::io::Table::read(&a.results)
+        && credence::manifest::Manifest::is_manifest(&table)
+    {
+        inputs.extend(credence::manifest::Manifest::from_table(&a.results, &table)?.inputs());
+    }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    crate::output::guard(&inputs, &[("--out", Some(&a.out))])?;
     let mut options = ReportOptions {
         metrics: a.metric,
         power: a.power,

@@ -240,13 +240,17 @@ fn backend_name(b: Backend) -> &'static str {
 /// task affinity a job sees every core of the node, so one thread per core would oversubscribe
 /// a node shared with other jobs. `None` is one per core.
 fn threads(given: Option<usize>, slurm_cpus: Option<&std::ffi::OsStr>) -> Result<Option<usize>> {
-    if given.is_some() {
+    let max = credence::limits::MAX_THREADS;
+    if let Some(k) = given {
+        credence::limits::at_most("--threads", k as u64, max)?;
         return Ok(given);
     }
     let Some(value) = slurm_cpus else { return Ok(None) };
     match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
-        Some(k) if k > 0 => Ok(Some(k)),
-        _ => bail!("SLURM_CPUS_PER_TASK = {value:?}: expected a whole number of CPUs >= 1 (or give --threads)"),
+        Some(k) if k > 0 && k as u64 <= max => Ok(Some(k)),
+        _ => bail!(
+            "SLURM_CPUS_PER_TASK = {value:?}: expected a whole number of CPUs from 1 to {max} (or give --threads)"
+        ),
     }
 }
 
@@ -379,9 +383,12 @@ mod tests {
         assert_eq!(threads(None, Some(OsStr::new("4"))).unwrap(), Some(4));
         assert_eq!(threads(Some(2), Some(OsStr::new("4"))).unwrap(), Some(2));
         assert_eq!(threads(Some(2), Some(OsStr::new("junk"))).unwrap(), Some(2));
-        for bad in ["0", "", "2x", "-1"] {
+        for bad in ["0", "", "2x", "-1", "18446744073709551615", "1025"] {
             let e = threads(None, Some(OsStr::new(bad))).unwrap_err().to_string();
             assert!(e.contains(&format!("SLURM_CPUS_PER_TASK = {bad:?}: expected a whole number")), "{e}");
         }
+        // Each thread holds a stack: more than credence::limits::MAX_THREADS is refused at once.
+        assert!(threads(Some(100_000), None).unwrap_err().to_string().contains("--threads"));
+        assert_eq!(threads(Some(1024), None).unwrap(), Some(1024));
     }
 }

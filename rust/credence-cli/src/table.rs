@@ -7,7 +7,10 @@ pub fn render(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> =
         (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
     let line = |r: &Vec<String>| {
-        let cells: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
+        // Padded by hand: `format!`'s width is a u16, and a label may be longer (a 100 000-character
+        // method name is data, not an error).
+        let cells: Vec<String> =
+            r.iter().enumerate().map(|(c, s)| format!("{s}{}", " ".repeat(widths[c] - s.chars().count()))).collect();
         cells.join("  ").trim_end().to_owned()
     };
     let mut out = String::new();

@@ -132,7 +132,17 @@ impl StudyPlan {
         if self.train_seeds == 0 {
             return Err(Error::argument("train-seeds", 0, "at least 1"));
         }
-        credence::limits::at_most("train-seeds", self.train_seeds as u64, credence::limits::MAX_STUDY_REPEATS)
+        credence::limits::at_most("train-seeds", self.train_seeds as u64, credence::limits::MAX_STUDY_REPEATS)?;
+        // Each flag within its bound, the grid they span may not be: bound the product too.
+        let jobs = [self.sizes.len(), self.methods.len(), self.realizations, self.train_seeds]
+            .iter()
+            .try_fold(1u64, |acc, &k| acc.checked_mul(k as u64))
+            .unwrap_or(u64::MAX);
+        credence::limits::at_most(
+            "jobs (sizes x methods x realizations x train-seeds)",
+            jobs,
+            credence::limits::MAX_STUDY_JOBS,
+        )
     }
 }
 
@@ -173,6 +183,9 @@ pub(crate) fn check_grid(
     method_config.validate()?;
     if threads == Some(0) {
         return Err(Error::argument("threads", 0, "at least 1"));
+    }
+    if let Some(k) = threads {
+        credence::limits::at_most("threads", k as u64, credence::limits::MAX_THREADS)?;
     }
     Ok(())
 }

@@ -15,6 +15,9 @@ pub const MAX_SIMS: u64 = 100_000;
 pub const MAX_PLAN_REALIZATIONS: u64 = 10_000;
 /// Realizations and training seeds of a study (`--realizations`, `--train-seeds`).
 pub const MAX_STUDY_REPEATS: u64 = 100_000;
+/// Jobs of one data set's study grid (sizes x methods x realizations x training seeds): each
+/// trains a network, and the grid is listed in memory before it runs.
+pub const MAX_STUDY_JOBS: u64 = 10_000_000;
 /// Scale of the study methods' epochs (`--epoch-scale`).
 pub const MAX_EPOCH_SCALE: f64 = 1_000.0;
 /// Warmup iterations per chain (`--warmup`): not kept, so bounded by time, not memory.

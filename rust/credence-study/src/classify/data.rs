@@ -29,7 +29,7 @@ use rand_distr::{Distribution, StandardNormal};
 
 use crate::data::{Realization, SPLIT_SEED, Standardizer, data_text, mean_scale, test_size};
 use credence::error::{Error, Result};
-use credence::io::{format_error, io_error};
+use credence::io::format_error;
 
 /// Side of the digits images (8 x 8 pixels, row-major in the file).
 pub const IMAGE_SIDE: usize = 8;
@@ -94,7 +94,7 @@ crate::named_choice!(ClassDataset, "dataset");
 /// Reads a comma-separated table without header, the last column an integer class label (0,
 /// 1, ...); blank lines are ignored. Errors name the file, the line and the column (1-based).
 pub fn read_labelled_csv(path: &Path) -> Result<(Array2<f64>, Vec<usize>)> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    let text = credence::io::read_text_string(path)?;
     parse_labelled_csv(&text, path)
 }
 

@@ -6,12 +6,12 @@ use ndarray::Array2;
 
 use super::{DataSplit, SPLIT_SEED};
 use credence::error::{Error, Result};
-use credence::io::{format_error, io_error};
+use credence::io::format_error;
 
 /// Reads a whitespace-separated numeric table: one sample per line, the last column the
 /// target, blank lines ignored. Errors name the file, the line and the column (1-based).
 pub fn read_whitespace_table(path: &Path) -> Result<(Array2<f64>, Vec<f64>)> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    let text = credence::io::read_text_string(path)?;
     parse_whitespace_table(&text, path)
 }
 

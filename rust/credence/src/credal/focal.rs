@@ -139,7 +139,7 @@ impl Budget {
 
     /// Reads a budget JSON file (see [`Budget::from_json_str`]).
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let text = crate::io::read_text_string(path)?;
         Self::from_json_str(&text, path)
     }
 }

@@ -157,6 +157,51 @@ pub fn io_error(path: &Path, source: std::io::Error) -> Error {
     Error::Io { path: path.to_owned(), source }
 }
 
+/// The size of the regular file at `path`, or an error naming it: a FIFO would block the
+/// command until something writes to it, and a device such as /dev/zero never ends, so inputs
+/// must be files (write a pipe's data to a file first).
+pub fn regular_file(path: &Path) -> Result<u64> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+    if meta.is_file() {
+        return Ok(meta.len());
+    }
+    let what = if meta.is_dir() { "a directory" } else { "a pipe, socket or device" };
+    Err(format_error(path, format!("is {what}, not a regular file: write the data to a file and give its path")))
+}
+
+/// [`read_text`] as UTF-8 text, or an error naming the file.
+pub fn read_text_string(path: &Path) -> Result<String> {
+    String::from_utf8(read_text(path)?).map_err(|e| format_error(path, format!("not UTF-8 text: {e}")))
+}
+
+/// The bytes of the text file at `path` (a CSV table): a regular file ([`regular_file`]) that
+/// fits in the memory that may be used and holds no NUL byte (a binary file is named as one at
+/// its first block, not read whole).
+pub fn read_text(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let len = regular_file(path)?;
+    // The text, its rows as strings and the parsed columns: about three copies.
+    crate::limits::memory("bytes", len, 3, 0, "bytes of text").map_err(|e| format_error(path, e.to_string()))?;
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let mut reader = std::io::BufReader::new(file).take(len);
+    let mut bytes = Vec::with_capacity(len as usize);
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_error(path, e)),
+        };
+        if let Some(k) = chunk[..n].iter().position(|&b| b == 0) {
+            let at = bytes.len() + k;
+            return Err(format_error(path, format!("byte {at} is NUL: a binary file, not a CSV table")));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -14,6 +14,7 @@ use crate::error::Result;
 /// Fortran order, either endianness). Fortran-ordered data are transposed explicitly into
 /// row-major layout, so the logical array is exactly what NumPy shows.
 pub fn read_npy(path: &Path) -> Result<NumArray> {
+    super::regular_file(path)?;
     let file = File::open(path).map_err(|e| io_error(path, e))?;
     let file_len = file.metadata().map_err(|e| io_error(path, e))?.len();
     let npy =
@@ -25,6 +26,7 @@ pub fn read_npy(path: &Path) -> Result<NumArray> {
 /// `numpy.savez` and `numpy.savez_compressed`); with `member = None` the archive must hold
 /// exactly one array.
 pub fn read_npz(path: &Path, member: Option<&str>) -> Result<NumArray> {
+    super::regular_file(path)?;
     let file = File::open(path).map_err(|e| io_error(path, e))?;
     let mut archive = zip::ZipArchive::new(BufReader::new(file))
         .map_err(|e| format_error(path, format!("not a valid .npz archive: {e}")))?;
@@ -78,7 +80,14 @@ fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str, stored: u64) -> R
             format!("{at}header shape {shape:?} of '{ts}' needs more data than the {stored} bytes stored"),
         ));
     }
+    // What the array will hold in memory (integers widen to i64; Fortran order is transposed
+    // into a second buffer), refused by name beyond the memory that may be used.
+    let in_memory: u128 = if ts.type_char() == TypeChar::Float { u128::from(ts.size_field()) } else { 8 };
+    let copies = if order == Order::Fortran { 2 } else { 1 };
+    crate::limits::memory("values", values.unwrap_or(0), in_memory * copies, 0, "values of the array")
+        .map_err(|e| format_error(path, format!("{at}{e}")))?;
     let bad = |e: std::io::Error| format_error(path, format!("{at}cannot read data: {e}"));
+    let dtype = |e: npyz::DTypeError| format_error(path, format!("{at}cannot read data: {e}"));
     // Floats, the large arrays, are read in bulk; everything else element by element.
     macro_rules! floats {
         ($t:ty, $bits:ty, $variant:ident) => {{
@@ -93,10 +102,11 @@ fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str, stored: u64) -> R
         (TypeChar::Float, 8) => floats!(f64, u64, F64),
         _ => {}
     }
+    let n = values.unwrap_or(0) as usize;
     macro_rules! ints {
         ($t:ty) => {
             NumArray::I64(build(
-                npy.into_vec::<$t>().map_err(bad)?.into_iter().map(|v| v as i64).collect(),
+                collect(npy.data::<$t>().map_err(dtype)?, n, |v| v as i64).map_err(bad)?,
                 &shape,
                 order,
                 path,
@@ -113,7 +123,7 @@ fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str, stored: u64) -> R
         (TypeChar::Uint, 2) => ints!(u16),
         (TypeChar::Uint, 4) => ints!(u32),
         (TypeChar::Uint, 8) => {
-            let v = npy.into_vec::<u64>().map_err(bad)?;
+            let v = collect(npy.data::<u64>().map_err(dtype)?, n, |x| x).map_err(bad)?;
             if let Some(i) = v.iter().position(|&x| x > i64::MAX as u64) {
                 return Err(format_error(
                     path,
@@ -123,7 +133,7 @@ fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str, stored: u64) -> R
             NumArray::I64(build(v.into_iter().map(|x| x as i64).collect(), &shape, order, path, &at)?)
         }
         (TypeChar::Bool, 1) => NumArray::I64(build(
-            npy.into_vec::<bool>().map_err(bad)?.into_iter().map(i64::from).collect(),
+            collect(npy.data::<bool>().map_err(dtype)?, n, i64::from).map_err(bad)?,
             &shape,
             order,
             path,
@@ -138,6 +148,32 @@ fn decode<R: Read>(npy: NpyFile<R>, path: &Path, member: &str, stored: u64) -> R
     })
 }
 
+/// A buffer of `n` values, or an error (not an abort) where the allocation fails, e.g. under a
+/// process memory limit the memory check cannot see.
+fn buffer<T>(n: usize) -> std::io::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("{n} values do not fit in the memory this process may use ({e})"),
+        )
+    })?;
+    Ok(v)
+}
+
+/// The `n` values of `data`, each through `f`, in a buffer from [`buffer`].
+fn collect<T, U>(
+    data: impl Iterator<Item = std::io::Result<T>>,
+    n: usize,
+    f: impl Fn(T) -> U,
+) -> std::io::Result<Vec<U>> {
+    let mut v = buffer(n)?;
+    for x in data {
+        v.push(f(x?));
+    }
+    Ok(v)
+}
+
 /// Reads `n` floats stored contiguously straight into their final buffer, swapping bytes when
 /// the file's byte order differs from this machine's (about 5x faster than element by element).
 fn read_bulk<T: bytemuck::Pod + Default, B: bytemuck::Pod>(
@@ -147,7 +183,8 @@ fn read_bulk<T: bytemuck::Pod + Default, B: bytemuck::Pod>(
     from_bits: fn(B) -> T,
     swap: fn(B) -> B,
 ) -> std::io::Result<Vec<T>> {
-    let mut v = vec![T::default(); n];
+    let mut v = buffer(n)?;
+    v.resize(n, T::default());
     reader.read_exact(bytemuck::cast_slice_mut(&mut v)).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => {
             std::io::Error::new(e.kind(), format!("the file ends before the {n} values the header promises"))

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{format_error, io_error};
+use super::format_error;
 use crate::error::{Error, Result};
 
 /// A CSV table held as text, with typed access to named columns. Empty cells and `NA`
@@ -25,7 +25,7 @@ fn is_missing(cell: &str) -> bool {
 impl Table {
     /// Reads a comma-separated file whose first row names the columns.
     pub fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        let bytes = super::read_text(path)?;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(true)

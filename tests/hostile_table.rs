@@ -123,6 +123,19 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         None => format!("{l}\n"),
     });
     put("tied.csv", tied.collect::<String>().into_bytes());
+    // Realization 1 written `1.0` on one row of MAP: the same realization as its `1`.
+    let mut once = false;
+    let numlabels: String = table
+        .lines()
+        .map(|l| match l.strip_prefix("MAP,2,") {
+            Some(rest) if !once => {
+                once = true;
+                format!("MAP,1.0,{rest}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    put("numlabels.csv", numlabels.into_bytes());
     // A method name longer than a format width (u16): printed in full.
     put("longname.csv", table.replace("MAP,", &format!("{},", "M".repeat(70_000))).into_bytes());
     put("micro.csv", table_with(|v, _| format!("{:e}", v * 1e-6)).into_bytes());

@@ -176,10 +176,33 @@ fn check_table(table: &Table, options: &ReportOptions) -> Result<()> {
     if !(options.power > 0.0 && options.power < 1.0) {
         return Err(Error::argument("power", options.power, "a probability in (0, 1)"));
     }
-    // The planning section's sizes, refused before any fit rather than after all of them.
+    // The planning section's sizes, refused before any fit rather than after all of them (or
+    // only inside the page): 0 simulations leaves the section out, else as `credence plan`.
     limits::at_most("plan_sims", options.plan_sims as u64, limits::MAX_SIMS)?;
+    if options.plan_sims == 1 {
+        return Err(Error::argument("plan_sims", 1, "0 (no planning section) or at least 2 simulations"));
+    }
+    if options.plan_sims > 0 && options.plan_realizations.is_empty() {
+        return Err(Error::argument("plan_r", "none", "at least one number of realizations"));
+    }
     for &r in &options.plan_realizations {
         limits::at_most("plan_r", r as u64, limits::MAX_PLAN_REALIZATIONS)?;
+        if options.plan_sims > 0 && r < 2 {
+            return Err(Error::argument("plan_r", r, "at least 2 realizations per planned experiment"));
+        }
+    }
+    // A backend asked for by name must run here, else the batched fits would fail page by page.
+    options.backend.resolve()?;
+    // A target names a metric column of the table; any other would be ignored without a word
+    // (the default target applies where its column is there).
+    let defaults = super::options::ReportOptions::default().targets;
+    if let Some(m) =
+        options.targets.iter().find(|(m, v)| !table.has_column(m) && defaults.get(*m) != Some(v)).map(|(m, _)| m)
+    {
+        return Err(credence::io::format_error(
+            table.source(),
+            format!("--target {m}=...: no column '{m}' (columns are {})", table.columns().join(", ")),
+        ));
     }
     for column in ["n", "method", "realization"].iter().copied().chain(options.metrics.iter().map(String::as_str)) {
         if !table.has_column(column) {

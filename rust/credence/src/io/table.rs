@@ -171,6 +171,25 @@ impl Table {
         Ok(self.rows.iter().map(|r| (!is_missing(&r[j])).then(|| r[j].clone())).collect())
     }
 
+    /// A label column (methods, realizations, data sets, repeats): [`Table::text`], but where
+    /// every label reads as a finite number the labels are those numbers as written by Rust
+    /// (`0`, `0.0` and `00` are all `0`), so labels equal as numbers are one label.
+    pub fn labels(&self, name: &str) -> Result<Vec<Option<String>>> {
+        let text = self.text(name)?;
+        let numbers: Option<Vec<Option<f64>>> = text
+            .iter()
+            .map(|c| match c {
+                None => Some(None),
+                Some(s) => s.parse::<f64>().ok().filter(|v| v.is_finite()).map(Some),
+            })
+            .collect();
+        match numbers {
+            // + 0.0 writes -0 as 0.
+            Some(v) => Ok(v.into_iter().map(|x| x.map(|x| format!("{}", x + 0.0))).collect()),
+            None => Ok(text),
+        }
+    }
+
     /// A numeric column; missing cells are `None`, anything else that is not a number is an
     /// error naming the file, line and column.
     pub fn numbers(&self, name: &str) -> Result<Vec<Option<f64>>> {
@@ -271,6 +290,20 @@ mod tests {
         std::fs::write(&p, "method,realization,crps,crps\nA,0,0.5,0.6\n").unwrap();
         let e = Table::read(&p).unwrap_err().to_string();
         assert!(e.contains("column 'crps' appears twice (columns 3 and 4)"), "{e}");
+    }
+
+    /// Labels equal as numbers are one label; a column with any label that is not a number
+    /// keeps its text; a device or a binary file is refused by name before it is read whole.
+    #[test]
+    fn numeric_labels_are_one_label_and_odd_files_are_refused() {
+        let (_dir, p) = super::super::tests::temp_file("l.csv", "r,m\n0,A\n0.0,B\n00,1\n-0,x\n1e1,1.0\n,\n");
+        let t = Table::read(&p).unwrap();
+        let r = t.labels("r").unwrap();
+        assert_eq!(r, [Some("0"), Some("0"), Some("0"), Some("0"), Some("10"), None].map(|x| x.map(String::from)));
+        assert_eq!(t.labels("m").unwrap(), t.text("m").unwrap());
+        assert!(Table::read(Path::new("/dev/zero")).unwrap_err().to_string().contains("not a regular file"));
+        std::fs::write(&p, b"a,b\n1,\x002\n").unwrap();
+        assert!(Table::read(&p).unwrap_err().to_string().contains("byte 6 is NUL"));
     }
 
     #[test]

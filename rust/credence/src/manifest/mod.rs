@@ -151,7 +151,8 @@ impl Manifest {
         let column = |name: &str| -> Result<Vec<Option<String>>> {
             if table.has_column(name) { table.text(name) } else { Ok(vec![None; table.n_rows()]) }
         };
-        let key_cells: Vec<Vec<Option<String>>> = keys.iter().map(|k| column(k)).collect::<Result<_>>()?;
+        // Keys equal as numbers are one key (`0` and `0.0` are one realization).
+        let key_cells: Vec<Vec<Option<String>>> = keys.iter().map(|k| table.labels(k)).collect::<Result<_>>()?;
         let tasks = column("task")?;
         let cells: HashMap<&str, Vec<Option<String>>> = REGRESSION_INPUTS
             .iter()

@@ -135,6 +135,10 @@ pub struct SensSpec {
 /// assert_eq!(s.specificity, Some(1.0));
 /// ```
 pub fn sensitivity_specificity(scores: &[f64], positive: &[bool], threshold: f64) -> Result<SensSpec> {
+    // A probability threshold: outside [0, 1] (or NaN) every point falls on one side.
+    if !(0.0..=1.0).contains(&threshold) {
+        return Err(Error::argument("threshold", threshold, "a probability in [0, 1]"));
+    }
     check_binary_scores(scores, positive)?;
     let (mut tp, mut fn_, mut tn, mut fp) = (0usize, 0usize, 0usize, 0usize);
     for (&s, &p) in scores.iter().zip(positive) {
@@ -180,6 +184,15 @@ mod tests {
             }
         }
         num / den
+    }
+
+    #[test]
+    fn a_threshold_outside_0_1_is_refused() {
+        for t in [f64::NAN, 1.5, -0.1] {
+            let e = sensitivity_specificity(&[0.2, 0.8], &[false, true], t).unwrap_err().to_string();
+            assert!(e.contains("threshold") && e.contains("[0, 1]"), "{e}");
+        }
+        assert!(sensitivity_specificity(&[0.2, 0.8], &[false, true], 1.0).is_ok());
     }
 
     #[test]

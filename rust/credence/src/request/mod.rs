@@ -290,6 +290,12 @@ impl FitRequest {
     /// model asked for by name is refused there instead.
     pub fn family_for(&self, design: &Design) -> Result<(Family, Option<String>)> {
         let family = self.family()?;
+        refuse(
+            self.realization_effect == Some(true) && design.n_pairs() == 0,
+            "realization_effect",
+            "true",
+            "the table has no realization column to hold the effect (name it as the pair column)",
+        )?;
         // Only the paired model carries the folds' correlation: with a test fraction given, a
         // design it cannot take is refused rather than fitted as independent realizations.
         if self.model.is_none() && self.cv_test_fraction.is_none() {
@@ -430,6 +436,12 @@ impl FitRequest {
                 ..AcrossOptions::default()
             }
         };
+        refuse(
+            model.interaction == Interaction::Normal && self.priors.contains_key("df"),
+            "prior_df",
+            self.priors.get("df").map_or("", String::as_str),
+            "the normal interaction has no df (its prior applies to interaction student_t or student_t_per_data_set)",
+        )?;
         model.scale = self.across_scale.unwrap_or_default();
         model.sigma = self.across_sigma.unwrap_or_default();
         model.no_realization_effect = self.realization_effect == Some(false);

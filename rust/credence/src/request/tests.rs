@@ -100,6 +100,11 @@ fn a_cv_test_fraction_asks_for_the_paired_model() {
             .unwrap();
     assert!(FitRequest::default().family_for(&unpaired).is_ok());
     assert_eq!(refused(request(r#"{"cv_test_fraction": 0.2}"#).family_for(&unpaired)).0, "model");
+    // A df prior needs a Student-t interaction.
+    assert_eq!(refused(request(r#"{"priors": {"df": "gamma(2, 0.1)"}}"#).across_options()).0, "prior_df");
+    assert!(request(r#"{"priors": {"df": "gamma(2, 0.1)"}, "interaction": "student_t"}"#).across_options().is_ok());
+    // A realization effect needs realizations.
+    assert_eq!(refused(request(r#"{"realization_effect": true}"#).family_for(&unpaired)).0, "realization_effect");
 }
 
 #[test]

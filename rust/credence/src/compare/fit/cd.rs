@@ -134,9 +134,15 @@ fn from_blocks(methods: &[String], cells: &[Vec<Option<f64>>], alpha: f64) -> Re
         })
         .sum();
     let correction = 1.0 - ties / (nf * kf * (kf * kf - 1.0));
-    let friedman_chi2 = 12.0 * nf / (kf * (kf + 1.0))
-        * (average.iter().map(|r| r * r).sum::<f64>() - kf * (kf + 1.0).powi(2) / 4.0)
-        / correction;
+    // Every block tied throughout (the correction is 0): the methods' ranks do not differ at
+    // all, a statistic of 0 (p = 1), not 0/0; and never below 0 from rounding.
+    let friedman_chi2 = if correction > 1e-12 {
+        (12.0 * nf / (kf * (kf + 1.0)) * (average.iter().map(|r| r * r).sum::<f64>() - kf * (kf + 1.0).powi(2) / 4.0)
+            / correction)
+            .max(0.0)
+    } else {
+        0.0
+    };
     let chi = ChiSquared::new(kf - 1.0).map_err(|e| Error::argument("methods", k, e.to_string()))?;
     Ok(ClassicCd {
         average_ranks: methods.iter().cloned().zip(average).collect(),
@@ -222,6 +228,16 @@ mod tests {
         assert!(classic_cd(&d, false, None, 1.5).is_err());
         // Under a target, the distance to it: |y - 2| per block is (1, 0, 1), (1, 1, 0),
         // (0, 0, 1) and (3, 4, 5), so B ranks 1, 2.5, 1.5 and 2.
+        // Every block tied: chi2 0 and p 1, not -inf.
+        let tied = Design::new(
+            ["A", "B", "A", "B"].map(String::from).to_vec(),
+            Some(["0", "0", "1", "1"].map(String::from).to_vec()),
+            vec![0.5, 0.5, 0.7, 0.7],
+            None,
+        )
+        .unwrap();
+        let c = classic_cd(&tied, false, None, 0.05).unwrap();
+        assert_eq!((c.friedman_chi2, c.friedman_p), (0.0, 1.0));
         let t = classic_cd(&d, false, Some(2.0), 0.05).unwrap();
         assert_eq!(t.average_ranks["B"], (1.0 + 2.5 + 1.5 + 2.0) / 4.0);
     }

@@ -118,7 +118,7 @@ impl PaperTable {
     /// A Markdown pipe table, the method column left-aligned and the numbers right-aligned.
     pub fn markdown(&self) -> String {
         let line = |cells: &[String]| {
-            format!("| {} |\n", cells.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "))
+            format!("| {} |\n", cells.iter().map(|c| markdown_escape(c)).collect::<Vec<_>>().join(" | "))
         };
         let rule: Vec<String> =
             (0..self.header.len()).map(|i| if i == 0 { ":--".into() } else { "--:".into() }).collect();
@@ -144,6 +144,23 @@ impl PaperTable {
         }
         out + "\\bottomrule\n\\end{tabular}\n"
     }
+}
+
+/// `s` as one Markdown table cell: a pipe escaped, a line break (which would end the row) as a
+/// space, HTML's `<`, `>` and `&` as entities (Markdown passes inline HTML, such as a script,
+/// through to the page) and other control characters as `\u{..}`.
+fn markdown_escape(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '|' => "\\|".into(),
+            '\n' | '\r' => " ".into(),
+            '<' => "&lt;".into(),
+            '>' => "&gt;".into(),
+            '&' => "&amp;".into(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// `s` with LaTeX's special characters escaped.
@@ -197,6 +214,8 @@ mod tests {
         let md = t.markdown();
         assert_eq!(md.lines().count(), 2 + t.rows.len());
         assert!(md.lines().nth(1).unwrap().starts_with("|:--|--:|"));
+        assert!(md.contains("B&amp;C"), "{md}");
+        assert_eq!(markdown_escape("a|b\n<script>\u{0}"), "a\\|b &lt;script&gt;\\u{0}");
         let tex = t.latex();
         assert!(tex.contains("A\\_1") && tex.contains("B\\&C") && tex.contains("\\toprule"), "{tex}");
         assert_eq!(tex.matches(" \\\\\n").count(), 1 + t.rows.len());

@@ -170,8 +170,8 @@ impl Design {
         trials: Option<&str>,
     ) -> Result<(Self, Vec<String>)> {
         let y = table.numbers(response)?;
-        let g = table.text(group)?;
-        let p = pair.map(|c| table.text(c)).transpose()?;
+        let g = table.labels(group)?;
+        let p = pair.map(|c| table.labels(c)).transpose()?;
         let t = trials.map(|c| table.numbers(c)).transpose()?;
         let keep: Vec<usize> = (0..table.n_rows())
             .filter(|&i| {

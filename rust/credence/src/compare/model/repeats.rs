@@ -160,9 +160,9 @@ impl Design {
         repeat: &str,
     ) -> Result<(Self, Repeats, Vec<String>)> {
         let y = table.numbers(response)?;
-        let g = table.text(group)?;
-        let p = table.text(pair)?;
-        let k = table.text(repeat)?;
+        let g = table.labels(group)?;
+        let p = table.labels(pair)?;
+        let k = table.labels(repeat)?;
         let keep: Vec<usize> = (0..table.n_rows())
             .filter(|&i| y[i].is_some() && g[i].is_some() && p[i].is_some() && k[i].is_some())
             .collect();

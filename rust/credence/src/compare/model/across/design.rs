@@ -164,9 +164,9 @@ impl AcrossDesign {
             ));
         }
         let y = table.numbers(response)?;
-        let d = table.text(dataset)?;
-        let g = table.text(method)?;
-        let r = realization.map(|c| table.text(c)).transpose()?;
+        let d = table.labels(dataset)?;
+        let g = table.labels(method)?;
+        let r = realization.map(|c| table.labels(c)).transpose()?;
         let keep: Vec<usize> = (0..table.n_rows())
             .filter(|&i| {
                 y[i].is_some() && d[i].is_some() && g[i].is_some() && r.as_ref().is_none_or(|r| r[i].is_some())

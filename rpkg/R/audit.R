@@ -73,7 +73,7 @@ credence_audit <- function(formula, data, family = stats::gaussian(), models = N
   }
   d <- model_rows(data, c(f$response, f$trials), c(f$group, f$pair, f$dataset))
   request <- list(family = resolve_family(family), draws = draws, seed = seed,
-                  higher_is_better = isTRUE(higher_is_better))
+                  higher_is_better = flag_arg(higher_is_better, fn, "higher_is_better"))
   options <- list(realizations = if (!is.null(r)) as.list(as.double(r)), subsets = subsets, clear_z = clear_z,
                   level = level, seed = seed)
   if (!is.null(f$dataset)) {

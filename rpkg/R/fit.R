@@ -188,7 +188,8 @@ sampler_request <- function(args, seed) {
          paste(names(control_fields), collapse = ", "), call. = FALSE)
   }
   out <- list(sampler = args$sampler, backend = args$backend, chains = args$chains, iter = args$iter,
-              warmup = args$warmup, seed = seed, higher_is_better = isTRUE(args$higher_is_better),
+              warmup = args$warmup, seed = seed,
+              higher_is_better = flag_arg(args$higher_is_better, "credence_fit", "higher_is_better"),
               convention = "brms")
   out[unname(control_fields[entries])] <- control
   out
@@ -278,4 +279,14 @@ refit <- function(object, formula, newdata, newdata_name, changes) {
   if (length(bad)) stop("update: unknown argument(s) ", paste(bad, collapse = ", "), call. = FALSE)
   for (k in names(changes)) args[k] <- list(changes[[k]])
   fit_from_args(args, data_name, sigma_given = isTRUE(object$sigma_given) || "sigma" %in% names(changes))
+}
+
+# A logical argument: one TRUE or FALSE (NULL: FALSE), else an error naming it (NA, "yes", 0.5
+# or c(TRUE, FALSE) would otherwise be read as FALSE without a word).
+flag_arg <- function(x, fn, name) {
+  if (is.null(x)) return(FALSE)
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) {
+    stop(fn, ": ", name, " must be TRUE or FALSE, not ", paste(deparse(x), collapse = " "), call. = FALSE)
+  }
+  x
 }

@@ -174,7 +174,8 @@ prob_superior <- function(fit, higher_is_better = NULL, target = NULL) {
   }
   m <- matrix(glue_prob_better(fit_ptr(fit)), nrow = length(g), byrow = TRUE, dimnames = list(better = g, than = g))
   # P(row > column) is P(column < row): the other direction is the transpose, exactly.
-  if (!is.null(higher_is_better) && !identical(isTRUE(higher_is_better), isTRUE(fit$args$higher_is_better))) {
+  if (!is.null(higher_is_better) &&
+      !identical(flag_arg(higher_is_better, "prob_superior", "higher_is_better"), isTRUE(fit$args$higher_is_better))) {
     m <- t(m)
     names(dimnames(m)) <- c("better", "than")
   }

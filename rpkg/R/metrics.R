@@ -4,6 +4,8 @@
 
 # Class labels as 0-based integers: a factor uses its level codes, numbers must be 1..K.
 as_class_index <- function(y) {
+  # NA would reach the core as the integer NA (-2147483648); name its place instead.
+  if (anyNA(y)) stop("labels: NA at index ", which(is.na(y))[1], "; expected a class for every point", call. = FALSE)
   if (is.factor(y)) return(as.integer(y) - 1L)
   if (is.logical(y)) return(as.integer(y))
   if (!is.numeric(y)) stop("labels: expected a factor or integer classes 1..K, got ", class(y)[1])
@@ -86,7 +88,7 @@ as_matrix <- function(x, name) {
 #' @name crps
 #' @export
 crps_gaussian <- function(y, mean, sd) {
-  glue_crps_gaussian(as.double(mean), as.double(sd), as.double(y))
+  glue_crps_gaussian(num_vec(mean, "mean"), num_vec(sd, "sd"), num_vec(y, "y"))
 }
 
 #' @title Gaussian negative log-likelihood
@@ -100,7 +102,7 @@ crps_gaussian <- function(y, mean, sd) {
 #' nll_gaussian(c(0, 1), c(0, 0), c(1, 1))
 #' @export
 nll_gaussian <- function(y, mean, sd) {
-  glue_nll_gaussian(as.double(mean), as.double(sd), as.double(y))
+  glue_nll_gaussian(num_vec(mean, "mean"), num_vec(sd, "sd"), num_vec(y, "y"))
 }
 
 #' @rdname crps
@@ -124,7 +126,7 @@ crps_mixture <- function(y, means, sds, weights = NULL, backend = "auto") {
 crps_sample <- function(y, dat, estimator = c("standard", "fair")) {
   estimator <- match.arg(estimator)
   dat <- if (is.null(dim(dat))) matrix(dat, nrow = 1L) else as_matrix(dat, "dat")
-  glue_crps_sample(as.double(dat), nrow(dat), ncol(dat), as.double(y), estimator)
+  glue_crps_sample(as.double(dat), nrow(dat), ncol(dat), num_vec(y, "y"), estimator)
 }
 
 #' @title Prediction-interval metrics
@@ -145,7 +147,7 @@ crps_sample <- function(y, dat, estimator = c("standard", "fair")) {
 #' @name intervals
 #' @export
 picp <- function(y, lower, upper) {
-  glue_interval_coverage(as.double(lower), as.double(upper), as.double(y))[1]
+  glue_interval_coverage(num_vec(lower, "lower"), num_vec(upper, "upper"), num_vec(y, "y"))[1]
 }
 
 #' @rdname intervals
@@ -158,7 +160,7 @@ mpiw <- function(lower, upper) {
 #' @rdname intervals
 #' @export
 interval_score <- function(y, lower, upper, alpha = 0.1) {
-  glue_interval_score(as.double(lower), as.double(upper), as.double(y), as.double(alpha))
+  glue_interval_score(num_vec(lower, "lower"), num_vec(upper, "upper"), num_vec(y, "y"), as.double(alpha))
 }
 
 #' @title Calibration error and Brier score
@@ -426,4 +428,14 @@ metrics_table <- function(manifest, options = list(), cores = NULL) {
   }
   for (k in intersect(c("covered", "n_test", "correct"), names(cols))) cols[[k]] <- as.integer(cols[[k]])
   as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE)
+}
+
+# A numeric argument as doubles; a factor (whose codes as.double() would score) or text is an
+# error naming it.
+num_vec <- function(x, name) {
+  if (is.factor(x) || !(is.numeric(x) || is.logical(x))) {
+    stop(name, " must be numeric, not ", class(x)[1], if (is.factor(x)) " (as.double() would give its codes)",
+         call. = FALSE)
+  }
+  as.double(x)
 }

@@ -42,3 +42,17 @@ test_that("the row order of the data frame does not change the fit", {
   s2 <- fit_summary(f2)$parameters
   for (k in names(s1)) expect_identical(s1[[k]]$mean, s2[[k]]$mean, label = k)
 })
+
+test_that("flags, numbers and labels of the wrong type are refused by name", {
+  d <- data.frame(method = rep(c("A", "B"), 5), realization = rep(1:5, each = 2),
+                  crps = c(0.3, 0.35) + rep(c(0.01, -0.02, 0.03, 0, 0.02), each = 2) + (1:10) / 1000)
+  for (bad in list(NA, "yes", c(TRUE, FALSE), 0.5)) {
+    expect_error(credence_fit(crps ~ method + (1 | realization), d, higher_is_better = bad),
+                 "higher_is_better must be TRUE or FALSE")
+  }
+  f <- credence_fit(crps ~ method + (1 | realization), d, seed = 1)
+  expect_error(prob_superior(f, higher_is_better = NA), "higher_is_better must be TRUE or FALSE")
+  expect_error(mdd(f, "A", "A"), "two different methods")
+  expect_error(crps_gaussian(y = factor(c(1, 2)), mean = c(0, 0), sd = c(1, 1)), "y must be numeric, not factor")
+  expect_error(brier(matrix(c(0.5, 0.5, 0.2, 0.8), 2, byrow = TRUE), c(NA, 2)), "labels: NA at index 1")
+})

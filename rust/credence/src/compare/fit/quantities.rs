@@ -195,6 +195,9 @@ impl Fit {
     /// [`crate::compare::PairedOptions::effective_realizations`].
     pub fn mdd(&self, a: &str, b: &str, power: f64, r_new: f64) -> Result<Mdd> {
         check_mdd_options(power, r_new)?;
+        if a == b {
+            return Err(Error::argument("methods", format!("{a} and {b}"), "two different methods"));
+        }
         let (i, j) = (self.method_index(a)?, self.method_index(b)?);
         let mut noise = self.mean_obs_variance(a)? + self.mean_obs_variance(b)?;
         if let Some(c) = self.mean_covariance() {

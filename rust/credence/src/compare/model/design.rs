@@ -95,6 +95,22 @@ pub(crate) fn duplicated_cells(table: &Table, keep: &[usize], cols: &[(&str, &[O
         .collect()
 }
 
+/// Each column in one role: a column that is both the method and the realization (or the
+/// response and the realization) would make every value its own cell without a word. The
+/// error names the file, the column and both roles.
+pub(crate) fn distinct_roles(table: &Table, roles: &[(&str, Option<&str>)]) -> Result<()> {
+    let given: Vec<(&str, &str)> = roles.iter().filter_map(|&(role, c)| Some((role, c?))).collect();
+    for (i, (role, column)) in given.iter().enumerate() {
+        if let Some((other, _)) = given[..i].iter().find(|(_, c)| c == column) {
+            let why = format!(
+                "column '{column}' is given as both the {other} and the {role}: each role needs its own column"
+            );
+            return Err(crate::io::format_error(table.source(), why));
+        }
+    }
+    Ok(())
+}
+
 /// At most one row per (method, realization), the named columns `cells`: the paired model
 /// takes one value per cell. The error names the file, the first duplicated cells and their
 /// lines.
@@ -169,6 +185,10 @@ impl Design {
         pair: Option<&str>,
         trials: Option<&str>,
     ) -> Result<(Self, Vec<String>)> {
+        distinct_roles(
+            table,
+            &[("response", Some(response)), ("method", Some(group)), ("pair", pair), ("trials", trials)],
+        )?;
         let y = table.numbers(response)?;
         let g = table.labels(group)?;
         let p = pair.map(|c| table.labels(c)).transpose()?;

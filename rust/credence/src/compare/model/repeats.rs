@@ -159,6 +159,10 @@ impl Design {
         pair: &str,
         repeat: &str,
     ) -> Result<(Self, Repeats, Vec<String>)> {
+        super::design::distinct_roles(
+            table,
+            &[("response", Some(response)), ("method", Some(group)), ("pair", Some(pair)), ("repeat", Some(repeat))],
+        )?;
         let y = table.numbers(response)?;
         let g = table.labels(group)?;
         let p = table.labels(pair)?;

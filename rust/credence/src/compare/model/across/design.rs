@@ -163,6 +163,7 @@ impl AcrossDesign {
                 format!("a column other than the {role} column (each role needs its own column)"),
             ));
         }
+        crate::compare::model::design::distinct_roles(table, &roles)?;
         let y = table.numbers(response)?;
         let d = table.labels(dataset)?;
         let g = table.labels(method)?;

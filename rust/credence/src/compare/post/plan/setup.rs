@@ -182,11 +182,12 @@ impl Setup {
             return Err(Error::argument("effect", s.effect, "a finite number"));
         }
         for (name, v) in [("sigma_a", s.sigma_a), ("sigma_b", s.sigma_b)] {
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(Error::argument(name, v, "a finite sd > 0"));
+            // Its square (a variance) must be finite too: 1e308 would simulate infinite values.
+            if !(v > 0.0 && (v * v).is_finite()) {
+                return Err(Error::argument(name, v, "a finite sd > 0 whose square is finite (below 1e154)"));
             }
         }
-        if !(s.sigma_gamma >= 0.0 && s.sigma_gamma.is_finite()) {
+        if !(s.sigma_gamma >= 0.0 && (s.sigma_gamma * s.sigma_gamma).is_finite()) {
             return Err(Error::argument("sigma_gamma", s.sigma_gamma, "a finite sd >= 0"));
         }
         if options.methods.as_ref().is_some_and(|m| m.len() != 2 || !m.contains(&options.a) || !m.contains(&options.b))

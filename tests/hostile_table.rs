@@ -136,6 +136,11 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         })
         .collect();
     put("numlabels.csv", numlabels.into_bytes());
+    // 3000 methods x 3 realizations: every pair over every draw would take many minutes.
+    let many: String = std::iter::once("method,realization,crps\n".to_string())
+        .chain((0..9000).map(|k| format!("M{},{},{}\n", k / 3, k % 3, 0.3 + 0.001 * (k % 7) as f64)))
+        .collect();
+    put("m3000.csv", many.into_bytes());
     // A method name longer than a format width (u16): printed in full.
     put("longname.csv", table.replace("MAP,", &format!("{},", "M".repeat(70_000))).into_bytes());
     put("micro.csv", table_with(|v, _| format!("{:e}", v * 1e-6)).into_bytes());

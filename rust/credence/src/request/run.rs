@@ -48,6 +48,11 @@ impl FitRequest {
     pub fn fit(&self, design: &Design, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<Fit> {
         let (options, why) = self.fit_options_for(design)?;
         self.check_rope()?;
+        // A summary of every pair that could not finish is refused before the fit, not after.
+        if self.pairs == crate::compare::Pairs::All {
+            let draws = options.sampler.chains() as u64 * options.sampler.draws();
+            crate::compare::fit::summary::check_all_pairs(design.n_groups(), draws)?;
+        }
         let fit = match options.sampler {
             Sampler::Nuts(_) => fit_with_progress(design, &options, progress)?,
             Sampler::Chees(s) => {

@@ -17,7 +17,7 @@ pub(crate) mod profiles;
 mod quantities;
 mod ranks;
 mod sentences;
-mod summary;
+pub(crate) mod summary;
 mod summary_serde;
 mod ties;
 mod wording;

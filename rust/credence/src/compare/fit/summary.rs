@@ -422,6 +422,26 @@ pub struct FitSummary {
     pub seconds: f64,
 }
 
+/// Every ordered pair of `methods` over `draws` draws (`pairs all`), refused with its size
+/// beyond [`crate::limits::MAX_PAIR_DRAWS`] rather than run for many minutes.
+pub(crate) fn check_all_pairs(methods: usize, draws: u64) -> crate::Result<()> {
+    let m = methods as u64;
+    let pairs = m.saturating_mul(m.saturating_sub(1));
+    let work = pairs.saturating_mul(draws);
+    if work <= crate::limits::MAX_PAIR_DRAWS {
+        return Ok(());
+    }
+    Err(crate::Error::argument(
+        "pairs",
+        "all",
+        format!(
+            "at most {} pair-draws: {m} methods give {pairs} ordered pairs over {draws} draws ({work}); use pairs \
+             ranked (each method against the next and the best), or fewer draws",
+            crate::limits::MAX_PAIR_DRAWS
+        ),
+    ))
+}
+
 impl FitSummary {
     /// The summary of `method`'s compared quantity: mu\[method\] (Gaussian) or p\[method\]
     /// (beta-binomial).
@@ -462,6 +482,9 @@ impl FitSummary {
             super::quantities::check_rope(eps)?;
         }
         super::quantities::check_mdd_options(options.power, options.r_new)?;
+        if !ranked {
+            check_all_pairs(methods.len(), (fit.n_draws() * fit.n_chains()) as u64)?;
+        }
         let s = &fit.options().sampler;
         let exact = fit.options().family.draws_exactly();
         // Each method's mean predictive variance, its draws gathered in blocks of methods that

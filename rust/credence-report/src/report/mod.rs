@@ -45,6 +45,7 @@
 //! and the [`credence::compare::AcrossSummary`] JSON.
 
 mod across;
+mod audit_page;
 mod batch;
 mod build;
 mod class_figures;
@@ -53,6 +54,7 @@ mod options;
 mod page;
 mod ranking;
 pub(crate) mod ranks;
+mod sections;
 pub(crate) mod tables;
 
 pub use across::AcrossCell;

@@ -270,7 +270,6 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         ("mfshape", format!("{head}{}", row("A", "0", "labels.npy"))),
         ("mfmixed", format!("{}A,1,classification,,,\n", fine)),
         ("mfempty", head.to_owned()),
-        ("mffifo", format!("{head}{}", row("A", "0", "y.npy").replace("ens_mean.npy", "pipe.npy"))),
     ] {
         let path = dir.join(format!("{name}.csv"));
         std::fs::write(&path, text).unwrap();

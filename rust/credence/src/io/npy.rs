@@ -14,7 +14,6 @@ use crate::error::Result;
 /// Fortran order, either endianness). Fortran-ordered data are transposed explicitly into
 /// row-major layout, so the logical array is exactly what NumPy shows.
 pub fn read_npy(path: &Path) -> Result<NumArray> {
-    super::regular_file(path)?;
     let file = File::open(path).map_err(|e| io_error(path, e))?;
     let file_len = file.metadata().map_err(|e| io_error(path, e))?.len();
     let npy =
@@ -26,7 +25,6 @@ pub fn read_npy(path: &Path) -> Result<NumArray> {
 /// `numpy.savez` and `numpy.savez_compressed`); with `member = None` the archive must hold
 /// exactly one array.
 pub fn read_npz(path: &Path, member: Option<&str>) -> Result<NumArray> {
-    super::regular_file(path)?;
     let file = File::open(path).map_err(|e| io_error(path, e))?;
     let mut archive = zip::ZipArchive::new(BufReader::new(file))
         .map_err(|e| format_error(path, format!("not a valid .npz archive: {e}")))?;

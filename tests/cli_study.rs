@@ -255,7 +255,7 @@ fn train_seeds_give_the_variance_decomposition() {
     // The fit is of the means over the two trainings, the same as `credence fit --repeat`.
     let fit = v["fits"].as_array().unwrap().iter().find(|f| f["metric"] == "crps").unwrap();
     assert_eq!(fit["repeats"]["per_cell"], serde_json::json!([2, 2]));
-    let (ok, stdout, stderr) = credence(&[
+    let direct = common::json(&[
         "fit",
         out_s,
         "--response",
@@ -269,8 +269,6 @@ fn train_seeds_give_the_variance_decomposition() {
         "--json",
         "-",
     ]);
-    assert!(ok, "{stderr}");
-    let direct: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(fit["prob_better"], direct["prob_better"]);
     assert_eq!(fit["repeats"], direct["repeats"]);
     let html = dir.path().join("r.html");

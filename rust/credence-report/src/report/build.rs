@@ -297,7 +297,8 @@ impl Collected {
         // trainings); the summaries, quantiles and convergence read repeat 0, the table a run
         // without repeats would have written.
         let repeated = all.has_column("train_rep") && all.levels("train_rep")?.len() > 1;
-        let every = all.clone();
+        // Every training's rows, kept only where the fits read them.
+        let every = repeated.then(|| all.clone());
         let part = if all.has_column("train_rep") { all.filter_equal("train_rep", "0")? } else { all };
         if shift {
             self.shift_cells.extend(shift_cells_of(&part, dataset, &options.metrics, &ns, methods)?);
@@ -330,7 +331,7 @@ impl Collected {
                     error: None,
                     warnings: Vec::new(),
                 };
-                let read = if repeated {
+                let read = if let Some(every) = &every {
                     let trainings = every.filter_equal("n", &n.to_string())?;
                     Design::from_repeated_table(&trainings, metric, "method", "realization", "train_rep")
                         .map(|(d, r, w)| (d, Some(r), w))

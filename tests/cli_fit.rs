@@ -393,3 +393,35 @@ fn repeated_trainings_are_averaged_and_decomposed() {
         &["dup.csv", "train_rep '0' on lines 2, 3"],
     );
 }
+
+#[test]
+fn per_item_scores_from_a_manifest_fit_the_per_item_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/manifest.csv");
+    let items = dir.path().join("items.csv");
+    let items = items.to_str().unwrap();
+    let (ok, _, stderr) = credence(&["metrics", "table", manifest, "--per-item", "--out", items, "--quiet"]);
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(items).unwrap();
+    assert!(text.starts_with("n,method,realization,item,crps,nll,covered,interval_score,squared_error\n"));
+    let base = ["--response", "crps", "--pair", "realization", "--json", "-"];
+    let fit = json(&args(&["fit", items, "--item", "item"], &base));
+    // Each realization scores its own targets file: nested items, 200 per realization.
+    assert_eq!(fit["items"]["layout"], "nested");
+    assert_eq!(fit["items"]["per_realization"], serde_json::json!([200, 200]));
+    assert_eq!(fit["data"]["observations"], 12);
+    assert!(fit["prob_better"]["Ensemble"]["MAP"].as_f64().unwrap() > 0.95);
+    assert!(fit["form"].as_str().unwrap().contains("a test split of 200 items per realization"));
+    // The per-item means are the metric table's means.
+    let (ok, _, stderr) = credence(&["metrics", "table", manifest, "--out", &format!("{items}.means.csv"), "--quiet"]);
+    assert!(ok, "{stderr}");
+    let means = json(&args(&["fit", &format!("{items}.means.csv")], &base));
+    let mu = |v: &Value| v["parameters"]["mu[MAP]"]["mean"].as_f64().unwrap();
+    assert!((mu(&fit) - mu(&means)).abs() < 0.02, "{} vs {}", mu(&fit), mu(&means));
+    refused(&["fit", items, "--response", "crps", "--item", "item"], &["--item item", "--pair"]);
+    refused(
+        &["fit", items, "--response", "crps", "--pair", "realization", "--item", "item", "--model", "additive"],
+        &["paired family for per-item scores"],
+    );
+    refused(&["metrics", "table", manifest, "--per-item", "--out", manifest], &["--out"]);
+}

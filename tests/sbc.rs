@@ -1,6 +1,6 @@
 //! Simulation-based calibration of the comparison models (Talts et al. 2018): ranks of the
 //! true values among posterior draws must be uniform (chi-square test at a fixed seed), with
-//! every fit by NUTS (the paired model: its exact draws) and, for the two main additive and
+//! every fit by NUTS (the paired model: its exact draws; with per-item scores, NUTS) and, for the two main additive and
 //! beta-binomial models, by batched ChEES-HMC.
 //!
 //! Slow in debug builds; the full test run executes it in release mode:
@@ -27,6 +27,7 @@ fn every_model_is_calibrated_under_each_sampler() {
         (sbc_cases::beta_binomial_centred(), &nuts, "NUTS"),
         (sbc_cases::paired(), &nuts, "exact draws"),
         (sbc_cases::paired_cv(), &nuts, "exact draws"),
+        (sbc_cases::items(), &nuts, "NUTS"),
         (sbc_cases::paired_gaps(false), &nuts, "exact draws"),
         (sbc_cases::paired_gaps(true), &nuts, "exact draws"),
         (sbc_cases::gaussian(), &chees, "ChEES"),

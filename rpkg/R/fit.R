@@ -18,6 +18,11 @@
 #'   (\code{credence study --train-seeds}): each cell's trainings are averaged, the model is fitted to
 #'   the means, and \code{fit_summary(fit)$repeats} gives each method's training sd and its share of
 #'   the realization means' variance (the CLI's \code{--repeat}).
+#'   \code{crps ~ method + (1 | realization) + (1 | item)} fits per-item scores (one row per
+#'   method, realization and test item): the per-item model measures each realization's test-set
+#'   noise from its items and keeps a training term per method; the items are one fixed test set
+#'   (the same labels in every realization) or a split per realization (no label in two), read
+#'   from the labels (the CLI's \code{--item}).
 #'   Column names are free. Adding \code{+ (1 | dataset:method)} (a method-by-data-set
 #'   interaction) fits the model across data sets (see \code{\link{credence_across}}). Any other
 #'   term is an error that names it.
@@ -208,7 +213,8 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   }
   family <- resolve_family(args$family)
   shared_sigma <- if (sigma_given) parse_sigma_formula(args$sigma, f$group)
-  d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair, f$training))
+  d <- model_rows(args$data, c(f$response, f$trials), c(f$group, f$pair, f$training, f$item))
+  within <- if (!is.null(f$item)) c("item", f$item) else if (!is.null(f$training)) c("repeat", f$training)
   seed <- fit_seed(args$seed)
   priors <- prior_strings(args$prior)
   request <- c(list(family = family, model = args$model, covariance_df = args$covariance_df,
@@ -218,8 +224,8 @@ fit_from_args <- function(args, data_name, sigma_given = TRUE) {
   r <- core("credence_fit", glue_fit(request, as.character(d[[f$group]]),
                                      if (is.null(f$pair)) NULL else as.character(d[[f$pair]]),
                                      as.double(d[[f$response]]), if (is.null(f$trials)) NULL else as.double(d[[f$trials]]),
-                                     if (is.null(f$training)) NULL else as.character(d[[f$training]]),
-                                     if (is.null(f$training)) NULL else f$training,
+                                     if (is.null(within)) NULL else as.character(d[[within[[2]]]]),
+                                     within,
                                      run_cores(args$cores), run_progress()))
   args$seed <- seed
   info <- glue_info(r$ptr)

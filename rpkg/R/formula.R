@@ -43,6 +43,7 @@ parse_credence_formula <- function(formula) {
   group <- NULL
   pair <- NULL
   training <- NULL
+  item <- NULL
   interactions <- list()
   for (t in split_plus(formula[[3]])) {
     if (is.name(t)) {
@@ -71,7 +72,14 @@ parse_credence_formula <- function(formula) {
                                                                    as.character(re[[3]][[3]])), term = t)
         next
       }
-      if (!is.null(pair)) unsupported("term", deparse1(t), "only one realization term is allowed")
+      # (1 | realization) + (1 | item): the second single term names the test item of per-item scores.
+      if (!is.null(pair)) {
+        if (!is.null(item) || !is.null(training)) {
+          unsupported("term", deparse1(t), "one realization term and at most one item term are allowed")
+        }
+        item <- as.character(re[[3]])
+        next
+      }
       pair <- as.character(re[[3]])
     } else {
       unsupported("term", deparse1(t), rhs_hint)
@@ -98,12 +106,16 @@ parse_credence_formula <- function(formula) {
     if (!is.null(pair)) unsupported("term", deparse1(x$term), "only one realization term is allowed")
     pair <- setdiff(x$names, dataset)
   }
+  if (!is.null(item) && !is.null(dataset)) {
+    stop("credence_fit: (1 | ", item, "): the model across data sets takes one value per data set, method and ",
+         "realization; fit each data set's items on its own", call. = FALSE)
+  }
   if (!is.null(training) && !is.null(dataset)) {
     stop("credence_fit: (1 | ", pair, "/", training, "): the model across data sets takes one value per data set, ",
          "method and realization; average the trainings first", call. = FALSE)
   }
   list(response = as.character(lhs), trials = trials, group = group, pair = pair, dataset = dataset,
-       training = training)
+       training = training, item = item)
 }
 
 # TRUE for a shared sigma (`~ 1`), FALSE for one per method (`~ method`).

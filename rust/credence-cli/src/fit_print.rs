@@ -24,6 +24,21 @@ fn print_header(s: &FitSummary, data: &Path) {
             if o.phi_per_method { ", phi per method" } else { "" },
             if o.realization_effect { ", realization effect" } else { "" }
         ),
+        Family::Paired(_) if s.items.is_some() => {
+            let i = s.items.as_ref().map_or_else(String::new, |i| {
+                let n = if i.per_realization.0 == i.per_realization.1 {
+                    i.per_realization.0.to_string()
+                } else {
+                    format!("{}-{}", i.per_realization.0, i.per_realization.1)
+                };
+                let layout = match i.layout {
+                    credence::compare::ItemLayout::Shared => format!("one test set of {n} shared by every realization"),
+                    credence::compare::ItemLayout::Nested => format!("a test split of {n} per realization"),
+                };
+                format!("{} scores by '{}', {layout}", i.scores, i.column)
+            });
+            format!("paired, per-item ({i})")
+        }
         Family::Paired(o) => format!(
             "paired (normal across methods per realization, prior df {}{})",
             o.covariance_df,

@@ -65,6 +65,12 @@ pub struct TableArgs {
     /// Tolerance for probabilities outside [0, 1] and row sums away from 1.
     #[arg(long)]
     tolerance: Option<f64>,
+    /// Write one row per test point instead (the manifest's keys, `item`, and the per-point
+    /// scores: crps, nll, covered, interval_score, squared_error; or correct, nll, brier), for
+    /// `credence fit --item item`. Items are labelled by their targets file and index, so rows
+    /// on one targets file share their items. Written at once, not resumed.
+    #[arg(long)]
+    per_item: bool,
     /// No progress bar or progress lines.
     #[arg(long)]
     quiet: bool,
@@ -240,6 +246,20 @@ fn table_options(a: &TableArgs) -> Result<MetricsTableOptions> {
 fn table(a: TableArgs) -> Result<()> {
     let opts = table_options(&a)?;
     let manifest = Manifest::read(&a.manifest)?;
+    if a.per_item {
+        let written = crate::output::with_row_progress("rows", a.quiet, |progress| {
+            credence::manifest::write_item_table(&manifest, &opts, &a.out, progress)
+        })??;
+        if !a.quiet {
+            eprintln!(
+                "{}: {written} per-item rows of {} manifest rows, {} task",
+                a.out.display(),
+                manifest.rows.len(),
+                manifest.task.name()
+            );
+        }
+        return Ok(());
+    }
     let run = crate::output::with_row_progress("rows", a.quiet, |progress| {
         write_metrics_table(&manifest, &opts, &a.out, progress)
     })??;

@@ -32,6 +32,13 @@ pub struct ModelArgs {
     /// share of the means' variance. Needs --pair.
     #[arg(long, value_name = "COLUMN")]
     pub repeat: Option<String>,
+    /// Column naming the test item of per-item scores (`item` of `credence metrics table
+    /// --per-item`): the per-item model, which measures each realization's test-set noise from
+    /// its items and keeps a training term per method; one fixed test set (the same items in
+    /// every realization) or a test split per realization (no item in two) is read from the
+    /// labels and stated in the output. Needs --pair.
+    #[arg(long, value_name = "COLUMN")]
+    pub item: Option<String>,
     /// Model family: gaussian (default) or beta-binomial.
     #[arg(long)]
     pub family: Option<FamilyName>,
@@ -147,6 +154,20 @@ impl ModelArgs {
         }
         let response = self.response()?;
         let table = self.load_table(data)?;
+        if let Some(item) = &self.item {
+            let Some(pair) = &self.pair else {
+                bail!(
+                    "--item {item}: per-item scores are scores of a realization's test items: give --pair COLUMN too"
+                );
+            };
+            if let Some(other) = self.trials.as_ref().or(self.repeat.as_ref()) {
+                bail!(
+                    "--item {item}: per-item scores are metric values of one training per realization, not with {other}"
+                );
+            }
+            let (design, notes) = Design::from_item_table(&table, response, &self.group, pair, item)?;
+            return Ok((design, None, notes));
+        }
         let Some(repeat) = &self.repeat else {
             let (design, notes) =
                 Design::from_table(&table, response, &self.group, self.pair.as_deref(), self.trials.as_deref())?;
@@ -162,8 +183,14 @@ impl ModelArgs {
         Ok((design, Some(repeats), notes))
     }
 
-    /// Refuses `--repeat` for the across-data-sets model, which has no repeat term.
+    /// Refuses `--repeat` and `--item` for the across-data-sets model, which has neither term.
     pub fn no_repeat_across(&self) -> Result<()> {
+        if let Some(item) = &self.item {
+            bail!(
+                "--item {item}: the across-data-sets model (--dataset-column) takes one value per data set, method and \
+                 realization; fit each data set's items on its own (--where)"
+            );
+        }
         match &self.repeat {
             Some(r) => bail!(
                 "--repeat {r}: the across-data-sets model (--dataset-column) takes one value per data set, method \

@@ -12,6 +12,7 @@ pub mod cv_folds;
 pub mod design_families;
 pub mod fit_data;
 pub mod gradients;
+pub mod items;
 pub mod predictions;
 pub mod repeats;
 pub mod sbc_cases;

@@ -2,7 +2,7 @@
 //! in, `credence` calls, R lists out.
 
 use credence::backend::Backend;
-use credence::compare::{Design, DrawStats, Family, Fit, Likelihood, average_repeats, mdd_curve};
+use credence::compare::{Design, DrawStats, Family, Fit, Likelihood, average_items, average_repeats, mdd_curve};
 use extendr_api::prelude::*;
 
 use credence::request::Progress;
@@ -19,8 +19,9 @@ pub(crate) fn backend(name: &str) -> R<Backend> {
 
 /// Fits the model that `request` (a named list of `credence::request::FitRequest`'s fields)
 /// asks for to one data set's columns (`pair` `NULL` for an unpaired design, `trials` `NULL`
-/// but for the beta-binomial model, `training` the repeated training within a realization,
-/// named `training_name`, whose cells are averaged, or `NULL`): NUTS on the CPU, or batched ChEES on the request's
+/// but for the beta-binomial model, `training` the repeated training within a realization or
+/// the test item of per-item scores, `within` its kind and column name, `c("repeat", name)`
+/// (each cell's trainings averaged) or `c("item", name)` (the per-item model), or `NULL`): NUTS on the CPU, or batched ChEES on the request's
 /// backend, or exact draws for the paired model. Returns the fit, the sampler that ran (`nuts`,
 /// `chees`, or `none` for exact draws), where it ran (`cpu` or `cuda`) and, for ChEES, what is particular to it (nested R-hat, step size, trajectory
 /// length, leapfrog steps; `NULL` for NUTS). The fit runs on `cores` threads (`NULL`: all),
@@ -34,7 +35,7 @@ fn glue_fit(
     y: Vec<f64>,
     trials: Nullable<Vec<f64>>,
     training: Nullable<Vec<String>>,
-    training_name: Nullable<String>,
+    within: Nullable<Vec<String>>,
     cores: Nullable<f64>,
     progress: Nullable<bool>,
 ) -> R<List> {
@@ -44,13 +45,18 @@ fn glue_fit(
     if training.is_some() && trials.is_some() {
         return Err("repeated trainings are averaged, which counts with trials() are not".into());
     }
+    let within = within.into_option().unwrap_or_default();
+    let (kind, name) = match within.as_slice() {
+        [kind, name] => (kind.as_str(), name.clone()),
+        _ => ("repeat", "training".to_string()),
+    };
     let (design, repeats) = match (training, pair.into_option()) {
+        (Some(k), Some(p)) if kind == "item" => (average_items(&group, &p, &k, &y, &name).map_err(msg)?, None),
         (Some(k), Some(p)) => {
-            let name = training_name.into_option().unwrap_or_else(|| "training".into());
             let (d, r) = average_repeats(&group, &p, &k, &y, &name).map_err(msg)?;
             (d, Some(r))
         }
-        (Some(_), None) => return Err("repeated trainings need the realization they are within".into()),
+        (Some(_), None) => return Err(format!("the {name} column needs the realization it is within")),
         (None, pair) => (Design::new(group, pair, y, trials).map_err(msg)?, None),
     };
     // Where it runs, and the request's refusals, before the data's own check.
@@ -80,7 +86,7 @@ fn glue_fit(
     };
     let sampler = if fit.chees().is_some() {
         "chees"
-    } else if fit.options().family.draws_exactly() {
+    } else if fit.drawn_exactly() {
         "none"
     } else {
         "nuts"
@@ -127,7 +133,7 @@ fn glue_info(f: ExternalPtr<Fit>) -> List {
         y = d.y().to_vec(),
         chains = f.n_chains() as f64,
         draws = f.n_draws() as f64,
-        warmup = if f.options().family.draws_exactly() { 0.0 } else { s.warmup() as f64 },
+        warmup = if f.drawn_exactly() { 0.0 } else { s.warmup() as f64 },
         seed = s.seed() as f64,
         divergences = diag.divergences as f64,
         treedepth_hits = diag.treedepth_hits as f64,

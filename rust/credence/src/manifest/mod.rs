@@ -39,6 +39,7 @@
 //! same bits as `credence metrics --json` gives for the same files.
 
 mod inputs;
+mod per_item;
 mod run;
 mod table;
 
@@ -48,6 +49,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::io::{Table, format_error};
 pub use inputs::{ClassificationFiles, RegressionFiles, RegressionPrediction, in_file};
+pub use per_item::{CLASSIFICATION_ITEM_SCORES, REGRESSION_ITEM_SCORES, write_item_table};
 pub use run::{TableRun, write_metrics_table};
 pub use table::{CLASSIFICATION_METRICS, MetricsTableOptions, REGRESSION_METRICS, metrics_table};
 

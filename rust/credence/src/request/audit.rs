@@ -17,9 +17,22 @@ impl FitRequest {
     /// The models a calibration audit of `design` fits: each of `names` (`paired`,
     /// `additive`, or `beta_binomial` with the beta-binomial family; none: both Gaussian
     /// models, or the beta-binomial one) with this request's options, resolved as a fit of
-    /// the design would be. A paired model the design does not suit is refused by name.
+    /// the design would be. A paired model the design does not suit is refused by name. A
+    /// design of per-item scores has one model, the paired family's per-item model.
     pub fn audit_models(&self, names: &[String], design: &Design) -> Result<Vec<AuditModel>> {
-        let names = if names.is_empty() { default_audit_models(self.family) } else { names.to_vec() };
+        let names = match (names.is_empty(), design.items()) {
+            (true, Some(_)) => vec!["paired".to_string()],
+            (true, None) => default_audit_models(self.family),
+            (false, Some(items)) if names.iter().any(|n| n != "paired") => {
+                let other = names.iter().find(|n| *n != "paired").cloned().unwrap_or_default();
+                return Err(Error::refused(
+                    "models",
+                    other,
+                    format!("per-{} scores have one model, paired (the per-item model)", items.column),
+                ));
+            }
+            _ => names.to_vec(),
+        };
         names
             .iter()
             .map(|name| {

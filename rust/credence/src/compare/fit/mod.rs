@@ -46,6 +46,7 @@ use crate::compare::model::beta_binomial::BetaBinomialModel;
 use crate::compare::model::collapsed::{CollapsedGaussian, Geometry};
 use crate::compare::model::design::Design;
 use crate::compare::model::gaussian::{GaussianModel, KnownHyper};
+use crate::compare::model::items::ItemModel;
 use crate::compare::model::paired::PairedModel;
 use crate::compare::model::priors::GaussianPriors;
 use crate::compare::model::{Family, OutputKind, Posterior, Role, SigmaStructure};
@@ -105,6 +106,14 @@ pub(crate) fn build_model(
     if design.trials().is_some() != counts {
         return Err(Error::argument("family", name, needs));
     }
+    if design.items().is_some() && !matches!(family, Family::Paired(_)) {
+        return Err(Error::argument(
+            "family",
+            name,
+            "the paired family for per-item scores (the per-item model is its extension; the other models would \
+             drop the items)",
+        ));
+    }
     match family {
         Family::Gaussian(o) => {
             o.priors.validate()?;
@@ -118,6 +127,7 @@ pub(crate) fn build_model(
             o.priors.validate()?;
             Ok(Box::new(BetaBinomialModel::new(design, *o)))
         }
+        Family::Paired(o) if design.items().is_some() => Ok(Box::new(ItemModel::new(design, *o)?)),
         Family::Paired(o) => Ok(Box::new(PairedModel::new(design, *o)?)),
     }
 }
@@ -325,6 +335,12 @@ pub(crate) fn assemble(
 }
 
 impl Fit {
+    /// Whether the posterior was drawn exactly, with no sampler (the paired model of a design
+    /// without items).
+    pub fn drawn_exactly(&self) -> bool {
+        self.options.family.draws_exactly() && self.design.items().is_none()
+    }
+
     /// The data the model was fitted to.
     pub fn design(&self) -> &Design {
         &self.design

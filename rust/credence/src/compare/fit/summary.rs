@@ -311,7 +311,8 @@ pub(crate) mod parameters {
 /// `model` (the family and its options), `form` (how the sampler saw the model), `data`
 /// (`observations`, `methods`, `realizations`), `units`, `higher_is_better`, `target`,
 /// `repeats` (`{column, per_cell, methods: [{method, training_sd, df, means_sd,
-/// training_share}], warning}` or `null`), `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
+/// training_share}], warning}` or `null`), `items` (only for per-item scores: `{column,
+/// layout, per_realization, scores, df}`), `parameters` (`{name: {mean, sd, q2.5, q50, q97.5, rhat, ess_bulk, ess_tail}}`),
 /// `ranking` (the methods best first by posterior mean), `prob_best` and `prob_best_mcse`
 /// (`{method: P(best)}`), `rank_probs` and `rank_probs_mcse` (`{method: [P(rank 1), ...,
 /// P(rank M)]}`) and `expected_rank` (`{method: {mean, mcse, q2.5, q97.5}}`), both `{}` beyond
@@ -360,6 +361,11 @@ pub struct FitSummary {
     /// column; [`crate::compare::Repeats`]).
     #[serde(default)]
     pub repeats: Option<crate::compare::Repeats>,
+    /// Per-item scores behind the realization means (`credence fit --item`): the item column,
+    /// shared or nested items, items per realization, scores and degrees of freedom; absent
+    /// from the JSON for a table of one value per method and realization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<crate::compare::ItemSummary>,
     /// Posterior summaries of the main quantities.
     #[serde(with = "parameters")]
     pub parameters: Vec<ParamSummary>,
@@ -486,7 +492,7 @@ impl FitSummary {
             check_all_pairs(methods.len(), (fit.n_draws() * fit.n_chains()) as u64)?;
         }
         let s = &fit.options().sampler;
-        let exact = fit.options().family.draws_exactly();
+        let exact = fit.drawn_exactly();
         // Each method's mean predictive variance, its draws gathered in blocks of methods that
         // share one pass over the rows, in parallel.
         let inputs: Vec<ObsInputs> =
@@ -536,6 +542,7 @@ impl FitSummary {
             higher_is_better: fit.options().higher_is_better,
             target: fit.target(),
             repeats: fit.repeats().cloned(),
+            items: fit.design().items().map(crate::compare::ItemStats::summary),
             parameters: fit.summary().to_vec(),
             ranking,
             prob_best: ranks.prob_best,

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::items::noise::ItemStats;
 use crate::error::{Error, Result};
 use crate::io::{Table, natural_cmp};
 
@@ -17,6 +18,9 @@ pub struct Design {
     pair: Vec<usize>,
     y: Vec<f64>,
     trials: Option<Vec<f64>>,
+    /// Per-item statistics behind a design of realization means ([`Design::with_items`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    items: Option<Box<ItemStats>>,
 }
 
 /// Index of each label in a list of distinct labels kept in order of first appearance.
@@ -169,7 +173,7 @@ impl Design {
                 }
             }
         }
-        Ok(Self { groups, pairs, group, pair, y, trials })
+        Ok(Self { groups, pairs, group, pair, y, trials, items: None })
     }
 
     /// Reads the design from named columns of a long table; rows with a missing value in any
@@ -264,7 +268,20 @@ impl Design {
             group: rows.iter().map(|&i| g_rank[self.group[i]]).collect(),
             y: rows.iter().map(|&i| self.y[i]).collect(),
             trials: self.trials.as_ref().map(|t| rows.iter().map(|&i| t[i]).collect()),
+            items: self.items.clone(),
         }
+    }
+
+    /// The design of realization means with the per-item statistics behind them: the paired
+    /// family then fits the per-item model (`compare/model/items/`).
+    pub fn with_items(mut self, items: ItemStats) -> Self {
+        self.items = Some(Box::new(items));
+        self
+    }
+
+    /// The per-item statistics behind the design's values, if it averages per-item scores.
+    pub fn items(&self) -> Option<&ItemStats> {
+        self.items.as_deref()
     }
 
     /// Method labels in the design's order: first appearance for [`Design::new`], natural
@@ -314,7 +331,7 @@ impl Design {
     pub fn with_response(&self, y: Vec<f64>) -> Result<Self> {
         let group = self.group.iter().map(|&g| self.groups[g].clone()).collect();
         let pair = (!self.pairs.is_empty()).then(|| self.pair.iter().map(|&p| self.pairs[p].clone()).collect());
-        Self::new(group, pair, y, self.trials.clone())
+        Ok(Self { items: self.items.clone(), ..Self::new(group, pair, y, self.trials.clone())? })
     }
 
     /// The observations of the given realizations only (for sensitivity refits).
@@ -324,7 +341,7 @@ impl Design {
         let pair = rows.iter().map(|&i| self.pairs[self.pair[i]].clone()).collect();
         let y = rows.iter().map(|&i| self.y[i]).collect();
         let trials = self.trials.as_ref().map(|t| rows.iter().map(|&i| t[i]).collect());
-        Self::new(group, Some(pair), y, trials)
+        Ok(Self { items: self.items.clone(), ..Self::new(group, Some(pair), y, trials)? })
     }
 
     /// Mean and (n - 1) sd of the response.

@@ -8,6 +8,7 @@ pub(crate) mod dense;
 pub(crate) mod design;
 pub(crate) mod device;
 pub(crate) mod gaussian;
+pub(crate) mod items;
 pub(crate) mod layout;
 pub(crate) mod paired;
 

@@ -327,6 +327,17 @@ pub fn plan_with_progress(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Plan> {
     let start = Instant::now();
+    if let Some(items) = match source {
+        PlanSource::Pilot(f) => f.design().items(),
+        PlanSource::Stated(_) => None,
+    } {
+        return Err(Error::argument(
+            "pilot",
+            format!("a fit of per-{} scores", items.column),
+            "a pilot of realization means: the plan simulates realizations, not their items (fit the pilot \
+             without the item column)",
+        ));
+    }
     let setup = Setup::new(source, options)?;
     let chees = FitOptions {
         family: setup.family,

@@ -285,13 +285,12 @@ pub fn average_items(group: &[String], pair: &[String], item: &[String], y: &[f6
             (noise, Some(shared), df)
         }
     };
-    let m = cells.methods.len();
     let (mut labels_g, mut labels_p, mut values) = (Vec::new(), Vec::new(), Vec::new());
     for (q, mean) in means.iter().enumerate() {
-        for a in 0..m {
-            labels_g.push(cells.methods[a].clone());
+        for (method, value) in cells.methods.iter().zip(mean) {
+            labels_g.push(method.clone());
             labels_p.push(cells.realizations[q].clone());
-            values.push(mean[a]);
+            values.push(*value);
         }
     }
     let counts = cells.items_of.iter().map(Vec::len).collect();

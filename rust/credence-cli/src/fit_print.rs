@@ -78,6 +78,7 @@ pub(crate) fn print_tables(s: &FitSummary, data: &Path, metric: &str) {
         render(&parameter_rows(&s.parameters, (heading, &rhats)))
     });
     print_repeats(s);
+    print_items(s);
     let groups = &s.data.methods;
     let better = match s.target {
         Some(t) => format!("closer to {t}"),
@@ -161,6 +162,27 @@ fn print_aggregates(s: &FitSummary) {
         ]);
     }
     out!("{}", render(&rows));
+}
+
+/// Per-item scores: each method's test and training noise in a realization mean.
+fn print_items(s: &FitSummary) {
+    let Some(i) = &s.items else { return };
+    outln!(
+        "\nPer-item scores ('{}', {} df): what limits each method's comparisons, its test items or its trainings:",
+        i.column,
+        i.df
+    );
+    let mut rows = vec![["method", "test sd", "training sd", "test share"].map(String::from).to_vec()];
+    for m in &i.methods {
+        rows.push(vec![
+            m.method.clone(),
+            format!("{:.4}", m.test_sd),
+            format!("{:.4}", m.training_sd),
+            format!("{:.2}", m.test_share),
+        ]);
+    }
+    out!("{}", render(&rows));
+    outln!("(test share near 1: more test items per realization would settle sooner; near 0: only more trainings)");
 }
 
 /// Repeated trainings: each method's training sd within a realization and its share of the

@@ -59,7 +59,7 @@ pub use fit::{
 pub use model::across::design::AcrossDesign;
 pub use model::across::{AcrossOptions, AcrossPriors, AcrossScale, AcrossSigma, Interaction, MethodEffects};
 pub use model::design::Design;
-pub use model::items::{ItemLayout, ItemStats, ItemSummary, average_items};
+pub use model::items::{ItemLayout, ItemNoise, ItemStats, ItemSummary, average_items};
 pub use model::priors::{BetaBinomialPriors, GaussianPriors, LocationPrior, ScalePrior};
 pub use model::repeats::{RepeatNoise, Repeats, average_repeats};
 pub use model::{

@@ -33,7 +33,7 @@ mod average;
 pub(crate) mod noise;
 
 pub use average::average_items;
-pub use noise::{ItemLayout, ItemStats, ItemSummary};
+pub use noise::{ItemLayout, ItemNoise, ItemStats, ItemSummary};
 
 use crate::compare::model::dense::{add_log_det, cholesky, inverse_transpose};
 use crate::compare::model::design::Design;
@@ -175,12 +175,10 @@ impl ItemModel {
                 "per-item scores that vary across items",
             ));
         }
-        // A method's own item noise: the diagonal of E centred across methods (items that every
-        // method finds equally hard cancel in a comparison), scaled to a deviation's variance.
+        // A method's own item noise: E centred across methods (items that every method finds
+        // equally hard cancel in a comparison), scaled to a deviation's variance.
         let mf = m as f64;
-        let row: Vec<f64> = (0..m).map(|a| (0..m).map(|b| noise_mean[a * m + b]).sum::<f64>() / mf).collect();
-        let all = row.iter().sum::<f64>() / mf;
-        let own: Vec<f64> = (0..m).map(|a| (noise_mean[a * m + a] - 2.0 * row[a] + all) * mf / (mf - 1.0)).collect();
+        let own: Vec<f64> = design.groups().iter().map(|g| stats.own_noise()[stats.method(g).unwrap_or(0)]).collect();
         let common = (0..m).map(|a| noise_mean[a * m + a]).sum::<f64>() / mf;
         let own_mean = (own.iter().sum::<f64>() / mf).max(1e-12 * common);
         let reference = [own_mean, common];

@@ -55,9 +55,41 @@ pub struct ItemSummary {
     pub scores: usize,
     /// Degrees of freedom of the items' covariances.
     pub df: usize,
+    /// Per method, in the fit's order: what limits its comparisons, the test items or the
+    /// trainings (filled by the fit's summary).
+    #[serde(default)]
+    pub methods: Vec<ItemNoise>,
+}
+
+/// One method's test and training noise in a realization mean.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemNoise {
+    /// The method.
+    pub method: String,
+    /// The sd its own test items give a realization mean: the items' covariance centred
+    /// across methods (items every method finds equally hard cancel in a comparison), averaged
+    /// over realizations.
+    pub test_sd: f64,
+    /// The posterior mean of its training sd tau.
+    pub training_sd: f64,
+    /// test_sd^2 / (test_sd^2 + E[tau^2]): near 1, more test items per realization would
+    /// settle its comparisons sooner; near 0, only more trainings (realizations) would.
+    pub test_share: f64,
 }
 
 impl ItemStats {
+    /// Each method's own item noise of a realization mean (variance): the mean over
+    /// realizations of E centred across methods, times M / (M - 1), in `methods`' order.
+    pub fn own_noise(&self) -> Vec<f64> {
+        let m = self.methods.len();
+        let mf = m as f64;
+        let r = self.noise.len() as f64;
+        let mean: Vec<f64> = (0..m * m).map(|k| self.noise.iter().map(|e| e[k]).sum::<f64>() / r).collect();
+        let row: Vec<f64> = (0..m).map(|a| (0..m).map(|b| mean[a * m + b]).sum::<f64>() / mf).collect();
+        let all = row.iter().sum::<f64>() / mf;
+        (0..m).map(|a| (mean[a * m + a] - 2.0 * row[a] + all) * mf / (mf - 1.0).max(1.0)).collect()
+    }
+
     /// The summary's account of the items.
     pub fn summary(&self) -> ItemSummary {
         let n = &self.n;
@@ -67,6 +99,7 @@ impl ItemStats {
             per_realization: (n.iter().min().copied().unwrap_or(0), n.iter().max().copied().unwrap_or(0)),
             scores: n.iter().sum::<usize>() * self.methods.len(),
             df: self.df,
+            methods: Vec::new(),
         }
     }
     /// The index of a realization label.

@@ -53,6 +53,12 @@ pub fn shapiro_wilk(x: &[f64]) -> Result<ShapiroWilk> {
     }
     let mut x = x.to_vec();
     x.sort_unstable_by(f64::total_cmp);
+    // W does not change with the scale: values whose range overflows (1e308 and -1e308) are
+    // divided by their largest magnitude first.
+    if !(x[n - 1] - x[0]).is_finite() {
+        let largest = x[0].abs().max(x[n - 1].abs());
+        x.iter_mut().for_each(|v| *v /= largest);
+    }
     let mut range = x[n - 1] - x[0];
     if range == 0.0 {
         return Err(Error::argument(
@@ -96,6 +102,9 @@ pub fn shapiro_wilk(x: &[f64]) -> Result<ShapiroWilk> {
     // 1 - W as a difference of squares: no cancellation when W is close to 1 (large n).
     let w1 = (ssassx - sax) * (ssassx + sax) / (ssa * ssx);
     let w = 1.0 - w1;
+    if !w.is_finite() {
+        return Err(Error::argument("x", format!("W = {w}"), "values whose Shapiro-Wilk W is a number"));
+    }
     Ok(ShapiroWilk { w, p_value: p_value(n, w, w1), n })
 }
 
@@ -279,6 +288,13 @@ mod tests {
         for sw in [tiny, shifted] {
             assert!(rel(sw.w, base.w) < 1e-13 && rel(sw.p_value, base.p_value) < 1e-12, "{sw:?}");
         }
+    }
+
+    #[test]
+    fn an_overflowing_range_is_rescaled_not_nan() {
+        let huge = shapiro_wilk(&[-1e308, 1e308, 0.5e308, 0.0, -0.3e308]).unwrap();
+        let unit = shapiro_wilk(&[-1.0, 1.0, 0.5, 0.0, -0.3]).unwrap();
+        assert!(rel(huge.w, unit.w) < 1e-12 && rel(huge.p_value, unit.p_value) < 1e-10, "{huge:?} vs {unit:?}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod cd_groups;
 mod checks;
 pub(crate) mod chees;
 mod draws;
+mod item_noise;
 mod pair_blocks;
 mod paper_table;
 pub(crate) mod profiles;

@@ -448,27 +448,6 @@ pub(crate) fn check_all_pairs(methods: usize, draws: u64) -> crate::Result<()> {
     ))
 }
 
-/// The per-item summary of a fit of per-item scores: the items' account and, per method, its
-/// test and training noise from the draws of tau\[m\].
-fn item_summary(fit: &super::Fit) -> crate::Result<Option<crate::compare::ItemSummary>> {
-    let Some(stats) = fit.design().items() else { return Ok(None) };
-    let own = stats.own_noise();
-    let mut summary = stats.summary();
-    for method in fit.design().groups() {
-        let draws = fit.draws(&format!("tau[{method}]"))?.concat();
-        let tau2 = draws.iter().map(|t| t * t).sum::<f64>() / draws.len() as f64;
-        let tau = draws.iter().sum::<f64>() / draws.len() as f64;
-        let test = stats.method(method).map_or(f64::NAN, |k| own[k]);
-        summary.methods.push(crate::compare::ItemNoise {
-            method: method.clone(),
-            test_sd: test.sqrt(),
-            training_sd: tau,
-            test_share: test / (test + tau2),
-        });
-    }
-    Ok(Some(summary))
-}
-
 impl FitSummary {
     /// The summary of `method`'s compared quantity: mu\[method\] (Gaussian) or p\[method\]
     /// (beta-binomial).
@@ -563,7 +542,7 @@ impl FitSummary {
             higher_is_better: fit.options().higher_is_better,
             target: fit.target(),
             repeats: fit.repeats().cloned(),
-            items: item_summary(fit)?,
+            items: super::item_noise::item_summary(fit)?,
             parameters: fit.summary().to_vec(),
             ranking,
             prob_best: ranks.prob_best,

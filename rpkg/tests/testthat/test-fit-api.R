@@ -19,13 +19,15 @@ test_that("formulas parse into response, trials, method and realization columns"
   p <- credence:::parse_credence_formula
   expect_equal(p(crps ~ method + (1 | realization)),
                list(response = "crps", trials = NULL, group = "method", pair = "realization", dataset = NULL,
-                    training = NULL))
+                    training = NULL, item = NULL))
   expect_equal(p(crps ~ method), list(response = "crps", trials = NULL, group = "method", pair = NULL, dataset = NULL,
-                                      training = NULL))
+                                      training = NULL, item = NULL))
+  expect_equal(p(crps ~ method + (1 | realization) + (1 | item))[c("pair", "item")],
+               list(pair = "realization", item = "item"))
   expect_equal(p(crps ~ method + (1 | realization/train_rep))[c("pair", "training")],
                list(pair = "realization", training = "train_rep"))
   across <- list(response = "crps", trials = NULL, group = "method", pair = "realization", dataset = "dataset",
-                 training = NULL)
+                 training = NULL, item = NULL)
   expect_equal(p(crps ~ method + (1 | realization) + (1 | dataset:method)), across)
   expect_equal(p(crps ~ (1 | dataset:realization) + (1 | method:dataset) + method), across)
   expect_equal(p(covered | trials(n_test) ~ method + (1 | realization))$trials, "n_test")

@@ -136,6 +136,16 @@ fn fixtures(dir: &Path) -> BTreeMap<String, PathBuf> {
         })
         .collect();
     put("numlabels.csv", numlabels.into_bytes());
+    // Every method but MAP named NA: read as missing values, which the error must say.
+    let na: String = table
+        .lines()
+        .enumerate()
+        .map(|(k, l)| match l.split_once(',') {
+            Some((m, rest)) if k > 0 && m != "MAP" => format!("NA,{rest}\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    put("namethods.csv", na.into_bytes());
     // 3000 methods x 3 realizations: every pair over every draw would take many minutes.
     let many: String = std::iter::once("method,realization,crps\n".to_string())
         .chain((0..9000).map(|k| format!("M{},{},{}\n", k / 3, k % 3, 0.3 + 0.001 * (k % 7) as f64)))

@@ -319,6 +319,13 @@ pub fn fit_recalibration<P: RegressionPredictive>(
     y: &[f64],
 ) -> Result<Recalibrator> {
     check_outcomes(y, pred.n_points())?;
+    if y.len() < 2 {
+        return Err(Error::shape(
+            "y",
+            &[y.len()],
+            "at least 2 validation points to fit a recalibration (one point's PIT says nothing of calibration)",
+        ));
+    }
     let pit = pits(pred, y)?;
     let before = pit_mace(&pit);
     Ok(match method {
@@ -438,6 +445,11 @@ mod tests {
         let g = Gaussian::new(vec![0.0; 3], vec![1.0; 3]).unwrap();
         assert!(fit_recalibration(RecalibrationMethod::Isotonic, &g, &[0.0; 2]).is_err());
         assert!(fit_recalibration(RecalibrationMethod::Isotonic, &g, &[0.0, f64::NAN, 1.0]).is_err());
+        let one = Gaussian::new(vec![0.0], vec![1.0]).unwrap();
+        for method in [RecalibrationMethod::Isotonic, RecalibrationMethod::Std] {
+            let e = fit_recalibration(method, &one, &[0.3]).unwrap_err().to_string();
+            assert!(e.contains("at least 2 validation points"), "{e}");
+        }
         assert!("median".parse::<RecalibrationMethod>().is_err());
         assert_eq!("isotonic".parse::<RecalibrationMethod>().unwrap(), RecalibrationMethod::Isotonic);
         assert!(pit_calibration(vec![0.5, 1.5]).is_err());

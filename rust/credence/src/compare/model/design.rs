@@ -205,6 +205,7 @@ impl Design {
                     && t.as_ref().is_none_or(|t| t[i].is_some())
             })
             .collect();
+        check_missing_methods(table, group, &g, &keep)?;
         let mut warnings = Vec::new();
         warnings.extend(dropped_rows(table.n_rows(), &keep, &g));
         let pick = |v: &Vec<Option<f64>>| keep.iter().map(|&i| v[i].unwrap_or(f64::NAN)).collect::<Vec<_>>();
@@ -357,6 +358,25 @@ impl Design {
     }
 }
 
+/// Fewer than two methods left because some method cells are empty or `NA` (read as missing,
+/// like R's `NA`): the error says so, where "at least two methods" alone would puzzle the owner
+/// of a method named NA.
+fn check_missing_methods(table: &Table, group: &str, g: &[Option<String>], keep: &[usize]) -> Result<()> {
+    let kept: std::collections::BTreeSet<&str> = keep.iter().filter_map(|&i| g[i].as_deref()).collect();
+    let missing = g.iter().filter(|m| m.is_none()).count();
+    if kept.len() >= 2 || missing == 0 {
+        return Ok(());
+    }
+    let names: Vec<&str> = kept.into_iter().collect();
+    let why = format!(
+        "column '{group}': {} method(s) left ({}) after {missing} row(s) whose method is empty or NA, which are read \
+         as missing values; two methods are needed (rename a method called NA)",
+        names.len(),
+        names.join(", ")
+    );
+    Err(crate::io::format_error(table.source(), why))
+}
+
 /// The warning for rows left out for a missing value (brms's count), naming the methods (`g`,
 /// the method column) that lose every row that way: they drop out of the comparison.
 pub(crate) fn dropped_rows(n_rows: usize, keep: &[usize], g: &[Option<String>]) -> Option<String> {
@@ -442,5 +462,20 @@ pub(crate) mod tests {
         let (d, warnings) = Design::from_table(&t, "crps", "method", Some("realization"), None).unwrap();
         assert_eq!(d.n_obs(), 3);
         assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn a_method_called_na_is_named_as_a_missing_value() {
+        let t = Table::from_columns(
+            "t.csv",
+            vec![
+                ("method".into(), s(&["NA", "B", "NA", "B"])),
+                ("realization".into(), s(&["0", "0", "1", "1"])),
+                ("crps".into(), s(&["0.5", "0.4", "0.4", "0.6"])),
+            ],
+        )
+        .unwrap();
+        let e = Design::from_table(&t, "crps", "method", Some("realization"), None).unwrap_err().to_string();
+        assert!(e.contains("t.csv") && e.contains("2 row(s) whose method is empty or NA"), "{e}");
     }
 }

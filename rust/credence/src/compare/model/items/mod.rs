@@ -178,7 +178,8 @@ impl ItemModel {
         // A method's own item noise: E centred across methods (items that every method finds
         // equally hard cancel in a comparison), scaled to a deviation's variance.
         let mf = m as f64;
-        let own: Vec<f64> = design.groups().iter().map(|g| stats.own_noise()[stats.method(g).unwrap_or(0)]).collect();
+        // Only the mean over methods is used, so the statistics' own order serves.
+        let own = stats.own_noise();
         let common = (0..m).map(|a| noise_mean[a * m + a]).sum::<f64>() / mf;
         let own_mean = (own.iter().sum::<f64>() / mf).max(1e-12 * common);
         let reference = [own_mean, common];
